@@ -1,0 +1,177 @@
+//! Who may talk to the daemon (PRODUCT.md 5.1, SEC-03..06): the bearer token, a loopback
+//! `Host` for our port, no browser `Origin`, and JSON bodies only.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::Response;
+use serde::de::DeserializeOwned;
+
+use super::AppState;
+use super::error::ApiError;
+
+/// Refuses requests a web page could have made, then requests without the token.
+pub async fn check_access(
+    State(state): State<Arc<AppState>>,
+    request: Request,
+    next: Next,
+) -> Result<Response, ApiError> {
+    let headers = request.headers();
+    if !host_allowed(headers, state.port) {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "Host must be a loopback address of this daemon",
+        ));
+    }
+    if from_browser(headers) {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "requests from web pages are refused",
+        ));
+    }
+    if !token_matches(headers, &state.token) {
+        return Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "missing or wrong bearer token; it is in the `token` file of the state directory",
+        ));
+    }
+    Ok(next.run(request).await)
+}
+
+/// Exact match against literal loopback names only (CVE-2021-22884: no other names).
+fn host_allowed(headers: &HeaderMap, port: u16) -> bool {
+    let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else {
+        return false;
+    };
+    [
+        format!("127.0.0.1:{port}"),
+        format!("localhost:{port}"),
+        format!("[::1]:{port}"),
+    ]
+    .iter()
+    .any(|allowed| allowed.eq_ignore_ascii_case(host))
+}
+
+fn from_browser(headers: &HeaderMap) -> bool {
+    let cross_site = headers
+        .get("sec-fetch-site")
+        .is_some_and(|v| v.as_bytes() != b"none");
+    headers.contains_key(header::ORIGIN) || cross_site
+}
+
+fn token_matches(headers: &HeaderMap, token: &str) -> bool {
+    let Some(given) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+    else {
+        return false;
+    };
+    constant_time_eq(given.trim().as_bytes(), token.as_bytes())
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// A JSON body: optional (an empty body is `T::default()`), `application/json` when present,
+/// errors as JSON.
+pub struct JsonBody<T>(pub T);
+
+impl<T, S> FromRequest<S> for JsonBody<T>
+where
+    T: DeserializeOwned + Default,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let is_json = request
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| {
+                v.split(';')
+                    .next()
+                    .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+            });
+        let bytes = Bytes::from_request(request, state).await.map_err(|rejection| {
+            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::new(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "payload_too_large",
+                    "the body is over 1 MiB",
+                )
+            } else {
+                ApiError::bad_request("bad_request", rejection.body_text())
+            }
+        })?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(Self(T::default()));
+        }
+        if !is_json {
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                "send the body with Content-Type: application/json",
+            ));
+        }
+        serde_json::from_slice(&bytes).map(Self).map_err(|e| {
+            ApiError::bad_request(
+                "bad_json",
+                format!("the body is not valid JSON for this request: {e}"),
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (k, v) in pairs {
+            map.insert(*k, v.parse().expect("header value"));
+        }
+        map
+    }
+
+    #[test]
+    fn only_loopback_hosts_for_our_port_pass() {
+        assert!(host_allowed(&headers(&[("host", "127.0.0.1:4000")]), 4000));
+        assert!(host_allowed(&headers(&[("host", "localhost:4000")]), 4000));
+        assert!(!host_allowed(&headers(&[("host", "localhost6:4000")]), 4000));
+        assert!(!host_allowed(&headers(&[("host", "127.0.0.1:4001")]), 4000));
+        assert!(!host_allowed(&headers(&[]), 4000));
+    }
+
+    #[test]
+    fn browser_requests_are_recognised() {
+        assert!(from_browser(&headers(&[("origin", "http://evil.example")])));
+        assert!(from_browser(&headers(&[("sec-fetch-site", "cross-site")])));
+        assert!(!from_browser(&headers(&[
+            ("sec-fetch-site", "none"),
+            ("sec-fetch-mode", "cors")
+        ])));
+    }
+
+    #[test]
+    fn token_comparison() {
+        assert!(token_matches(&headers(&[("authorization", "Bearer abc")]), "abc"));
+        assert!(!token_matches(
+            &headers(&[("authorization", "Bearer abd")]),
+            "abc"
+        ));
+        assert!(!token_matches(&headers(&[("authorization", "abc")]), "abc"));
+    }
+}

@@ -1,0 +1,66 @@
+//! API errors: every one is `{"error":{"code","message"}}` with a fitting status.
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+
+use crate::capture::TurnError;
+
+#[derive(Debug)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+
+    pub fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, code, message)
+    }
+
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, "not_found", message)
+    }
+
+    pub fn internal(message: impl std::fmt::Display) -> Self {
+        tracing::error!(error = %message, "request failed");
+        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message.to_string())
+    }
+
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", message)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = serde_json::json!({"error": {"code": self.code, "message": self.message}});
+        (self.status, Json(body)).into_response()
+    }
+}
+
+impl From<TurnError> for ApiError {
+    fn from(err: TurnError) -> Self {
+        let message = err.to_string();
+        match err {
+            TurnError::UnknownSession(_) | TurnError::UnknownTurn { .. } => Self::not_found(message),
+            TurnError::NotOpen { .. } => Self::new(StatusCode::CONFLICT, "turn_not_open", message),
+            TurnError::Store(e) => Self::internal(e),
+            TurnError::Unavailable => Self::unavailable(message),
+        }
+    }
+}
+
+impl From<rusqlite::Error> for ApiError {
+    fn from(err: rusqlite::Error) -> Self {
+        Self::internal(err)
+    }
+}

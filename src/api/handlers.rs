@@ -1,0 +1,204 @@
+//! One function per route.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+
+use super::access::JsonBody;
+use super::error::ApiError;
+use super::{AppState, render};
+use crate::capture::{Command, TurnSelector, turns};
+use crate::history::{self, Counts};
+use crate::paths::RelPath;
+use crate::store::sql;
+
+type Answer = Result<Json<Value>, ApiError>;
+
+/// A session name is 1 to 128 characters of `A-Za-z0-9._:-` (PRODUCT.md 2).
+pub fn valid_session(name: &str) -> Result<(), ApiError> {
+    let ok = (1..=128).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._:-".contains(&b));
+    if ok {
+        return Ok(());
+    }
+    Err(ApiError::bad_request(
+        "bad_session",
+        "a session name is 1 to 128 characters of A-Z a-z 0-9 . _ : -",
+    ))
+}
+
+pub async fn status(State(state): State<Arc<AppState>>) -> Answer {
+    state
+        .read(|conn, state| {
+            let open: Vec<Value> = sql::open_turns(conn)?
+                .iter()
+                .map(|t| json!({"session": t.session, "turn": t.number}))
+                .collect();
+            Ok(Json(json!({
+                "root": state.root,
+                "version": env!("CARGO_PKG_VERSION"),
+                "pid": std::process::id(),
+                "state_dir": state.state_dir,
+                "tracked_files": sql::tracked_files(conn)?,
+                "store_bytes": sql::store_bytes(conn)?,
+                "latest_seq": sql::latest_seq(conn)?,
+                "open_turns": open,
+                "watcher": state.stats.snapshot(),
+            })))
+        })
+        .await
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TurnStartBody {
+    #[serde(rename = "ref")]
+    turn_ref: Option<String>,
+    label: Option<String>,
+}
+
+pub async fn start_turn(
+    State(state): State<Arc<AppState>>,
+    Path(session): Path<String>,
+    JsonBody(body): JsonBody<TurnStartBody>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    valid_session(&session)?;
+    let (reply, answer) = oneshot::channel();
+    state.worker.send(Command::TurnStart {
+        session,
+        turn_ref: body.turn_ref,
+        label: body.label,
+        reply,
+    })?;
+    let started = answer
+        .await
+        .map_err(|_| ApiError::unavailable("the daemon is shutting down"))??;
+    let ended = match started.ended {
+        Some(turn) => {
+            state
+                .read(move |conn, state| Ok(render::turn(conn, &state.blobs, &turn, false)?))
+                .await?
+        }
+        None => Value::Null,
+    };
+    let turn = started.turn;
+    let body = json!({
+        "session": turn.session,
+        "turn": turn.number,
+        "ref": turn.turn_ref,
+        "label": turn.label,
+        "start_seq": turn.start_seq,
+        "started_at": crate::model::format_time(turn.started_at),
+        "ended": ended,
+    });
+    Ok((StatusCode::CREATED, Json(body)))
+}
+
+pub async fn end_turn(
+    State(state): State<Arc<AppState>>,
+    Path((session, turn)): Path<(String, String)>,
+) -> Answer {
+    valid_session(&session)?;
+    let (reply, answer) = oneshot::channel();
+    state.worker.send(Command::TurnEnd {
+        session,
+        turn: TurnSelector::parse(&turn),
+        reply,
+    })?;
+    let ended = answer
+        .await
+        .map_err(|_| ApiError::unavailable("the daemon is shutting down"))??;
+    state
+        .read(move |conn, state| Ok(Json(render::turn(conn, &state.blobs, &ended, false)?)))
+        .await
+}
+
+#[derive(Debug, Deserialize)]
+pub struct TurnQuery {
+    #[serde(default)]
+    diff: bool,
+}
+
+pub async fn get_turn(
+    State(state): State<Arc<AppState>>,
+    Path((session, turn)): Path<(String, String)>,
+    Query(query): Query<TurnQuery>,
+) -> Answer {
+    valid_session(&session)?;
+    state
+        .read(move |conn, state| {
+            let found = turns::find(conn, &session, &TurnSelector::parse(&turn))?;
+            Ok(Json(render::turn(conn, &state.blobs, &found, query.diff)?))
+        })
+        .await
+}
+
+pub async fn list_turns(State(state): State<Arc<AppState>>, Path(session): Path<String>) -> Answer {
+    valid_session(&session)?;
+    state
+        .read(move |conn, _| {
+            let id = sql::session_id(conn, &session)?
+                .ok_or_else(|| ApiError::not_found(format!("no session named {session:?}")))?;
+            let mut out = Vec::new();
+            for turn in sql::list_turns(conn, id)? {
+                let changes = history::turn_changes(conn, &turn)?;
+                out.push(render::turn_summary(&turn, Counts::of(&changes)));
+            }
+            Ok(Json(json!({"session": session, "turns": out})))
+        })
+        .await
+}
+
+pub async fn list_sessions(State(state): State<Arc<AppState>>) -> Answer {
+    state
+        .read(|conn, _| {
+            let sessions: Vec<Value> = sql::list_sessions(conn)?.iter().map(render::session).collect();
+            Ok(Json(json!({"sessions": sessions})))
+        })
+        .await
+}
+
+#[derive(Debug, Deserialize)]
+pub struct HistoryQuery {
+    path: Option<String>,
+}
+
+pub async fn history(State(state): State<Arc<AppState>>, Query(query): Query<HistoryQuery>) -> Answer {
+    let text = query
+        .path
+        .ok_or_else(|| ApiError::bad_request("bad_path", "give the path as ?path="))?;
+    let path =
+        RelPath::parse(&text).map_err(|e| ApiError::bad_request("bad_path", format!("{text:?}: {e}")))?;
+    state
+        .read(move |conn, _| {
+            let versions = sql::path_history(conn, &path)?;
+            if versions.is_empty() {
+                return Err(ApiError::not_found(format!("{path} has no recorded version")));
+            }
+            let rendered = versions
+                .iter()
+                .map(|v| render::version(conn, v))
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(Json(json!({"path": path.to_text(), "versions": rendered})))
+        })
+        .await
+}
+
+pub async fn not_found() -> ApiError {
+    ApiError::not_found("no such endpoint; see docs/api.md")
+}
+
+pub async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "this endpoint does not take that method",
+    )
+}

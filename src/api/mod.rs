@@ -1,0 +1,108 @@
+//! The HTTP API (PRODUCT.md 5.2) on axum: routes, access checks, JSON rendering. Queries run
+//! on read-only SQLite connections in blocking tasks; turn markers go to the capture worker.
+
+mod access;
+pub mod error;
+mod handlers;
+mod render;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+use rusqlite::Connection;
+
+use crate::capture::WorkerHandle;
+use crate::stats::Stats;
+use crate::store::blobs::BlobDir;
+use crate::store::db;
+use error::ApiError;
+
+/// Request bodies larger than this are refused with 413 (SEC-07).
+pub const BODY_LIMIT: usize = 1024 * 1024;
+
+pub struct AppState {
+    pub root: PathBuf,
+    pub state_dir: PathBuf,
+    pub port: u16,
+    pub token: String,
+    pub db_path: PathBuf,
+    pub blobs: BlobDir,
+    pub worker: WorkerHandle,
+    pub stats: Arc<Stats>,
+    readers: Mutex<Vec<Connection>>,
+}
+
+impl AppState {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        root: PathBuf,
+        state_dir: PathBuf,
+        port: u16,
+        token: String,
+        db_path: PathBuf,
+        blobs: BlobDir,
+        worker: WorkerHandle,
+        stats: Arc<Stats>,
+    ) -> Self {
+        Self {
+            root,
+            state_dir,
+            port,
+            token,
+            db_path,
+            blobs,
+            worker,
+            stats,
+            readers: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Runs a query on a pooled read-only connection, off the async executor.
+    pub async fn read<T, F>(self: &Arc<Self>, query: F) -> Result<T, ApiError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection, &AppState) -> Result<T, ApiError> + Send + 'static,
+    {
+        let state = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let pooled = state.readers.lock().ok().and_then(|mut pool| pool.pop());
+            let conn = match pooled {
+                Some(conn) => conn,
+                None => db::open_reader(&state.db_path).map_err(ApiError::internal)?,
+            };
+            let result = query(&conn, &state);
+            if let Ok(mut pool) = state.readers.lock() {
+                pool.push(conn);
+            }
+            result
+        })
+        .await
+        .map_err(ApiError::internal)?
+    }
+}
+
+pub fn router(state: Arc<AppState>) -> Router {
+    let v1 = Router::new()
+        .route("/status", get(handlers::status))
+        .route("/sessions", get(handlers::list_sessions))
+        .route(
+            "/sessions/{session}/turns",
+            post(handlers::start_turn).get(handlers::list_turns),
+        )
+        .route("/sessions/{session}/turns/{turn}", get(handlers::get_turn))
+        .route("/sessions/{session}/turns/{turn}/end", post(handlers::end_turn))
+        .route("/history", get(handlers::history));
+    Router::new()
+        .nest("/v1", v1)
+        .fallback(handlers::not_found)
+        .method_not_allowed_fallback(handlers::method_not_allowed)
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            access::check_access,
+        ))
+        .with_state(state)
+}

@@ -1,0 +1,100 @@
+//! The barrier (G1), Watchman's cookie: to answer a turn marker, create a uniquely named file
+//! in the root and wait for its own event. inotify queues one instance's events in order, so
+//! when the cookie's event arrives every write that completed before the marker has already
+//! been hinted, and is recorded before the marker is executed.
+
+use std::collections::HashMap;
+use std::fs::OpenOptions;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use super::Command;
+use crate::paths::RelPath;
+use crate::watch::filter::COOKIE_PREFIX;
+
+/// A cookie whose event does not come back in this time (lost events, a stalled queue) is
+/// replaced by a full rescan, which is just as exact, only slower.
+pub const COOKIE_TIMEOUT: Duration = Duration::from_secs(3);
+
+struct Waiting {
+    since: Instant,
+    command: Command,
+}
+
+#[derive(Default)]
+pub struct Barrier {
+    counter: u64,
+    waiting: HashMap<RelPath, Waiting>,
+}
+
+impl Barrier {
+    /// Plants a cookie for `command`. If the root cannot take one, the command comes back and
+    /// the caller must rescan before executing it.
+    pub fn begin(&mut self, root: &Path, command: Command) -> Result<(), Command> {
+        self.counter += 1;
+        let name = format!(
+            "{}{}-{}",
+            String::from_utf8_lossy(COOKIE_PREFIX),
+            std::process::id(),
+            self.counter
+        );
+        let cookie = RelPath::from_fs_bytes(name.into_bytes());
+        let created = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(cookie.to_abs(root));
+        if let Err(err) = created {
+            tracing::warn!(error = %err, "cannot create a barrier cookie in the root; rescanning instead");
+            return Err(command);
+        }
+        let since = Instant::now();
+        self.waiting.insert(cookie, Waiting { since, command });
+        Ok(())
+    }
+
+    /// The cookie's event arrived: its command may run once the pending hints are recorded.
+    pub fn arrived(&mut self, root: &Path, cookie: &RelPath) -> Option<Command> {
+        let waiting = self.waiting.remove(cookie)?;
+        let _ = std::fs::remove_file(cookie.to_abs(root));
+        Some(waiting.command)
+    }
+
+    /// After a full rescan every waiting command is satisfied.
+    pub fn take_all(&mut self, root: &Path) -> Vec<Command> {
+        let mut all: Vec<(RelPath, Waiting)> = self.waiting.drain().collect();
+        all.sort_by_key(|(_, w)| w.since);
+        all.into_iter()
+            .map(|(cookie, waiting)| {
+                let _ = std::fs::remove_file(cookie.to_abs(root));
+                waiting.command
+            })
+            .collect()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.waiting.is_empty()
+    }
+
+    pub fn overdue(&self, now: Instant) -> bool {
+        self.waiting
+            .values()
+            .any(|w| now.duration_since(w.since) >= COOKIE_TIMEOUT)
+    }
+
+    pub fn next_deadline(&self) -> Option<Instant> {
+        self.waiting.values().map(|w| w.since + COOKIE_TIMEOUT).min()
+    }
+}
+
+/// Removes cookies a killed daemon left in the root; their names are ours alone.
+pub fn remove_stale_cookies(root: &Path) {
+    let Ok(listing) = std::fs::read_dir(root) else {
+        return;
+    };
+    for entry in listing.flatten() {
+        let name = entry.file_name();
+        if name.as_encoded_bytes().starts_with(COOKIE_PREFIX) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}

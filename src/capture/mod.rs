@@ -1,0 +1,101 @@
+//! The capture worker: the one owner of the SQLite writer. It turns watcher hints into
+//! versions (`record`), runs the first index, the restart reconcile and rescans (`rescan`),
+//! and executes turn markers behind the barrier (`barrier`, `turns`).
+
+pub mod barrier;
+pub mod read;
+pub mod record;
+pub mod rescan;
+pub mod turns;
+pub mod walk;
+mod worker;
+
+use std::sync::Arc;
+
+use tokio::sync::oneshot;
+
+use crate::paths::RelPath;
+use crate::stats::Stats;
+use crate::store::blobs::BlobDir;
+use crate::store::sql::TurnRow;
+use crate::watch::Watches;
+use crate::watch::filter::IgnoreRules;
+use read::RootDir;
+
+pub use worker::{Worker, WorkerHandle};
+
+/// What reaches the worker, in order: hints from the watcher, and commands from the API.
+pub enum Msg {
+    /// A path an event named: something about it may have changed.
+    Hint(RelPath),
+    /// The watcher lost events: everything must be re-checked.
+    Rescan,
+    Command(Command),
+    Shutdown,
+}
+
+/// A turn marker, answered after the barrier.
+pub enum Command {
+    TurnStart {
+        session: String,
+        turn_ref: Option<String>,
+        label: Option<String>,
+        reply: oneshot::Sender<Result<TurnStarted, TurnError>>,
+    },
+    TurnEnd {
+        session: String,
+        turn: TurnSelector,
+        reply: oneshot::Sender<Result<TurnRow, TurnError>>,
+    },
+}
+
+#[derive(Debug)]
+pub struct TurnStarted {
+    pub turn: TurnRow,
+    /// The session's turn that was still open and was ended first.
+    pub ended: Option<TurnRow>,
+}
+
+/// How a request names a turn: by number, by the agent's ref, or the open one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TurnSelector {
+    Number(i64),
+    Ref(String),
+    Current,
+}
+
+impl TurnSelector {
+    pub fn parse(text: &str) -> Self {
+        if text == "current" {
+            return Self::Current;
+        }
+        match text.parse::<i64>() {
+            Ok(n) => Self::Number(n),
+            Err(_) => Self::Ref(text.to_string()),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TurnError {
+    #[error("no session named {0:?}")]
+    UnknownSession(String),
+    #[error("session {session:?} has no turn {turn}")]
+    UnknownTurn { session: String, turn: String },
+    #[error("turn {turn} of session {session:?} is not open")]
+    NotOpen { session: String, turn: i64 },
+    #[error("the index failed: {0}")]
+    Store(#[from] rusqlite::Error),
+    #[error("the daemon is shutting down")]
+    Unavailable,
+}
+
+/// Everything the worker reads and watches with, apart from the database connection.
+pub struct Context {
+    pub root: RootDir,
+    pub blobs: BlobDir,
+    pub rules: IgnoreRules,
+    pub watches: Watches,
+    pub stats: Arc<Stats>,
+    pub max_file_size: u64,
+}

@@ -1,0 +1,209 @@
+//! Reading one path's truth from disk: confined beneath the root without following any
+//! symlink (PATH-02, PATH-05), re-read until stable so a torn version is never stored
+//! (WATCH-06), streamed in constant memory when large (WATCH-07).
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{FileType, Mode, OFlags, ResolveFlags};
+use rustix::io::Errno;
+
+use crate::model::{FileState, StatKey, State};
+use crate::paths::RelPath;
+use crate::store::blobs::{BlobDir, Hash, NewBlob};
+
+/// Files above this size are streamed into a blob file instead of read into memory.
+const STREAM_ABOVE: u64 = 8 * 1024 * 1024;
+const READ_ATTEMPTS: usize = 5;
+
+/// The workspace root, held open: every read resolves beneath this descriptor.
+pub struct RootDir {
+    pub path: PathBuf,
+    fd: OwnedFd,
+}
+
+impl RootDir {
+    pub fn open(path: &Path) -> io::Result<Self> {
+        let fd = rustix::fs::open(
+            path,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            fd,
+        })
+    }
+
+    /// Opens `rel` beneath the root, refusing any symlink on the way, the last one included
+    /// (with `O_PATH | O_NOFOLLOW` the last one is opened itself).
+    fn open_beneath(&self, rel: &RelPath, flags: OFlags) -> rustix::io::Result<OwnedFd> {
+        let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+        rustix::fs::openat2(
+            &self.fd,
+            rel.as_path(),
+            flags | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+            resolve,
+        )
+    }
+
+    pub fn stat(&self) -> io::Result<rustix::fs::Stat> {
+        Ok(rustix::fs::fstat(&self.fd)?)
+    }
+}
+
+/// What one path is right now.
+#[derive(Debug)]
+pub enum Observation {
+    Absent,
+    Present(Present),
+    /// Kept changing while it was read: nothing stored; its next event retries.
+    Unstable,
+    /// A FIFO, socket or device: not something a workspace version can hold.
+    Special,
+    Unreadable(io::Error),
+}
+
+#[derive(Debug)]
+pub struct Present {
+    pub state: State,
+    pub stat: StatKey,
+    /// The content to register, for a file whose content is stored.
+    pub blob: Option<NewBlob>,
+    /// A streamed blob still under its temp name, renamed into place when recorded.
+    pub streamed: Option<PathBuf>,
+}
+
+/// Reads `rel` as it is now.
+pub fn observe(root: &RootDir, rel: &RelPath, max_file_size: u64, blobs: &BlobDir) -> Observation {
+    let fd = match root.open_beneath(rel, OFlags::PATH) {
+        Ok(fd) => fd,
+        Err(e) if is_gone(e) => return Observation::Absent,
+        Err(e) => return Observation::Unreadable(e.into()),
+    };
+    let stat = match rustix::fs::fstat(&fd) {
+        Ok(stat) => stat,
+        Err(e) => return Observation::Unreadable(e.into()),
+    };
+    let key = StatKey::from_rustix(&stat);
+    match FileType::from_raw_mode(stat.st_mode) {
+        FileType::Directory => present(State::Dir, key),
+        FileType::Symlink => match rustix::fs::readlinkat(&fd, "", Vec::new()) {
+            Ok(target) => present(
+                State::Symlink {
+                    target: target.into_bytes(),
+                },
+                key,
+            ),
+            Err(e) if is_gone(e) => Observation::Absent,
+            Err(e) => Observation::Unreadable(e.into()),
+        },
+        FileType::RegularFile => read_file(root, rel, max_file_size, blobs),
+        _ => Observation::Special,
+    }
+}
+
+fn present(state: State, stat: StatKey) -> Observation {
+    Observation::Present(Present {
+        state,
+        stat,
+        blob: None,
+        streamed: None,
+    })
+}
+
+fn is_gone(e: Errno) -> bool {
+    // ELOOP / EXDEV: a component is now a symlink, so the tracked path no longer exists as a
+    // path beneath the root.
+    matches!(e, Errno::NOENT | Errno::NOTDIR | Errno::LOOP | Errno::XDEV)
+}
+
+fn read_file(root: &RootDir, rel: &RelPath, max_file_size: u64, blobs: &BlobDir) -> Observation {
+    for _ in 0..READ_ATTEMPTS {
+        let fd = match root.open_beneath(rel, OFlags::RDONLY | OFlags::NONBLOCK) {
+            Ok(fd) => fd,
+            Err(e) if is_gone(e) => return Observation::Absent,
+            Err(e) => return Observation::Unreadable(e.into()),
+        };
+        match read_once(fd, max_file_size, blobs) {
+            Ok(Some(present)) => return Observation::Present(present),
+            Ok(None) => continue,
+            Err(e) => return Observation::Unreadable(e),
+        }
+    }
+    Observation::Unstable
+}
+
+/// One attempt: `None` when the file changed while it was read.
+fn read_once(fd: OwnedFd, max_file_size: u64, blobs: &BlobDir) -> io::Result<Option<Present>> {
+    let before = StatKey::from_rustix(&rustix::fs::fstat(&fd)?);
+    if FileType::from_raw_mode(before.mode) != FileType::RegularFile {
+        return Ok(None);
+    }
+    let executable = before.mode & 0o111 != 0;
+    let mut file = File::from(fd);
+    if before.size > max_file_size {
+        let (hash, size) = hash_stream(&mut file)?;
+        let state = file_state(hash, size, executable, true);
+        return Ok(stable(&file, before, size).then_some(Present {
+            state,
+            stat: before,
+            blob: None,
+            streamed: None,
+        }));
+    }
+    if before.size > STREAM_ABOVE {
+        let (blob, tmp) = blobs.stream_from(&mut file)?;
+        if !stable(&file, before, blob.size) {
+            blobs.discard(&tmp);
+            return Ok(None);
+        }
+        let state = file_state(blob.hash, blob.size, executable, false);
+        return Ok(Some(Present {
+            state,
+            stat: before,
+            blob: Some(blob),
+            streamed: Some(tmp),
+        }));
+    }
+    let mut raw = Vec::with_capacity(usize::try_from(before.size).unwrap_or(0));
+    file.read_to_end(&mut raw)?;
+    if !stable(&file, before, raw.len() as u64) {
+        return Ok(None);
+    }
+    let hash = Hash::of(&raw);
+    let blob = blobs.prepare(hash, &raw).map_err(io::Error::other)?;
+    let state = file_state(hash, raw.len() as u64, executable, false);
+    Ok(Some(Present {
+        state,
+        stat: before,
+        blob: Some(blob),
+        streamed: None,
+    }))
+}
+
+fn file_state(hash: Hash, size: u64, executable: bool, too_large: bool) -> State {
+    State::File(FileState {
+        hash,
+        size,
+        executable,
+        too_large,
+    })
+}
+
+/// The file is the same object with the same size and times after the read as before it.
+fn stable(file: &File, before: StatKey, bytes_read: u64) -> bool {
+    let Ok(after) = rustix::fs::fstat(file.as_fd()) else {
+        return false;
+    };
+    StatKey::from_rustix(&after) == before && bytes_read == before.size
+}
+
+fn hash_stream(file: &mut File) -> io::Result<(Hash, u64)> {
+    let mut hasher = blake3::Hasher::new();
+    let size = io::copy(file, &mut hasher)?;
+    Ok((Hash(*hasher.finalize().as_bytes()), size))
+}

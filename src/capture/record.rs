@@ -1,0 +1,310 @@
+//! Hints become facts: observe each path (in parallel), compare with its latest version, and
+//! write the new versions, blobs and stat-cache rows of one batch in one transaction.
+
+use std::collections::HashSet;
+use std::os::unix::ffi::OsStrExt;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use indicatif::ProgressBar;
+use rusqlite::{Connection, TransactionBehavior};
+
+use super::Context;
+use super::read::{Observation, Present, observe};
+use crate::model::{Origin, State, now_ms, now_ns};
+use crate::paths::RelPath;
+use crate::store::blobs::Hash;
+use crate::store::sql;
+use crate::watch::filter::IgnoreRules;
+
+/// Who the versions of a batch are attributed to.
+#[derive(Clone, Copy, Debug)]
+pub struct Attribution {
+    pub origin: Origin,
+    pub turn_id: Option<i64>,
+}
+
+/// What a batch left for later.
+#[derive(Debug, Default)]
+pub struct Recorded {
+    pub versions: usize,
+    /// Paths that kept changing while read: retried on the next flush.
+    pub requeue: Vec<RelPath>,
+    /// Directories whose ignore files changed: rescanned after this batch.
+    pub rescan_dirs: Vec<Option<RelPath>>,
+}
+
+const PARALLEL_ABOVE: usize = 16;
+const READERS: usize = 8;
+
+/// Records the current state of every path in `work`, following new directories down.
+pub fn record(
+    conn: &mut Connection,
+    ctx: &mut Context,
+    work: Vec<RelPath>,
+    who: Attribution,
+    progress: Option<&ProgressBar>,
+) -> rusqlite::Result<Recorded> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let mut batch = Batch {
+        who,
+        now_ms: now_ms(),
+        checked_ns: now_ns(),
+        file_blobs: Vec::new(),
+        out: Recorded::default(),
+    };
+    let mut seen: HashSet<RelPath> = work.iter().cloned().collect();
+    let mut work: Vec<RelPath> = seen.iter().cloned().collect();
+    while !work.is_empty() {
+        let observed = observe_all(ctx, &work, progress);
+        let mut next = Vec::new();
+        // Removals first: a directory moved away must drop its watches before the same
+        // inode is watched again under its new name.
+        let (gone, here): (Vec<_>, Vec<_>) = work
+            .into_iter()
+            .zip(observed)
+            .partition(|(_, obs)| matches!(obs, Observation::Absent | Observation::Special));
+        for (path, obs) in gone.into_iter().chain(here) {
+            batch.apply(&tx, ctx, &path, obs, &mut next)?;
+        }
+        work = next.into_iter().filter(|p| seen.insert(p.clone())).collect();
+    }
+    if let Err(e) = ctx.blobs.sync_dirs(&batch.file_blobs) {
+        return Err(rusqlite::Error::ToSqlConversionFailure(Box::new(e)));
+    }
+    tx.commit()?;
+    Ok(batch.out)
+}
+
+fn observe_all(ctx: &Context, work: &[RelPath], progress: Option<&ProgressBar>) -> Vec<Observation> {
+    let one = |path: &RelPath| {
+        let obs = observe(&ctx.root, path, ctx.max_file_size, &ctx.blobs);
+        if let Some(bar) = progress {
+            bar.inc(1);
+        }
+        obs
+    };
+    if work.len() <= PARALLEL_ABOVE {
+        return work.iter().map(one).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<(usize, Observation)>> = Mutex::new(Vec::with_capacity(work.len()));
+    std::thread::scope(|scope| {
+        for _ in 0..READERS.min(work.len()) {
+            scope.spawn(|| {
+                let mut mine = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(path) = work.get(i) else { break };
+                    mine.push((i, one(path)));
+                }
+                if let Ok(mut all) = results.lock() {
+                    all.extend(mine);
+                }
+            });
+        }
+    });
+    let mut all = results.into_inner().unwrap_or_default();
+    all.sort_unstable_by_key(|(i, _)| *i);
+    all.into_iter().map(|(_, obs)| obs).collect()
+}
+
+struct Batch {
+    who: Attribution,
+    now_ms: i64,
+    checked_ns: i64,
+    file_blobs: Vec<Hash>,
+    out: Recorded,
+}
+
+impl Batch {
+    fn apply(
+        &mut self,
+        conn: &Connection,
+        ctx: &mut Context,
+        path: &RelPath,
+        obs: Observation,
+        next: &mut Vec<RelPath>,
+    ) -> rusqlite::Result<()> {
+        match obs {
+            Observation::Absent | Observation::Special => self.record_absent(conn, ctx, path),
+            Observation::Present(present) => self.record_present(conn, ctx, path, present, next),
+            Observation::Unstable => {
+                ctx.stats.unstable.fetch_add(1, Ordering::Relaxed);
+                self.out.requeue.push(path.clone());
+                Ok(())
+            }
+            Observation::Unreadable(err) => {
+                ctx.stats.unreadable.fetch_add(1, Ordering::Relaxed);
+                ctx.stats.set_error(format!("cannot read {path}: {err}"));
+                Ok(())
+            }
+        }
+    }
+
+    fn record_present(
+        &mut self,
+        conn: &Connection,
+        ctx: &mut Context,
+        path: &RelPath,
+        present: Present,
+        next: &mut Vec<RelPath>,
+    ) -> rusqlite::Result<()> {
+        let is_dir = present.state.is_dir();
+        if ignored_with_parents(&ctx.rules, path, is_dir) {
+            discard_streamed(ctx, &present);
+            return untrack(conn, ctx, path);
+        }
+        if IgnoreRules::is_ignore_file(path) {
+            ctx.rules.reload_dir(path.parent().as_ref());
+            self.out.rescan_dirs.push(path.parent());
+        }
+        let latest = sql::latest(conn, path)?;
+        if let Some(latest) = latest.as_ref().filter(|l| l.state == present.state) {
+            discard_streamed(ctx, &present);
+            sql::set_path_state(conn, latest.path_id, latest.seq, &present.stat, self.checked_ns)?;
+            if is_dir && !ctx.watches.is_watched(path) {
+                ctx.watches.watch(path);
+                list_children(ctx, path, next);
+            }
+            return Ok(());
+        }
+        if latest.as_ref().is_some_and(|l| l.state.is_dir()) {
+            self.record_absent_beneath(conn, ctx, path)?;
+        }
+        self.register_blob(conn, ctx, &present)?;
+        let path_id = sql::ensure_path(conn, path)?;
+        let seq = sql::insert_version(
+            conn,
+            path_id,
+            &present.state,
+            self.who.origin,
+            self.who.turn_id,
+            self.now_ms,
+        )?;
+        sql::set_path_state(conn, path_id, seq, &present.stat, self.checked_ns)?;
+        self.out.versions += 1;
+        if matches!(&present.state, State::File(f) if f.too_large) {
+            ctx.stats.too_large.fetch_add(1, Ordering::Relaxed);
+        }
+        if is_dir {
+            // Armed before the listing: a file written into the new directory after the
+            // listing has its own event, one written before it is in the listing.
+            ctx.watches.watch(path);
+            list_children(ctx, path, next);
+        }
+        Ok(())
+    }
+
+    fn register_blob(&mut self, conn: &Connection, ctx: &Context, present: &Present) -> rusqlite::Result<()> {
+        let Some(blob) = &present.blob else {
+            return Ok(());
+        };
+        if let Some(tmp) = &present.streamed
+            && let Err(e) = ctx.blobs.commit_streamed(blob.hash, tmp)
+        {
+            return Err(rusqlite::Error::ToSqlConversionFailure(Box::new(e)));
+        }
+        if blob.inline.is_none() {
+            self.file_blobs.push(blob.hash);
+        }
+        sql::insert_blob(conn, blob)
+    }
+
+    fn record_absent(
+        &mut self,
+        conn: &Connection,
+        ctx: &mut Context,
+        path: &RelPath,
+    ) -> rusqlite::Result<()> {
+        let Some(latest) = sql::latest(conn, path)? else {
+            ctx.stats.vanished.fetch_add(1, Ordering::Relaxed);
+            return Ok(());
+        };
+        if latest.state.is_dir() {
+            self.record_absent_beneath(conn, ctx, path)?;
+        }
+        self.insert_absent(conn, latest.path_id)
+    }
+
+    /// Everything recorded beneath a directory that is gone (or is no longer a directory).
+    fn record_absent_beneath(
+        &mut self,
+        conn: &Connection,
+        ctx: &mut Context,
+        dir: &RelPath,
+    ) -> rusqlite::Result<()> {
+        ctx.watches.unwatch_tree(dir);
+        for (_, latest) in sql::present_under(conn, dir)? {
+            self.insert_absent(conn, latest.path_id)?;
+        }
+        Ok(())
+    }
+
+    fn insert_absent(&mut self, conn: &Connection, path_id: i64) -> rusqlite::Result<()> {
+        sql::insert_version(
+            conn,
+            path_id,
+            &State::Absent,
+            self.who.origin,
+            self.who.turn_id,
+            self.now_ms,
+        )?;
+        sql::clear_path_state(conn, path_id)?;
+        self.out.versions += 1;
+        Ok(())
+    }
+}
+
+/// A path that became ignored stops being tracked; its history stays.
+fn untrack(conn: &Connection, ctx: &mut Context, path: &RelPath) -> rusqlite::Result<()> {
+    let Some(latest) = sql::latest(conn, path)? else {
+        return Ok(());
+    };
+    if latest.state.is_dir() {
+        ctx.watches.unwatch_tree(path);
+        for (_, below) in sql::present_under(conn, path)? {
+            sql::clear_path_state(conn, below.path_id)?;
+        }
+    }
+    sql::clear_path_state(conn, latest.path_id)
+}
+
+fn discard_streamed(ctx: &Context, present: &Present) {
+    if let Some(tmp) = &present.streamed {
+        ctx.blobs.discard(tmp);
+    }
+}
+
+/// `path` or one of its ancestors is ignored (ancestors matter after a rules change).
+fn ignored_with_parents(rules: &IgnoreRules, path: &RelPath, is_dir: bool) -> bool {
+    let mut ancestor = path.parent();
+    while let Some(dir) = ancestor {
+        if rules.is_ignored(&dir, true) {
+            return true;
+        }
+        ancestor = dir.parent();
+    }
+    rules.is_ignored(path, is_dir)
+}
+
+/// Queues the tracked children of a directory just found (new, or never watched).
+fn list_children(ctx: &mut Context, dir: &RelPath, next: &mut Vec<RelPath>) {
+    let Ok(listing) = std::fs::read_dir(dir.to_abs(&ctx.root.path)) else {
+        return;
+    };
+    let children: Vec<_> = listing.flatten().collect();
+    if children
+        .iter()
+        .any(|c| IgnoreRules::is_ignore_file(&dir.join(c.file_name().as_bytes())))
+    {
+        ctx.rules.reload_dir(Some(dir));
+    }
+    for child in children {
+        let path = dir.join(child.file_name().as_bytes());
+        let is_dir = child.file_type().is_ok_and(|t| t.is_dir());
+        if !ctx.rules.is_ignored(&path, is_dir) {
+            next.push(path);
+        }
+    }
+}

@@ -1,0 +1,88 @@
+//! Rescans: the first index, the reconcile at restart, recovery from lost events and ignore
+//! rule changes. A stat walk finds what may have changed; only that is re-read (W6).
+
+use std::collections::HashMap;
+use std::io::IsTerminal;
+use std::sync::atomic::Ordering;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use rusqlite::Connection;
+
+use super::Context;
+use super::record::{Attribution, Recorded, record};
+use super::walk::{Entry, EntryKind, walk};
+use crate::model::{Kind, StatKey};
+use crate::paths::RelPath;
+use crate::store::sql::{self, Latest};
+
+/// A stat taken this close after the file's mtime cannot prove the file unchanged: a write in
+/// the same timestamp tick would leave it equal ("racy git"). Such entries are re-read.
+const RACY_NS: i64 = 100_000_000;
+
+/// Re-checks `under` (the whole root when `None`) against the index and records every
+/// difference, arming a watch on every tracked directory found.
+pub fn rescan(
+    conn: &mut Connection,
+    ctx: &mut Context,
+    under: Option<&RelPath>,
+    who: Attribution,
+    show_progress: bool,
+) -> rusqlite::Result<Recorded> {
+    let (entries, unreadable) = walk(&ctx.root.path, under, &mut ctx.rules);
+    if unreadable > 0 {
+        ctx.stats
+            .unreadable
+            .fetch_add(unreadable as u64, Ordering::Relaxed);
+    }
+    for entry in entries.iter().filter(|e| e.kind == EntryKind::Dir) {
+        ctx.watches.watch(&entry.path);
+    }
+    let known = match under {
+        None => sql::all_present(conn)?,
+        Some(dir) => sql::present_under(conn, dir)?,
+    };
+    let work = changed_paths(entries, known.into_iter().collect());
+    let bar = progress_bar(show_progress, work.len());
+    let recorded = record(conn, ctx, work, who, bar.as_ref())?;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    Ok(recorded)
+}
+
+/// Paths whose stat differs from the cache, new paths, and recorded paths not found.
+fn changed_paths(entries: Vec<Entry>, mut known: HashMap<RelPath, Latest>) -> Vec<RelPath> {
+    let mut work = Vec::new();
+    for entry in entries {
+        match known.remove(&entry.path) {
+            Some(latest) if unchanged(&latest, entry.kind, &entry.stat) => {}
+            _ => work.push(entry.path),
+        }
+    }
+    work.extend(known.into_keys());
+    work
+}
+
+fn unchanged(latest: &Latest, kind: EntryKind, stat: &StatKey) -> bool {
+    let same_kind = matches!(
+        (latest.state.kind(), kind),
+        (Kind::File, EntryKind::File) | (Kind::Symlink, EntryKind::Symlink) | (Kind::Dir, EntryKind::Dir)
+    );
+    if kind == EntryKind::Dir {
+        // A directory's own stat changes with every entry; its children are checked anyway.
+        return same_kind;
+    }
+    let racy = latest.stat.mtime_ns + RACY_NS >= latest.checked_ns;
+    same_kind && latest.stat == *stat && !racy
+}
+
+fn progress_bar(show: bool, total: usize) -> Option<ProgressBar> {
+    if !show || total < 1000 || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new(total as u64);
+    if let Ok(style) = ProgressStyle::with_template("indexing {bar:40} {pos}/{len} files ({eta} left)") {
+        bar.set_style(style);
+    }
+    Some(bar)
+}

@@ -1,0 +1,91 @@
+//! Opening and closing turns. Called by the worker once the barrier has recorded every write
+//! that came before the marker, so a turn's `start_seq` / `end_seq` split the history exactly.
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use super::record::Attribution;
+use super::{TurnError, TurnSelector, TurnStarted};
+use crate::model::{Origin, now_ms};
+use crate::store::sql::{self, TurnRow};
+
+/// Who a write made now belongs to, given the open turns (PRODUCT.md 2).
+pub fn attribution(open: &[TurnRow]) -> Attribution {
+    match open {
+        [] => Attribution {
+            origin: Origin::Outside,
+            turn_id: None,
+        },
+        [one] => Attribution {
+            origin: Origin::Turn,
+            turn_id: Some(one.id),
+        },
+        _ => Attribution {
+            origin: Origin::Ambiguous,
+            turn_id: None,
+        },
+    }
+}
+
+pub fn start(
+    conn: &mut Connection,
+    session: &str,
+    turn_ref: Option<&str>,
+    label: Option<&str>,
+) -> Result<TurnStarted, TurnError> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let now = now_ms();
+    let seq = sql::latest_seq(&tx)?;
+    let session_id = match sql::session_id(&tx, session)? {
+        Some(id) => id,
+        None => sql::create_session(&tx, session, now)?,
+    };
+    let last = sql::last_turn(&tx, session_id)?;
+    let ended = match last.as_ref() {
+        Some(turn) if turn.end_seq.is_none() => {
+            sql::end_turn(&tx, turn.id, seq, now)?;
+            sql::turn_by_number(&tx, session_id, turn.number)?
+        }
+        _ => None,
+    };
+    let number = last.map_or(1, |t| t.number + 1);
+    sql::insert_turn(&tx, session_id, number, turn_ref, label, seq, now)?;
+    let turn = sql::turn_by_number(&tx, session_id, number)?.ok_or(rusqlite::Error::QueryReturnedNoRows)?;
+    tx.commit()?;
+    Ok(TurnStarted { turn, ended })
+}
+
+pub fn end(conn: &mut Connection, session: &str, selector: &TurnSelector) -> Result<TurnRow, TurnError> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let turn = find(&tx, session, selector)?;
+    if turn.end_seq.is_some() {
+        return Err(TurnError::NotOpen {
+            session: session.to_string(),
+            turn: turn.number,
+        });
+    }
+    let seq = sql::latest_seq(&tx)?;
+    sql::end_turn(&tx, turn.id, seq, now_ms())?;
+    let ended = sql::turn_by_number(&tx, turn.session_id, turn.number)?
+        .ok_or(rusqlite::Error::QueryReturnedNoRows)?;
+    tx.commit()?;
+    Ok(ended)
+}
+
+/// Resolves a session name and a turn selector, or says which of the two is unknown.
+pub fn find(conn: &Connection, session: &str, selector: &TurnSelector) -> Result<TurnRow, TurnError> {
+    let session_id =
+        sql::session_id(conn, session)?.ok_or_else(|| TurnError::UnknownSession(session.to_string()))?;
+    let found = match selector {
+        TurnSelector::Number(n) => sql::turn_by_number(conn, session_id, *n)?,
+        TurnSelector::Ref(r) => sql::turn_by_ref(conn, session_id, r)?,
+        TurnSelector::Current => sql::last_turn(conn, session_id)?,
+    };
+    found.ok_or_else(|| TurnError::UnknownTurn {
+        session: session.to_string(),
+        turn: match selector {
+            TurnSelector::Number(n) => n.to_string(),
+            TurnSelector::Ref(r) => r.clone(),
+            TurnSelector::Current => "yet".to_string(),
+        },
+    })
+}

@@ -1,0 +1,256 @@
+//! The worker loop: drain hints, let a burst settle, record it in one batch; run rescans when
+//! events were lost; execute turn markers when their cookie comes back.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
+
+use rusqlite::Connection;
+
+use super::barrier::{Barrier, remove_stale_cookies};
+use super::record::{Attribution, record};
+use super::rescan::rescan;
+use super::{Command, Context, Msg, TurnError, turns};
+use crate::model::Origin;
+use crate::paths::RelPath;
+use crate::store::sql::{self, TurnRow};
+use crate::watch::filter::IgnoreRules;
+
+/// Quiet time after the last hint before a batch is recorded (editors' save bursts, `sed -i`
+/// temp files). A turn marker does not wait for it.
+const SETTLE: Duration = Duration::from_millis(20);
+/// A continuous stream of hints is still recorded at least this often.
+const MAX_DELAY: Duration = Duration::from_millis(250);
+const MAX_PENDING: usize = 20_000;
+/// Back-off after a batch failed (disk full, I/O error) before trying again.
+const RETRY_AFTER: Duration = Duration::from_secs(1);
+
+/// The API's way to the worker.
+#[derive(Clone)]
+pub struct WorkerHandle {
+    tx: Sender<Msg>,
+}
+
+impl WorkerHandle {
+    pub fn send(&self, command: Command) -> Result<(), TurnError> {
+        self.tx
+            .send(Msg::Command(command))
+            .map_err(|_| TurnError::Unavailable)
+    }
+
+    pub fn shutdown(&self) {
+        let _ = self.tx.send(Msg::Shutdown);
+    }
+}
+
+pub struct Worker {
+    conn: Connection,
+    ctx: Context,
+    inbox: Receiver<Msg>,
+    queued: Arc<AtomicUsize>,
+    overflow: Arc<AtomicBool>,
+    pending: BTreeSet<RelPath>,
+    first_pending: Option<Instant>,
+    last_hint: Instant,
+    retry_at: Option<Instant>,
+    barrier: Barrier,
+    open: Vec<TurnRow>,
+}
+
+impl Worker {
+    /// Indexes (first start) or reconciles (restart) the workspace, recording what changed
+    /// while the daemon was down as `offline`, and returns the worker ready to run.
+    pub fn start(
+        mut conn: Connection,
+        mut ctx: Context,
+        tx: Sender<Msg>,
+        inbox: Receiver<Msg>,
+        queued: Arc<AtomicUsize>,
+        overflow: Arc<AtomicBool>,
+    ) -> rusqlite::Result<(Self, WorkerHandle)> {
+        remove_stale_cookies(&ctx.root.path);
+        let offline = Attribution {
+            origin: Origin::Offline,
+            turn_id: None,
+        };
+        let started = Instant::now();
+        let recorded = rescan(&mut conn, &mut ctx, None, offline, true)?;
+        tracing::info!(
+            versions = recorded.versions,
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "workspace indexed"
+        );
+        let open = sql::open_turns(&conn)?;
+        let worker = Self {
+            conn,
+            ctx,
+            inbox,
+            queued,
+            overflow,
+            pending: BTreeSet::new(),
+            first_pending: None,
+            last_hint: Instant::now(),
+            retry_at: None,
+            barrier: Barrier::default(),
+            open,
+        };
+        Ok((worker, WorkerHandle { tx }))
+    }
+
+    pub fn run(mut self) {
+        loop {
+            let received = match self.next_deadline() {
+                None => self.inbox.recv().map_err(|_| RecvTimeoutError::Disconnected),
+                Some(at) => self
+                    .inbox
+                    .recv_timeout(at.saturating_duration_since(Instant::now())),
+            };
+            match received {
+                Ok(Msg::Shutdown) | Err(RecvTimeoutError::Disconnected) => break,
+                Ok(msg) => self.handle(msg),
+                Err(RecvTimeoutError::Timeout) => {}
+            }
+            self.after_message();
+        }
+        self.flush();
+        tracing::info!("capture stopped");
+    }
+
+    fn handle(&mut self, msg: Msg) {
+        match msg {
+            Msg::Hint(path) => {
+                self.queued.fetch_sub(1, Ordering::AcqRel);
+                if IgnoreRules::is_cookie(&path) {
+                    if let Some(command) = self.barrier.arrived(&self.ctx.root.path, &path) {
+                        self.flush();
+                        self.execute(command);
+                    }
+                    return;
+                }
+                self.first_pending.get_or_insert_with(Instant::now);
+                self.last_hint = Instant::now();
+                self.pending.insert(path);
+            }
+            Msg::Rescan => {}
+            Msg::Command(command) => {
+                if let Err(command) = self.barrier.begin(&self.ctx.root.path, command) {
+                    self.full_rescan();
+                    self.execute(command);
+                }
+            }
+            Msg::Shutdown => {}
+        }
+    }
+
+    fn after_message(&mut self) {
+        let now = Instant::now();
+        if self.overflow.swap(false, Ordering::AcqRel) || self.barrier.overdue(now) {
+            self.full_rescan();
+            for command in self.barrier.take_all(&self.ctx.root.path) {
+                self.execute(command);
+            }
+        }
+        if self.flush_due(now) {
+            self.flush();
+        }
+    }
+
+    fn flush_due(&self, now: Instant) -> bool {
+        let Some(first) = self.first_pending else {
+            return false;
+        };
+        if self.retry_at.is_some_and(|at| now < at) {
+            return false;
+        }
+        self.pending.len() >= MAX_PENDING
+            || now.duration_since(self.last_hint) >= SETTLE
+            || now.duration_since(first) >= MAX_DELAY
+    }
+
+    fn next_deadline(&self) -> Option<Instant> {
+        let flush = self.first_pending.map(|first| {
+            let settle = (self.last_hint + SETTLE).min(first + MAX_DELAY);
+            self.retry_at.map_or(settle, |retry| settle.max(retry))
+        });
+        [flush, self.barrier.next_deadline()].into_iter().flatten().min()
+    }
+
+    fn who(&self) -> Attribution {
+        turns::attribution(&self.open)
+    }
+
+    /// Records every pending hint in one batch.
+    fn flush(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let work: Vec<RelPath> = std::mem::take(&mut self.pending).into_iter().collect();
+        self.first_pending = None;
+        let who = self.who();
+        match record(&mut self.conn, &mut self.ctx, work.clone(), who, None) {
+            Ok(recorded) => {
+                self.retry_at = None;
+                if !recorded.requeue.is_empty() {
+                    self.first_pending = Some(Instant::now());
+                    self.pending.extend(recorded.requeue);
+                }
+                for dir in recorded.rescan_dirs {
+                    self.rescan_dir(dir.as_ref());
+                }
+            }
+            Err(err) => {
+                self.ctx
+                    .stats
+                    .set_error(format!("recording a batch failed, will retry: {err}"));
+                self.pending.extend(work);
+                self.first_pending = Some(Instant::now());
+                self.retry_at = Some(Instant::now() + RETRY_AFTER);
+            }
+        }
+    }
+
+    fn rescan_dir(&mut self, dir: Option<&RelPath>) {
+        let who = self.who();
+        if let Err(err) = rescan(&mut self.conn, &mut self.ctx, dir, who, false) {
+            self.ctx.stats.set_error(format!("rescan failed: {err}"));
+        }
+    }
+
+    /// Everything re-checked: after lost events, or when a cookie never came back.
+    fn full_rescan(&mut self) {
+        self.pending.clear();
+        self.first_pending = None;
+        self.ctx.stats.rescans.fetch_add(1, Ordering::Relaxed);
+        tracing::warn!("events may have been lost; rescanning the workspace");
+        self.rescan_dir(None);
+    }
+
+    fn execute(&mut self, command: Command) {
+        match command {
+            Command::TurnStart {
+                session,
+                turn_ref,
+                label,
+                reply,
+            } => {
+                let result = turns::start(&mut self.conn, &session, turn_ref.as_deref(), label.as_deref());
+                self.refresh_open_turns();
+                let _ = reply.send(result);
+            }
+            Command::TurnEnd { session, turn, reply } => {
+                let result = turns::end(&mut self.conn, &session, &turn);
+                self.refresh_open_turns();
+                let _ = reply.send(result);
+            }
+        }
+    }
+
+    fn refresh_open_turns(&mut self) {
+        match sql::open_turns(&self.conn) {
+            Ok(open) => self.open = open,
+            Err(err) => self.ctx.stats.set_error(format!("cannot read open turns: {err}")),
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! Finding the daemon of the workspace the CLI runs in, and talking to it.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, anyhow, bail};
+use serde_json::Value;
+
+use crate::state;
+
+/// Where the daemon is and how to get in.
+pub struct Client {
+    url: String,
+    token: String,
+    agent: ureq::Agent,
+}
+
+/// An answer that was not a success: its status and the daemon's error.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct ApiFailure {
+    pub status: u16,
+    pub code: String,
+    pub message: String,
+    pub body: Value,
+}
+
+impl Client {
+    /// `FILEWATCHD_URL` / `FILEWATCHD_TOKEN` first; else `--state-dir`; else the state
+    /// directory of the nearest ancestor of `start` (or of the current directory) that has a
+    /// running daemon.
+    pub fn discover(start: Option<&Path>, state_dir: Option<&Path>) -> anyhow::Result<Self> {
+        let env_url = std::env::var("FILEWATCHD_URL").ok().filter(|u| !u.is_empty());
+        let env_token = std::env::var("FILEWATCHD_TOKEN").ok().filter(|t| !t.is_empty());
+        if let (Some(url), Some(token)) = (env_url.clone(), env_token.clone()) {
+            return Ok(Self::new(url, token));
+        }
+        let dir = match state_dir {
+            Some(dir) => dir.to_path_buf(),
+            None => find_state_dir(start)?,
+        };
+        let url = match env_url {
+            Some(url) => url,
+            None => state::read_info(&dir)?.url,
+        };
+        let token = match env_token {
+            Some(token) => token,
+            None => state::read_token(&dir)?,
+        };
+        Ok(Self::new(url, token))
+    }
+
+    fn new(url: String, token: String) -> Self {
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(Duration::from_secs(600)))
+            .build()
+            .into();
+        Self {
+            url: url.trim_end_matches('/').to_string(),
+            token,
+            agent,
+        }
+    }
+
+    pub fn get(&self, path: &str) -> anyhow::Result<Value> {
+        let request = self
+            .agent
+            .get(format!("{}{path}", self.url))
+            .header("Authorization", format!("Bearer {}", self.token));
+        self.answer(request.call())
+    }
+
+    pub fn post(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
+        let request = self
+            .agent
+            .post(format!("{}{path}", self.url))
+            .header("Authorization", format!("Bearer {}", self.token))
+            .header("Content-Type", "application/json");
+        self.answer(request.send(serde_json::to_vec(body)?))
+    }
+
+    fn answer(&self, sent: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> anyhow::Result<Value> {
+        let mut response = sent.map_err(|e| {
+            anyhow!("the daemon at {} is not answering ({e}); it may have stopped: start it with `filewatchd` in the workspace root", self.url)
+        })?;
+        let status = response.status().as_u16();
+        let body: Value = response
+            .body_mut()
+            .read_json()
+            .with_context(|| format!("the daemon answered {status} with a body that is not JSON"))?;
+        if (200..300).contains(&status) {
+            return Ok(body);
+        }
+        let field = |name: &str| body["error"][name].as_str().unwrap_or_default().to_string();
+        Err(ApiFailure {
+            status,
+            code: field("code"),
+            message: field("message"),
+            body: body.clone(),
+        }
+        .into())
+    }
+}
+
+fn find_state_dir(start: Option<&Path>) -> anyhow::Result<PathBuf> {
+    let start = match start {
+        Some(dir) => dir.to_path_buf(),
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    let start = start
+        .canonicalize()
+        .with_context(|| format!("{} does not exist", start.display()))?;
+    let home = state::state_home()?;
+    for dir in start.ancestors() {
+        let candidate = state::project_dir(&home, dir);
+        if candidate.join("daemon.json").is_file() {
+            return Ok(candidate);
+        }
+    }
+    bail!(
+        "no filewatchd is running for {} or any directory above it; start one with `filewatchd` in the workspace root (or set FILEWATCHD_URL and FILEWATCHD_TOKEN)",
+        start.display()
+    )
+}

@@ -1,0 +1,187 @@
+//! Human-readable output of the CLI; `--json` prints the daemon's answer instead.
+
+use std::io::IsTerminal;
+
+use serde_json::Value;
+
+/// Prints `answer` as JSON or through `human`.
+pub fn answer(answer: &Value, json: bool, human: impl FnOnce(&Value)) -> anyhow::Result<()> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(answer)?);
+    } else {
+        human(answer);
+    }
+    Ok(())
+}
+
+fn text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Null => "-".to_string(),
+        other => other.to_string(),
+    }
+}
+
+pub fn status(a: &Value) {
+    let w = &a["watcher"];
+    println!("root:          {}", text(&a["root"]));
+    println!("state:         {}", text(&a["state_dir"]));
+    println!("daemon:        pid {}, version {}", a["pid"], text(&a["version"]));
+    println!("tracked files: {}", a["tracked_files"]);
+    println!(
+        "store:         {} bytes, latest seq {}",
+        a["store_bytes"], a["latest_seq"]
+    );
+    let open: Vec<String> = a["open_turns"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| format!("{} turn {}", text(&t["session"]), t["turn"]))
+        .collect();
+    println!(
+        "open turns:    {}",
+        if open.is_empty() {
+            "none".to_string()
+        } else {
+            open.join(", ")
+        }
+    );
+    println!(
+        "watcher:       {} dirs, {} rescans, {} overflows, {} vanished, {} unreadable, {} unstable",
+        w["watched_dirs"], w["rescans"], w["overflows"], w["vanished"], w["unreadable"], w["unstable"]
+    );
+    if !w["degraded"].is_null() {
+        println!("degraded:      {}", text(&w["degraded"]));
+    }
+    if !w["last_error"].is_null() {
+        println!("last error:    {}", text(&w["last_error"]));
+    }
+}
+
+pub fn turn_started(a: &Value) {
+    if a["ended"].is_object() {
+        println!(
+            "ended turn {} of {} first",
+            a["ended"]["turn"],
+            text(&a["session"])
+        );
+    }
+    println!(
+        "started turn {} of {} (seq {})",
+        a["turn"],
+        text(&a["session"]),
+        a["start_seq"]
+    );
+}
+
+fn heading(t: &Value) -> String {
+    let c = &t["counts"];
+    let label = t["label"].as_str().map(|l| format!("  {l}")).unwrap_or_default();
+    let ended = if t["ended_at"].is_null() {
+        "open".to_string()
+    } else {
+        text(&t["ended_at"])
+    };
+    format!(
+        "turn {} of {}{label}\n  {} .. {}  +{} ~{} -{} >{}",
+        t["turn"],
+        text(&t["session"]),
+        text(&t["started_at"]),
+        ended,
+        c["added"],
+        c["modified"],
+        c["deleted"],
+        c["renamed"]
+    )
+}
+
+fn change_line(c: &Value) -> String {
+    let mark = match c["change"].as_str() {
+        Some("added") => "A",
+        Some("modified") => "M",
+        Some("deleted") => "D",
+        Some("renamed") => "R",
+        _ => "?",
+    };
+    let path = match c["from"].as_str() {
+        Some(from) => format!("{from} -> {}", text(&c["path"])),
+        None => text(&c["path"]),
+    };
+    let mut notes = vec![text(&c["kind"])];
+    if c["mode_changed"] == Value::Bool(true) {
+        notes.push("mode".into());
+    }
+    if c["too_large"] == Value::Bool(true) {
+        notes.push("too large: content not stored".into());
+    }
+    format!("  {mark} {path}  ({})", notes.join(", "))
+}
+
+pub fn turn(t: &Value, with_diff: bool) {
+    println!("{}", heading(t));
+    let color = std::io::stdout().is_terminal();
+    for change in t["changes"].as_array().into_iter().flatten() {
+        println!("{}", change_line(change));
+        if !with_diff {
+            continue;
+        }
+        if let Some(diff) = change["diff"].as_str() {
+            print_diff(diff, color);
+        } else if change["binary"] == Value::Bool(true) {
+            println!("    (binary content differs)");
+        }
+    }
+}
+
+fn print_diff(diff: &str, color: bool) {
+    for line in diff.lines() {
+        let code = match line.as_bytes().first() {
+            _ if !color => None,
+            Some(b'+') => Some("32"),
+            Some(b'-') => Some("31"),
+            Some(b'@') => Some("36"),
+            _ => None,
+        };
+        match code {
+            Some(code) => println!("\x1b[{code}m{line}\x1b[0m"),
+            None => println!("{line}"),
+        }
+    }
+}
+
+pub fn log(sessions: &Value) {
+    for session in sessions.as_array().into_iter().flatten() {
+        for t in session["turns"].as_array().into_iter().flatten() {
+            turn(t, false);
+            println!();
+        }
+    }
+}
+
+pub fn history(a: &Value) {
+    println!("{}", text(&a["path"]));
+    for v in a["versions"].as_array().into_iter().flatten() {
+        let who = match (v["session"].as_str(), v["turn"].as_i64()) {
+            (Some(s), Some(t)) => format!("{} {s} turn {t}", text(&v["origin"])),
+            _ => text(&v["origin"]),
+        };
+        let what = match v["kind"].as_str() {
+            Some("file") => {
+                let hash = v["hash"].as_str().map_or("", |h| &h[..h.len().min(12)]);
+                format!(
+                    "file {} bytes {hash}{}",
+                    v["size"],
+                    if v["executable"] == Value::Bool(true) {
+                        " +x"
+                    } else {
+                        ""
+                    }
+                )
+            }
+            Some("symlink") => format!("symlink -> {}", text(&v["target"])),
+            Some(kind) => kind.to_string(),
+            None => "?".into(),
+        };
+        println!("  #{:<8} {}  {:<28} {what}", v["seq"], text(&v["time"]), who);
+    }
+}

@@ -1,0 +1,217 @@
+//! What the history says: the changes of a turn (its paths' state before and after it, with
+//! renames paired), per-path history, and text diffs between versions.
+
+use std::collections::{BTreeMap, HashMap};
+
+use rusqlite::Connection;
+
+use crate::model::State;
+use crate::paths::RelPath;
+use crate::store::blobs::{BlobDir, Hash};
+use crate::store::read_blob;
+use crate::store::sql::{self, TurnRow};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChangeKind {
+    Added,
+    Modified,
+    Deleted,
+    Renamed,
+}
+
+impl ChangeKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Added => "added",
+            Self::Modified => "modified",
+            Self::Deleted => "deleted",
+            Self::Renamed => "renamed",
+        }
+    }
+}
+
+/// One path a turn changed: its state when the turn started and when it ended.
+#[derive(Debug, Clone)]
+pub struct Change {
+    pub path: RelPath,
+    /// For a rename: where it came from.
+    pub from: Option<RelPath>,
+    pub kind: ChangeKind,
+    pub before: State,
+    pub after: State,
+    /// For a deletion: the last state the path had before it went (an edit, then `mv`).
+    last_present: Option<State>,
+}
+
+#[derive(Debug, Default, Clone, Copy, serde::Serialize)]
+pub struct Counts {
+    pub added: usize,
+    pub modified: usize,
+    pub deleted: usize,
+    pub renamed: usize,
+}
+
+impl Counts {
+    pub fn of(changes: &[Change]) -> Self {
+        let mut counts = Self::default();
+        for change in changes {
+            match change.kind {
+                ChangeKind::Added => counts.added += 1,
+                ChangeKind::Modified => counts.modified += 1,
+                ChangeKind::Deleted => counts.deleted += 1,
+                ChangeKind::Renamed => counts.renamed += 1,
+            }
+        }
+        counts
+    }
+}
+
+/// The net changes of a turn: paths whose state at its end differs from its start.
+pub fn turn_changes(conn: &Connection, turn: &TurnRow) -> rusqlite::Result<Vec<Change>> {
+    let mut last: BTreeMap<RelPath, (i64, State)> = BTreeMap::new();
+    let mut last_present: HashMap<RelPath, State> = HashMap::new();
+    for (path_id, version) in sql::turn_versions(conn, turn.id)? {
+        if version.state.is_present() {
+            last_present.insert(version.path.clone(), version.state.clone());
+        }
+        last.insert(version.path, (path_id, version.state));
+    }
+    let mut changes = Vec::new();
+    for (path, (path_id, after)) in last {
+        let last_present = last_present.remove(&path);
+        let before = sql::state_at(conn, path_id, turn.start_seq)?;
+        let kind = match (before.is_present(), after.is_present()) {
+            (false, true) => ChangeKind::Added,
+            (true, false) => ChangeKind::Deleted,
+            (true, true) if before != after => ChangeKind::Modified,
+            _ => continue,
+        };
+        changes.push(Change {
+            path,
+            from: None,
+            kind,
+            before,
+            after,
+            last_present,
+        });
+    }
+    Ok(pair_renames(changes))
+}
+
+/// A deleted file and an added file with the same content (or a deleted and an added
+/// symlink with the same target) are one rename; the same name is preferred when several
+/// match. A deleted and an added directory whose children were renamed between them are a
+/// rename too.
+fn pair_renames(changes: Vec<Change>) -> Vec<Change> {
+    let mut deleted: HashMap<RenameKey, Vec<usize>> = HashMap::new();
+    for (i, change) in changes.iter().enumerate() {
+        let gone = change.last_present.as_ref().unwrap_or(&change.before);
+        if let (ChangeKind::Deleted, Some(key)) = (change.kind, rename_key(gone)) {
+            deleted.entry(key).or_default().push(i);
+        }
+    }
+    let mut from_of: HashMap<usize, usize> = HashMap::new();
+    for (i, change) in changes.iter().enumerate() {
+        let (ChangeKind::Added, Some(key)) = (change.kind, rename_key(&change.after)) else {
+            continue;
+        };
+        let Some(candidates) = deleted.get_mut(&key) else {
+            continue;
+        };
+        let same_name = candidates
+            .iter()
+            .position(|&d| changes[d].path.file_name() == change.path.file_name());
+        if let Some(pos) = same_name.or((!candidates.is_empty()).then_some(0)) {
+            from_of.insert(i, candidates.remove(pos));
+        }
+    }
+    pair_directories(&changes, &mut from_of);
+    let consumed: std::collections::HashSet<usize> = from_of.values().copied().collect();
+    let mut out = Vec::with_capacity(changes.len() - consumed.len());
+    for (i, change) in changes.iter().enumerate() {
+        if consumed.contains(&i) {
+            continue;
+        }
+        let mut change = change.clone();
+        if let Some(&from) = from_of.get(&i) {
+            change.kind = ChangeKind::Renamed;
+            change.before = changes[from].before.clone();
+            change.from = Some(changes[from].path.clone());
+        }
+        out.push(change);
+    }
+    out
+}
+
+fn pair_directories(changes: &[Change], from_of: &mut HashMap<usize, usize>) {
+    let index: HashMap<&RelPath, usize> = changes.iter().enumerate().map(|(i, c)| (&c.path, i)).collect();
+    let file_pairs: Vec<(usize, usize)> = from_of.iter().map(|(&to, &from)| (to, from)).collect();
+    for (to, from) in file_pairs {
+        let (Some(to_dir), Some(from_dir)) = (changes[to].path.parent(), changes[from].path.parent()) else {
+            continue;
+        };
+        let (Some(&to_i), Some(&from_i)) = (index.get(&to_dir), index.get(&from_dir)) else {
+            continue;
+        };
+        let is_dir_pair = changes[to_i].kind == ChangeKind::Added
+            && changes[to_i].after.is_dir()
+            && changes[from_i].kind == ChangeKind::Deleted
+            && changes[from_i].before.is_dir();
+        if is_dir_pair && !from_of.contains_key(&to_i) && !from_of.values().any(|&f| f == from_i) {
+            from_of.insert(to_i, from_i);
+        }
+    }
+}
+
+#[derive(Hash, PartialEq, Eq)]
+enum RenameKey {
+    File(Hash, bool),
+    Symlink(Vec<u8>),
+}
+
+fn rename_key(state: &State) -> Option<RenameKey> {
+    match state {
+        State::File(f) => Some(RenameKey::File(f.hash, f.executable)),
+        State::Symlink { target } => Some(RenameKey::Symlink(target.clone())),
+        State::Dir | State::Absent => None,
+    }
+}
+
+/// What `?diff=true` says about one change.
+pub enum Diff {
+    Text(String),
+    Binary,
+    TooLarge,
+    /// Not a file on either side (directory, symlink): nothing to diff.
+    None,
+}
+
+/// A unified diff between the two sides of a change, for text files.
+pub fn diff(conn: &Connection, blobs: &BlobDir, change: &Change) -> Diff {
+    let side = |state: &State| -> Result<Option<Vec<u8>>, Diff> {
+        match state {
+            State::File(f) if f.too_large => Err(Diff::TooLarge),
+            State::File(f) => read_blob(conn, blobs, f.hash).map(Some).map_err(|_| Diff::Binary),
+            State::Absent => Ok(Some(Vec::new())),
+            _ => Err(Diff::None),
+        }
+    };
+    let (old, new) = match (side(&change.before), side(&change.after)) {
+        (Ok(Some(old)), Ok(Some(new))) => (old, new),
+        (Err(reason), _) | (_, Err(reason)) => return reason,
+        _ => return Diff::None,
+    };
+    let (Ok(old), Ok(new)) = (String::from_utf8(old), String::from_utf8(new)) else {
+        return Diff::Binary;
+    };
+    if old.contains('\0') || new.contains('\0') {
+        return Diff::Binary;
+    }
+    let from = change.from.as_ref().unwrap_or(&change.path);
+    let text = similar::TextDiff::from_lines(&old, &new)
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("a/{from}"), &format!("b/{}", change.path))
+        .to_string();
+    Diff::Text(text)
+}

@@ -1,0 +1,106 @@
+//! Opening the SQLite index: pragmas (DB-01, DB-02) and the numbered migrations of
+//! `migrations/`, embedded in the binary and applied in one transaction at open.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags};
+
+/// Every migration, in order. Released files are never edited: a change is a new file.
+const MIGRATIONS: &[&str] = &[include_str!("../../migrations/0001_init.sql")];
+
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    #[error("cannot open the index {path}: {source}")]
+    Open { path: String, source: rusqlite::Error },
+    #[error("the index {path} is damaged ({detail}); it was left untouched")]
+    Damaged { path: String, detail: String },
+    #[error("the index {path} has schema version {found}, newer than this filewatchd ({known})")]
+    TooNew { path: String, found: i64, known: usize },
+    #[error("index: {0}")]
+    Sql(#[from] rusqlite::Error),
+}
+
+/// The one writer connection: WAL, synchronous=FULL, migrations applied.
+pub fn open_writer(path: &Path) -> Result<Connection, DbError> {
+    let shown = path.display().to_string();
+    let mut conn = Connection::open(path).map_err(|source| DbError::Open {
+        path: shown.clone(),
+        source,
+    })?;
+    conn.busy_timeout(Duration::from_secs(5))?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    conn.pragma_update(None, "journal_size_limit", 64 * 1024 * 1024)?;
+    check_integrity(&conn, &shown)?;
+    migrate(&mut conn, &shown)?;
+    Ok(conn)
+}
+
+/// A read-only connection for queries; many may exist beside the writer.
+pub fn open_reader(path: &Path) -> Result<Connection, DbError> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags).map_err(|source| DbError::Open {
+        path: path.display().to_string(),
+        source,
+    })?;
+    conn.busy_timeout(Duration::from_secs(5))?;
+    Ok(conn)
+}
+
+/// DB-03: a damaged index stops the daemon with a clear error; it is never re-created.
+fn check_integrity(conn: &Connection, path: &str) -> Result<(), DbError> {
+    let result: String = conn.query_row("PRAGMA quick_check", [], |row| row.get(0))?;
+    if result == "ok" {
+        return Ok(());
+    }
+    Err(DbError::Damaged {
+        path: path.to_string(),
+        detail: result,
+    })
+}
+
+fn migrate(conn: &mut Connection, path: &str) -> Result<(), DbError> {
+    let current: i64 = conn.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    let known = MIGRATIONS.len();
+    if current > known as i64 {
+        return Err(DbError::TooNew {
+            path: path.to_string(),
+            found: current,
+            known,
+        });
+    }
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    for sql in MIGRATIONS.iter().skip(usize::try_from(current).unwrap_or(0)) {
+        tx.execute_batch(sql)?;
+    }
+    tx.pragma_update(None, "user_version", known as i64)?;
+    tx.commit()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_migration_applies_to_an_empty_database_and_reopening_is_a_no_op() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("index.sqlite");
+        drop(open_writer(&path).expect("first open"));
+        let conn = open_writer(&path).expect("second open");
+        let version: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .expect("version");
+        assert_eq!(version, MIGRATIONS.len() as i64);
+        let tables: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'versions'",
+                [],
+                |r| r.get(0),
+            )
+            .expect("tables");
+        assert_eq!(tables, 1);
+    }
+}

@@ -1,0 +1,437 @@
+//! Every SQL statement of filewatchd: one small function per statement, rows into types.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use crate::model::{FileState, Kind, Origin, StatKey, State};
+use crate::paths::RelPath;
+use crate::store::blobs::{Codec, Hash, NewBlob};
+
+pub type Result<T> = rusqlite::Result<T>;
+
+/// The latest recorded state of a path present on disk, with its stat cache entry.
+#[derive(Debug, Clone)]
+pub struct Latest {
+    pub path_id: i64,
+    pub seq: i64,
+    pub state: State,
+    pub stat: StatKey,
+    pub checked_ns: i64,
+}
+
+/// One recorded version, as history shows it.
+#[derive(Debug, Clone)]
+pub struct VersionRow {
+    pub seq: i64,
+    pub path: RelPath,
+    pub state: State,
+    pub origin: Origin,
+    pub turn_id: Option<i64>,
+    pub recorded_at: i64,
+}
+
+#[derive(Debug, Clone)]
+pub struct SessionRow {
+    pub id: i64,
+    pub name: String,
+    pub parent: Option<String>,
+    pub fork_turn: Option<i64>,
+    pub created_at: i64,
+    pub turns: i64,
+    pub open_turn: Option<i64>,
+    pub last_activity: i64,
+}
+
+#[derive(Debug, Clone)]
+pub struct TurnRow {
+    pub id: i64,
+    pub session_id: i64,
+    pub session: String,
+    pub number: i64,
+    pub turn_ref: Option<String>,
+    pub label: Option<String>,
+    pub start_seq: i64,
+    pub end_seq: Option<i64>,
+    pub started_at: i64,
+    pub ended_at: Option<i64>,
+}
+
+const VERSION_COLUMNS: &str = "v.kind, v.hash, v.size, v.executable, v.link_target, v.too_large";
+
+/// Decodes the six version columns starting at `at` (see `VERSION_COLUMNS`).
+fn state_at_column(row: &Row<'_>, at: usize) -> Result<State> {
+    let kind: i64 = row.get(at)?;
+    let state = match Kind::from_i64(kind) {
+        Some(Kind::File) => {
+            let hash: Vec<u8> = row.get(at + 1)?;
+            let size: i64 = row.get(at + 2)?;
+            State::File(FileState {
+                hash: Hash::from_slice(&hash).unwrap_or(Hash([0; 32])),
+                size: u64::try_from(size).unwrap_or(0),
+                executable: row.get(at + 3)?,
+                too_large: row.get(at + 5)?,
+            })
+        }
+        Some(Kind::Symlink) => State::Symlink {
+            target: row.get(at + 4)?,
+        },
+        Some(Kind::Dir) => State::Dir,
+        Some(Kind::Absent) | None => State::Absent,
+    };
+    Ok(state)
+}
+
+fn stat_at_column(row: &Row<'_>, at: usize) -> Result<StatKey> {
+    Ok(StatKey {
+        dev: row.get::<_, i64>(at)? as u64,
+        ino: row.get::<_, i64>(at + 1)? as u64,
+        size: row.get::<_, i64>(at + 2)? as u64,
+        mtime_ns: row.get(at + 3)?,
+        ctime_ns: row.get(at + 4)?,
+        mode: row.get(at + 5)?,
+    })
+}
+
+pub fn path_id(conn: &Connection, path: &RelPath) -> Result<Option<i64>> {
+    conn.prepare_cached("SELECT id FROM paths WHERE path = ?1")?
+        .query_row([path.as_bytes()], |r| r.get(0))
+        .optional()
+}
+
+pub fn ensure_path(conn: &Connection, path: &RelPath) -> Result<i64> {
+    if let Some(id) = path_id(conn, path)? {
+        return Ok(id);
+    }
+    conn.prepare_cached("INSERT INTO paths (path) VALUES (?1)")?
+        .execute([path.as_bytes()])?;
+    Ok(conn.last_insert_rowid())
+}
+
+const LATEST_SELECT: &str = "SELECT s.path_id, s.seq, v.kind, v.hash, v.size, v.executable,
+        v.link_target, v.too_large, s.dev, s.ino, s.size, s.mtime_ns, s.ctime_ns, s.mode,
+        s.checked_ns, p.path
+    FROM path_state s JOIN versions v ON v.seq = s.seq JOIN paths p ON p.id = s.path_id";
+
+fn latest_from_row(row: &Row<'_>) -> Result<(RelPath, Latest)> {
+    let latest = Latest {
+        path_id: row.get(0)?,
+        seq: row.get(1)?,
+        state: state_at_column(row, 2)?,
+        stat: stat_at_column(row, 8)?,
+        checked_ns: row.get(14)?,
+    };
+    Ok((RelPath::from_fs_bytes(row.get(15)?), latest))
+}
+
+/// The latest state of a path that is present on disk according to the index.
+pub fn latest(conn: &Connection, path: &RelPath) -> Result<Option<Latest>> {
+    let sql = format!("{LATEST_SELECT} WHERE p.path = ?1");
+    conn.prepare_cached(&sql)?
+        .query_row([path.as_bytes()], latest_from_row)
+        .optional()
+        .map(|found| found.map(|(_, latest)| latest))
+}
+
+/// Every present path strictly beneath `dir`, deepest first.
+pub fn present_under(conn: &Connection, dir: &RelPath) -> Result<Vec<(RelPath, Latest)>> {
+    let low = dir.child_prefix();
+    let mut high = low.clone();
+    if let Some(last) = high.last_mut() {
+        *last = b'/' + 1;
+    }
+    let sql = format!("{LATEST_SELECT} WHERE p.path >= ?1 AND p.path < ?2 ORDER BY p.path DESC");
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(params![low, high], latest_from_row)?;
+    rows.collect()
+}
+
+/// Every path the index believes present, for a reconcile or a rescan.
+pub fn all_present(conn: &Connection) -> Result<Vec<(RelPath, Latest)>> {
+    let mut stmt = conn.prepare(LATEST_SELECT)?;
+    let rows = stmt.query_map([], latest_from_row)?;
+    rows.collect()
+}
+
+pub fn insert_blob(conn: &Connection, blob: &NewBlob) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT OR IGNORE INTO blobs (hash, size, stored_size, codec, data)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?
+    .execute(params![
+        &blob.hash.0[..],
+        blob.size as i64,
+        blob.stored_size as i64,
+        blob.codec as i64,
+        blob.inline.as_deref(),
+    ])?;
+    Ok(())
+}
+
+/// Where a blob's bytes are: `Some(data)` inline, `None` in the blob directory.
+pub fn blob_location(conn: &Connection, hash: Hash) -> Result<Option<(Codec, Option<Vec<u8>>)>> {
+    conn.prepare_cached("SELECT codec, data FROM blobs WHERE hash = ?1")?
+        .query_row([&hash.0[..]], |r| {
+            let codec = Codec::from_i64(r.get(0)?).unwrap_or(Codec::Raw);
+            Ok((codec, r.get(1)?))
+        })
+        .optional()
+}
+
+pub fn insert_version(
+    conn: &Connection,
+    path_id: i64,
+    state: &State,
+    origin: Origin,
+    turn_id: Option<i64>,
+    now_ms: i64,
+) -> Result<i64> {
+    let (hash, size, executable, link, too_large) = match state {
+        State::File(f) => (
+            Some(f.hash.0.to_vec()),
+            Some(f.size as i64),
+            f.executable,
+            None,
+            f.too_large,
+        ),
+        State::Symlink { target } => (None, None, false, Some(target.clone()), false),
+        State::Dir | State::Absent => (None, None, false, None, false),
+    };
+    conn.prepare_cached(
+        "INSERT INTO versions (path_id, kind, hash, size, executable, link_target, too_large,
+                               origin, turn_id, recorded_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    )?
+    .execute(params![
+        path_id,
+        state.kind() as i64,
+        hash,
+        size,
+        executable,
+        link,
+        too_large,
+        origin as i64,
+        turn_id,
+        now_ms
+    ])?;
+    Ok(conn.last_insert_rowid())
+}
+
+pub fn set_path_state(
+    conn: &Connection,
+    path_id: i64,
+    seq: i64,
+    stat: &StatKey,
+    checked_ns: i64,
+) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO path_state (path_id, seq, dev, ino, size, mtime_ns, ctime_ns, mode, checked_ns)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+         ON CONFLICT (path_id) DO UPDATE SET seq = ?2, dev = ?3, ino = ?4, size = ?5,
+             mtime_ns = ?6, ctime_ns = ?7, mode = ?8, checked_ns = ?9",
+    )?
+    .execute(params![
+        path_id,
+        seq,
+        stat.dev as i64,
+        stat.ino as i64,
+        stat.size as i64,
+        stat.mtime_ns,
+        stat.ctime_ns,
+        stat.mode,
+        checked_ns
+    ])?;
+    Ok(())
+}
+
+pub fn clear_path_state(conn: &Connection, path_id: i64) -> Result<()> {
+    conn.prepare_cached("DELETE FROM path_state WHERE path_id = ?1")?
+        .execute([path_id])?;
+    Ok(())
+}
+
+pub fn latest_seq(conn: &Connection) -> Result<i64> {
+    conn.prepare_cached("SELECT coalesce(max(seq), 0) FROM versions")?
+        .query_row([], |r| r.get(0))
+}
+
+/// The state of a path at a boundary: its latest version with `seq <= at`.
+pub fn state_at(conn: &Connection, path_id: i64, at: i64) -> Result<State> {
+    let sql = format!(
+        "SELECT {VERSION_COLUMNS} FROM versions v WHERE v.path_id = ?1 AND v.seq <= ?2
+         ORDER BY v.seq DESC LIMIT 1"
+    );
+    let found = conn
+        .prepare_cached(&sql)?
+        .query_row([path_id, at], |r| state_at_column(r, 0))
+        .optional()?;
+    Ok(found.unwrap_or(State::Absent))
+}
+
+fn version_from_row(row: &Row<'_>) -> Result<VersionRow> {
+    Ok(VersionRow {
+        seq: row.get(0)?,
+        path: RelPath::from_fs_bytes(row.get(1)?),
+        origin: Origin::from_i64(row.get(2)?).unwrap_or(Origin::Outside),
+        turn_id: row.get(3)?,
+        recorded_at: row.get(4)?,
+        state: state_at_column(row, 5)?,
+    })
+}
+
+/// Every version a turn recorded, oldest first.
+pub fn turn_versions(conn: &Connection, turn_id: i64) -> Result<Vec<(i64, VersionRow)>> {
+    let sql = format!(
+        "SELECT v.seq, p.path, v.origin, v.turn_id, v.recorded_at, {VERSION_COLUMNS}, v.path_id
+         FROM versions v JOIN paths p ON p.id = v.path_id
+         WHERE v.turn_id = ?1 ORDER BY v.seq"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map([turn_id], |r| Ok((r.get(11)?, version_from_row(r)?)))?;
+    rows.collect()
+}
+
+/// Every version of one path, oldest first.
+pub fn path_history(conn: &Connection, path: &RelPath) -> Result<Vec<VersionRow>> {
+    let sql = format!(
+        "SELECT v.seq, p.path, v.origin, v.turn_id, v.recorded_at, {VERSION_COLUMNS}
+         FROM versions v JOIN paths p ON p.id = v.path_id
+         WHERE p.path = ?1 ORDER BY v.seq"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map([path.as_bytes()], version_from_row)?;
+    rows.collect()
+}
+
+pub fn session_id(conn: &Connection, name: &str) -> Result<Option<i64>> {
+    conn.prepare_cached("SELECT id FROM sessions WHERE name = ?1")?
+        .query_row([name], |r| r.get(0))
+        .optional()
+}
+
+pub fn create_session(conn: &Connection, name: &str, now_ms: i64) -> Result<i64> {
+    conn.prepare_cached("INSERT INTO sessions (name, created_at) VALUES (?1, ?2)")?
+        .execute(params![name, now_ms])?;
+    Ok(conn.last_insert_rowid())
+}
+
+pub fn list_sessions(conn: &Connection) -> Result<Vec<SessionRow>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT s.id, s.name, p.name, s.fork_turn, s.created_at,
+                (SELECT count(*) FROM turns t WHERE t.session_id = s.id),
+                (SELECT t.number FROM turns t WHERE t.session_id = s.id AND t.end_seq IS NULL),
+                (SELECT max(max(t.started_at, coalesce(t.ended_at, 0))) FROM turns t
+                  WHERE t.session_id = s.id)
+         FROM sessions s LEFT JOIN sessions p ON p.id = s.parent_id ORDER BY s.id",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        let created_at: i64 = r.get(4)?;
+        Ok(SessionRow {
+            id: r.get(0)?,
+            name: r.get(1)?,
+            parent: r.get(2)?,
+            fork_turn: r.get(3)?,
+            created_at,
+            turns: r.get(5)?,
+            open_turn: r.get(6)?,
+            last_activity: r.get::<_, Option<i64>>(7)?.unwrap_or(created_at),
+        })
+    })?;
+    rows.collect()
+}
+
+const TURN_SELECT: &str = "SELECT t.id, t.session_id, s.name, t.number, t.ref, t.label,
+        t.start_seq, t.end_seq, t.started_at, t.ended_at
+    FROM turns t JOIN sessions s ON s.id = t.session_id";
+
+fn turn_from_row(row: &Row<'_>) -> Result<TurnRow> {
+    Ok(TurnRow {
+        id: row.get(0)?,
+        session_id: row.get(1)?,
+        session: row.get(2)?,
+        number: row.get(3)?,
+        turn_ref: row.get(4)?,
+        label: row.get(5)?,
+        start_seq: row.get(6)?,
+        end_seq: row.get(7)?,
+        started_at: row.get(8)?,
+        ended_at: row.get(9)?,
+    })
+}
+
+pub fn open_turns(conn: &Connection) -> Result<Vec<TurnRow>> {
+    let sql = format!("{TURN_SELECT} WHERE t.end_seq IS NULL ORDER BY t.id");
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map([], turn_from_row)?;
+    rows.collect()
+}
+
+pub fn list_turns(conn: &Connection, session_id: i64) -> Result<Vec<TurnRow>> {
+    let sql = format!("{TURN_SELECT} WHERE t.session_id = ?1 ORDER BY t.number");
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map([session_id], turn_from_row)?;
+    rows.collect()
+}
+
+pub fn turn_by_number(conn: &Connection, session_id: i64, number: i64) -> Result<Option<TurnRow>> {
+    let sql = format!("{TURN_SELECT} WHERE t.session_id = ?1 AND t.number = ?2");
+    conn.prepare_cached(&sql)?
+        .query_row([session_id, number], turn_from_row)
+        .optional()
+}
+
+pub fn turn_by_id(conn: &Connection, turn_id: i64) -> Result<Option<TurnRow>> {
+    let sql = format!("{TURN_SELECT} WHERE t.id = ?1");
+    conn.prepare_cached(&sql)?
+        .query_row([turn_id], turn_from_row)
+        .optional()
+}
+
+/// The latest turn of a session carrying this ref.
+pub fn turn_by_ref(conn: &Connection, session_id: i64, turn_ref: &str) -> Result<Option<TurnRow>> {
+    let sql = format!("{TURN_SELECT} WHERE t.session_id = ?1 AND t.ref = ?2 ORDER BY t.number DESC LIMIT 1");
+    conn.prepare_cached(&sql)?
+        .query_row(params![session_id, turn_ref], turn_from_row)
+        .optional()
+}
+
+/// The session's latest turn (open or not).
+pub fn last_turn(conn: &Connection, session_id: i64) -> Result<Option<TurnRow>> {
+    let sql = format!("{TURN_SELECT} WHERE t.session_id = ?1 ORDER BY t.number DESC LIMIT 1");
+    conn.prepare_cached(&sql)?
+        .query_row([session_id], turn_from_row)
+        .optional()
+}
+
+pub fn insert_turn(
+    conn: &Connection,
+    session_id: i64,
+    number: i64,
+    turn_ref: Option<&str>,
+    label: Option<&str>,
+    start_seq: i64,
+    now_ms: i64,
+) -> Result<i64> {
+    conn.prepare_cached(
+        "INSERT INTO turns (session_id, number, ref, label, start_seq, started_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![session_id, number, turn_ref, label, start_seq, now_ms])?;
+    Ok(conn.last_insert_rowid())
+}
+
+pub fn end_turn(conn: &Connection, turn_id: i64, end_seq: i64, now_ms: i64) -> Result<()> {
+    conn.prepare_cached("UPDATE turns SET end_seq = ?2, ended_at = ?3 WHERE id = ?1")?
+        .execute(params![turn_id, end_seq, now_ms])?;
+    Ok(())
+}
+
+pub fn tracked_files(conn: &Connection) -> Result<i64> {
+    conn.prepare_cached(
+        "SELECT count(*) FROM path_state s JOIN versions v ON v.seq = s.seq WHERE v.kind = 1",
+    )?
+    .query_row([], |r| r.get(0))
+}
+
+pub fn store_bytes(conn: &Connection) -> Result<i64> {
+    conn.prepare_cached("SELECT coalesce(sum(stored_size), 0) FROM blobs")?
+        .query_row([], |r| r.get(0))
+}

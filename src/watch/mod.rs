@@ -1,0 +1,169 @@
+//! The watcher: notify's inotify backend with one non-recursive watch per tracked directory,
+//! so ignored directories (`.git/`, a gitignored `node_modules/`) cost no watch at all. The
+//! notify callback only forwards hints to the capture worker; it never blocks.
+//!
+//! notify-debouncer-full is not used: its events leave only after its timeout and it has no
+//! flush, while the barrier (G1) must see every event up to its cookie at once. Coalescing
+//! happens in the capture worker instead, which re-reads the disk for every hint anyway.
+
+pub mod filter;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::Sender;
+
+use notify::event::EventKindMask;
+use notify::{Config, Event, INotifyWatcher, RecursiveMode, Watcher as _};
+
+use crate::capture::Msg;
+use crate::paths::RelPath;
+use crate::stats::Stats;
+
+/// More queued hints than this and the callback stops queueing and asks for a rescan
+/// instead, so a burst cannot grow memory without bound.
+const MAX_QUEUED_HINTS: usize = 1 << 20;
+
+/// The forwarding end shared with notify's thread.
+#[derive(Clone)]
+pub struct HintSender {
+    root: PathBuf,
+    tx: Sender<Msg>,
+    queued: Arc<AtomicUsize>,
+    overflow: Arc<AtomicBool>,
+    stats: Arc<Stats>,
+}
+
+impl HintSender {
+    pub fn new(root: &Path, tx: Sender<Msg>, stats: Arc<Stats>) -> Self {
+        Self {
+            root: root.to_path_buf(),
+            tx,
+            queued: Arc::new(AtomicUsize::new(0)),
+            overflow: Arc::new(AtomicBool::new(false)),
+            stats,
+        }
+    }
+
+    pub fn queued(&self) -> Arc<AtomicUsize> {
+        self.queued.clone()
+    }
+
+    pub fn overflow(&self) -> Arc<AtomicBool> {
+        self.overflow.clone()
+    }
+
+    fn forward(&self, result: notify::Result<Event>) {
+        let event = match result {
+            Ok(event) => event,
+            Err(err) => return self.forward_error(err),
+        };
+        if event.need_rescan() {
+            self.stats.overflows.fetch_add(1, Ordering::Relaxed);
+            self.request_rescan();
+            return;
+        }
+        for abs in &event.paths {
+            let Some(rel) = RelPath::from_abs(&self.root, abs) else {
+                continue;
+            };
+            if self.queued.fetch_add(1, Ordering::AcqRel) >= MAX_QUEUED_HINTS {
+                self.queued.fetch_sub(1, Ordering::AcqRel);
+                self.request_rescan();
+                return;
+            }
+            if self.tx.send(Msg::Hint(rel)).is_err() {
+                return;
+            }
+        }
+    }
+
+    fn forward_error(&self, err: notify::Error) {
+        if matches!(err.kind, notify::ErrorKind::MaxFilesWatch) {
+            self.stats
+                .set_degraded("watch_limit: raise fs.inotify.max_user_watches");
+        }
+        self.stats.set_error(format!("watcher: {err}"));
+        self.request_rescan();
+    }
+
+    fn request_rescan(&self) {
+        if !self.overflow.swap(true, Ordering::AcqRel) {
+            let _ = self.tx.send(Msg::Rescan);
+        }
+    }
+}
+
+/// The directories under watch, owned by the capture worker.
+pub struct Watches {
+    root: PathBuf,
+    inner: INotifyWatcher,
+    watched: HashSet<RelPath>,
+    stats: Arc<Stats>,
+}
+
+impl Watches {
+    pub fn start(hints: HintSender, stats: Arc<Stats>) -> notify::Result<Self> {
+        let root = hints.root.clone();
+        let config = Config::default()
+            .with_follow_symlinks(false)
+            .with_event_kinds(EventKindMask::CORE);
+        let inner = INotifyWatcher::new(move |event| hints.forward(event), config)?;
+        let mut watches = Self {
+            root,
+            inner,
+            watched: HashSet::new(),
+            stats,
+        };
+        watches
+            .inner
+            .watch(&watches.root.clone(), RecursiveMode::NonRecursive)?;
+        Ok(watches)
+    }
+
+    /// Arms a watch on a tracked directory (idempotent). Errors are counted, not fatal: the
+    /// next rescan catches what an unwatched directory misses.
+    pub fn watch(&mut self, dir: &RelPath) {
+        if self.watched.contains(dir) {
+            return;
+        }
+        match self
+            .inner
+            .watch(&dir.to_abs(&self.root), RecursiveMode::NonRecursive)
+        {
+            Ok(()) => {
+                self.watched.insert(dir.clone());
+            }
+            Err(err) if matches!(err.kind, notify::ErrorKind::MaxFilesWatch) => {
+                self.stats
+                    .set_degraded("watch_limit: raise fs.inotify.max_user_watches");
+            }
+            Err(err) => tracing::debug!(dir = %dir, error = %err, "could not watch a directory"),
+        }
+        self.stats
+            .watched_dirs
+            .store(self.watched.len() + 1, Ordering::Relaxed);
+    }
+
+    /// Drops the watches of `dir` and everything beneath it (it was removed or moved away).
+    pub fn unwatch_tree(&mut self, dir: &RelPath) {
+        let gone: Vec<RelPath> = self
+            .watched
+            .iter()
+            .filter(|w| w.starts_with(dir))
+            .cloned()
+            .collect();
+        for path in gone {
+            self.watched.remove(&path);
+            let _ = self.inner.unwatch(&path.to_abs(&self.root));
+        }
+        self.stats
+            .watched_dirs
+            .store(self.watched.len() + 1, Ordering::Relaxed);
+    }
+
+    pub fn is_watched(&self, dir: &RelPath) -> bool {
+        self.watched.contains(dir)
+    }
+}
