@@ -1,0 +1,102 @@
+//! The CLI client: discovery by walking up from the cwd, exit codes, `--json` output.
+
+mod common;
+
+use std::process::Output;
+
+use common::*;
+use serde_json::Value;
+
+#[track_caller]
+fn ok(out: Output) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "exit {}; stdout:\n{stdout}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+#[track_caller]
+fn json(out: Output) -> Value {
+    let stdout = ok(out);
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}"))
+}
+
+#[track_caller]
+fn assert_exit(code: i32, out: Output) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "stderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn turn_commands_from_a_subdirectory_find_the_daemon_in_filewatchd_home() {
+    let ws = Workspace::new();
+    ws.write("sub/dir/.keep", "");
+    let _daemon = Daemon::start_in_home(&ws);
+    let here = "sub/dir";
+
+    let status = json(ws.cli(here, &["status", "--json"]));
+    assert_eq!(status["root"], ws.root().to_str().unwrap());
+    ok(ws.cli(
+        here,
+        &["turn", "start", "--session", "cli", "--label", "first turn"],
+    ));
+    ws.write("sub/dir/x.txt", "from the cli test\n");
+    ok(ws.cli(here, &["turn", "end", "--session", "cli"]));
+
+    let log = ok(ws.cli(here, &["log", "--session", "cli"]));
+    assert!(log.contains("first turn"), "label missing from the log:\n{log}");
+    json(ws.cli(here, &["log", "--session", "cli", "--json"]));
+
+    let turn = json(ws.cli(here, &["show", "1", "--session", "cli", "--json"]));
+    assert_eq!(change(&turn, "sub/dir/x.txt")["change"], "added");
+
+    // A path argument is relative to the cwd, like git's; the answer is root-relative.
+    let history = json(ws.cli(here, &["history", "x.txt", "--json"]));
+    assert_eq!(history["path"], "sub/dir/x.txt");
+    assert_eq!(latest(&history)["origin"], "turn");
+    assert_eq!(latest(&history)["session"], "cli");
+}
+
+#[test]
+fn url_and_token_from_the_environment_override_discovery() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start(&ws);
+    let elsewhere = tempfile::tempdir().unwrap();
+
+    let out = ws
+        .command()
+        .current_dir(elsewhere.path())
+        .env("FILEWATCHD_URL", &daemon.url)
+        .env("FILEWATCHD_TOKEN", &daemon.token)
+        .args(["status", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(json(out)["pid"], daemon.pid);
+}
+
+#[test]
+fn exit_codes_tell_usage_from_errors() {
+    let ws = Workspace::new();
+    let _daemon = Daemon::start_in_home(&ws);
+
+    assert_exit(2, ws.cli(".", &["no-such-command"]));
+    assert_exit(2, ws.cli(".", &["turn", "start", "--no-such-flag"]));
+    assert_exit(1, ws.cli(".", &["show", "99", "--session", "nobody"]));
+
+    let nowhere = tempfile::tempdir().unwrap();
+    let out = ws
+        .command()
+        .current_dir(nowhere.path())
+        .args(["status"])
+        .output()
+        .unwrap();
+    assert_exit(1, out);
+}
