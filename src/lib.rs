@@ -36,6 +36,7 @@ pub mod daemon;
 pub mod history;
 pub mod model;
 pub mod paths;
+pub mod restore;
 pub mod state;
 pub mod stats;
 pub mod store;

@@ -51,9 +51,29 @@ pub async fn status(State(state): State<Arc<AppState>>) -> Answer {
                 "latest_seq": sql::latest_seq(conn)?,
                 "open_turns": open,
                 "watcher": state.stats.snapshot(),
+                "recovery": recovery(conn)?,
             })))
         })
         .await
+}
+
+/// What the last start-up recovery did, if a crash interrupted a rollback (G6).
+fn recovery(conn: &rusqlite::Connection) -> Result<Value, ApiError> {
+    let Some(row) = crate::store::journal::last_recovered(conn)? else {
+        return Ok(Value::Null);
+    };
+    let outcome: Value = row
+        .outcome
+        .as_deref()
+        .and_then(|o| serde_json::from_str(o).ok())
+        .unwrap_or(Value::Null);
+    Ok(json!({
+        "rollback_id": row.id,
+        "operation": row.kind,
+        "outcome": "finished",
+        "note": outcome["recovery"],
+        "left": outcome["skipped"],
+    }))
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -5,6 +5,7 @@ mod access;
 pub mod error;
 mod handlers;
 mod render;
+mod rollback;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -94,6 +95,9 @@ pub fn router(state: Arc<AppState>) -> Router {
         )
         .route("/sessions/{session}/turns/{turn}", get(handlers::get_turn))
         .route("/sessions/{session}/turns/{turn}/end", post(handlers::end_turn))
+        .route("/sessions/{session}/rollback", post(rollback::rollback))
+        .route("/sessions/{session}/undo", post(rollback::undo))
+        .route("/sessions/{session}/redo", post(rollback::redo))
         .route("/history", get(handlers::history));
     Router::new()
         .nest("/v1", v1)

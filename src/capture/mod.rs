@@ -15,6 +15,8 @@ use std::sync::Arc;
 use tokio::sync::oneshot;
 
 use crate::paths::RelPath;
+use crate::restore::outcome::Outcome;
+use crate::restore::{Request, RollbackError};
 use crate::stats::Stats;
 use crate::store::blobs::BlobDir;
 use crate::store::sql::TurnRow;
@@ -46,6 +48,11 @@ pub enum Command {
         session: String,
         turn: TurnSelector,
         reply: oneshot::Sender<Result<TurnRow, TurnError>>,
+    },
+    /// A rollback, undo or redo: planned and applied once every earlier write is recorded.
+    Rollback {
+        request: Request,
+        reply: oneshot::Sender<Result<Outcome, RollbackError>>,
     },
 }
 

@@ -50,6 +50,10 @@ impl RootDir {
         )
     }
 
+    pub fn fd(&self) -> &OwnedFd {
+        &self.fd
+    }
+
     pub fn stat(&self) -> io::Result<rustix::fs::Stat> {
         Ok(rustix::fs::fstat(&self.fd)?)
     }
@@ -77,8 +81,17 @@ pub struct Present {
     pub streamed: Option<PathBuf>,
 }
 
-/// Reads `rel` as it is now.
+/// Reads `rel` as it is now, storing a file's content in the blob store.
 pub fn observe(root: &RootDir, rel: &RelPath, max_file_size: u64, blobs: &BlobDir) -> Observation {
+    look(root, rel, max_file_size, Some(blobs))
+}
+
+/// What `rel` is now, without storing anything: the restorer's check of the disk.
+pub fn probe(root: &RootDir, rel: &RelPath, max_file_size: u64) -> Observation {
+    look(root, rel, max_file_size, None)
+}
+
+fn look(root: &RootDir, rel: &RelPath, max_file_size: u64, blobs: Option<&BlobDir>) -> Observation {
     let fd = match root.open_beneath(rel, OFlags::PATH) {
         Ok(fd) => fd,
         Err(e) if is_gone(e) => return Observation::Absent,
@@ -121,7 +134,7 @@ fn is_gone(e: Errno) -> bool {
     matches!(e, Errno::NOENT | Errno::NOTDIR | Errno::LOOP | Errno::XDEV)
 }
 
-fn read_file(root: &RootDir, rel: &RelPath, max_file_size: u64, blobs: &BlobDir) -> Observation {
+fn read_file(root: &RootDir, rel: &RelPath, max_file_size: u64, blobs: Option<&BlobDir>) -> Observation {
     for _ in 0..READ_ATTEMPTS {
         let fd = match root.open_beneath(rel, OFlags::RDONLY | OFlags::NONBLOCK) {
             Ok(fd) => fd,
@@ -138,16 +151,16 @@ fn read_file(root: &RootDir, rel: &RelPath, max_file_size: u64, blobs: &BlobDir)
 }
 
 /// One attempt: `None` when the file changed while it was read.
-fn read_once(fd: OwnedFd, max_file_size: u64, blobs: &BlobDir) -> io::Result<Option<Present>> {
+fn read_once(fd: OwnedFd, max_file_size: u64, blobs: Option<&BlobDir>) -> io::Result<Option<Present>> {
     let before = StatKey::from_rustix(&rustix::fs::fstat(&fd)?);
     if FileType::from_raw_mode(before.mode) != FileType::RegularFile {
         return Ok(None);
     }
     let executable = before.mode & 0o111 != 0;
     let mut file = File::from(fd);
-    if before.size > max_file_size {
+    if before.size > max_file_size || (blobs.is_none() && before.size > STREAM_ABOVE) {
         let (hash, size) = hash_stream(&mut file)?;
-        let state = file_state(hash, size, executable, true);
+        let state = file_state(hash, size, executable, before.size > max_file_size);
         return Ok(stable(&file, before, size).then_some(Present {
             state,
             stat: before,
@@ -155,7 +168,7 @@ fn read_once(fd: OwnedFd, max_file_size: u64, blobs: &BlobDir) -> io::Result<Opt
             streamed: None,
         }));
     }
-    if before.size > STREAM_ABOVE {
+    if let Some(blobs) = blobs.filter(|_| before.size > STREAM_ABOVE) {
         let (blob, tmp) = blobs.stream_from(&mut file)?;
         if !stable(&file, before, blob.size) {
             blobs.discard(&tmp);
@@ -175,12 +188,15 @@ fn read_once(fd: OwnedFd, max_file_size: u64, blobs: &BlobDir) -> io::Result<Opt
         return Ok(None);
     }
     let hash = Hash::of(&raw);
-    let blob = blobs.prepare(hash, &raw).map_err(io::Error::other)?;
+    let blob = match blobs {
+        Some(blobs) => Some(blobs.prepare(hash, &raw).map_err(io::Error::other)?),
+        None => None,
+    };
     let state = file_state(hash, raw.len() as u64, executable, false);
     Ok(Some(Present {
         state,
         stat: before,
-        blob: Some(blob),
+        blob,
         streamed: None,
     }))
 }

@@ -71,6 +71,9 @@ impl Worker {
         overflow: Arc<AtomicBool>,
     ) -> rusqlite::Result<(Self, WorkerHandle)> {
         remove_stale_cookies(&ctx.root.path);
+        for outcome in crate::restore::recover::recover(&mut conn, &mut ctx)? {
+            tracing::warn!(rollback = ?outcome.rollback_id, note = ?outcome.recovery, "recovered a rollback");
+        }
         let offline = Attribution {
             origin: Origin::Offline,
             turn_id: None,
@@ -242,6 +245,13 @@ impl Worker {
             Command::TurnEnd { session, turn, reply } => {
                 let result = turns::end(&mut self.conn, &session, &turn);
                 self.refresh_open_turns();
+                let _ = reply.send(result);
+            }
+            Command::Rollback { request, reply } => {
+                let result = crate::restore::perform(&mut self.conn, &mut self.ctx, &request);
+                if let Err(err) = &result {
+                    tracing::warn!(error = %err, "rollback refused or failed");
+                }
                 let _ = reply.send(result);
             }
         }

@@ -61,6 +61,50 @@ pub enum Command {
     Show(ShowCmd),
     /// Every recorded version of one path.
     History(HistoryCmd),
+    /// Set the workspace to a turn boundary of a session (conflicts checked).
+    Rollback(RollbackCmd),
+    /// Roll back the session's latest turn not yet undone.
+    Undo(RollbackFlags),
+    /// Return to the state just before the session's latest undo or rollback.
+    Redo(RollbackFlags),
+}
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("boundary").required(true).args(["before", "after"])))]
+pub struct RollbackCmd {
+    /// Roll back to the state when turn N started.
+    #[arg(long, value_name = "N")]
+    pub before: Option<String>,
+    /// Roll back to the state when turn N ended.
+    #[arg(long, value_name = "N")]
+    pub after: Option<String>,
+    #[command(flatten)]
+    pub flags: RollbackFlags,
+}
+
+#[derive(Debug, Args)]
+pub struct RollbackFlags {
+    #[command(flatten)]
+    pub session: SessionArg,
+    /// Show the plan and the conflicts; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Roll back everything else and leave conflicting paths as they are.
+    #[arg(long, conflicts_with = "force")]
+    pub skip_conflicts: bool,
+    /// Roll back conflicting paths too (what they hold stays in history).
+    #[arg(long)]
+    pub force: bool,
+    /// Show unified diffs of what each file becomes.
+    #[arg(long)]
+    pub diff: bool,
+    /// An id for this operation: repeating it returns the first answer, never applies twice.
+    #[arg(long)]
+    pub op_id: Option<String>,
+    /// Only these paths (and what lies beneath them).
+    pub paths: Vec<String>,
+    #[command(flatten)]
+    pub json: JsonFlag,
 }
 
 #[derive(Debug, Args)]
@@ -158,8 +202,65 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Log(cmd) => log(&client, cmd),
         Command::Show(cmd) => show(&client, cmd),
         Command::History(cmd) => history(&client, &args, cmd),
+        Command::Rollback(cmd) => {
+            let (to, turn) = match (cmd.before, cmd.after) {
+                (Some(n), _) => ("before", n),
+                (None, Some(n)) => ("after", n),
+                (None, None) => bail!("give --before N or --after N"),
+            };
+            return rollback(&client, &args, "rollback", Some((to, turn)), cmd.flags);
+        }
+        Command::Undo(flags) => return rollback(&client, &args, "undo", None, flags),
+        Command::Redo(flags) => return rollback(&client, &args, "redo", None, flags),
     }?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Exit code when a rollback was refused because of conflicts.
+const EXIT_CONFLICTS: u8 = 3;
+
+fn rollback(
+    client: &Client,
+    args: &ServeArgs,
+    operation: &str,
+    boundary: Option<(&str, String)>,
+    flags: RollbackFlags,
+) -> anyhow::Result<ExitCode> {
+    let session = resolve_session(client, flags.session.session)?;
+    let paths = flags
+        .paths
+        .iter()
+        .map(|p| workspace_relative(client, args, p))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let on_conflict = match (flags.skip_conflicts, flags.force) {
+        (true, _) => "skip",
+        (_, true) => "force",
+        _ => "abort",
+    };
+    let mut body = json!({
+        "on_conflict": on_conflict, "dry_run": flags.dry_run, "paths": paths, "diff": flags.diff,
+    });
+    if let Some(op_id) = flags.op_id {
+        body["op_id"] = json!(op_id);
+    }
+    if let Some((to, turn)) = boundary {
+        body["to"] = json!(to);
+        body["turn"] = turn.parse::<i64>().map_or_else(|_| json!(turn), |n| json!(n));
+    }
+    let (answer, refused) = match client.post(&format!("/v1/sessions/{session}/{operation}"), &body) {
+        Ok(answer) => (answer, false),
+        Err(err) => match err.downcast::<ApiFailure>() {
+            Ok(failure) if failure.code == "conflicts" => (failure.body, true),
+            Ok(failure) => return Err(failure.into()),
+            Err(err) => return Err(err),
+        },
+    };
+    print::answer(&answer, flags.json.json, print::rollback)?;
+    Ok(if refused {
+        ExitCode::from(EXIT_CONFLICTS)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn serve(args: ServeArgs, config: Option<PathBuf>, port: Option<u16>) -> anyhow::Result<ExitCode> {

@@ -185,3 +185,69 @@ pub fn history(a: &Value) {
         println!("  #{:<8} {}  {:<28} {what}", v["seq"], text(&v["time"]), who);
     }
 }
+
+pub fn rollback(a: &Value) {
+    let target = &a["target"];
+    let boundary = match target["to"].as_str() {
+        Some("redo") => "the state before the latest undo".to_string(),
+        Some(to) => format!("{to} turn {}", target["turn"]),
+        None => "?".to_string(),
+    };
+    let mode = if a["dry_run"] == Value::Bool(true) {
+        " (dry run: nothing changed)"
+    } else {
+        ""
+    };
+    println!(
+        "{} of session {}: back to {boundary}{mode}",
+        text(&a["operation"]),
+        text(&a["session"])
+    );
+    let color = std::io::stdout().is_terminal();
+    let actions = a["actions"].as_array().map_or(&[][..], Vec::as_slice);
+    if actions.is_empty() {
+        println!("  nothing to change");
+    }
+    for action in actions {
+        let stats = match (action["lines_added"].as_u64(), action["lines_removed"].as_u64()) {
+            (Some(added), Some(removed)) => format!("  +{added} -{removed}"),
+            _ => String::new(),
+        };
+        let status = match action["status"].as_str() {
+            Some("planned") | None => String::new(),
+            Some(other) => format!("  [{other}]"),
+        };
+        println!(
+            "  {:<11} {} ({}){stats}{status}",
+            text(&action["action"]),
+            text(&action["path"]),
+            text(&action["kind"])
+        );
+        if let Some(diff) = action["diff"].as_str() {
+            print_diff(diff, color);
+        }
+    }
+    let refused = !a["error"].is_null();
+    notes("conflicts", &a["conflicts"]);
+    notes("skipped", &a["skipped"]);
+    notes("not restorable", &a["not_restorable"]);
+    notes("kept", &a["kept"]);
+    if let Some(note) = a["recovery"].as_str() {
+        println!("recovery: {note}");
+    }
+    if refused {
+        println!(
+            "refused: nothing was changed. Re-run with --skip-conflicts to leave those paths as they are, or --force to roll them back too."
+        );
+    }
+}
+
+fn notes(title: &str, list: &Value) {
+    let Some(items) = list.as_array().filter(|l| !l.is_empty()) else {
+        return;
+    };
+    println!("{title}:");
+    for item in items {
+        println!("  {}: {}", text(&item["path"]), text(&item["reason"]));
+    }
+}

@@ -7,7 +7,10 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags};
 
 /// Every migration, in order. Released files are never edited: a change is a new file.
-const MIGRATIONS: &[&str] = &[include_str!("../../migrations/0001_init.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../../migrations/0001_init.sql"),
+    include_str!("../../migrations/0002_rollback.sql"),
+];
 
 #[derive(Debug, thiserror::Error)]
 pub enum DbError {

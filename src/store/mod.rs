@@ -3,6 +3,7 @@
 
 pub mod blobs;
 pub mod db;
+pub mod journal;
 pub mod sql;
 
 use rusqlite::Connection;

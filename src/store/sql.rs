@@ -58,7 +58,7 @@ pub struct TurnRow {
 const VERSION_COLUMNS: &str = "v.kind, v.hash, v.size, v.executable, v.link_target, v.too_large";
 
 /// Decodes the six version columns starting at `at` (see `VERSION_COLUMNS`).
-fn state_at_column(row: &Row<'_>, at: usize) -> Result<State> {
+pub(crate) fn state_at_column(row: &Row<'_>, at: usize) -> Result<State> {
     let kind: i64 = row.get(at)?;
     let state = match Kind::from_i64(kind) {
         Some(Kind::File) => {

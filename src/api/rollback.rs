@@ -1,0 +1,142 @@
+//! The rollback routes: `POST /v1/sessions/{s}/rollback`, `/undo`, `/redo`.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde::Deserialize;
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use super::AppState;
+use super::access::JsonBody;
+use super::error::ApiError;
+use super::handlers::valid_session;
+use crate::capture::{Command, TurnSelector};
+use crate::paths::RelPath;
+use crate::restore::{Boundary, OnConflict, Operation, Request, RollbackError};
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RollbackBody {
+    to: Option<Boundary>,
+    turn: Option<Value>,
+    #[serde(default)]
+    on_conflict: OnConflict,
+    #[serde(default)]
+    dry_run: bool,
+    #[serde(default)]
+    paths: Vec<String>,
+    op_id: Option<String>,
+    #[serde(default)]
+    diff: bool,
+}
+
+type Answer = Result<(StatusCode, Json<Value>), ApiError>;
+
+pub async fn rollback(
+    state: State<Arc<AppState>>,
+    Path(session): Path<String>,
+    JsonBody(body): JsonBody<RollbackBody>,
+) -> Answer {
+    let (Some(to), Some(turn)) = (body.to, body.turn.as_ref()) else {
+        return Err(ApiError::bad_request(
+            "bad_request",
+            "give \"to\": \"before\" or \"after\", and \"turn\"",
+        ));
+    };
+    let turn = match turn {
+        Value::Number(n) => TurnSelector::Number(n.as_i64().unwrap_or(-1)),
+        Value::String(s) => TurnSelector::parse(s),
+        _ => {
+            return Err(ApiError::bad_request(
+                "bad_request",
+                "\"turn\" is a number, a ref or \"current\"",
+            ));
+        }
+    };
+    run(state, session, Operation::Rollback { to, turn }, body).await
+}
+
+pub async fn undo(
+    state: State<Arc<AppState>>,
+    Path(session): Path<String>,
+    JsonBody(body): JsonBody<RollbackBody>,
+) -> Answer {
+    run(state, session, Operation::Undo, body).await
+}
+
+pub async fn redo(
+    state: State<Arc<AppState>>,
+    Path(session): Path<String>,
+    JsonBody(body): JsonBody<RollbackBody>,
+) -> Answer {
+    run(state, session, Operation::Redo, body).await
+}
+
+async fn run(
+    State(state): State<Arc<AppState>>,
+    session: String,
+    operation: Operation,
+    body: RollbackBody,
+) -> Answer {
+    valid_session(&session)?;
+    let paths = body
+        .paths
+        .iter()
+        .map(|p| RelPath::parse(p).map_err(|e| ApiError::bad_request("bad_path", format!("{p:?}: {e}"))))
+        .collect::<Result<Vec<_>, _>>()?;
+    if body
+        .op_id
+        .as_ref()
+        .is_some_and(|id| id.is_empty() || id.len() > 200)
+    {
+        return Err(ApiError::bad_request(
+            "bad_request",
+            "op_id is 1 to 200 characters",
+        ));
+    }
+    let request = Request {
+        session,
+        operation,
+        on_conflict: body.on_conflict,
+        dry_run: body.dry_run,
+        paths,
+        op_id: body.op_id,
+        diff: body.diff,
+    };
+    let (reply, answer) = oneshot::channel();
+    state
+        .worker
+        .send(Command::Rollback { request, reply })
+        .map_err(ApiError::from)?;
+    let outcome = answer
+        .await
+        .map_err(|_| ApiError::unavailable("the daemon is shutting down"))??;
+    let refused = outcome.refused();
+    let mut value = serde_json::to_value(&outcome).map_err(ApiError::internal)?;
+    if !refused {
+        return Ok((StatusCode::OK, Json(value)));
+    }
+    let count = outcome.conflicts.len() + outcome.not_restorable.len();
+    value["error"] = serde_json::json!({
+        "code": "conflicts",
+        "message": format!("{count} paths conflict or cannot be restored; nothing was changed (use skip or force)"),
+    });
+    Ok((StatusCode::CONFLICT, Json(value)))
+}
+
+impl From<RollbackError> for ApiError {
+    fn from(err: RollbackError) -> Self {
+        let message = err.to_string();
+        match err {
+            RollbackError::UnknownSession(_) | RollbackError::UnknownTurn { .. } => Self::not_found(message),
+            RollbackError::TurnOpen { .. } => Self::new(StatusCode::CONFLICT, "turn_open", message),
+            RollbackError::NothingToUndo(_) => Self::new(StatusCode::CONFLICT, "nothing_to_undo", message),
+            RollbackError::NothingToRedo(_) => Self::new(StatusCode::CONFLICT, "nothing_to_redo", message),
+            RollbackError::Store(e) => Self::internal(e),
+            RollbackError::Unavailable => Self::unavailable(message),
+        }
+    }
+}

@@ -1,0 +1,400 @@
+//! Applying a plan (CRASH-01..05): the plan is committed to the journal (synchronous=FULL)
+//! before the first file is touched; each path is re-checked right before it is changed;
+//! removals run before creations (deepest directories first, then shallowest first); new
+//! content goes temp + fsync + rename; directories are fsynced; the results are recorded as
+//! versions of origin `rollback`, so the daemon's own writes are never taken for someone
+//! else's. Recovery runs the same code on the steps a crash left undone.
+
+use std::collections::HashMap;
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use super::chain::Resolved;
+use super::fsops::{FsError, Parent, file_mode};
+use super::outcome::{Outcome, PathLine};
+use super::plan::{Note, Step};
+use super::temp_name;
+use crate::capture::Context;
+use crate::capture::read::{Observation, probe};
+use crate::model::{StatKey, State, now_ms, now_ns};
+use crate::paths::RelPath;
+use crate::store::blobs::Hash;
+use crate::store::{journal, read_blob, sql};
+
+/// How a step is checked before its first change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Check {
+    /// Right after planning: the stat seen by the plan's disk check must still hold.
+    Planned,
+    /// At start-up, after a crash: the disk may hold the expected state, the target, or
+    /// nothing (between a removal and an install).
+    Recovery,
+}
+
+/// Where one step ended.
+#[derive(Debug, Clone)]
+pub enum Finished {
+    Done(Option<StatKey>),
+    Skipped(Note),
+    Kept(Note),
+}
+
+/// Writes the plan and its planned answer durably; returns the rollback's id.
+pub fn journal(
+    conn: &mut Connection,
+    resolved: &Resolved,
+    op_id: Option<&str>,
+    steps: &[Step],
+    planned: &Outcome,
+) -> rusqlite::Result<i64> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let new = journal::NewRollback {
+        session_id: Some(resolved.session_id),
+        op_id,
+        kind: resolved.kind,
+        target_seq: resolved.target_seq,
+        from_seq: sql::latest_seq(&tx)?,
+        position: Some(resolved.position),
+        prev_position: Some(resolved.prev_position),
+        redo_of: resolved.redo_of,
+    };
+    let id = journal::insert_rollback(&tx, &new, now_ms())?;
+    for (ord, step) in steps.iter().enumerate() {
+        journal::insert_step(
+            &tx,
+            id,
+            ord as i64,
+            step.path_id,
+            step.current_seq,
+            step.target_seq,
+        )?;
+    }
+    let mut planned = planned.clone();
+    planned.rollback_id = Some(id);
+    tx.execute(
+        "UPDATE rollbacks SET outcome = ?2 WHERE id = ?1",
+        rusqlite::params![id, to_json(&planned)],
+    )?;
+    tx.commit()?;
+    Ok(id)
+}
+
+pub fn to_json(outcome: &Outcome) -> String {
+    serde_json::to_string(outcome).unwrap_or_else(|_| "{}".to_string())
+}
+
+/// Changes the files of every step (indexed by its `ord`), in dependency order.
+pub fn execute(
+    conn: &Connection,
+    ctx: &Context,
+    rollback_id: i64,
+    steps: &[(i64, Step)],
+    contents: &mut HashMap<Hash, Vec<u8>>,
+    check: Check,
+) -> Vec<Finished> {
+    let mut run = Run {
+        conn,
+        ctx,
+        rollback_id,
+        check,
+        contents,
+        results: vec![None; steps.len()],
+        touched: HashMap::new(),
+        pause: PauseHook::from_env(),
+    };
+    run.pause.before_first();
+    for (phase, indexes) in phases(steps).into_iter().enumerate() {
+        for i in indexes {
+            if run.results[i].is_some() {
+                continue;
+            }
+            if let Err(finished) = run.step(phase, &steps[i]) {
+                run.results[i] = Some(finished);
+            }
+        }
+    }
+    run.sync_dirs();
+    let mut out = Vec::with_capacity(steps.len());
+    for (i, (_, step)) in steps.iter().enumerate() {
+        let finished = run.results[i]
+            .take()
+            .unwrap_or_else(|| Finished::Done(stat_now(ctx, &step.path)));
+        out.push(finished);
+    }
+    out
+}
+
+/// The order of the four phases: remove files and symlinks, remove directories (deepest
+/// first), create directories (shallowest first), install files and symlinks.
+fn phases(steps: &[(i64, Step)]) -> [Vec<usize>; 4] {
+    let mut order: [Vec<usize>; 4] = Default::default();
+    for (i, (_, step)) in steps.iter().enumerate() {
+        let (current, target) = (&step.current, &step.target);
+        let removes_entry = matches!(current, State::File(_) | State::Symlink { .. })
+            && matches!(target, State::Absent | State::Dir);
+        if removes_entry {
+            order[0].push(i);
+        }
+        if current.is_dir() && !target.is_dir() {
+            order[1].push(i);
+        }
+        if target.is_dir() && !current.is_dir() {
+            order[2].push(i);
+        }
+        if matches!(target, State::File(_) | State::Symlink { .. }) {
+            order[3].push(i);
+        }
+    }
+    let depth = |i: &usize| steps[*i].1.path.as_bytes().iter().filter(|&&b| b == b'/').count();
+    order[1].sort_by_key(|i| std::cmp::Reverse(depth(i)));
+    order[2].sort_by_key(depth);
+    order
+}
+
+struct Run<'a> {
+    conn: &'a Connection,
+    ctx: &'a Context,
+    rollback_id: i64,
+    check: Check,
+    contents: &'a mut HashMap<Hash, Vec<u8>>,
+    results: Vec<Option<Finished>>,
+    /// Directories whose entries changed, each with one path inside it (to open it by).
+    touched: HashMap<Option<RelPath>, RelPath>,
+    pause: PauseHook,
+}
+
+impl Run<'_> {
+    /// One phase of one step. `Err` ends the step (done early, skipped or kept).
+    fn step(&mut self, phase: usize, step: &(i64, Step)) -> Result<(), Finished> {
+        let (ord, step) = step;
+        let parent = self
+            .ctx
+            .root
+            .parent_of(&step.path)
+            .map_err(|e| skipped(step, &e))?;
+        if self.first_phase(phase, step) {
+            self.pre_check(&parent, step)?;
+        }
+        let path = &step.path;
+        let result = match phase {
+            0 => parent.unlink(path),
+            1 => parent.rmdir(path),
+            2 => parent.mkdir(path),
+            _ => self.install(&parent, *ord, step),
+        };
+        result.map_err(|e| match e {
+            FsError::NotEmpty(_) => Finished::Kept(note(step, "not_empty", e.to_string())),
+            other => skipped(step, &other),
+        })?;
+        self.touched.insert(path.parent(), path.clone());
+        self.pause.tick();
+        Ok(())
+    }
+
+    fn first_phase(&self, phase: usize, step: &Step) -> bool {
+        let removes_entry = matches!(step.current, State::File(_) | State::Symlink { .. })
+            && matches!(step.target, State::Absent | State::Dir);
+        let first = if removes_entry {
+            0
+        } else if step.current.is_dir() && !step.target.is_dir() {
+            1
+        } else if step.target.is_dir() {
+            2
+        } else {
+            3
+        };
+        phase == first
+    }
+
+    /// PATH-04 / CRASH-05: the disk still holds what the plan expects, right before the change.
+    fn pre_check(&self, parent: &Parent, step: &Step) -> Result<(), Finished> {
+        if self.check == Check::Planned {
+            let now = parent.stat(&step.path).map_err(|e| skipped(step, &e))?;
+            let same = match (now.map(|s| StatKey::from_rustix(&s)), step.checked) {
+                (None, None) => !step.current.is_present(),
+                (Some(now), Some(checked)) => now == checked,
+                _ => false,
+            };
+            if same {
+                return Ok(());
+            }
+        }
+        let on_disk = match probe(&self.ctx.root, &step.path, self.ctx.max_file_size) {
+            Observation::Absent => State::Absent,
+            Observation::Present(p) => p.state,
+            _ => return Err(changed(step)),
+        };
+        if on_disk == step.target {
+            return Err(Finished::Done(stat_now(self.ctx, &step.path)));
+        }
+        let between = self.check == Check::Recovery && on_disk == State::Absent;
+        if on_disk == step.current || between {
+            return Ok(());
+        }
+        Err(changed(step))
+    }
+
+    fn install(&mut self, parent: &Parent, ord: i64, step: &Step) -> Result<(), FsError> {
+        let temp = temp_name(self.rollback_id, ord);
+        let current_mode = parent.stat(&step.path)?.map(|s| s.st_mode);
+        let replace = step.current.is_present() && !step.current.is_dir();
+        match &step.target {
+            State::File(file) if matches!(&step.current, State::File(c) if c.hash == file.hash) => {
+                parent.set_mode(&step.path, file_mode(current_mode, file.executable))
+            }
+            State::File(file) => {
+                let bytes = self.content(file.hash).map_err(|e| FsError::Io {
+                    path: step.path.to_text(),
+                    source: std::io::Error::other(e),
+                })?;
+                let mode = file_mode(current_mode.filter(|_| replace), file.executable);
+                parent.write_temp(&step.path, &temp, bytes, mode)?;
+                parent.install(&step.path, &temp, replace)
+            }
+            State::Symlink { target } => {
+                parent.symlink_temp(&step.path, &temp, target)?;
+                parent.install(&step.path, &temp, replace)
+            }
+            State::Dir | State::Absent => Ok(()),
+        }
+    }
+
+    fn content(&mut self, hash: Hash) -> Result<&[u8], crate::store::blobs::BlobError> {
+        if !self.contents.contains_key(&hash) {
+            let bytes = read_blob(self.conn, &self.ctx.blobs, hash)?;
+            self.contents.insert(hash, bytes);
+        }
+        Ok(self.contents.get(&hash).map(Vec::as_slice).unwrap_or_default())
+    }
+
+    /// Makes every changed directory entry durable before the results are recorded.
+    fn sync_dirs(&self) {
+        for child in self.touched.values() {
+            if let Ok(parent) = self.ctx.root.parent_of(child)
+                && let Err(e) = parent.sync(child)
+            {
+                self.ctx.stats.set_error(format!("rollback: {e}"));
+            }
+        }
+    }
+}
+
+fn note(step: &Step, code: &'static str, reason: String) -> Note {
+    Note {
+        path: step.path.clone(),
+        code,
+        reason,
+    }
+}
+
+fn skipped(step: &Step, err: &FsError) -> Finished {
+    let code = match err {
+        FsError::SymlinkInTheWay(_) => "symlink_in_the_way",
+        FsError::Appeared(_) => "appeared",
+        FsError::NoParent(_) => "no_parent",
+        _ => "io_error",
+    };
+    Finished::Skipped(note(step, code, err.to_string()))
+}
+
+fn changed(step: &Step) -> Finished {
+    Finished::Skipped(note(
+        step,
+        "changed_on_disk",
+        "it changed on disk while the rollback ran; left as it is".into(),
+    ))
+}
+
+fn stat_now(ctx: &Context, path: &RelPath) -> Option<StatKey> {
+    let parent = ctx.root.parent_of(path).ok()?;
+    parent.stat(path).ok().flatten().map(|s| StatKey::from_rustix(&s))
+}
+
+/// Records what was done as versions of origin `rollback`, marks every step finished, and
+/// stores the answer; the rollback is then committed.
+pub fn record(
+    conn: &mut Connection,
+    ctx: &mut Context,
+    rollback_id: i64,
+    steps: &[(i64, Step)],
+    results: &[Finished],
+    outcome: &mut Outcome,
+    status: &str,
+) -> rusqlite::Result<()> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let (now, checked_ns) = (now_ms(), now_ns());
+    for ((ord, step), finished) in steps.iter().zip(results) {
+        let path = step.path.to_text();
+        match finished {
+            Finished::Done(stat) => {
+                let seq =
+                    journal::insert_rollback_version(&tx, step.path_id, &step.target, rollback_id, now)?;
+                match (stat, step.target.is_present()) {
+                    (Some(stat), true) => sql::set_path_state(&tx, step.path_id, seq, stat, checked_ns)?,
+                    _ => sql::clear_path_state(&tx, step.path_id)?,
+                }
+                update_watch(ctx, step);
+                outcome.set_status(&path, "done");
+            }
+            Finished::Skipped(note) => {
+                outcome.set_status(&path, "skipped");
+                outcome.skipped.push(PathLine::from(note));
+            }
+            Finished::Kept(note) => {
+                outcome.set_status(&path, "kept");
+                outcome.kept.push(PathLine::from(note));
+            }
+        }
+        journal::mark_step_done(&tx, rollback_id, *ord)?;
+    }
+    outcome.applied = true;
+    outcome.rollback_id = Some(rollback_id);
+    journal::finish_rollback(&tx, rollback_id, status, &to_json(outcome), now)?;
+    tx.commit()
+}
+
+fn update_watch(ctx: &mut Context, step: &Step) {
+    if step.target.is_dir() {
+        ctx.watches.watch(&step.path);
+    } else if step.current.is_dir() {
+        ctx.watches.unwatch_tree(&step.path);
+    }
+}
+
+/// Test-only: `FILEWATCHD_TEST_PAUSE_AFTER=K` stops a rollback after K file changes so a test
+/// can kill the daemon mid-apply (issue 3's crash tests). Unset in normal use.
+struct PauseHook {
+    left: Option<u64>,
+}
+
+impl PauseHook {
+    fn from_env() -> Self {
+        let left = std::env::var("FILEWATCHD_TEST_PAUSE_AFTER")
+            .ok()
+            .and_then(|v| v.parse().ok());
+        Self { left }
+    }
+
+    fn before_first(&self) {
+        if self.left == Some(0) {
+            Self::pause();
+        }
+    }
+
+    fn tick(&mut self) {
+        let Some(left) = self.left.as_mut() else {
+            return;
+        };
+        *left = left.saturating_sub(1);
+        if *left == 0 {
+            Self::pause();
+        }
+    }
+
+    fn pause() -> ! {
+        tracing::warn!("FILEWATCHD_TEST_PAUSE_AFTER reached: pausing the rollback until killed");
+        loop {
+            std::thread::park();
+        }
+    }
+}

@@ -1,0 +1,199 @@
+//! The restorer's file-system operations, confined beneath the root (PATH-02): every
+//! operation goes through the directory that holds the path, opened with `openat2`
+//! (`RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`), so no symlink anywhere on the way is followed
+//! and nothing outside the root can be reached. New content is written to a temp file in the
+//! same directory, fsynced, then renamed into place (CRASH-02); a create never clobbers a
+//! path that appeared meanwhile (`RENAME_NOREPLACE`, PATH-04).
+
+use std::io::{self, Write};
+use std::os::fd::{AsFd, OwnedFd};
+
+use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags, ResolveFlags};
+use rustix::io::Errno;
+
+use crate::capture::read::RootDir;
+use crate::paths::RelPath;
+
+/// Why an operation on one path could not be done.
+#[derive(Debug, thiserror::Error)]
+pub enum FsError {
+    #[error("a symlink is in the way at or above {0}; filewatchd never writes through one")]
+    SymlinkInTheWay(String),
+    #[error("its directory {0} does not exist")]
+    NoParent(String),
+    #[error("something appeared at {0} meanwhile; it was left alone")]
+    Appeared(String),
+    #[error("{0} is not empty (it holds untracked files); it was kept")]
+    NotEmpty(String),
+    #[error("{path}: {source}")]
+    Io { path: String, source: io::Error },
+}
+
+fn io_err(path: &RelPath, e: impl Into<io::Error>) -> FsError {
+    FsError::Io {
+        path: path.to_text(),
+        source: e.into(),
+    }
+}
+
+/// The directory holding one path, and the path's name in it.
+pub struct Parent {
+    pub fd: OwnedFd,
+    pub name: Vec<u8>,
+}
+
+impl RootDir {
+    /// Opens the directory that holds `path`, refusing symlinks on the way.
+    pub fn parent_of(&self, path: &RelPath) -> Result<Parent, FsError> {
+        let name = path.file_name().to_vec();
+        let dir = path.parent();
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+        let opened = match &dir {
+            Some(dir) => rustix::fs::openat2(self.fd(), dir.as_path(), flags, Mode::empty(), resolve),
+            None => rustix::fs::openat2(self.fd(), ".", flags, Mode::empty(), resolve),
+        };
+        let shown = dir.as_ref().map_or_else(|| ".".to_string(), RelPath::to_text);
+        match opened {
+            Ok(fd) => Ok(Parent { fd, name }),
+            Err(Errno::LOOP | Errno::XDEV | Errno::NOTDIR) => Err(FsError::SymlinkInTheWay(shown)),
+            Err(Errno::NOENT) => Err(FsError::NoParent(shown)),
+            Err(e) => Err(io_err(path, e)),
+        }
+    }
+}
+
+impl Parent {
+    fn name(&self) -> &std::ffi::OsStr {
+        use std::os::unix::ffi::OsStrExt;
+        std::ffi::OsStr::from_bytes(&self.name)
+    }
+
+    /// lstat of the path, `None` when it does not exist.
+    pub fn stat(&self, path: &RelPath) -> Result<Option<rustix::fs::Stat>, FsError> {
+        match rustix::fs::statat(&self.fd, self.name(), AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(stat) => Ok(Some(stat)),
+            Err(Errno::NOENT) => Ok(None),
+            Err(e) => Err(io_err(path, e)),
+        }
+    }
+
+    /// Removes a file or symlink; already gone is fine.
+    pub fn unlink(&self, path: &RelPath) -> Result<(), FsError> {
+        match rustix::fs::unlinkat(&self.fd, self.name(), AtFlags::empty()) {
+            Ok(()) | Err(Errno::NOENT) => Ok(()),
+            Err(e) => Err(io_err(path, e)),
+        }
+    }
+
+    /// Removes an empty directory; already gone is fine; one still holding files is kept.
+    pub fn rmdir(&self, path: &RelPath) -> Result<(), FsError> {
+        match rustix::fs::unlinkat(&self.fd, self.name(), AtFlags::REMOVEDIR) {
+            Ok(()) | Err(Errno::NOENT) => Ok(()),
+            Err(Errno::NOTEMPTY | Errno::EXIST) => Err(FsError::NotEmpty(path.to_text())),
+            Err(e) => Err(io_err(path, e)),
+        }
+    }
+
+    /// Creates a directory; an existing directory is fine, anything else there is not.
+    pub fn mkdir(&self, path: &RelPath) -> Result<(), FsError> {
+        match rustix::fs::mkdirat(&self.fd, self.name(), Mode::from_raw_mode(0o755)) {
+            Ok(()) => Ok(()),
+            Err(Errno::EXIST) => match self.stat(path)? {
+                Some(st) if rustix::fs::FileType::from_raw_mode(st.st_mode).is_dir() => Ok(()),
+                _ => Err(FsError::Appeared(path.to_text())),
+            },
+            Err(e) => Err(io_err(path, e)),
+        }
+    }
+
+    /// Writes `bytes` with `mode` to a temp file beside the path and fsyncs it.
+    pub fn write_temp(&self, path: &RelPath, temp: &str, bytes: &[u8], mode: u32) -> Result<(), FsError> {
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let _ = rustix::fs::unlinkat(&self.fd, temp, AtFlags::empty());
+        let fd = rustix::fs::openat(&self.fd, temp, flags, Mode::from_raw_mode(0o600))
+            .map_err(|e| io_err(path, e))?;
+        let mut file = std::fs::File::from(fd);
+        let written = file
+            .write_all(bytes)
+            .and_then(|()| {
+                rustix::fs::fchmod(file.as_fd(), Mode::from_raw_mode(mode)).map_err(io::Error::from)
+            })
+            .and_then(|()| file.sync_all());
+        if let Err(e) = written {
+            let _ = rustix::fs::unlinkat(&self.fd, temp, AtFlags::empty());
+            return Err(io_err(path, e));
+        }
+        Ok(())
+    }
+
+    /// Creates a symlink under a temp name beside the path.
+    pub fn symlink_temp(&self, path: &RelPath, temp: &str, target: &[u8]) -> Result<(), FsError> {
+        use std::os::unix::ffi::OsStrExt;
+        let _ = rustix::fs::unlinkat(&self.fd, temp, AtFlags::empty());
+        rustix::fs::symlinkat(std::ffi::OsStr::from_bytes(target), &self.fd, temp)
+            .map_err(|e| io_err(path, e))
+    }
+
+    /// Renames the temp file onto the path: replacing what is there, or only if nothing is.
+    pub fn install(&self, path: &RelPath, temp: &str, replace: bool) -> Result<(), FsError> {
+        let flags = if replace {
+            RenameFlags::empty()
+        } else {
+            RenameFlags::NOREPLACE
+        };
+        match rustix::fs::renameat_with(&self.fd, temp, &self.fd, self.name(), flags) {
+            Ok(()) => Ok(()),
+            Err(Errno::EXIST) => {
+                let _ = rustix::fs::unlinkat(&self.fd, temp, AtFlags::empty());
+                Err(FsError::Appeared(path.to_text()))
+            }
+            Err(e) => {
+                let _ = rustix::fs::unlinkat(&self.fd, temp, AtFlags::empty());
+                Err(io_err(path, e))
+            }
+        }
+    }
+
+    /// Sets the permission bits of a regular file, never following a symlink.
+    pub fn set_mode(&self, path: &RelPath, mode: u32) -> Result<(), FsError> {
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        let fd =
+            rustix::fs::openat(&self.fd, self.name(), flags, Mode::empty()).map_err(|e| io_err(path, e))?;
+        rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode)).map_err(|e| io_err(path, e))
+    }
+
+    /// Removes a temp file left by an interrupted write.
+    pub fn remove_temp(&self, temp: &str) {
+        let _ = rustix::fs::unlinkat(&self.fd, temp, AtFlags::empty());
+    }
+
+    /// Makes this directory's entries durable.
+    pub fn sync(&self, path: &RelPath) -> Result<(), FsError> {
+        rustix::fs::fsync(&self.fd).map_err(|e| io_err(path, e))
+    }
+}
+
+/// The permission bits a restored file gets: its current bits (or 0644 when new) with the
+/// executable bits set where readable, or cleared.
+pub fn file_mode(current_mode: Option<u32>, executable: bool) -> u32 {
+    let base = current_mode.map_or(0o644, |m| m & 0o7777);
+    if executable {
+        base | ((base & 0o444) >> 2) | 0o100
+    } else {
+        base & !0o111
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::file_mode;
+
+    #[test]
+    fn exec_bits_follow_read_bits() {
+        assert_eq!(file_mode(None, false), 0o644);
+        assert_eq!(file_mode(None, true), 0o755);
+        assert_eq!(file_mode(Some(0o100600), true), 0o700);
+        assert_eq!(file_mode(Some(0o100755), false), 0o644);
+    }
+}

@@ -1,0 +1,103 @@
+//! Rollback, undo and redo (PRODUCT.md G3-G7): plan, check, apply.
+//!
+//! - `chain` turns a request (rollback to a boundary, undo, redo) into a target sequence
+//!   number, walking the session's chain of undos and redos.
+//! - `plan` lists every tracked path changed since the target with its action, checks each
+//!   for conflicts (G4: foreign changes since the boundary, disk differing from the record, a
+//!   symlink in the way), verifies every blob it will need, and decides per `on_conflict`.
+//!   The dry run is this plan.
+//! - `apply` writes the plan durably (the journal) before touching anything, then changes the
+//!   files through `fsops` (confined, symlink-free, temp + fsync + rename, no clobber) and
+//!   records the result as versions of origin `rollback`.
+//! - `recover` finishes, at start-up, a rollback a crash interrupted.
+//! - `outcome` is the answer: what was (or would be) done, path by path.
+
+pub mod apply;
+pub mod chain;
+pub mod fsops;
+pub mod outcome;
+pub mod plan;
+pub mod recover;
+mod run;
+
+pub use run::perform;
+
+use serde::Deserialize;
+
+use crate::capture::TurnSelector;
+use crate::paths::RelPath;
+
+/// What to do with conflicting paths (G4).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnConflict {
+    /// Change nothing and list every conflict.
+    #[default]
+    Abort,
+    /// Roll back everything else; leave conflicting paths exactly as they are.
+    Skip,
+    /// Roll conflicting paths back too (what they held stays in history).
+    Force,
+}
+
+impl OnConflict {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Abort => "abort",
+            Self::Skip => "skip",
+            Self::Force => "force",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Boundary {
+    Before,
+    After,
+}
+
+/// Which state a request asks for.
+#[derive(Debug, Clone)]
+pub enum Operation {
+    Rollback { to: Boundary, turn: TurnSelector },
+    Undo,
+    Redo,
+}
+
+/// One rollback-like request, as the API and the CLI send it.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub session: String,
+    pub operation: Operation,
+    pub on_conflict: OnConflict,
+    pub dry_run: bool,
+    /// Restrict the rollback to these paths (and what lies beneath them).
+    pub paths: Vec<RelPath>,
+    pub op_id: Option<String>,
+    /// Include unified diffs of what each text file would become.
+    pub diff: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RollbackError {
+    #[error("no session named {0:?}")]
+    UnknownSession(String),
+    #[error("session {session:?} has no turn {turn}")]
+    UnknownTurn { session: String, turn: String },
+    #[error("turn {turn} of session {session:?} is still open: end it first")]
+    TurnOpen { session: String, turn: i64 },
+    #[error("session {0:?} has nothing left to undo")]
+    NothingToUndo(String),
+    #[error("session {0:?} has nothing to redo (a new turn ends the redo chain)")]
+    NothingToRedo(String),
+    #[error("the index failed: {0}")]
+    Store(#[from] rusqlite::Error),
+    #[error("the daemon is shutting down")]
+    Unavailable,
+}
+
+/// The temp name of a step's new content, registered in the journal (CRASH-06).
+pub fn temp_name(rollback_id: i64, ord: i64) -> String {
+    format!(".filewatchd-tmp-{rollback_id}-{ord}")
+}

@@ -1,0 +1,177 @@
+//! The answer of a rollback, undo or redo: the plan path by path (with diff stats), the
+//! conflicts with their reasons, what was skipped, what cannot be restored, and whether it
+//! was applied. Stored with the rollback so a repeated operation id gets the same answer.
+
+use rusqlite::Connection;
+use serde::{Deserialize, Serialize};
+
+use super::Request;
+use super::chain::Target;
+use super::plan::{Action, Decision, Note, Plan, Step};
+use crate::model::State;
+use crate::store::blobs::BlobDir;
+use crate::store::read_blob;
+
+/// Text files larger than this get no line statistics or diff in a plan.
+const DIFF_MAX: u64 = 1024 * 1024;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Outcome {
+    pub operation: String,
+    pub session: Option<String>,
+    pub rollback_id: Option<i64>,
+    pub target: Target,
+    pub on_conflict: String,
+    pub dry_run: bool,
+    pub applied: bool,
+    pub actions: Vec<ActionLine>,
+    pub conflicts: Vec<PathLine>,
+    pub skipped: Vec<PathLine>,
+    pub not_restorable: Vec<PathLine>,
+    /// Directories the rollback would have removed but that still hold untracked files.
+    pub kept: Vec<PathLine>,
+    /// Set when a restart finished this rollback after a crash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ActionLine {
+    pub path: String,
+    pub action: Action,
+    /// The kind the path gets (for a deletion: the kind it had).
+    pub kind: String,
+    /// `planned`, `done`, `skipped` or `kept`.
+    pub status: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines_added: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines_removed: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PathLine {
+    pub path: String,
+    pub code: String,
+    pub reason: String,
+}
+
+impl From<&Note> for PathLine {
+    fn from(note: &Note) -> Self {
+        Self {
+            path: note.path.to_text(),
+            code: note.code.to_string(),
+            reason: note.reason.clone(),
+        }
+    }
+}
+
+impl Outcome {
+    /// The plan as it stands before anything is applied (the dry run).
+    pub fn planned(
+        conn: &Connection,
+        blobs: &BlobDir,
+        request: &Request,
+        kind: &str,
+        target: Target,
+        plan: &Plan,
+        decision: &Decision,
+    ) -> Self {
+        let actions = plan
+            .steps
+            .iter()
+            .map(|step| action_line(conn, blobs, step, request.diff))
+            .collect();
+        Self {
+            operation: kind.to_string(),
+            session: Some(request.session.clone()),
+            rollback_id: None,
+            target,
+            on_conflict: request.on_conflict.name().to_string(),
+            dry_run: request.dry_run,
+            applied: false,
+            actions,
+            conflicts: plan.conflicts.iter().map(PathLine::from).collect(),
+            skipped: decision.skipped.iter().map(PathLine::from).collect(),
+            not_restorable: plan.not_restorable.iter().map(PathLine::from).collect(),
+            kept: Vec::new(),
+            recovery: None,
+        }
+        .with_skipped_marked(decision)
+    }
+
+    fn with_skipped_marked(mut self, decision: &Decision) -> Self {
+        if !self.dry_run {
+            for note in &decision.skipped {
+                self.set_status(&note.path.to_text(), "skipped");
+            }
+        }
+        self
+    }
+
+    /// Marks the status of one path's action.
+    pub fn set_status(&mut self, path: &str, status: &str) {
+        if let Some(line) = self.actions.iter_mut().find(|a| a.path == path) {
+            line.status = status.to_string();
+        }
+    }
+
+    /// True when conflicts (or content that cannot be restored) refused the whole request.
+    pub fn refused(&self) -> bool {
+        !self.applied && !self.dry_run && (!self.conflicts.is_empty() || !self.not_restorable.is_empty())
+    }
+}
+
+fn action_line(conn: &Connection, blobs: &BlobDir, step: &Step, with_diff: bool) -> ActionLine {
+    let shown = if step.target.is_present() {
+        &step.target
+    } else {
+        &step.current
+    };
+    let mut line = ActionLine {
+        path: step.path.to_text(),
+        action: step.action(),
+        kind: shown.kind().name().to_string(),
+        status: "planned".to_string(),
+        lines_added: None,
+        lines_removed: None,
+        diff: None,
+    };
+    let (Some(old), Some(new)) = (
+        text_of(conn, blobs, &step.current),
+        text_of(conn, blobs, &step.target),
+    ) else {
+        return line;
+    };
+    let diff = similar::TextDiff::from_lines(&old, &new);
+    let (mut added, mut removed) = (0, 0);
+    for change in diff.iter_all_changes() {
+        match change.tag() {
+            similar::ChangeTag::Insert => added += 1,
+            similar::ChangeTag::Delete => removed += 1,
+            similar::ChangeTag::Equal => {}
+        }
+    }
+    line.lines_added = Some(added);
+    line.lines_removed = Some(removed);
+    if with_diff && (added + removed) > 0 {
+        let header = (format!("a/{}", line.path), format!("b/{}", line.path));
+        line.diff = Some(diff.unified_diff().header(&header.0, &header.1).to_string());
+    }
+    line
+}
+
+/// The text of a state for diffing: empty for an absent path, `None` when not text.
+fn text_of(conn: &Connection, blobs: &BlobDir, state: &State) -> Option<String> {
+    match state {
+        State::Absent => Some(String::new()),
+        State::File(f) if !f.too_large && f.size <= DIFF_MAX => {
+            let bytes = read_blob(conn, blobs, f.hash).ok()?;
+            let text = String::from_utf8(bytes).ok()?;
+            (!text.contains('\0')).then_some(text)
+        }
+        _ => None,
+    }
+}

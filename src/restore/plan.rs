@@ -1,0 +1,270 @@
+//! The plan: every tracked path changed since the target, its action, and whether it may be
+//! touched. Building it reads the index and the disk but changes nothing: it is the dry run.
+
+use std::collections::{HashMap, HashSet};
+
+use rusqlite::Connection;
+
+use super::OnConflict;
+use super::fsops::FsError;
+use crate::capture::Context;
+use crate::capture::read::{Observation, probe};
+use crate::model::{Origin, StatKey, State, format_time};
+use crate::paths::RelPath;
+use crate::store::blobs::Hash;
+use crate::store::journal::{self, LaterVersion};
+use crate::store::read_blob;
+
+/// What a step does to its path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    Restore,
+    Create,
+    Delete,
+    SetMode,
+    Relink,
+    RemoveDir,
+}
+
+/// One path to set from its current (latest recorded) state to its target state.
+#[derive(Debug, Clone)]
+pub struct Step {
+    pub path: RelPath,
+    pub path_id: i64,
+    pub current_seq: i64,
+    pub current: State,
+    pub target_seq: Option<i64>,
+    pub target: State,
+    /// The stat seen when the disk was checked: the apply re-checks against it.
+    pub checked: Option<StatKey>,
+}
+
+impl Step {
+    pub fn action(&self) -> Action {
+        match (&self.current, &self.target) {
+            (State::Dir, State::Absent) => Action::RemoveDir,
+            (_, State::Absent) => Action::Delete,
+            (State::Absent, _) => Action::Create,
+            (State::File(c), State::File(t)) if c.hash == t.hash => Action::SetMode,
+            (State::Symlink { .. }, State::Symlink { .. }) => Action::Relink,
+            _ => Action::Restore,
+        }
+    }
+}
+
+/// A path with the reason it is not (or cannot be) rolled back.
+#[derive(Debug, Clone)]
+pub struct Note {
+    pub path: RelPath,
+    pub code: &'static str,
+    pub reason: String,
+}
+
+#[derive(Debug, Default)]
+pub struct Plan {
+    pub steps: Vec<Step>,
+    pub conflicts: Vec<Note>,
+    pub not_restorable: Vec<Note>,
+    /// Verified content of every file the plan writes.
+    pub contents: HashMap<Hash, Vec<u8>>,
+}
+
+/// Plans a rollback to the state at `boundary`. With an `owner` session, changes by anything else since
+/// the target are conflicts (G4 a); the disk is always checked against the record (G4 b).
+pub fn build(
+    conn: &Connection,
+    ctx: &Context,
+    owner: Option<i64>,
+    boundary: i64,
+    only: &[RelPath],
+) -> rusqlite::Result<Plan> {
+    let mut plan = Plan::default();
+    let mut changed = journal::changed_since(conn, boundary)?;
+    changed.retain(|(_, path)| only.is_empty() || only.iter().any(|p| path.starts_with(p)));
+    changed.sort_by(|a, b| a.1.cmp(&b.1));
+    for (path_id, path) in changed {
+        let Some((current_seq, current)) = journal::version_at(conn, path_id, i64::MAX)? else {
+            continue;
+        };
+        let target = journal::version_at(conn, path_id, boundary)?;
+        let (target_seq, target) = target.map_or((None, State::Absent), |(s, t)| (Some(s), t));
+        if current == target {
+            continue;
+        }
+        let mut step = Step {
+            path,
+            path_id,
+            current_seq,
+            current,
+            target_seq,
+            target,
+            checked: None,
+        };
+        if let Some(note) = foreign_change(conn, &step, boundary, owner)? {
+            plan.conflicts.push(note);
+        } else if let Some(note) = check_disk(ctx, &mut step) {
+            plan.conflicts.push(note);
+        }
+        if let Some(note) = load_target(conn, ctx, &step, &mut plan.contents) {
+            plan.not_restorable.push(note);
+        }
+        plan.steps.push(step);
+    }
+    Ok(plan)
+}
+
+/// G4 (a): the first change since the boundary not made by the session's own turns or
+/// rollbacks.
+fn foreign_change(
+    conn: &Connection,
+    step: &Step,
+    boundary: i64,
+    owner: Option<i64>,
+) -> rusqlite::Result<Option<Note>> {
+    let Some(owner) = owner else {
+        return Ok(None);
+    };
+    let later = journal::versions_after(conn, step.path_id, boundary)?;
+    let foreign = later
+        .iter()
+        .find(|v| !(matches!(v.origin, Origin::Turn | Origin::Rollback) && v.session_id == Some(owner)));
+    Ok(foreign.map(|v| Note {
+        path: step.path.clone(),
+        code: "changed_by_other",
+        reason: describe(v),
+    }))
+}
+
+fn describe(v: &LaterVersion) -> String {
+    let when = format_time(v.recorded_at);
+    match (v.origin, &v.session, v.turn) {
+        (Origin::Turn, Some(s), Some(t)) => format!("changed by session {s} in turn {t} at {when}"),
+        (Origin::Rollback, Some(s), _) => format!("changed by a rollback of session {s} at {when}"),
+        (Origin::Rollback, None, _) => format!("changed by a time rollback at {when}"),
+        (Origin::Ambiguous, _, _) => format!("changed while turns of several sessions were open, at {when}"),
+        (Origin::Offline, _, _) => format!("changed while filewatchd was not running (found at {when})"),
+        _ => format!("changed outside any turn (an editor or another process) at {when}"),
+    }
+}
+
+/// G4 (b) and PATH-03: the disk must hold what was last recorded, and no symlink may stand
+/// where the plan needs a directory.
+fn check_disk(ctx: &Context, step: &mut Step) -> Option<Note> {
+    let conflict = |code, reason: String| {
+        Some(Note {
+            path: step.path.clone(),
+            code,
+            reason,
+        })
+    };
+    if let Err(err @ FsError::SymlinkInTheWay(_)) = ctx.root.parent_of(&step.path) {
+        return conflict("symlink_in_the_way", err.to_string());
+    }
+    let on_disk = match probe(&ctx.root, &step.path, ctx.max_file_size) {
+        Observation::Absent => State::Absent,
+        Observation::Present(present) => {
+            step.checked = Some(present.stat);
+            present.state
+        }
+        Observation::Unstable => return conflict("changed_on_disk", "it is being written right now".into()),
+        Observation::Special => {
+            return conflict("changed_on_disk", "it is now a FIFO, socket or device".into());
+        }
+        Observation::Unreadable(e) => return conflict("unreadable", format!("cannot read it: {e}")),
+    };
+    if on_disk == step.current {
+        return None;
+    }
+    conflict(
+        "changed_on_disk",
+        "its content on disk differs from the latest recorded version (changed a moment ago)".into(),
+    )
+}
+
+/// Verifies and loads the content a step will write (G9: a file known by hash only, or whose
+/// blob is damaged, is named, never silently skipped).
+fn load_target(
+    conn: &Connection,
+    ctx: &Context,
+    step: &Step,
+    contents: &mut HashMap<Hash, Vec<u8>>,
+) -> Option<Note> {
+    let State::File(file) = &step.target else {
+        return None;
+    };
+    if matches!(&step.current, State::File(c) if c.hash == file.hash) {
+        return None;
+    }
+    let note = |code, reason: String| {
+        Some(Note {
+            path: step.path.clone(),
+            code,
+            reason,
+        })
+    };
+    if file.too_large {
+        return note(
+            "too_large",
+            format!(
+                "it was over max_file_size ({} bytes): only its size and hash were recorded",
+                file.size
+            ),
+        );
+    }
+    if contents.contains_key(&file.hash) {
+        return None;
+    }
+    match read_blob(conn, &ctx.blobs, file.hash) {
+        Ok(bytes) => {
+            contents.insert(file.hash, bytes);
+            None
+        }
+        Err(e) => note(
+            "content_missing",
+            format!("its recorded content cannot be read back: {e}"),
+        ),
+    }
+}
+
+/// What a plan does under a conflict policy.
+#[derive(Debug, Default)]
+pub struct Decision {
+    pub apply: Vec<Step>,
+    pub skipped: Vec<Note>,
+    pub refused: bool,
+}
+
+pub fn decide(plan: &Plan, on_conflict: OnConflict) -> Decision {
+    let mut blocked: HashMap<RelPath, &Note> =
+        plan.not_restorable.iter().map(|n| (n.path.clone(), n)).collect();
+    match on_conflict {
+        OnConflict::Abort if !plan.conflicts.is_empty() || !blocked.is_empty() => {
+            return Decision {
+                refused: true,
+                ..Decision::default()
+            };
+        }
+        OnConflict::Skip => blocked.extend(plan.conflicts.iter().map(|n| (n.path.clone(), n))),
+        OnConflict::Abort | OnConflict::Force => {}
+    }
+    let mut decision = Decision::default();
+    let blocked_dirs: HashSet<&RelPath> = blocked.keys().collect();
+    for step in &plan.steps {
+        if let Some(note) = blocked.get(&step.path) {
+            decision.skipped.push((*note).clone());
+            continue;
+        }
+        if let Some(dir) = blocked_dirs.iter().find(|d| step.path.starts_with(d)) {
+            let reason = format!("it lies beneath {dir}, which is left as it is");
+            decision.skipped.push(Note {
+                path: step.path.clone(),
+                code: "beneath_skipped",
+                reason,
+            });
+            continue;
+        }
+        decision.apply.push(step.clone());
+    }
+    decision
+}

@@ -1,0 +1,85 @@
+//! One rollback, undo or redo from request to answer: resolve, plan, decide, journal, apply,
+//! record.
+
+use rusqlite::Connection;
+
+use super::apply::{self, Check};
+use super::outcome::Outcome;
+use super::plan::{self, Plan, Step};
+use super::{OnConflict, Request, RollbackError, chain};
+use crate::capture::Context;
+use crate::capture::record::{self, Attribution};
+use crate::model::Origin;
+use crate::store::journal;
+
+/// Runs a request; the caller has already recorded every write made before it (barrier).
+pub fn perform(
+    conn: &mut Connection,
+    ctx: &mut Context,
+    request: &Request,
+) -> Result<Outcome, RollbackError> {
+    if let Some(stored) = repeated(conn, request)? {
+        return Ok(stored);
+    }
+    let resolved = chain::resolve(conn, request)?;
+    let owner = Some(resolved.session_id);
+    let mut plan = plan::build(conn, ctx, owner, resolved.target_seq, &request.paths)?;
+    if request.on_conflict == OnConflict::Force && !request.dry_run && record_unrecorded(conn, ctx, &plan)? {
+        plan = plan::build(conn, ctx, owner, resolved.target_seq, &request.paths)?;
+    }
+    let decision = plan::decide(&plan, request.on_conflict);
+    let target = resolved.target.clone();
+    let mut outcome = Outcome::planned(conn, &ctx.blobs, request, resolved.kind, target, &plan, &decision);
+    if request.dry_run || decision.refused {
+        return Ok(outcome);
+    }
+    let steps: Vec<(i64, Step)> = decision
+        .apply
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| (i as i64, s))
+        .collect();
+    let plain: Vec<Step> = steps.iter().map(|(_, s)| s.clone()).collect();
+    let id = apply::journal(conn, &resolved, request.op_id.as_deref(), &plain, &outcome)?;
+    let mut contents = plan.contents;
+    let results = apply::execute(conn, ctx, id, &steps, &mut contents, Check::Planned);
+    apply::record(conn, ctx, id, &steps, &results, &mut outcome, "committed")?;
+    tracing::info!(
+        rollback = id,
+        kind = resolved.kind,
+        paths = steps.len(),
+        "rollback applied"
+    );
+    Ok(outcome)
+}
+
+/// SEC-08: a repeated operation id gets the stored answer and is never applied twice.
+fn repeated(conn: &Connection, request: &Request) -> Result<Option<Outcome>, RollbackError> {
+    let Some(op_id) = request.op_id.as_deref().filter(|_| !request.dry_run) else {
+        return Ok(None);
+    };
+    let Some(row) = journal::rollback_by_op(conn, op_id)? else {
+        return Ok(None);
+    };
+    Ok(row.outcome.and_then(|json| serde_json::from_str(&json).ok()))
+}
+
+/// With `force`, what is on disk but not yet recorded is recorded first, so the content a
+/// rollback overwrites always stays in history (G4, G5). True when anything was recorded.
+fn record_unrecorded(conn: &mut Connection, ctx: &mut Context, plan: &Plan) -> rusqlite::Result<bool> {
+    let fresh: Vec<_> = plan
+        .conflicts
+        .iter()
+        .filter(|c| c.code == "changed_on_disk")
+        .map(|c| c.path.clone())
+        .collect();
+    if fresh.is_empty() {
+        return Ok(false);
+    }
+    let outside = Attribution {
+        origin: Origin::Outside,
+        turn_id: None,
+    };
+    record::record(conn, ctx, fresh, outside, None)?;
+    Ok(true)
+}

@@ -1,0 +1,253 @@
+//! SQL of rollbacks: the durable plan (journal) and its steps, the session's chain of undos
+//! and redos, and the questions the planner asks of the history.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use crate::model::{Origin, State};
+use crate::paths::RelPath;
+use crate::store::sql::{Result, state_at_column};
+
+const VERSION_COLUMNS: &str = "v.kind, v.hash, v.size, v.executable, v.link_target, v.too_large";
+
+/// A version recorded after a boundary, with who made it.
+#[derive(Debug, Clone)]
+pub struct LaterVersion {
+    pub seq: i64,
+    pub origin: Origin,
+    pub recorded_at: i64,
+    /// The session of the turn (origin `turn`) or of the rollback (origin `rollback`).
+    pub session_id: Option<i64>,
+    pub session: Option<String>,
+    pub turn: Option<i64>,
+}
+
+#[derive(Debug, Clone)]
+pub struct RollbackRow {
+    pub id: i64,
+    pub session_id: Option<i64>,
+    pub kind: String,
+    pub target_seq: i64,
+    pub from_seq: i64,
+    pub position: Option<i64>,
+    pub prev_position: Option<i64>,
+    pub redo_of: Option<i64>,
+    pub status: String,
+    pub outcome: Option<String>,
+    pub created_at: i64,
+}
+
+/// What a new rollback row says.
+#[derive(Debug, Clone)]
+pub struct NewRollback<'a> {
+    pub session_id: Option<i64>,
+    pub op_id: Option<&'a str>,
+    pub kind: &'a str,
+    pub target_seq: i64,
+    pub from_seq: i64,
+    pub position: Option<i64>,
+    pub prev_position: Option<i64>,
+    pub redo_of: Option<i64>,
+}
+
+#[derive(Debug, Clone)]
+pub struct StepRow {
+    pub ord: i64,
+    pub path_id: i64,
+    pub path: RelPath,
+    pub current_seq: i64,
+    pub current: State,
+    pub target_seq: Option<i64>,
+    pub target: State,
+    pub done: bool,
+}
+
+/// Every path with a version after `seq`.
+pub fn changed_since(conn: &Connection, seq: i64) -> Result<Vec<(i64, RelPath)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT DISTINCT v.path_id, p.path FROM versions v JOIN paths p ON p.id = v.path_id
+         WHERE v.seq > ?1",
+    )?;
+    let rows = stmt.query_map([seq], |r| Ok((r.get(0)?, RelPath::from_fs_bytes(r.get(1)?))))?;
+    rows.collect()
+}
+
+/// The version of a path in force at `at` (its latest with `seq <= at`), if any.
+pub fn version_at(conn: &Connection, path_id: i64, at: i64) -> Result<Option<(i64, State)>> {
+    let sql = format!(
+        "SELECT v.seq, {VERSION_COLUMNS} FROM versions v WHERE v.path_id = ?1 AND v.seq <= ?2
+         ORDER BY v.seq DESC LIMIT 1"
+    );
+    conn.prepare_cached(&sql)?
+        .query_row([path_id, at], |r| Ok((r.get(0)?, state_at_column(r, 1)?)))
+        .optional()
+}
+
+pub fn version_state(conn: &Connection, seq: i64) -> Result<State> {
+    let sql = format!("SELECT {VERSION_COLUMNS} FROM versions v WHERE v.seq = ?1");
+    conn.prepare_cached(&sql)?
+        .query_row([seq], |r| state_at_column(r, 0))
+}
+
+/// The versions of a path after `seq`, oldest first, with their owners.
+pub fn versions_after(conn: &Connection, path_id: i64, seq: i64) -> Result<Vec<LaterVersion>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT v.seq, v.origin, v.recorded_at, coalesce(t.session_id, r.session_id),
+                s.name, t.number
+         FROM versions v
+         LEFT JOIN turns t ON t.id = v.turn_id
+         LEFT JOIN rollbacks r ON r.id = v.rollback_id
+         LEFT JOIN sessions s ON s.id = coalesce(t.session_id, r.session_id)
+         WHERE v.path_id = ?1 AND v.seq > ?2 ORDER BY v.seq",
+    )?;
+    let rows = stmt.query_map([path_id, seq], |r| {
+        Ok(LaterVersion {
+            seq: r.get(0)?,
+            origin: Origin::from_i64(r.get(1)?).unwrap_or(Origin::Outside),
+            recorded_at: r.get(2)?,
+            session_id: r.get(3)?,
+            session: r.get(4)?,
+            turn: r.get(5)?,
+        })
+    })?;
+    rows.collect()
+}
+
+pub fn insert_rollback(conn: &Connection, new: &NewRollback<'_>, now_ms: i64) -> Result<i64> {
+    conn.prepare_cached(
+        "INSERT INTO rollbacks (session_id, op_id, kind, target_seq, from_seq, position,
+                                prev_position, redo_of, status, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'prepared', ?9)",
+    )?
+    .execute(params![
+        new.session_id,
+        new.op_id,
+        new.kind,
+        new.target_seq,
+        new.from_seq,
+        new.position,
+        new.prev_position,
+        new.redo_of,
+        now_ms
+    ])?;
+    Ok(conn.last_insert_rowid())
+}
+
+pub fn insert_step(
+    conn: &Connection,
+    rollback_id: i64,
+    ord: i64,
+    path_id: i64,
+    current_seq: i64,
+    target_seq: Option<i64>,
+) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO rollback_steps (rollback_id, ord, path_id, current_seq, target_seq)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?
+    .execute(params![rollback_id, ord, path_id, current_seq, target_seq])?;
+    Ok(())
+}
+
+pub fn mark_step_done(conn: &Connection, rollback_id: i64, ord: i64) -> Result<()> {
+    conn.prepare_cached("UPDATE rollback_steps SET done = 1 WHERE rollback_id = ?1 AND ord = ?2")?
+        .execute([rollback_id, ord])?;
+    Ok(())
+}
+
+pub fn finish_rollback(conn: &Connection, id: i64, status: &str, outcome: &str, now_ms: i64) -> Result<()> {
+    conn.prepare_cached("UPDATE rollbacks SET status = ?2, outcome = ?3, finished_at = ?4 WHERE id = ?1")?
+        .execute(params![id, status, outcome, now_ms])?;
+    Ok(())
+}
+
+/// A version written by a rollback.
+pub fn insert_rollback_version(
+    conn: &Connection,
+    path_id: i64,
+    state: &State,
+    rollback_id: i64,
+    now_ms: i64,
+) -> Result<i64> {
+    let seq = crate::store::sql::insert_version(conn, path_id, state, Origin::Rollback, None, now_ms)?;
+    conn.prepare_cached("UPDATE versions SET rollback_id = ?2 WHERE seq = ?1")?
+        .execute([seq, rollback_id])?;
+    Ok(seq)
+}
+
+const ROLLBACK_SELECT: &str = "SELECT id, session_id, kind, target_seq, from_seq, position,
+        prev_position, redo_of, status, outcome, created_at FROM rollbacks";
+
+fn rollback_from_row(r: &Row<'_>) -> Result<RollbackRow> {
+    Ok(RollbackRow {
+        id: r.get(0)?,
+        session_id: r.get(1)?,
+        kind: r.get(2)?,
+        target_seq: r.get(3)?,
+        from_seq: r.get(4)?,
+        position: r.get(5)?,
+        prev_position: r.get(6)?,
+        redo_of: r.get(7)?,
+        status: r.get(8)?,
+        outcome: r.get(9)?,
+        created_at: r.get(10)?,
+    })
+}
+
+pub fn rollback_by_op(conn: &Connection, op_id: &str) -> Result<Option<RollbackRow>> {
+    let sql = format!("{ROLLBACK_SELECT} WHERE op_id = ?1");
+    conn.prepare_cached(&sql)?
+        .query_row([op_id], rollback_from_row)
+        .optional()
+}
+
+pub fn prepared_rollbacks(conn: &Connection) -> Result<Vec<RollbackRow>> {
+    let sql = format!("{ROLLBACK_SELECT} WHERE status = 'prepared' ORDER BY id");
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map([], rollback_from_row)?;
+    rows.collect()
+}
+
+/// The session's applied rollbacks made at or after `since_seq`, oldest first.
+pub fn session_chain(conn: &Connection, session_id: i64, since_seq: i64) -> Result<Vec<RollbackRow>> {
+    let sql = format!(
+        "{ROLLBACK_SELECT} WHERE session_id = ?1 AND from_seq >= ?2 AND status != 'prepared' ORDER BY id"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map([session_id, since_seq], rollback_from_row)?;
+    rows.collect()
+}
+
+/// The latest rollback that recovery finished at a start-up.
+pub fn last_recovered(conn: &Connection) -> Result<Option<RollbackRow>> {
+    let sql = format!("{ROLLBACK_SELECT} WHERE status = 'recovered' ORDER BY finished_at DESC LIMIT 1");
+    conn.prepare_cached(&sql)?
+        .query_row([], rollback_from_row)
+        .optional()
+}
+
+pub fn steps(conn: &Connection, rollback_id: i64) -> Result<Vec<StepRow>> {
+    let sql = "SELECT s.ord, s.path_id, p.path, s.current_seq, s.target_seq, s.done
+               FROM rollback_steps s JOIN paths p ON p.id = s.path_id
+               WHERE s.rollback_id = ?1 ORDER BY s.ord";
+    let mut stmt = conn.prepare_cached(sql)?;
+    let rows = stmt.query_map([rollback_id], |r| {
+        Ok(StepRow {
+            ord: r.get(0)?,
+            path_id: r.get(1)?,
+            path: RelPath::from_fs_bytes(r.get(2)?),
+            current_seq: r.get(3)?,
+            current: State::Absent,
+            target_seq: r.get(4)?,
+            target: State::Absent,
+            done: r.get(5)?,
+        })
+    })?;
+    let mut out = rows.collect::<Result<Vec<_>>>()?;
+    for step in &mut out {
+        step.current = version_state(conn, step.current_seq)?;
+        if let Some(seq) = step.target_seq {
+            step.target = version_state(conn, seq)?;
+        }
+    }
+    Ok(out)
+}
