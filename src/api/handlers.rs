@@ -171,7 +171,11 @@ pub async fn list_turns(State(state): State<Arc<AppState>>, Path(session): Path<
                 let changes = history::turn_changes(conn, &turn)?;
                 out.push(render::turn_summary(&turn, Counts::of(&changes)));
             }
-            Ok(Json(json!({"session": session, "turns": out})))
+            let rollbacks: Vec<Value> = crate::store::journal::session_rollbacks(conn, id)?
+                .iter()
+                .map(render::rollback_summary)
+                .collect();
+            Ok(Json(json!({"session": session, "turns": out, "rollbacks": rollbacks})))
         })
         .await
 }

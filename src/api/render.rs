@@ -115,3 +115,21 @@ pub fn session(session: &SessionRow) -> Value {
         "fork_turn": session.fork_turn,
     })
 }
+
+/// One rollback in a session's listing: what it did and how it ended.
+pub fn rollback_summary(row: &crate::store::journal::RollbackRow) -> Value {
+    let outcome: Value = row.outcome.as_deref().and_then(|o| serde_json::from_str(o).ok()).unwrap_or(Value::Null);
+    let done = outcome["actions"]
+        .as_array()
+        .map_or(0, |a| a.iter().filter(|x| x["status"] == "done").count());
+    json!({
+        "rollback_id": row.id,
+        "operation": row.kind,
+        "target": outcome["target"],
+        "status": row.status,
+        "time": format_time(row.created_at),
+        "paths_done": done,
+        "skipped": outcome["skipped"].as_array().map_or(0, Vec::len),
+        "recovery": outcome["recovery"],
+    })
+}

@@ -314,7 +314,7 @@ fn log(client: &Client, cmd: LogCmd) -> anyhow::Result<()> {
         for summary in listing["turns"].as_array().into_iter().flatten() {
             turns.push(client.get(&format!("/v1/sessions/{session}/turns/{}", summary["turn"]))?);
         }
-        all.push(json!({"session": session, "turns": turns}));
+        all.push(json!({"session": session, "turns": turns, "rollbacks": listing["rollbacks"]}));
     }
     print::answer(&Value::Array(all), cmd.json.json, print::log)
 }

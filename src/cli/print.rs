@@ -155,6 +155,22 @@ pub fn log(sessions: &Value) {
             turn(t, false);
             println!();
         }
+        for r in session["rollbacks"].as_array().into_iter().flatten() {
+            let target = &r["target"];
+            let to = match target["to"].as_str() {
+                Some("redo") => "the state before the previous undo".to_string(),
+                Some(to) => format!("{to} turn {}", target["turn"]),
+                None => "?".into(),
+            };
+            println!(
+                "{} of {} #{} at {}: back to {to}, {} paths changed, {} skipped ({})",
+                text(&r["operation"]), text(&session["session"]), r["rollback_id"], text(&r["time"]),
+                r["paths_done"], r["skipped"], text(&r["status"])
+            );
+            if let Some(note) = r["recovery"].as_str() {
+                println!("  {note}");
+            }
+        }
     }
 }
 

@@ -217,6 +217,14 @@ pub fn session_chain(conn: &Connection, session_id: i64, since_seq: i64) -> Resu
     rows.collect()
 }
 
+/// Every rollback of a session, oldest first.
+pub fn session_rollbacks(conn: &Connection, session_id: i64) -> Result<Vec<RollbackRow>> {
+    let sql = format!("{ROLLBACK_SELECT} WHERE session_id = ?1 ORDER BY id");
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map([session_id], rollback_from_row)?;
+    rows.collect()
+}
+
 /// The latest rollback that recovery finished at a start-up.
 pub fn last_recovered(conn: &Connection) -> Result<Option<RollbackRow>> {
     let sql = format!("{ROLLBACK_SELECT} WHERE status = 'recovered' ORDER BY finished_at DESC LIMIT 1");
