@@ -175,7 +175,9 @@ pub async fn list_turns(State(state): State<Arc<AppState>>, Path(session): Path<
                 .iter()
                 .map(render::rollback_summary)
                 .collect();
-            Ok(Json(json!({"session": session, "turns": out, "rollbacks": rollbacks})))
+            Ok(Json(
+                json!({"session": session, "turns": out, "rollbacks": rollbacks}),
+            ))
         })
         .await
 }

@@ -118,7 +118,11 @@ pub fn session(session: &SessionRow) -> Value {
 
 /// One rollback in a session's listing: what it did and how it ended.
 pub fn rollback_summary(row: &crate::store::journal::RollbackRow) -> Value {
-    let outcome: Value = row.outcome.as_deref().and_then(|o| serde_json::from_str(o).ok()).unwrap_or(Value::Null);
+    let outcome: Value = row
+        .outcome
+        .as_deref()
+        .and_then(|o| serde_json::from_str(o).ok())
+        .unwrap_or(Value::Null);
     let done = outcome["actions"]
         .as_array()
         .map_or(0, |a| a.iter().filter(|x| x["status"] == "done").count());

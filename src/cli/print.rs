@@ -164,8 +164,13 @@ pub fn log(sessions: &Value) {
             };
             println!(
                 "{} of {} #{} at {}: back to {to}, {} paths changed, {} skipped ({})",
-                text(&r["operation"]), text(&session["session"]), r["rollback_id"], text(&r["time"]),
-                r["paths_done"], r["skipped"], text(&r["status"])
+                text(&r["operation"]),
+                text(&session["session"]),
+                r["rollback_id"],
+                text(&r["time"]),
+                r["paths_done"],
+                r["skipped"],
+                text(&r["status"])
             );
             if let Some(note) = r["recovery"].as_str() {
                 println!("  {note}");
