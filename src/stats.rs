@@ -7,6 +7,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 #[derive(Default)]
 pub struct Stats {
     pub watched_dirs: AtomicUsize,
+    /// Path hints received from the watcher (each names one path an event touched).
+    pub hints: AtomicU64,
     pub rescans: AtomicU64,
     pub overflows: AtomicU64,
     /// Paths named by an event that were gone when read.
@@ -48,6 +50,7 @@ impl Stats {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
         serde_json::json!({
             "watched_dirs": self.watched_dirs.load(Ordering::Relaxed),
+            "hints": get(&self.hints),
             "rescans": get(&self.rescans),
             "overflows": get(&self.overflows),
             "vanished": get(&self.vanished),

@@ -73,6 +73,7 @@ impl HintSender {
                 self.request_rescan();
                 return;
             }
+            self.stats.hints.fetch_add(1, Ordering::Relaxed);
             if self.tx.send(Msg::Hint(rel)).is_err() {
                 return;
             }
