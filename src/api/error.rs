@@ -53,6 +53,8 @@ impl From<TurnError> for ApiError {
         match err {
             TurnError::UnknownSession(_) | TurnError::UnknownTurn { .. } => Self::not_found(message),
             TurnError::NotOpen { .. } => Self::new(StatusCode::CONFLICT, "turn_not_open", message),
+            TurnError::StillOpen { .. } => Self::new(StatusCode::CONFLICT, "turn_open", message),
+            TurnError::SessionExists(_) => Self::new(StatusCode::CONFLICT, "session_exists", message),
             TurnError::Store(e) => Self::internal(e),
             TurnError::Unavailable => Self::unavailable(message),
         }

@@ -167,7 +167,7 @@ pub async fn list_turns(State(state): State<Arc<AppState>>, Path(session): Path<
             let id = sql::session_id(conn, &session)?
                 .ok_or_else(|| ApiError::not_found(format!("no session named {session:?}")))?;
             let mut out = Vec::new();
-            for turn in sql::list_turns(conn, id)? {
+            for turn in crate::sessions::Lineage::of(conn, id)?.turns(conn)? {
                 let changes = history::turn_changes(conn, &turn)?;
                 out.push(render::turn_summary(&turn, Counts::of(&changes)));
             }
@@ -180,6 +180,50 @@ pub async fn list_turns(State(state): State<Arc<AppState>>, Path(session): Path<
             ))
         })
         .await
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForkBody {
+    new_session: Option<String>,
+    turn: Option<Value>,
+}
+
+pub async fn fork(
+    State(state): State<Arc<AppState>>,
+    Path(parent): Path<String>,
+    JsonBody(body): JsonBody<ForkBody>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    valid_session(&parent)?;
+    let (Some(new_session), Some(turn)) = (body.new_session, body.turn) else {
+        return Err(ApiError::bad_request(
+            "bad_request",
+            "give \"new_session\" and \"turn\"",
+        ));
+    };
+    valid_session(&new_session)?;
+    let turn = match turn {
+        Value::Number(n) => TurnSelector::Number(n.as_i64().unwrap_or(-1)),
+        Value::String(s) => TurnSelector::parse(&s),
+        _ => {
+            return Err(ApiError::bad_request(
+                "bad_request",
+                "\"turn\" is a number, a ref or \"current\"",
+            ));
+        }
+    };
+    let (reply, answer) = oneshot::channel();
+    state.worker.send(Command::Fork {
+        parent: parent.clone(),
+        new_session: new_session.clone(),
+        turn,
+        reply,
+    })?;
+    let forked = answer
+        .await
+        .map_err(|_| ApiError::unavailable("the daemon is shutting down"))??;
+    let body = json!({"session": new_session, "parent": parent, "fork_turn": forked.number, "fork_seq": forked.end_seq});
+    Ok((StatusCode::CREATED, Json(body)))
 }
 
 pub async fn list_sessions(State(state): State<Arc<AppState>>) -> Answer {

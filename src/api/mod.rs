@@ -2,6 +2,7 @@
 //! on read-only SQLite connections in blocking tasks; turn markers go to the capture worker.
 
 mod access;
+mod content;
 pub mod error;
 mod handlers;
 mod render;
@@ -95,10 +96,14 @@ pub fn router(state: Arc<AppState>) -> Router {
         )
         .route("/sessions/{session}/turns/{turn}", get(handlers::get_turn))
         .route("/sessions/{session}/turns/{turn}/end", post(handlers::end_turn))
+        .route("/sessions/{session}/fork", post(handlers::fork))
         .route("/sessions/{session}/rollback", post(rollback::rollback))
         .route("/sessions/{session}/undo", post(rollback::undo))
         .route("/sessions/{session}/redo", post(rollback::redo))
-        .route("/history", get(handlers::history));
+        .route("/rollback", post(rollback::rollback_in_time))
+        .route("/redo", post(rollback::redo_in_time))
+        .route("/history", get(handlers::history))
+        .route("/content", get(content::content));
     Router::new()
         .nest("/v1", v1)
         .fallback(handlers::not_found)

@@ -31,6 +31,8 @@ pub struct RollbackBody {
     op_id: Option<String>,
     #[serde(default)]
     diff: bool,
+    /// For `POST /v1/rollback`: an RFC 3339 time.
+    at: Option<String>,
 }
 
 type Answer = Result<(StatusCode, Json<Value>), ApiError>;
@@ -56,7 +58,34 @@ pub async fn rollback(
             ));
         }
     };
-    run(state, session, Operation::Rollback { to, turn }, body).await
+    run(state, Some(session), Operation::Rollback { to, turn }, body).await
+}
+
+/// `POST /v1/rollback`: the workspace as recorded at a time, for users with no agent hooks.
+pub async fn rollback_in_time(state: State<Arc<AppState>>, JsonBody(body): JsonBody<RollbackBody>) -> Answer {
+    let Some(at) = body.at.as_deref() else {
+        return Err(ApiError::bad_request(
+            "bad_request",
+            "give \"at\": an RFC 3339 time",
+        ));
+    };
+    let at_ms = parse_time(at)?;
+    run(state, None, Operation::Time { at_ms }, body).await
+}
+
+/// `POST /v1/redo`: undo the latest time rollback.
+pub async fn redo_in_time(state: State<Arc<AppState>>, JsonBody(body): JsonBody<RollbackBody>) -> Answer {
+    run(state, None, Operation::Redo, body).await
+}
+
+fn parse_time(text: &str) -> Result<i64, ApiError> {
+    let time = humantime::parse_rfc3339_weak(text)
+        .map_err(|e| ApiError::bad_request("bad_time", format!("{text:?} is not an RFC 3339 time: {e}")))?;
+    let ms = time
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_err(|_| ApiError::bad_request("bad_time", format!("{text:?} is before 1970")))?
+        .as_millis();
+    Ok(i64::try_from(ms).unwrap_or(i64::MAX))
 }
 
 pub async fn undo(
@@ -64,7 +93,7 @@ pub async fn undo(
     Path(session): Path<String>,
     JsonBody(body): JsonBody<RollbackBody>,
 ) -> Answer {
-    run(state, session, Operation::Undo, body).await
+    run(state, Some(session), Operation::Undo, body).await
 }
 
 pub async fn redo(
@@ -72,16 +101,18 @@ pub async fn redo(
     Path(session): Path<String>,
     JsonBody(body): JsonBody<RollbackBody>,
 ) -> Answer {
-    run(state, session, Operation::Redo, body).await
+    run(state, Some(session), Operation::Redo, body).await
 }
 
 async fn run(
     State(state): State<Arc<AppState>>,
-    session: String,
+    session: Option<String>,
     operation: Operation,
     body: RollbackBody,
 ) -> Answer {
-    valid_session(&session)?;
+    if let Some(session) = &session {
+        valid_session(session)?;
+    }
     let paths = body
         .paths
         .iter()
@@ -135,6 +166,7 @@ impl From<RollbackError> for ApiError {
             RollbackError::TurnOpen { .. } => Self::new(StatusCode::CONFLICT, "turn_open", message),
             RollbackError::NothingToUndo(_) => Self::new(StatusCode::CONFLICT, "nothing_to_undo", message),
             RollbackError::NothingToRedo(_) => Self::new(StatusCode::CONFLICT, "nothing_to_redo", message),
+            RollbackError::NeedsSession => Self::bad_request("bad_request", message),
             RollbackError::Store(e) => Self::internal(e),
             RollbackError::Unavailable => Self::unavailable(message),
         }

@@ -49,6 +49,13 @@ pub enum Command {
         turn: TurnSelector,
         reply: oneshot::Sender<Result<TurnRow, TurnError>>,
     },
+    /// Fork a session after one of its turns.
+    Fork {
+        parent: String,
+        new_session: String,
+        turn: TurnSelector,
+        reply: oneshot::Sender<Result<TurnRow, TurnError>>,
+    },
     /// A rollback, undo or redo: planned and applied once every earlier write is recorded.
     Rollback {
         request: Request,
@@ -91,6 +98,10 @@ pub enum TurnError {
     UnknownTurn { session: String, turn: String },
     #[error("turn {turn} of session {session:?} is not open")]
     NotOpen { session: String, turn: i64 },
+    #[error("turn {turn} of session {session:?} is still open: end it first")]
+    StillOpen { session: String, turn: i64 },
+    #[error("a session named {0:?} already exists")]
+    SessionExists(String),
     #[error("the index failed: {0}")]
     Store(#[from] rusqlite::Error),
     #[error("the daemon is shutting down")]

@@ -6,6 +6,7 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::record::Attribution;
 use super::{TurnError, TurnSelector, TurnStarted};
 use crate::model::{Origin, now_ms};
+use crate::sessions::Lineage;
 use crate::store::sql::{self, TurnRow};
 
 /// Who a write made now belongs to, given the open turns (PRODUCT.md 2).
@@ -39,9 +40,9 @@ pub fn start(
         Some(id) => id,
         None => sql::create_session(&tx, session, now)?,
     };
-    let last = sql::last_turn(&tx, session_id)?;
+    let last = Lineage::of(&tx, session_id)?.last_turn(&tx)?;
     let ended = match last.as_ref() {
-        Some(turn) if turn.end_seq.is_none() => {
+        Some(turn) if turn.end_seq.is_none() && turn.session_id == session_id => {
             sql::end_turn(&tx, turn.id, seq, now)?;
             sql::turn_by_number(&tx, session_id, turn.number)?
         }
@@ -75,10 +76,11 @@ pub fn end(conn: &mut Connection, session: &str, selector: &TurnSelector) -> Res
 pub fn find(conn: &Connection, session: &str, selector: &TurnSelector) -> Result<TurnRow, TurnError> {
     let session_id =
         sql::session_id(conn, session)?.ok_or_else(|| TurnError::UnknownSession(session.to_string()))?;
+    let lineage = Lineage::of(conn, session_id)?;
     let found = match selector {
-        TurnSelector::Number(n) => sql::turn_by_number(conn, session_id, *n)?,
-        TurnSelector::Ref(r) => sql::turn_by_ref(conn, session_id, r)?,
-        TurnSelector::Current => sql::last_turn(conn, session_id)?,
+        TurnSelector::Number(n) => lineage.turn(conn, *n)?,
+        TurnSelector::Ref(r) => lineage.turn_by_ref(conn, r)?,
+        TurnSelector::Current => lineage.last_turn(conn)?,
     };
     found.ok_or_else(|| TurnError::UnknownTurn {
         session: session.to_string(),
@@ -88,4 +90,29 @@ pub fn find(conn: &Connection, session: &str, selector: &TurnSelector) -> Result
             TurnSelector::Current => "yet".to_string(),
         },
     })
+}
+
+/// Forks `parent` after one of its ended turns into a new session (PRODUCT.md 5.5).
+pub fn fork(
+    conn: &mut Connection,
+    parent: &str,
+    new_session: &str,
+    selector: &TurnSelector,
+) -> Result<TurnRow, TurnError> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let turn = find(&tx, parent, selector)?;
+    if turn.end_seq.is_none() {
+        return Err(TurnError::StillOpen {
+            session: parent.to_string(),
+            turn: turn.number,
+        });
+    }
+    if sql::session_id(&tx, new_session)?.is_some() {
+        return Err(TurnError::SessionExists(new_session.to_string()));
+    }
+    let parent_id =
+        sql::session_id(&tx, parent)?.ok_or_else(|| TurnError::UnknownSession(parent.to_string()))?;
+    sql::create_fork(&tx, new_session, parent_id, turn.number, now_ms())?;
+    tx.commit()?;
+    Ok(turn)
 }

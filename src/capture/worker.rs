@@ -247,6 +247,14 @@ impl Worker {
                 self.refresh_open_turns();
                 let _ = reply.send(result);
             }
+            Command::Fork {
+                parent,
+                new_session,
+                turn,
+                reply,
+            } => {
+                let _ = reply.send(turns::fork(&mut self.conn, &parent, &new_session, &turn));
+            }
             Command::Rollback { request, reply } => {
                 let result = crate::restore::perform(&mut self.conn, &mut self.ctx, &request);
                 if let Err(err) = &result {

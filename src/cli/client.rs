@@ -71,6 +71,27 @@ impl Client {
         self.answer(request.call())
     }
 
+    /// A raw answer (file content); errors are still JSON.
+    pub fn get_bytes(&self, path: &str) -> anyhow::Result<Vec<u8>> {
+        let request = self
+            .agent
+            .get(format!("{}{path}", self.url))
+            .header("Authorization", format!("Bearer {}", self.token));
+        let mut response = request.call().map_err(|e| self.unreachable(e))?;
+        if response.status().is_success() {
+            let limit = 1 << 40;
+            return Ok(response.body_mut().with_config().limit(limit).read_to_vec()?);
+        }
+        self.answer(Ok(response)).map(|_| Vec::new())
+    }
+
+    fn unreachable(&self, e: ureq::Error) -> anyhow::Error {
+        anyhow!(
+            "the daemon at {} is not answering ({e}); it may have stopped: start it with `filewatchd` in the workspace root",
+            self.url
+        )
+    }
+
     pub fn post(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
         let request = self
             .agent

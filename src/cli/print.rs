@@ -272,3 +272,26 @@ fn notes(title: &str, list: &Value) {
         println!("  {}: {}", text(&item["path"]), text(&item["reason"]));
     }
 }
+
+pub fn sessions(a: &Value) {
+    let list = a["sessions"].as_array().map_or(&[][..], Vec::as_slice);
+    if list.is_empty() {
+        println!("no sessions yet");
+    }
+    for s in list {
+        let fork = match (s["parent"].as_str(), s["fork_turn"].as_i64()) {
+            (Some(parent), Some(turn)) => format!("  forked from {parent} after turn {turn}"),
+            _ => String::new(),
+        };
+        let open = s["open_turn"]
+            .as_i64()
+            .map(|t| format!("  turn {t} open"))
+            .unwrap_or_default();
+        println!(
+            "{}  {} turns  last active {}{open}{fork}",
+            text(&s["session"]),
+            s["turns"],
+            text(&s["last_activity"])
+        );
+    }
+}

@@ -49,13 +49,13 @@ pub fn journal(
 ) -> rusqlite::Result<i64> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let new = journal::NewRollback {
-        session_id: Some(resolved.session_id),
+        session_id: resolved.session_id,
         op_id,
         kind: resolved.kind,
         target_seq: resolved.target_seq,
         from_seq: sql::latest_seq(&tx)?,
-        position: Some(resolved.position),
-        prev_position: Some(resolved.prev_position),
+        position: resolved.position,
+        prev_position: resolved.prev_position,
         redo_of: resolved.redo_of,
     };
     let id = journal::insert_rollback(&tx, &new, now_ms())?;

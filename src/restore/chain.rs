@@ -1,124 +1,185 @@
-//! From a request to a target: the boundary's sequence number, and where the session's
-//! undo/redo chain stands (PRODUCT.md 2: consecutive undos walk back one turn each, redo
-//! returns to the state just before the latest undo or rollback, a new turn ends the chain).
+//! From a request to a target: the boundary's sequence number, and where the undo/redo chain
+//! stands (PRODUCT.md 2: consecutive undos walk back one turn each, redo returns to the state
+//! just before the latest undo or rollback, a new turn ends the chain). Time rollbacks have
+//! no session; they form their own chain, which `redo` without a session walks.
 
 use rusqlite::Connection;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Boundary, Operation, Request, RollbackError};
 use crate::capture::{TurnError, turns};
+use crate::model::format_time;
+use crate::sessions::Lineage;
 use crate::store::journal::{self, RollbackRow};
-use crate::store::sql;
+use crate::store::sql::{self, TurnRow};
 
 /// A request resolved against the history.
 #[derive(Debug, Clone)]
 pub struct Resolved {
-    pub session_id: i64,
+    pub session_id: Option<i64>,
+    /// The session with its ancestors: whose changes are its own work. `None` for a time
+    /// rollback, where only the disk check (G4 b) applies.
+    pub lineage: Option<Lineage>,
     pub kind: &'static str,
     pub target_seq: i64,
     pub target: Target,
     /// How many of the session's turns are in effect after it, and before it.
-    pub position: i64,
-    pub prev_position: i64,
+    pub position: Option<i64>,
+    pub prev_position: Option<i64>,
     pub redo_of: Option<i64>,
 }
 
 /// The target as the answer names it.
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Target {
-    /// `before` or `after` a turn, or `redo` (the state before an earlier rollback).
+    /// `before` or `after` a turn, `time`, or `redo` (the state before an earlier rollback).
     pub to: String,
     pub turn: Option<i64>,
     pub seq: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<String>,
+}
+
+impl Target {
+    fn new(to: &str, turn: Option<i64>, seq: i64) -> Self {
+        Self {
+            to: to.to_string(),
+            turn,
+            seq,
+            at: None,
+        }
+    }
 }
 
 pub fn resolve(conn: &Connection, request: &Request) -> Result<Resolved, RollbackError> {
-    let name = &request.session;
-    let session_id =
-        sql::session_id(conn, name)?.ok_or_else(|| RollbackError::UnknownSession(name.clone()))?;
-    let last = sql::last_turn(conn, session_id)?;
+    match &request.session {
+        Some(name) => resolve_in_session(conn, name, &request.operation),
+        None => resolve_in_time(conn, &request.operation),
+    }
+}
+
+fn resolve_in_session(
+    conn: &Connection,
+    name: &str,
+    operation: &Operation,
+) -> Result<Resolved, RollbackError> {
+    let unknown = || RollbackError::UnknownSession(name.to_string());
+    let session_id = sql::session_id(conn, name)?.ok_or_else(unknown)?;
+    let lineage = Lineage::of(conn, session_id)?;
+    let last = lineage.last_turn(conn)?;
     if let Some(open) = last.as_ref().filter(|t| t.end_seq.is_none()) {
         return Err(RollbackError::TurnOpen {
-            session: name.clone(),
+            session: name.to_string(),
             turn: open.number,
         });
     }
     let since = last.as_ref().and_then(|t| t.end_seq).unwrap_or(0);
-    let stack = undo_stack(journal::session_chain(conn, session_id, since)?);
+    let stack = undo_stack(journal::session_chain(conn, Some(session_id), since)?);
     let position = stack
         .last()
         .and_then(|op| op.position)
         .unwrap_or_else(|| last.as_ref().map_or(0, |t| t.number));
-    let base = Resolved {
-        session_id,
-        kind: "rollback",
-        target_seq: 0,
-        target: Target {
-            to: String::new(),
-            turn: None,
-            seq: 0,
-        },
-        position: 0,
-        prev_position: position,
-        redo_of: None,
+    let resolved = |kind, target: Target, after: i64, redo_of| Resolved {
+        session_id: Some(session_id),
+        lineage: Some(lineage.clone()),
+        kind,
+        target_seq: target.seq,
+        target,
+        position: Some(after),
+        prev_position: Some(position),
+        redo_of,
     };
-    match &request.operation {
+    match operation {
         Operation::Rollback { to, turn } => {
             let turn = turns::find(conn, name, turn).map_err(turn_error)?;
-            let (label, seq, after) = match to {
-                Boundary::Before => ("before", turn.start_seq, turn.number - 1),
-                Boundary::After => ("after", turn.end_seq.unwrap_or(turn.start_seq), turn.number),
+            let target = match to {
+                Boundary::Before => Target::new("before", Some(turn.number), turn.start_seq),
+                Boundary::After => {
+                    Target::new("after", Some(turn.number), turn.end_seq.unwrap_or(turn.start_seq))
+                }
             };
-            let target = Target {
-                to: label.into(),
-                turn: Some(turn.number),
-                seq,
+            let after = if *to == Boundary::Before {
+                turn.number - 1
+            } else {
+                turn.number
             };
-            Ok(Resolved {
-                target_seq: seq,
-                target,
-                position: after,
-                ..base
-            })
+            Ok(resolved("rollback", target, after, None))
         }
         Operation::Undo => {
-            if position < 1 {
-                return Err(RollbackError::NothingToUndo(name.clone()));
-            }
-            let turn = sql::turn_by_number(conn, session_id, position)?
-                .ok_or_else(|| RollbackError::NothingToUndo(name.clone()))?;
-            let target = Target {
-                to: "before".into(),
-                turn: Some(turn.number),
-                seq: turn.start_seq,
-            };
-            Ok(Resolved {
-                kind: "undo",
-                target_seq: turn.start_seq,
-                target,
-                position: position - 1,
-                ..base
-            })
+            let nothing = || RollbackError::NothingToUndo(name.to_string());
+            let turn = lineage
+                .turn(conn, position)?
+                .filter(|_| position >= 1)
+                .ok_or_else(nothing)?;
+            let target = Target::new("before", Some(turn.number), turn.start_seq);
+            let base = base_position(conn, &lineage, &turn)?;
+            Ok(resolved("undo", target, base, None))
         }
         Operation::Redo => {
             let top = stack
                 .last()
-                .ok_or_else(|| RollbackError::NothingToRedo(name.clone()))?;
-            let target = Target {
-                to: "redo".into(),
-                turn: None,
-                seq: top.from_seq,
-            };
+                .ok_or_else(|| RollbackError::NothingToRedo(name.to_string()))?;
+            let target = Target::new("redo", None, top.from_seq);
+            Ok(resolved(
+                "redo",
+                target,
+                top.prev_position.unwrap_or(position),
+                Some(top.id),
+            ))
+        }
+        Operation::Time { at_ms } => Ok(Resolved {
+            session_id: Some(session_id),
+            ..time_target(conn, *at_ms)?
+        }),
+    }
+}
+
+fn resolve_in_time(conn: &Connection, operation: &Operation) -> Result<Resolved, RollbackError> {
+    match operation {
+        Operation::Time { at_ms } => time_target(conn, *at_ms),
+        Operation::Redo => {
+            let stack = undo_stack(journal::session_chain(conn, None, 0)?);
+            let top = stack
+                .last()
+                .ok_or_else(|| RollbackError::NothingToRedo("(time rollbacks)".into()))?;
             Ok(Resolved {
                 kind: "redo",
                 target_seq: top.from_seq,
-                target,
-                position: top.prev_position.unwrap_or(position),
+                target: Target::new("redo", None, top.from_seq),
                 redo_of: Some(top.id),
-                ..base
+                ..time_target(conn, 0)?
             })
         }
+        Operation::Rollback { .. } | Operation::Undo => Err(RollbackError::NeedsSession),
     }
+}
+
+/// The workspace as recorded at a time: every path's latest version recorded by then.
+fn time_target(conn: &Connection, at_ms: i64) -> Result<Resolved, RollbackError> {
+    let seq = journal::seq_at_time(conn, at_ms)?;
+    let mut target = Target::new("time", None, seq);
+    target.at = Some(format_time(at_ms));
+    Ok(Resolved {
+        session_id: None,
+        lineage: None,
+        kind: "rollback",
+        target_seq: seq,
+        target,
+        position: None,
+        prev_position: None,
+        redo_of: None,
+    })
+}
+
+/// How many turns were in effect when `turn` started: the turn before it, unless undos made
+/// between the two had walked further back. Undoing `turn` returns there, so a turn undone
+/// before a later turn is never undone twice.
+fn base_position(conn: &Connection, lineage: &Lineage, turn: &TurnRow) -> Result<i64, RollbackError> {
+    let previous = lineage.turn(conn, turn.number - 1)?;
+    let since = previous.as_ref().and_then(|t| t.end_seq).unwrap_or(0);
+    let between = journal::session_chain_between(conn, Some(turn.session_id), since, turn.start_seq)?;
+    let stack = undo_stack(between);
+    Ok(stack.last().and_then(|op| op.position).unwrap_or(turn.number - 1))
 }
 
 /// The rollbacks a redo could still return from: each redo cancels the latest one.
@@ -136,9 +197,11 @@ fn undo_stack(chain: Vec<RollbackRow>) -> Vec<RollbackRow> {
 
 fn turn_error(err: TurnError) -> RollbackError {
     match err {
-        TurnError::UnknownSession(s) => RollbackError::UnknownSession(s),
+        TurnError::UnknownSession(s) | TurnError::SessionExists(s) => RollbackError::UnknownSession(s),
         TurnError::UnknownTurn { session, turn } => RollbackError::UnknownTurn { session, turn },
-        TurnError::NotOpen { session, turn } => RollbackError::TurnOpen { session, turn },
+        TurnError::NotOpen { session, turn } | TurnError::StillOpen { session, turn } => {
+            RollbackError::TurnOpen { session, turn }
+        }
         TurnError::Store(e) => RollbackError::Store(e),
         TurnError::Unavailable => RollbackError::Unavailable,
     }

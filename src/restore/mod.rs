@@ -60,15 +60,23 @@ pub enum Boundary {
 /// Which state a request asks for.
 #[derive(Debug, Clone)]
 pub enum Operation {
-    Rollback { to: Boundary, turn: TurnSelector },
+    Rollback {
+        to: Boundary,
+        turn: TurnSelector,
+    },
     Undo,
     Redo,
+    /// The workspace as recorded at a time (milliseconds since the epoch).
+    Time {
+        at_ms: i64,
+    },
 }
 
 /// One rollback-like request, as the API and the CLI send it.
 #[derive(Debug, Clone)]
 pub struct Request {
-    pub session: String,
+    /// `None` for a time rollback (or its redo), made without any agent integration.
+    pub session: Option<String>,
     pub operation: Operation,
     pub on_conflict: OnConflict,
     pub dry_run: bool,
@@ -91,6 +99,8 @@ pub enum RollbackError {
     NothingToUndo(String),
     #[error("session {0:?} has nothing to redo (a new turn ends the redo chain)")]
     NothingToRedo(String),
+    #[error("undo and rollback to a turn need a session")]
+    NeedsSession,
     #[error("the index failed: {0}")]
     Store(#[from] rusqlite::Error),
     #[error("the daemon is shutting down")]

@@ -86,7 +86,7 @@ impl Outcome {
             .collect();
         Self {
             operation: kind.to_string(),
-            session: Some(request.session.clone()),
+            session: request.session.clone(),
             rollback_id: None,
             target,
             on_conflict: request.on_conflict.name().to_string(),

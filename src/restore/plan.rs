@@ -11,6 +11,7 @@ use crate::capture::Context;
 use crate::capture::read::{Observation, probe};
 use crate::model::{Origin, StatKey, State, format_time};
 use crate::paths::RelPath;
+use crate::sessions::Lineage;
 use crate::store::blobs::Hash;
 use crate::store::journal::{self, LaterVersion};
 use crate::store::read_blob;
@@ -75,7 +76,7 @@ pub struct Plan {
 pub fn build(
     conn: &Connection,
     ctx: &Context,
-    owner: Option<i64>,
+    owner: Option<&Lineage>,
     boundary: i64,
     only: &[RelPath],
 ) -> rusqlite::Result<Plan> {
@@ -120,7 +121,7 @@ fn foreign_change(
     conn: &Connection,
     step: &Step,
     boundary: i64,
-    owner: Option<i64>,
+    owner: Option<&Lineage>,
 ) -> rusqlite::Result<Option<Note>> {
     let Some(owner) = owner else {
         return Ok(None);
@@ -128,7 +129,7 @@ fn foreign_change(
     let later = journal::versions_after(conn, step.path_id, boundary)?;
     let foreign = later
         .iter()
-        .find(|v| !(matches!(v.origin, Origin::Turn | Origin::Rollback) && v.session_id == Some(owner)));
+        .find(|v| !(matches!(v.origin, Origin::Turn | Origin::Rollback) && owner.owns(v.session_id, v.seq)));
     Ok(foreign.map(|v| Note {
         path: step.path.clone(),
         code: "changed_by_other",

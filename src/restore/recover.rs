@@ -77,6 +77,7 @@ fn stored_outcome(row: &RollbackRow) -> Outcome {
             to: "seq".into(),
             turn: None,
             seq: row.target_seq,
+            at: None,
         },
         on_conflict: "abort".into(),
         dry_run: false,

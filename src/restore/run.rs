@@ -22,7 +22,7 @@ pub fn perform(
         return Ok(stored);
     }
     let resolved = chain::resolve(conn, request)?;
-    let owner = Some(resolved.session_id);
+    let owner = resolved.lineage.as_ref();
     let mut plan = plan::build(conn, ctx, owner, resolved.target_seq, &request.paths)?;
     if request.on_conflict == OnConflict::Force && !request.dry_run && record_unrecorded(conn, ctx, &plan)? {
         plan = plan::build(conn, ctx, owner, resolved.target_seq, &request.paths)?;

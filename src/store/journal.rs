@@ -207,14 +207,32 @@ pub fn prepared_rollbacks(conn: &Connection) -> Result<Vec<RollbackRow>> {
     rows.collect()
 }
 
-/// The session's applied rollbacks made at or after `since_seq`, oldest first.
-pub fn session_chain(conn: &Connection, session_id: i64, since_seq: i64) -> Result<Vec<RollbackRow>> {
+/// The session's applied rollbacks made at or after `since_seq`, oldest first (`None`: the
+/// time rollbacks, which belong to no session).
+pub fn session_chain(conn: &Connection, session_id: Option<i64>, since_seq: i64) -> Result<Vec<RollbackRow>> {
+    session_chain_between(conn, session_id, since_seq, i64::MAX)
+}
+
+/// The session's applied rollbacks made between two sequence numbers, oldest first.
+pub fn session_chain_between(
+    conn: &Connection,
+    session_id: Option<i64>,
+    since_seq: i64,
+    until_seq: i64,
+) -> Result<Vec<RollbackRow>> {
     let sql = format!(
-        "{ROLLBACK_SELECT} WHERE session_id = ?1 AND from_seq >= ?2 AND status != 'prepared' ORDER BY id"
+        "{ROLLBACK_SELECT} WHERE session_id IS ?1 AND from_seq >= ?2 AND from_seq <= ?3
+           AND status != 'prepared' ORDER BY id"
     );
     let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map([session_id, since_seq], rollback_from_row)?;
+    let rows = stmt.query_map(params![session_id, since_seq, until_seq], rollback_from_row)?;
     rows.collect()
+}
+
+/// The latest sequence number recorded at or before a time.
+pub fn seq_at_time(conn: &Connection, at_ms: i64) -> Result<i64> {
+    conn.prepare_cached("SELECT coalesce(max(seq), 0) FROM versions WHERE recorded_at <= ?1")?
+        .query_row([at_ms], |r| r.get(0))
 }
 
 /// Every rollback of a session, oldest first.

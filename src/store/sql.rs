@@ -307,6 +307,27 @@ pub fn session_id(conn: &Connection, name: &str) -> Result<Option<i64>> {
         .optional()
 }
 
+/// A session's parent and the turn it was forked after, if it is a fork.
+pub fn session_parent(conn: &Connection, session_id: i64) -> Result<Option<(i64, i64)>> {
+    conn.prepare_cached("SELECT parent_id, fork_turn FROM sessions WHERE id = ?1 AND parent_id IS NOT NULL")?
+        .query_row([session_id], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()
+}
+
+pub fn create_fork(
+    conn: &Connection,
+    name: &str,
+    parent_id: i64,
+    fork_turn: i64,
+    now_ms: i64,
+) -> Result<i64> {
+    conn.prepare_cached(
+        "INSERT INTO sessions (name, parent_id, fork_turn, created_at) VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![name, parent_id, fork_turn, now_ms])?;
+    Ok(conn.last_insert_rowid())
+}
+
 pub fn create_session(conn: &Connection, name: &str, now_ms: i64) -> Result<i64> {
     conn.prepare_cached("INSERT INTO sessions (name, created_at) VALUES (?1, ?2)")?
         .execute(params![name, now_ms])?;

@@ -1,0 +1,240 @@
+//! Command-line arguments (PRODUCT.md 5.3), parsed by clap.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "filewatchd",
+    version,
+    about = "Records every change to a workspace and rolls it back per agent turn"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub serve: ServeArgs,
+    /// More log output on stderr (-v: debug, -vv: trace); RUST_LOG overrides.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// The workspace root (default: the current directory).
+    #[arg(long, global = true)]
+    pub root: Option<PathBuf>,
+    /// The project state directory (default: under $FILEWATCHD_HOME, $XDG_STATE_HOME or ~/.local/state).
+    #[arg(long, global = true)]
+    pub state_dir: Option<PathBuf>,
+    /// The config file (default: .filewatchd.toml in the root).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// The port on 127.0.0.1 (default: the config's `port`, else a free one).
+    #[arg(long)]
+    pub port: Option<u16>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the daemon in the foreground (the default).
+    Serve(ServeCmd),
+    /// What the daemon watches and how capture is doing.
+    Status(JsonFlag),
+    /// Mark where an agent's turn starts or ends.
+    #[command(subcommand)]
+    Turn(TurnCmd),
+    /// Turns with the files each changed.
+    Log(LogCmd),
+    /// One turn: every changed path, optionally with diffs.
+    Show(ShowCmd),
+    /// Every recorded version of one path.
+    History(HistoryCmd),
+    /// Sessions with their turn counts, last activity, parent and fork point.
+    Sessions(JsonFlag),
+    /// Start a new session whose history is this session's up to the end of a turn.
+    Fork(ForkCmd),
+    /// Set the workspace to a turn boundary of a session (conflicts checked).
+    Rollback(RollbackCmd),
+    /// Roll back the session's latest turn not yet undone.
+    Undo(RollbackFlags),
+    /// Return to the state just before the session's latest undo or rollback.
+    Redo(RedoFlags),
+    /// Restore one path to a boundary or a time (conflicts checked).
+    Restore(RestoreCmd),
+}
+
+#[derive(Debug, Args)]
+pub struct ForkCmd {
+    /// The new session's name.
+    pub new_session: String,
+    #[command(flatten)]
+    pub session: SessionArg,
+    /// Fork after this turn (a number or a ref; default: the latest).
+    #[arg(long, default_value = "current")]
+    pub turn: String,
+    #[command(flatten)]
+    pub json: JsonFlag,
+}
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("boundary").required(true).args(["before", "after", "at", "ago"])))]
+pub struct RollbackCmd {
+    #[command(flatten)]
+    pub to: BoundaryArgs,
+    #[command(flatten)]
+    pub flags: RollbackFlags,
+}
+
+/// Where to roll back to: a turn boundary of the session, or a time (no session needed).
+#[derive(Debug, Args)]
+pub struct BoundaryArgs {
+    /// The state when turn N started.
+    #[arg(long, value_name = "N")]
+    pub before: Option<String>,
+    /// The state when turn N ended.
+    #[arg(long, value_name = "N")]
+    pub after: Option<String>,
+    /// The state recorded at this time (RFC 3339, e.g. 2026-11-30T10:00:00Z).
+    #[arg(long, value_name = "TIME")]
+    pub at: Option<String>,
+    /// The state recorded this long ago (e.g. 10m, 2h, 1day).
+    #[arg(long, value_name = "DURATION")]
+    pub ago: Option<String>,
+}
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("boundary").required(true).args(["before", "after", "at", "ago"])))]
+pub struct RestoreCmd {
+    /// The path to restore (relative to the root, or to the current directory inside it).
+    pub path: String,
+    #[command(flatten)]
+    pub to: BoundaryArgs,
+    #[command(flatten)]
+    pub session: SessionArg,
+    /// Show the plan; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Restore it even if it conflicts (what it holds stays in history).
+    #[arg(long)]
+    pub force: bool,
+    #[command(flatten)]
+    pub json: JsonFlag,
+}
+
+#[derive(Debug, Args)]
+pub struct RedoFlags {
+    /// Redo the latest time rollback (`rollback --at/--ago`) instead of a session's.
+    #[arg(long)]
+    pub time: bool,
+    #[command(flatten)]
+    pub flags: RollbackFlags,
+}
+
+#[derive(Debug, Args)]
+pub struct RollbackFlags {
+    #[command(flatten)]
+    pub session: SessionArg,
+    /// Show the plan and the conflicts; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Roll back everything else and leave conflicting paths as they are.
+    #[arg(long, conflicts_with = "force")]
+    pub skip_conflicts: bool,
+    /// Roll back conflicting paths too (what they hold stays in history).
+    #[arg(long)]
+    pub force: bool,
+    /// Show unified diffs of what each file becomes.
+    #[arg(long)]
+    pub diff: bool,
+    /// An id for this operation: repeating it returns the first answer, never applies twice.
+    #[arg(long)]
+    pub op_id: Option<String>,
+    /// Only these paths (and what lies beneath them).
+    pub paths: Vec<String>,
+    #[command(flatten)]
+    pub json: JsonFlag,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeCmd {
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    #[arg(long)]
+    pub port: Option<u16>,
+}
+
+#[derive(Debug, Args)]
+pub struct JsonFlag {
+    /// Print the daemon's JSON answer.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SessionArg {
+    /// The session (default: $FILEWATCHD_SESSION, or the only session there is).
+    #[arg(long, env = "FILEWATCHD_SESSION")]
+    pub session: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TurnCmd {
+    /// Start a turn (ends the session's open turn first).
+    Start {
+        #[command(flatten)]
+        session: SessionArg,
+        #[arg(long)]
+        label: Option<String>,
+        /// The agent's own id for the turn.
+        #[arg(long = "ref")]
+        turn_ref: Option<String>,
+        #[command(flatten)]
+        json: JsonFlag,
+    },
+    /// End a turn (default: the open one).
+    End {
+        #[command(flatten)]
+        session: SessionArg,
+        /// A turn number, a ref, or `current`.
+        #[arg(long, default_value = "current")]
+        turn: String,
+        #[command(flatten)]
+        json: JsonFlag,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct LogCmd {
+    /// Only this session (default: all).
+    #[arg(long, env = "FILEWATCHD_SESSION")]
+    pub session: Option<String>,
+    #[command(flatten)]
+    pub json: JsonFlag,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowCmd {
+    /// A turn number or ref (default: the latest turn); with --at, a path.
+    pub turn: Option<String>,
+    /// Print the content the path had at a boundary (`before:N`, `after:N`, `seq:S`), a time
+    /// (RFC 3339) or a duration ago (`10m`).
+    #[arg(long, value_name = "WHEN")]
+    pub at: Option<String>,
+    #[command(flatten)]
+    pub session: SessionArg,
+    /// Include unified diffs of text files.
+    #[arg(long)]
+    pub diff: bool,
+    #[command(flatten)]
+    pub json: JsonFlag,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryCmd {
+    /// A path relative to the workspace root (or to the current directory inside it).
+    pub path: String,
+    #[command(flatten)]
+    pub json: JsonFlag,
+}

@@ -1,0 +1,151 @@
+//! The rollback-like commands: `rollback`, `undo`, `redo`, `restore`.
+
+use std::process::ExitCode;
+use std::time::{Duration, SystemTime};
+
+use anyhow::{Context, bail};
+use serde_json::{Value, json};
+
+use super::args::{BoundaryArgs, RedoFlags, RestoreCmd, RollbackCmd, RollbackFlags, ServeArgs};
+use super::{ApiFailure, Client, print, resolve_session, session_names, workspace_relative};
+
+/// Exit code when a rollback was refused because of conflicts.
+const EXIT_CONFLICTS: u8 = 3;
+
+/// Where a rollback goes.
+enum Goal {
+    /// `before` or `after` a turn of a session.
+    Turn(&'static str, String),
+    /// The state recorded at an RFC 3339 time.
+    Time(String),
+}
+
+fn goal(to: BoundaryArgs) -> anyhow::Result<Goal> {
+    match (to.before, to.after, to.at, to.ago) {
+        (Some(n), ..) => Ok(Goal::Turn("before", n)),
+        (_, Some(n), ..) => Ok(Goal::Turn("after", n)),
+        (_, _, Some(at), _) => Ok(Goal::Time(check_time(&at)?)),
+        (_, _, _, Some(ago)) => Ok(Goal::Time(time_ago(&ago)?)),
+        _ => bail!("give --before N, --after N, --at TIME or --ago DURATION"),
+    }
+}
+
+fn check_time(text: &str) -> anyhow::Result<String> {
+    humantime::parse_rfc3339_weak(text)
+        .with_context(|| format!("{text:?} is not a time like 2026-11-30T10:00:00Z"))?;
+    Ok(text.to_string())
+}
+
+pub fn time_ago(text: &str) -> anyhow::Result<String> {
+    let ago: Duration = humantime::parse_duration(text)
+        .with_context(|| format!("{text:?} is not a duration like 10m or 2h"))?;
+    let at = SystemTime::now()
+        .checked_sub(ago)
+        .context("that is too long ago")?;
+    Ok(humantime::format_rfc3339_millis(at).to_string())
+}
+
+pub fn rollback(client: &Client, args: &ServeArgs, cmd: RollbackCmd) -> anyhow::Result<ExitCode> {
+    match goal(cmd.to)? {
+        Goal::Turn(to, turn) => {
+            let session = resolve_session(client, cmd.flags.session.session.clone())?;
+            let extra = json!({"to": to, "turn": turn_value(&turn)});
+            send(
+                client,
+                args,
+                &format!("/v1/sessions/{session}/rollback"),
+                extra,
+                cmd.flags,
+            )
+        }
+        Goal::Time(at) => send(client, args, "/v1/rollback", json!({"at": at}), cmd.flags),
+    }
+}
+
+pub fn undo(client: &Client, args: &ServeArgs, flags: RollbackFlags) -> anyhow::Result<ExitCode> {
+    let session = resolve_session(client, flags.session.session.clone())?;
+    send(
+        client,
+        args,
+        &format!("/v1/sessions/{session}/undo"),
+        json!({}),
+        flags,
+    )
+}
+
+/// A session's redo; or, with `--time` (or when there are no sessions at all), the redo of
+/// the latest time rollback.
+pub fn redo(client: &Client, args: &ServeArgs, redo: RedoFlags) -> anyhow::Result<ExitCode> {
+    let flags = redo.flags;
+    let no_sessions = flags.session.session.is_none() && session_names(client)?.is_empty();
+    if redo.time || no_sessions {
+        return send(client, args, "/v1/redo", json!({}), flags);
+    }
+    let session = resolve_session(client, flags.session.session.clone())?;
+    send(
+        client,
+        args,
+        &format!("/v1/sessions/{session}/redo"),
+        json!({}),
+        flags,
+    )
+}
+
+pub fn restore(client: &Client, args: &ServeArgs, cmd: RestoreCmd) -> anyhow::Result<ExitCode> {
+    let flags = RollbackFlags {
+        session: cmd.session,
+        dry_run: cmd.dry_run,
+        skip_conflicts: false,
+        force: cmd.force,
+        diff: false,
+        op_id: None,
+        paths: vec![cmd.path],
+        json: cmd.json,
+    };
+    rollback(client, args, RollbackCmd { to: cmd.to, flags })
+}
+
+fn turn_value(turn: &str) -> Value {
+    turn.parse::<i64>().map_or_else(|_| json!(turn), |n| json!(n))
+}
+
+/// Posts the request with the common flags; prints the plan; exit 3 when refused.
+fn send(
+    client: &Client,
+    args: &ServeArgs,
+    route: &str,
+    mut body: Value,
+    flags: RollbackFlags,
+) -> anyhow::Result<ExitCode> {
+    let paths = flags
+        .paths
+        .iter()
+        .map(|p| workspace_relative(client, args, p))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let on_conflict = match (flags.skip_conflicts, flags.force) {
+        (true, _) => "skip",
+        (_, true) => "force",
+        _ => "abort",
+    };
+    body["on_conflict"] = json!(on_conflict);
+    body["dry_run"] = json!(flags.dry_run);
+    body["paths"] = json!(paths);
+    body["diff"] = json!(flags.diff);
+    if let Some(op_id) = flags.op_id {
+        body["op_id"] = json!(op_id);
+    }
+    let (answer, refused) = match client.post(route, &body) {
+        Ok(answer) => (answer, false),
+        Err(err) => match err.downcast::<ApiFailure>() {
+            Ok(failure) if failure.code == "conflicts" => (failure.body, true),
+            Ok(failure) => return Err(failure.into()),
+            Err(err) => return Err(err),
+        },
+    };
+    print::answer(&answer, flags.json.json, print::rollback)?;
+    Ok(if refused {
+        ExitCode::from(EXIT_CONFLICTS)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
