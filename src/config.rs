@@ -25,6 +25,9 @@ struct FileConfig {
     ignore: Option<Vec<String>>,
     max_file_size: Option<u64>,
     port: Option<u16>,
+    keep_days: Option<u32>,
+    keep_turns: Option<u32>,
+    max_store_bytes: Option<u64>,
 }
 
 /// The validated settings the daemon runs with.
@@ -35,6 +38,27 @@ pub struct Config {
     pub max_file_size: u64,
     /// `None`: a free port chosen at start.
     pub port: Option<u16>,
+    pub retention: Retention,
+}
+
+/// How much history garbage collection keeps (PRODUCT.md 8): every version of the last
+/// `keep_days` days, and at least the last `keep_turns` turns of each session. Over
+/// `max_store_bytes`, the days rule gives way (the turns rule and pending redos never do).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    pub keep_days: u32,
+    pub keep_turns: u32,
+    pub max_store_bytes: Option<u64>,
+}
+
+impl Default for Retention {
+    fn default() -> Self {
+        Self {
+            keep_days: 30,
+            keep_turns: 100,
+            max_store_bytes: None,
+        }
+    }
 }
 
 impl Default for Config {
@@ -43,6 +67,7 @@ impl Default for Config {
             ignore: Vec::new(),
             max_file_size: DEFAULT_MAX_FILE_SIZE,
             port: None,
+            retention: Retention::default(),
         }
     }
 }
@@ -69,10 +94,17 @@ impl Config {
         for glob in file.ignore.iter().flatten() {
             globset::Glob::new(glob).map_err(|e| format!("ignore: bad glob {glob:?}: {e}"))?;
         }
+        let defaults = Retention::default();
+        let retention = Retention {
+            keep_days: file.keep_days.unwrap_or(defaults.keep_days),
+            keep_turns: file.keep_turns.unwrap_or(defaults.keep_turns),
+            max_store_bytes: file.max_store_bytes,
+        };
         Ok(Self {
             ignore: file.ignore.unwrap_or_default(),
             max_file_size: file.max_file_size.unwrap_or(DEFAULT_MAX_FILE_SIZE),
             port: file.port,
+            retention,
         })
     }
 }

@@ -70,6 +70,7 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
         watches,
         stats: stats.clone(),
         max_file_size: config.max_file_size,
+        retention: config.retention,
     };
     eprintln!("filewatchd: indexing {}", root.display());
     let (worker, handle) =

@@ -37,6 +37,7 @@ pub mod history;
 pub mod model;
 pub mod paths;
 pub mod restore;
+pub mod retention;
 pub mod sessions;
 pub mod state;
 pub mod stats;

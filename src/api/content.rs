@@ -39,6 +39,12 @@ pub async fn content(
     let (bytes, kind, seq) = state
         .read(move |conn, state| {
             let seq = point(conn, &query)?;
+            let horizon = crate::store::gc::horizon(conn)?;
+            if seq < horizon {
+                let message =
+                    format!("that state (seq {seq}) was removed by retention; the oldest is seq {horizon}");
+                return Err(ApiError::new(StatusCode::GONE, "expired", message));
+            }
             let path_id = sql::path_id(conn, &path)?
                 .ok_or_else(|| ApiError::not_found(format!("{path} has no recorded version")))?;
             let found = crate::store::journal::version_at(conn, path_id, seq)?;

@@ -272,3 +272,23 @@ pub async fn method_not_allowed() -> ApiError {
         "this endpoint does not take that method",
     )
 }
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GcBody {
+    #[serde(default)]
+    dry_run: bool,
+}
+
+/// `POST /v1/gc`: retention now (or what it would remove).
+pub async fn gc(State(state): State<Arc<AppState>>, JsonBody(body): JsonBody<GcBody>) -> Answer {
+    let (reply, answer) = oneshot::channel();
+    state.worker.send(Command::Gc {
+        dry_run: body.dry_run,
+        reply,
+    })?;
+    let report = answer
+        .await
+        .map_err(|_| ApiError::unavailable("the daemon is shutting down"))??;
+    Ok(Json(serde_json::to_value(report).map_err(ApiError::internal)?))
+}

@@ -102,6 +102,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/sessions/{session}/redo", post(rollback::redo))
         .route("/rollback", post(rollback::rollback_in_time))
         .route("/redo", post(rollback::redo_in_time))
+        .route("/gc", post(handlers::gc))
         .route("/history", get(handlers::history))
         .route("/content", get(content::content));
     Router::new()

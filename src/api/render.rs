@@ -11,6 +11,10 @@ use crate::store::sql::{self, SessionRow, TurnRow, VersionRow};
 pub fn turn(conn: &Connection, blobs: &BlobDir, turn: &TurnRow, with_diff: bool) -> rusqlite::Result<Value> {
     let changes = history::turn_changes(conn, turn)?;
     let mut value = turn_summary(turn, Counts::of(&changes));
+    if turn.start_seq < crate::store::gc::horizon(conn)? {
+        // Retention collapsed the history before this turn's start: its list may be partial.
+        value["expired"] = json!(true);
+    }
     let rendered: Vec<Value> = changes
         .iter()
         .map(|c| change(c, with_diff.then(|| history::diff(conn, blobs, c))))

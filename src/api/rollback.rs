@@ -167,6 +167,7 @@ impl From<RollbackError> for ApiError {
             RollbackError::NothingToUndo(_) => Self::new(StatusCode::CONFLICT, "nothing_to_undo", message),
             RollbackError::NothingToRedo(_) => Self::new(StatusCode::CONFLICT, "nothing_to_redo", message),
             RollbackError::NeedsSession => Self::bad_request("bad_request", message),
+            RollbackError::Expired { .. } => Self::new(StatusCode::GONE, "expired", message),
             RollbackError::Store(e) => Self::internal(e),
             RollbackError::Unavailable => Self::unavailable(message),
         }

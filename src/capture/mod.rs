@@ -17,6 +17,7 @@ use tokio::sync::oneshot;
 use crate::paths::RelPath;
 use crate::restore::outcome::Outcome;
 use crate::restore::{Request, RollbackError};
+use crate::retention::GcReport;
 use crate::stats::Stats;
 use crate::store::blobs::BlobDir;
 use crate::store::sql::TurnRow;
@@ -55,6 +56,11 @@ pub enum Command {
         new_session: String,
         turn: TurnSelector,
         reply: oneshot::Sender<Result<TurnRow, TurnError>>,
+    },
+    /// Garbage collection (retention), or its dry run.
+    Gc {
+        dry_run: bool,
+        reply: oneshot::Sender<rusqlite::Result<GcReport>>,
     },
     /// A rollback, undo or redo: planned and applied once every earlier write is recorded.
     Rollback {
@@ -116,4 +122,5 @@ pub struct Context {
     pub watches: Watches,
     pub stats: Arc<Stats>,
     pub max_file_size: u64,
+    pub retention: crate::config::Retention,
 }

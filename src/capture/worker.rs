@@ -24,6 +24,8 @@ const SETTLE: Duration = Duration::from_millis(20);
 /// A continuous stream of hints is still recorded at least this often.
 const MAX_DELAY: Duration = Duration::from_millis(250);
 const MAX_PENDING: usize = 20_000;
+/// The daemon collects garbage on its own once a day (and `filewatchd gc` any time).
+const GC_INTERVAL: Duration = Duration::from_secs(24 * 60 * 60);
 /// Back-off after a batch failed (disk full, I/O error) before trying again.
 const RETRY_AFTER: Duration = Duration::from_secs(1);
 
@@ -57,6 +59,8 @@ pub struct Worker {
     retry_at: Option<Instant>,
     barrier: Barrier,
     open: Vec<TurnRow>,
+    /// The daily automatic garbage collection.
+    next_gc: Instant,
 }
 
 impl Worker {
@@ -98,6 +102,7 @@ impl Worker {
             retry_at: None,
             barrier: Barrier::default(),
             open,
+            next_gc: Instant::now() + GC_INTERVAL,
         };
         Ok((worker, WorkerHandle { tx }))
     }
@@ -158,6 +163,14 @@ impl Worker {
         if self.flush_due(now) {
             self.flush();
         }
+        if now >= self.next_gc {
+            if let Err(err) = self.collect_garbage(false) {
+                self.ctx
+                    .stats
+                    .set_error(format!("garbage collection failed: {err}"));
+            }
+            self.next_gc = now + GC_INTERVAL;
+        }
     }
 
     fn flush_due(&self, now: Instant) -> bool {
@@ -177,7 +190,10 @@ impl Worker {
             let settle = (self.last_hint + SETTLE).min(first + MAX_DELAY);
             self.retry_at.map_or(settle, |retry| settle.max(retry))
         });
-        [flush, self.barrier.next_deadline()].into_iter().flatten().min()
+        [flush, self.barrier.next_deadline(), Some(self.next_gc)]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     fn who(&self) -> Attribution {
@@ -247,6 +263,9 @@ impl Worker {
                 self.refresh_open_turns();
                 let _ = reply.send(result);
             }
+            Command::Gc { dry_run, reply } => {
+                let _ = reply.send(self.collect_garbage(dry_run));
+            }
             Command::Fork {
                 parent,
                 new_session,
@@ -263,6 +282,15 @@ impl Worker {
                 let _ = reply.send(result);
             }
         }
+    }
+
+    fn collect_garbage(&mut self, dry_run: bool) -> rusqlite::Result<crate::retention::GcReport> {
+        let retention = self.ctx.retention;
+        let report = crate::retention::collect(&mut self.conn, &self.ctx.blobs, &retention, dry_run);
+        if !dry_run {
+            self.next_gc = Instant::now() + GC_INTERVAL;
+        }
+        report
     }
 
     fn refresh_open_turns(&mut self) {

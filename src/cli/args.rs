@@ -63,6 +63,8 @@ pub enum Command {
     Redo(RedoFlags),
     /// Restore one path to a boundary or a time (conflicts checked).
     Restore(RestoreCmd),
+    /// Remove history outside the retention policy (keep_days, keep_turns, max_store_bytes).
+    Gc(GcCmd),
 }
 
 #[derive(Debug, Args)]
@@ -235,6 +237,15 @@ pub struct ShowCmd {
 pub struct HistoryCmd {
     /// A path relative to the workspace root (or to the current directory inside it).
     pub path: String,
+    #[command(flatten)]
+    pub json: JsonFlag,
+}
+
+#[derive(Debug, Args)]
+pub struct GcCmd {
+    /// Say what would go, and how many bytes; remove nothing.
+    #[arg(long)]
+    pub dry_run: bool,
     #[command(flatten)]
     pub json: JsonFlag,
 }

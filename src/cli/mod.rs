@@ -38,6 +38,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             print::answer(&answer, flag.json, print::sessions)
         }
         Command::Fork(cmd) => fork(&client, cmd),
+        Command::Gc(cmd) => {
+            let answer = client.post("/v1/gc", &json!({"dry_run": cmd.dry_run}))?;
+            print::answer(&answer, cmd.json.json, print::gc)
+        }
         Command::Rollback(cmd) => return rollback::rollback(&client, &args, cmd),
         Command::Undo(flags) => return rollback::undo(&client, &args, flags),
         Command::Redo(flags) => return rollback::redo(&client, &args, flags),

@@ -295,3 +295,19 @@ pub fn sessions(a: &Value) {
         );
     }
 }
+
+pub fn gc(a: &Value) {
+    let verb = if a["dry_run"] == Value::Bool(true) {
+        "would remove"
+    } else {
+        "removed"
+    };
+    println!(
+        "{verb} {} versions and {} blobs ({} bytes); {} turns expire (history before seq {} is collapsed)",
+        a["versions_removed"], a["blobs_removed"], a["bytes_freed"], a["turns_expired"], a["cutoff_seq"]
+    );
+    println!(
+        "store: {} bytes before, {} after",
+        a["store_bytes_before"], a["store_bytes_after"]
+    );
+}

@@ -52,10 +52,18 @@ impl Target {
 }
 
 pub fn resolve(conn: &Connection, request: &Request) -> Result<Resolved, RollbackError> {
-    match &request.session {
-        Some(name) => resolve_in_session(conn, name, &request.operation),
-        None => resolve_in_time(conn, &request.operation),
+    let resolved = match &request.session {
+        Some(name) => resolve_in_session(conn, name, &request.operation)?,
+        None => resolve_in_time(conn, &request.operation)?,
+    };
+    let horizon = crate::store::gc::horizon(conn)?;
+    if resolved.target_seq < horizon {
+        return Err(RollbackError::Expired {
+            seq: resolved.target_seq,
+            horizon,
+        });
     }
+    Ok(resolved)
 }
 
 fn resolve_in_session(

@@ -99,6 +99,8 @@ pub enum RollbackError {
     NothingToUndo(String),
     #[error("session {0:?} has nothing to redo (a new turn ends the redo chain)")]
     NothingToRedo(String),
+    #[error("that state (seq {seq}) was removed by retention; the oldest exact state is seq {horizon}")]
+    Expired { seq: i64, horizon: i64 },
     #[error("undo and rollback to a turn need a session")]
     NeedsSession,
     #[error("the index failed: {0}")]

@@ -10,6 +10,7 @@ use rusqlite::{Connection, OpenFlags};
 const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0001_init.sql"),
     include_str!("../../migrations/0002_rollback.sql"),
+    include_str!("../../migrations/0003_retention.sql"),
 ];
 
 #[derive(Debug, thiserror::Error)]

@@ -3,6 +3,7 @@
 
 pub mod blobs;
 pub mod db;
+pub mod gc;
 pub mod journal;
 pub mod sql;
 

@@ -1,0 +1,137 @@
+//! Retention (PRODUCT.md 8): garbage collection keeps every version of the last `keep_days`
+//! days and of the last `keep_turns` turns of each session (inherited turns included), and
+//! everything a pending redo needs. History before the cutoff collapses to each path's state
+//! at the cutoff, so the latest version of every path always stays; boundaries before it
+//! expire (a rollback to one is refused, never inexact). Blobs no version names are deleted.
+
+use rusqlite::{Connection, TransactionBehavior};
+use serde::Serialize;
+
+use crate::config::Retention;
+use crate::model::now_ms;
+use crate::sessions::Lineage;
+use crate::store::blobs::BlobDir;
+use crate::store::{gc, journal, sql};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GcReport {
+    pub dry_run: bool,
+    /// Boundaries before this sequence number are (or would be) expired.
+    pub cutoff_seq: i64,
+    pub versions_removed: i64,
+    pub blobs_removed: i64,
+    pub bytes_freed: i64,
+    pub turns_expired: i64,
+    pub store_bytes_before: i64,
+    pub store_bytes_after: i64,
+}
+
+/// Runs (or, with `dry_run`, describes) one collection.
+pub fn collect(
+    conn: &mut Connection,
+    blobs: &BlobDir,
+    retention: &Retention,
+    dry_run: bool,
+) -> rusqlite::Result<GcReport> {
+    let store_bytes_before = sql::store_bytes(conn)?;
+    let over_budget = retention
+        .max_store_bytes
+        .is_some_and(|max| store_bytes_before as u64 > max);
+    let horizon = gc::horizon(conn)?;
+    let cutoff = if journal::prepared_rollbacks(conn)?.is_empty() {
+        cutoff(conn, retention, over_budget)?.max(horizon)
+    } else {
+        horizon // a rollback awaits recovery: touch nothing it may need
+    };
+    let mut report = GcReport {
+        dry_run,
+        cutoff_seq: cutoff,
+        versions_removed: gc::count_collapsible(conn, cutoff)?,
+        blobs_removed: 0,
+        bytes_freed: 0,
+        turns_expired: gc::count_turns_before(conn, cutoff)? - gc::count_turns_before(conn, horizon)?,
+        store_bytes_before,
+        store_bytes_after: store_bytes_before,
+    };
+    if dry_run {
+        let (count, bytes) = gc::blobs_freed_by_collapse(conn, cutoff)?;
+        report.blobs_removed = count;
+        report.bytes_freed = bytes;
+        report.store_bytes_after = store_bytes_before - bytes;
+        return Ok(report);
+    }
+    let files = apply(conn, cutoff, &mut report)?;
+    for hash in files {
+        let _ = std::fs::remove_file(blobs.path_of(hash));
+    }
+    let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
+    report.store_bytes_after = sql::store_bytes(conn)?;
+    tracing::info!(
+        cutoff,
+        versions = report.versions_removed,
+        blobs = report.blobs_removed,
+        bytes = report.bytes_freed,
+        "garbage collected"
+    );
+    Ok(report)
+}
+
+/// Deletes in one transaction; returns the blob files to remove once it has committed.
+fn apply(
+    conn: &mut Connection,
+    cutoff: i64,
+    report: &mut GcReport,
+) -> rusqlite::Result<Vec<crate::store::blobs::Hash>> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    report.versions_removed = gc::collapse(&tx, cutoff)? as i64;
+    let mut files = Vec::new();
+    for (hash, is_file, size) in gc::unreferenced_blobs(&tx)? {
+        gc::delete_blob(&tx, hash)?;
+        report.blobs_removed += 1;
+        report.bytes_freed += size;
+        if is_file {
+            files.push(hash);
+        }
+    }
+    gc::set_meta(&tx, "horizon", cutoff)?;
+    gc::set_meta(&tx, "last_gc", now_ms())?;
+    tx.commit()?;
+    Ok(files)
+}
+
+/// The oldest sequence number a retained boundary or a pending redo needs.
+fn cutoff(conn: &Connection, retention: &Retention, over_budget: bool) -> rusqlite::Result<i64> {
+    let mut cutoff = sql::latest_seq(conn)?;
+    if retention.keep_days > 0 && !over_budget {
+        let since = now_ms() - i64::from(retention.keep_days) * 24 * 60 * 60 * 1000;
+        cutoff = cutoff.min(journal::seq_at_time(conn, since)?);
+    }
+    for session_id in gc::session_ids(conn)? {
+        let turns = Lineage::of(conn, session_id)?.turns(conn)?;
+        let keep = usize::try_from(retention.keep_turns).unwrap_or(usize::MAX);
+        if keep > 0 && !turns.is_empty() {
+            let oldest_kept = &turns[turns.len().saturating_sub(keep)];
+            cutoff = cutoff.min(oldest_kept.start_seq);
+        }
+        cutoff = cutoff.min(pending_redo(
+            conn,
+            Some(session_id),
+            turns.last().and_then(|t| t.end_seq),
+        )?);
+    }
+    Ok(cutoff.min(pending_redo(conn, None, None)?))
+}
+
+/// The oldest state a pending redo of this chain returns to (`i64::MAX`: none).
+fn pending_redo(conn: &Connection, session_id: Option<i64>, since: Option<i64>) -> rusqlite::Result<i64> {
+    let chain = journal::session_chain(conn, session_id, since.unwrap_or(0))?;
+    let mut stack: Vec<i64> = Vec::new();
+    for op in chain {
+        if op.kind == "redo" {
+            stack.pop();
+        } else {
+            stack.push(op.from_seq);
+        }
+    }
+    Ok(stack.into_iter().min().unwrap_or(i64::MAX))
+}
