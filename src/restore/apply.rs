@@ -167,11 +167,12 @@ impl Run<'_> {
     /// One phase of one step. `Err` ends the step (done early, skipped or kept).
     fn step(&mut self, phase: usize, step: &(i64, Step)) -> Result<(), Finished> {
         let (ord, step) = step;
-        let parent = self
-            .ctx
-            .root
-            .parent_of(&step.path)
-            .map_err(|e| skipped(step, &e))?;
+        let parent = match self.ctx.root.parent_of(&step.path) {
+            Ok(parent) => parent,
+            // Its directory is gone, so the path is too: a removal is already done.
+            Err(FsError::NoParent(_)) if !step.target.is_present() => return Err(Finished::Done(None)),
+            Err(err) => return Err(skipped(step, &err)),
+        };
         if self.first_phase(phase, step) {
             self.pre_check(&parent, step)?;
         }
@@ -227,7 +228,12 @@ impl Run<'_> {
         if on_disk == step.target {
             return Err(Finished::Done(stat_now(self.ctx, &step.path)));
         }
-        let between = self.check == Check::Recovery && on_disk == State::Absent;
+        // Only a step that changes a path's kind passes through "absent" (removed, not yet
+        // created); anywhere else an absent path was removed by someone else.
+        let changes_kind = step.current.is_present()
+            && step.target.is_present()
+            && step.current.kind() != step.target.kind();
+        let between = self.check == Check::Recovery && changes_kind && on_disk == State::Absent;
         if on_disk == step.current || between {
             return Ok(());
         }

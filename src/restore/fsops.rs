@@ -19,7 +19,7 @@ use crate::paths::RelPath;
 pub enum FsError {
     #[error("a symlink is in the way at or above {0}; filewatchd never writes through one")]
     SymlinkInTheWay(String),
-    #[error("its directory {0} does not exist")]
+    #[error("its directory {0} does not exist (or is not a directory)")]
     NoParent(String),
     #[error("something appeared at {0} meanwhile; it was left alone")]
     Appeared(String),
@@ -56,8 +56,8 @@ impl RootDir {
         let shown = dir.as_ref().map_or_else(|| ".".to_string(), RelPath::to_text);
         match opened {
             Ok(fd) => Ok(Parent { fd, name }),
-            Err(Errno::LOOP | Errno::XDEV | Errno::NOTDIR) => Err(FsError::SymlinkInTheWay(shown)),
-            Err(Errno::NOENT) => Err(FsError::NoParent(shown)),
+            Err(Errno::LOOP | Errno::XDEV) => Err(FsError::SymlinkInTheWay(shown)),
+            Err(Errno::NOENT | Errno::NOTDIR) => Err(FsError::NoParent(shown)),
             Err(e) => Err(io_err(path, e)),
         }
     }
