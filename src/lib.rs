@@ -34,6 +34,7 @@ pub mod cli;
 pub mod config;
 pub mod daemon;
 pub mod history;
+pub mod hook;
 pub mod model;
 pub mod paths;
 pub mod restore;

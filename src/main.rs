@@ -4,11 +4,27 @@
 use std::process::ExitCode;
 
 use clap::Parser;
+
+/// `filewatchd hook <something>` other than `hook install|uninstall`.
+fn is_agent_hook() -> bool {
+    let args: Vec<String> = std::env::args().skip(1).take(2).collect();
+    args.first().is_some_and(|a| a == "hook")
+        && !args.get(1).is_some_and(|a| a == "install" || a == "uninstall")
+}
 use filewatchd::cli::{self, Cli};
 use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) if is_agent_hook() && err.use_stderr() => {
+            // An agent runs `filewatchd hook <agent>`: a usage error must not block it (exit 2
+            // is a "block" to Claude Code, Gemini CLI and Codex). One warning, exit 0.
+            eprintln!("filewatchd hook: {}", err.kind());
+            return ExitCode::SUCCESS;
+        }
+        Err(err) => err.exit(),
+    };
     let default_level = match cli.verbose {
         0 => "filewatchd=info",
         1 => "filewatchd=debug",

@@ -121,15 +121,25 @@ pub async fn start_turn(
     Ok((StatusCode::CREATED, Json(body)))
 }
 
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TurnEndBody {
+    /// Sets the label of a turn that was started without one.
+    label: Option<String>,
+}
+
 pub async fn end_turn(
     State(state): State<Arc<AppState>>,
     Path((session, turn)): Path<(String, String)>,
+    JsonBody(body): JsonBody<TurnEndBody>,
 ) -> Answer {
     valid_session(&session)?;
     let (reply, answer) = oneshot::channel();
+    let turn = TurnSelector::parse(&turn);
     state.worker.send(Command::TurnEnd {
         session,
-        turn: TurnSelector::parse(&turn),
+        turn,
+        label: body.label,
         reply,
     })?;
     let ended = answer

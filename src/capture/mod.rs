@@ -48,6 +48,8 @@ pub enum Command {
     TurnEnd {
         session: String,
         turn: TurnSelector,
+        /// A label for a turn started without one (Codex `notify` learns the prompt at the end).
+        label: Option<String>,
         reply: oneshot::Sender<Result<TurnRow, TurnError>>,
     },
     /// Fork a session after one of its turns.

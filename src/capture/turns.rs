@@ -55,7 +55,12 @@ pub fn start(
     Ok(TurnStarted { turn, ended })
 }
 
-pub fn end(conn: &mut Connection, session: &str, selector: &TurnSelector) -> Result<TurnRow, TurnError> {
+pub fn end(
+    conn: &mut Connection,
+    session: &str,
+    selector: &TurnSelector,
+    label: Option<&str>,
+) -> Result<TurnRow, TurnError> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let turn = find(&tx, session, selector)?;
     if turn.end_seq.is_some() {
@@ -66,6 +71,9 @@ pub fn end(conn: &mut Connection, session: &str, selector: &TurnSelector) -> Res
     }
     let seq = sql::latest_seq(&tx)?;
     sql::end_turn(&tx, turn.id, seq, now_ms())?;
+    if let Some(label) = label.filter(|_| turn.label.is_none()) {
+        sql::set_turn_label(&tx, turn.id, label)?;
+    }
     let ended = sql::turn_by_number(&tx, turn.session_id, turn.number)?
         .ok_or(rusqlite::Error::QueryReturnedNoRows)?;
     tx.commit()?;

@@ -258,8 +258,13 @@ impl Worker {
                 self.refresh_open_turns();
                 let _ = reply.send(result);
             }
-            Command::TurnEnd { session, turn, reply } => {
-                let result = turns::end(&mut self.conn, &session, &turn);
+            Command::TurnEnd {
+                session,
+                turn,
+                label,
+                reply,
+            } => {
+                let result = turns::end(&mut self.conn, &session, &turn, label.as_deref());
                 self.refresh_open_turns();
                 let _ = reply.send(result);
             }

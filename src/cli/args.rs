@@ -65,6 +65,9 @@ pub enum Command {
     Restore(RestoreCmd),
     /// Remove history outside the retention policy (keep_days, keep_turns, max_store_bytes).
     Gc(GcCmd),
+    /// Agent hooks: `hook <agent>` reads one hook event on stdin (what the agent runs);
+    /// `hook install|uninstall <agent>` writes or removes the agent's hook configuration.
+    Hook(HookCmd),
 }
 
 #[derive(Debug, Args)]
@@ -248,4 +251,43 @@ pub struct GcCmd {
     pub dry_run: bool,
     #[command(flatten)]
     pub json: JsonFlag,
+}
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct HookCmd {
+    #[command(subcommand)]
+    pub manage: Option<HookManage>,
+    /// The agent whose hook event is on stdin.
+    #[arg(value_enum)]
+    pub agent: Option<crate::hook::Agent>,
+    /// Anything the agent appends (Codex `notify` passes its JSON here).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+    pub rest: Vec<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HookManage {
+    /// Add filewatchd's hooks to the agent's settings (merging; a backup is written first).
+    Install(InstallArgs),
+    /// Remove exactly what install added.
+    Uninstall(InstallArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    #[arg(value_enum)]
+    pub agent: crate::hook::Agent,
+    /// The workspace's settings (the default).
+    #[arg(long, conflicts_with = "user")]
+    pub project: bool,
+    /// The user's settings in the home directory.
+    #[arg(long)]
+    pub user: bool,
+    /// Codex: configure its legacy `notify` program in ~/.codex/config.toml instead of hooks.
+    #[arg(long)]
+    pub notify: bool,
+    /// Print the change; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }

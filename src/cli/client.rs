@@ -30,10 +30,19 @@ impl Client {
     /// directory of the nearest ancestor of `start` (or of the current directory) that has a
     /// running daemon.
     pub fn discover(start: Option<&Path>, state_dir: Option<&Path>) -> anyhow::Result<Self> {
+        Self::discover_within(start, state_dir, Duration::from_secs(600))
+    }
+
+    /// As `discover`, with every request bounded by `timeout` (agent hooks must be quick).
+    pub fn discover_within(
+        start: Option<&Path>,
+        state_dir: Option<&Path>,
+        timeout: Duration,
+    ) -> anyhow::Result<Self> {
         let env_url = std::env::var("FILEWATCHD_URL").ok().filter(|u| !u.is_empty());
         let env_token = std::env::var("FILEWATCHD_TOKEN").ok().filter(|t| !t.is_empty());
         if let (Some(url), Some(token)) = (env_url.clone(), env_token.clone()) {
-            return Ok(Self::new(url, token));
+            return Ok(Self::new(url, token, timeout));
         }
         let dir = match state_dir {
             Some(dir) => dir.to_path_buf(),
@@ -47,13 +56,13 @@ impl Client {
             Some(token) => token,
             None => state::read_token(&dir)?,
         };
-        Ok(Self::new(url, token))
+        Ok(Self::new(url, token, timeout))
     }
 
-    fn new(url: String, token: String) -> Self {
+    fn new(url: String, token: String, timeout: Duration) -> Self {
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
-            .timeout_global(Some(Duration::from_secs(600)))
+            .timeout_global(Some(timeout))
             .build()
             .into();
         Self {

@@ -3,6 +3,7 @@
 
 mod args;
 mod client;
+mod hooks;
 mod print;
 mod rollback;
 
@@ -25,9 +26,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Command::Serve(cmd) = command {
         return serve(args, cmd.config, cmd.port);
     }
+    if let Command::Hook(cmd) = command {
+        return hooks::hook(&args, cmd);
+    }
     let client = Client::discover(args.root.as_deref(), args.state_dir.as_deref())?;
     match command {
-        Command::Serve(_) => unreachable!("handled above"),
+        Command::Serve(_) | Command::Hook(_) => unreachable!("handled above"),
         Command::Status(flag) => status(&client, flag.json),
         Command::Turn(cmd) => turn(&client, cmd),
         Command::Log(cmd) => log(&client, cmd),

@@ -439,6 +439,12 @@ pub fn insert_turn(
     Ok(conn.last_insert_rowid())
 }
 
+pub fn set_turn_label(conn: &Connection, turn_id: i64, label: &str) -> Result<()> {
+    conn.prepare_cached("UPDATE turns SET label = ?2 WHERE id = ?1")?
+        .execute(params![turn_id, label])?;
+    Ok(())
+}
+
 pub fn end_turn(conn: &Connection, turn_id: i64, end_seq: i64, now_ms: i64) -> Result<()> {
     conn.prepare_cached("UPDATE turns SET end_seq = ?2, ended_at = ?3 WHERE id = ?1")?
         .execute(params![turn_id, end_seq, now_ms])?;

@@ -1,0 +1,170 @@
+// filewatchd extension for pi: marks each prompt as a filewatchd turn.
+//
+// Put this file in `.pi/extensions/` (project; loads once the project is trusted) or
+// `~/.pi/agent/extensions/` (global). It forwards a few pi events to `filewatchd hook pi`
+// (one JSON envelope on stdin):
+//   before_agent_start           -> the daemon starts a turn labelled with the prompt
+//   agent_end, agent_settled     -> the daemon ends the open turn (ending twice is harmless)
+//   session_start, session_shutdown -> the daemon ends any turn left open
+// Only `type` (and `prompt` for before_agent_start) is sent; never systemPrompt or its options.
+//
+// It never hurts pi: no shell, at most 2 s per call (then the process is killed), every error
+// caught, nothing printed on stdout, at most one warning line on stderr per outage.
+// The binary is $FILEWATCHD_BIN, else `filewatchd` on PATH.
+//
+// Written without type annotations so the same text is valid TypeScript and plain JavaScript.
+
+import { spawn } from "node:child_process"
+import { statSync } from "node:fs"
+
+const AGENT = "pi"
+const TIMEOUT_MS = 2000
+const MAX_LABEL_CHARS = 8000
+const FORWARDED = ["session_start", "before_agent_start", "agent_end", "agent_settled", "session_shutdown"]
+
+let warned = false
+
+/** @param {unknown} error */
+function describe(error) {
+  const e = /** @type {any} */ (error)
+  return String((e && e.message) || e)
+}
+
+/** @param {string} message */
+function warn(message) {
+  if (warned) return
+  warned = true
+  try {
+    const line = String(message).split("\n")[0].slice(0, 400)
+    console.error(line.startsWith("filewatchd") ? line : `filewatchd: ${line}`)
+  } catch {}
+}
+
+/** @param {unknown} path */
+function isDir(path) {
+  try {
+    return typeof path === "string" && path !== "" && statSync(path).isDirectory()
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Runs `filewatchd hook pi` once; resolves (never rejects) with a problem string or null.
+ * @param {string} body @param {unknown} cwd @returns {Promise<string | null>}
+ */
+function runHook(body, cwd) {
+  return new Promise((resolve) => {
+    let done = false
+    /** @type {any} */
+    let timer
+    /** @type {any} */
+    let child
+    let stderr = ""
+    /** @param {string | null} problem */
+    const finish = (problem) => {
+      if (done) return
+      done = true
+      if (timer) clearTimeout(timer)
+      resolve(problem)
+    }
+    try {
+      const bin = process.env.FILEWATCHD_BIN || "filewatchd"
+      child = spawn(bin, ["hook", AGENT], {
+        cwd: isDir(cwd) ? String(cwd) : undefined,
+        env: process.env,
+        stdio: ["pipe", "ignore", "pipe"],
+        windowsHide: true,
+      })
+      timer = setTimeout(() => {
+        try {
+          child.kill("SIGKILL")
+        } catch {}
+        try {
+          if (child.stderr) child.stderr.destroy()
+        } catch {}
+        finish(`\`${bin} hook ${AGENT}\` did not finish within ${TIMEOUT_MS / 1000} s and was stopped`)
+      }, TIMEOUT_MS)
+      if (timer && timer.unref) timer.unref()
+      child.on("error", (/** @type {any} */ error) => finish(`cannot run \`${bin} hook ${AGENT}\`: ${describe(error)}`))
+      if (child.stderr) {
+        child.stderr.on("error", () => {})
+        child.stderr.on("data", (/** @type {any} */ chunk) => {
+          if (stderr.length < 4096) stderr += String(chunk)
+        })
+      }
+      child.on("close", (/** @type {any} */ code, /** @type {any} */ signal) => {
+        const text = stderr.trim()
+        if (code === 0) finish(text || null)
+        else finish(text || `\`${bin} hook ${AGENT}\` exited with ${code ?? signal}`)
+      })
+      if (child.stdin) {
+        child.stdin.on("error", () => {})
+        child.stdin.end(body + "\n")
+      }
+    } catch (error) {
+      finish(`cannot run filewatchd: ${describe(error)}`)
+    }
+  })
+}
+
+// Calls run one after another (a turn end must reach the daemon before the next turn start), and
+// a caller waits at most TIMEOUT_MS (plus a little) for its own call, queue included.
+/** @type {Promise<void>} */
+let tail = Promise.resolve()
+
+/** @param {string} body @param {unknown} cwd @returns {Promise<void>} */
+function forward(body, cwd) {
+  const job = tail
+    .then(() => runHook(body, cwd))
+    .then((problem) => {
+      if (problem) warn(problem)
+      else warned = false // a later outage warns again
+    })
+    .catch(() => {})
+  tail = job
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, TIMEOUT_MS + 100)
+    if (timer && timer.unref) timer.unref()
+    job.then(() => {
+      clearTimeout(timer)
+      resolve()
+    })
+  })
+}
+
+/** @param {any} event @param {any} ctx @returns {Promise<void>} */
+async function handle(event, ctx) {
+  try {
+    if (!event || typeof event !== "object" || !ctx) return
+    let sessionId
+    try {
+      sessionId = ctx.sessionManager && ctx.sessionManager.getSessionId()
+    } catch {}
+    if (typeof sessionId !== "string" || sessionId === "") return
+    // Only the type, and the prompt of before_agent_start: never systemPrompt or its options.
+    const type = String(event.type)
+    const slim =
+      type === "before_agent_start" && typeof event.prompt === "string"
+        ? { type, prompt: event.prompt.slice(0, MAX_LABEL_CHARS) }
+        : { type }
+    const cwd = typeof ctx.cwd === "string" ? ctx.cwd : undefined
+    await forward(JSON.stringify({ session_id: sessionId, cwd, event: slim }), cwd)
+  } catch (error) {
+    warn(describe(error))
+  }
+}
+
+/** @param {any} pi */
+export default function filewatchd(pi) {
+  // Registering handlers only: the factory itself starts no process.
+  for (const name of FORWARDED) {
+    try {
+      pi.on(name, async (/** @type {any} */ event, /** @type {any} */ ctx) => {
+        // pi passes the event object; fall back to the registered name if `type` is missing.
+        const typed = event && typeof event === "object" && event.type ? event : { ...(event || {}), type: name }
+        await handle(typed, ctx)
+      })
+    } catch {}
+  }
+}

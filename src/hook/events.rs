@@ -1,0 +1,316 @@
+//! Each agent's hook payload, mapped to what filewatchd does (PRODUCT.md 5.4, 9). The
+//! payloads and their sources are in tests/fixtures/hooks/README.md; each mapping cites the
+//! tag of its source there.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+/// The agents with a hook adapter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Agent {
+    ClaudeCode,
+    GeminiCli,
+    Codex,
+    Opencode,
+    Pi,
+}
+
+impl Agent {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::ClaudeCode => "claude-code",
+            Self::GeminiCli => "gemini-cli",
+            Self::Codex => "codex",
+            Self::Opencode => "opencode",
+            Self::Pi => "pi",
+        }
+    }
+}
+
+/// What one hook event asks of the daemon.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// A prompt was submitted: start a turn (ending the session's open one).
+    StartTurn {
+        label: Option<String>,
+        turn_ref: Option<String>,
+    },
+    /// The agent finished responding: end the open turn.
+    EndTurn,
+    /// Codex `notify` fires only when a turn completes: end the open turn (labelled with the
+    /// prompt, now known) and open the next one at once, since its start is never signalled.
+    CompleteAndContinue {
+        label: Option<String>,
+        next_ref: Option<String>,
+    },
+    /// A session started or ended: close a turn a previous run left open (Claude Code's
+    /// `Stop` does not fire on an interrupt).
+    CloseStale,
+    Nothing,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookEvent {
+    pub session: String,
+    /// Where the agent works: the daemon is found from here.
+    pub cwd: Option<PathBuf>,
+    pub action: Action,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum HookError {
+    #[error("the hook payload is not JSON: {0}")]
+    NotJson(String),
+    #[error("the hook payload has no {0}")]
+    Missing(&'static str),
+}
+
+/// Labels are prompts; a very long one is cut (the full text stays with the agent).
+const LABEL_MAX: usize = 1000;
+
+pub fn parse(agent: Agent, payload: &Value) -> Result<HookEvent, HookError> {
+    match agent {
+        Agent::ClaudeCode => claude_code(payload),
+        Agent::GeminiCli => gemini_cli(payload),
+        Agent::Codex if payload.get("type").is_some() => codex_notify(payload),
+        Agent::Codex => codex(payload),
+        Agent::Opencode => opencode(payload),
+        Agent::Pi => pi(payload),
+    }
+}
+
+fn text(value: &Value, field: &str) -> Option<String> {
+    value.get(field).and_then(Value::as_str).map(str::to_string)
+}
+
+fn label(prompt: Option<String>) -> Option<String> {
+    prompt
+        .map(|p| p.trim().chars().take(LABEL_MAX).collect::<String>())
+        .filter(|p| !p.is_empty())
+}
+
+fn start(prompt: Option<String>, turn_ref: Option<String>) -> Action {
+    Action::StartTurn {
+        label: label(prompt),
+        turn_ref,
+    }
+}
+
+/// `session_id` / `cwd` / `hook_event_name` on stdin [CC].
+fn claude_code(p: &Value) -> Result<HookEvent, HookError> {
+    let action = match text(p, "hook_event_name").as_deref() {
+        Some("UserPromptSubmit") => start(text(p, "prompt"), None),
+        Some("Stop" | "StopFailure") => Action::EndTurn,
+        Some("SessionStart" | "SessionEnd") => Action::CloseStale,
+        // A subagent's writes belong to the parent's turn.
+        _ => Action::Nothing,
+    };
+    event(p, "session_id", "cwd", action)
+}
+
+/// Same base fields as Claude Code; `BeforeAgent` carries the prompt [G-typ, G-evt].
+fn gemini_cli(p: &Value) -> Result<HookEvent, HookError> {
+    let action = match text(p, "hook_event_name").as_deref() {
+        Some("BeforeAgent") => start(text(p, "prompt"), None),
+        Some("AfterAgent") => Action::EndTurn,
+        Some("SessionStart" | "SessionEnd") => Action::CloseStale,
+        _ => Action::Nothing,
+    };
+    event(p, "session_id", "cwd", action)
+}
+
+/// Codex lifecycle hooks: a turn's start and end carry the same `turn_id` [X-sch, X-ev].
+fn codex(p: &Value) -> Result<HookEvent, HookError> {
+    let action = match text(p, "hook_event_name").as_deref() {
+        Some("UserPromptSubmit") => start(text(p, "prompt"), text(p, "turn_id")),
+        Some("Stop" | "StopFailure" | "Interrupt") => Action::EndTurn,
+        Some("SessionStart") => Action::CloseStale,
+        _ => Action::Nothing,
+    };
+    event(p, "session_id", "cwd", action)
+}
+
+/// Codex legacy `notify`: `agent-turn-complete` with `thread-id`, `turn-id`, `cwd` and the
+/// turn's `input-messages`, as the last argv element [X-notify].
+fn codex_notify(p: &Value) -> Result<HookEvent, HookError> {
+    if text(p, "type").as_deref() != Some("agent-turn-complete") {
+        return event(p, "thread-id", "cwd", Action::Nothing);
+    }
+    let prompt = p.get("input-messages").and_then(Value::as_array).map(|messages| {
+        messages
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join("\n")
+    });
+    let action = Action::CompleteAndContinue {
+        label: label(prompt),
+        next_ref: None,
+    };
+    event(p, "thread-id", "cwd", action)
+}
+
+/// The envelope of integrations/opencode/filewatchd.js: `{directory, event}` from the `event`
+/// hook, `{hook: "chat.message", directory, input, output}` from `chat.message` [O-plg, O-sdk].
+fn opencode(p: &Value) -> Result<HookEvent, HookError> {
+    let cwd = text(p, "directory").map(PathBuf::from);
+    if text(p, "hook").as_deref() == Some("chat.message") {
+        let session = p["input"]["sessionID"]
+            .as_str()
+            .ok_or(HookError::Missing("input.sessionID"))?;
+        let prompt = p["output"]["parts"].as_array().map(|parts| {
+            parts
+                .iter()
+                .filter(|part| part["type"] == "text")
+                .filter_map(|part| part["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        });
+        return Ok(HookEvent {
+            session: session_name(session),
+            cwd,
+            action: start(prompt, None),
+        });
+    }
+    let event = &p["event"];
+    let props = &event["properties"];
+    let (session, action) = match event["type"].as_str() {
+        Some("session.status") if props["status"]["type"] == "idle" => {
+            (props["sessionID"].as_str(), Action::EndTurn)
+        }
+        Some("session.idle") => (props["sessionID"].as_str(), Action::EndTurn),
+        Some("session.created" | "session.deleted") => (props["info"]["id"].as_str(), Action::CloseStale),
+        _ => (props["sessionID"].as_str(), Action::Nothing),
+    };
+    let session = session.ok_or(HookError::Missing("the session id"))?;
+    Ok(HookEvent {
+        session: session_name(session),
+        cwd,
+        action,
+    })
+}
+
+/// The envelope of integrations/pi/filewatchd.ts: `{session_id, cwd, event: {type, prompt?}}`
+/// [P-doc, P-typ].
+fn pi(p: &Value) -> Result<HookEvent, HookError> {
+    let what = &p["event"];
+    let action = match what["type"].as_str() {
+        Some("before_agent_start") => start(text(what, "prompt"), None),
+        Some("agent_end" | "agent_settled") => Action::EndTurn,
+        Some("session_start" | "session_shutdown") => Action::CloseStale,
+        _ => Action::Nothing,
+    };
+    event(p, "session_id", "cwd", action)
+}
+
+fn event(
+    p: &Value,
+    session_field: &'static str,
+    cwd_field: &str,
+    action: Action,
+) -> Result<HookEvent, HookError> {
+    let session = p
+        .get(session_field)
+        .and_then(Value::as_str)
+        .ok_or(HookError::Missing(session_field))?;
+    let cwd = text(p, cwd_field).map(PathBuf::from);
+    Ok(HookEvent {
+        session: session_name(session),
+        cwd,
+        action,
+    })
+}
+
+/// An agent's session id as a filewatchd session name: 1 to 128 of `A-Za-z0-9._:-`, anything
+/// else replaced by `-`.
+pub fn session_name(id: &str) -> String {
+    let cleaned: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._:-".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(128)
+        .collect();
+    if cleaned.is_empty() {
+        "agent".to_string()
+    } else {
+        cleaned
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(agent: &str, name: &str) -> Value {
+        let path = format!(
+            "{}/tests/fixtures/hooks/{agent}/{name}.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    fn action(agent: Agent, dir: &str, name: &str) -> Action {
+        parse(agent, &fixture(dir, name)).expect("parses").action
+    }
+
+    const PROMPT: &str = "Rename fn to fx and update the callers";
+
+    #[test]
+    fn every_fixture_maps_to_its_action() {
+        let started = Action::StartTurn {
+            label: Some(PROMPT.into()),
+            turn_ref: None,
+        };
+        assert_eq!(
+            action(Agent::ClaudeCode, "claude-code", "UserPromptSubmit"),
+            started
+        );
+        assert_eq!(action(Agent::ClaudeCode, "claude-code", "Stop"), Action::EndTurn);
+        assert_eq!(
+            action(Agent::ClaudeCode, "claude-code", "StopFailure"),
+            Action::EndTurn
+        );
+        assert_eq!(
+            action(Agent::ClaudeCode, "claude-code", "SubagentStop"),
+            Action::Nothing
+        );
+        assert_eq!(
+            action(Agent::ClaudeCode, "claude-code", "SessionEnd"),
+            Action::CloseStale
+        );
+        assert_eq!(action(Agent::GeminiCli, "gemini-cli", "BeforeAgent"), started);
+        assert_eq!(
+            action(Agent::GeminiCli, "gemini-cli", "AfterAgent"),
+            Action::EndTurn
+        );
+        let codex_start = Action::StartTurn {
+            label: Some(PROMPT.into()),
+            turn_ref: Some("fixture-turn-1".into()),
+        };
+        assert_eq!(action(Agent::Codex, "codex", "UserPromptSubmit"), codex_start);
+        assert_eq!(action(Agent::Codex, "codex", "Stop"), Action::EndTurn);
+        assert_eq!(action(Agent::Codex, "codex", "SubagentStop"), Action::Nothing);
+        let notify = Action::CompleteAndContinue {
+            label: Some(PROMPT.into()),
+            next_ref: None,
+        };
+        assert_eq!(
+            action(Agent::Codex, "codex", "notify-agent-turn-complete"),
+            notify
+        );
+    }
+
+    #[test]
+    fn session_ids_become_valid_names() {
+        assert_eq!(session_name("ses_01J/abc def"), "ses_01J-abc-def");
+        assert_eq!(session_name(""), "agent");
+        assert_eq!(session_name(&"x".repeat(300)).len(), 128);
+    }
+}

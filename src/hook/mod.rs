@@ -1,0 +1,9 @@
+//! Agent integrations (PRODUCT.md 5.4, 9): `events` maps each agent's hook payload to a turn
+//! marker, `run` is `filewatchd hook <agent>`, `install` writes (and removes) the hook
+//! configuration in the agent's own settings.
+
+pub mod events;
+pub mod install;
+pub mod run;
+
+pub use events::Agent;

@@ -1,0 +1,96 @@
+//! `filewatchd hook <agent>`: one agent hook event in, one turn marker out. It never hurts the
+//! agent: whatever goes wrong (no daemon, a slow or refusing one, a payload it does not
+//! know), it prints nothing on stdout, one warning line on stderr, and exits 0 within 2 s.
+
+use std::io::{IsTerminal, Read};
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::events::{Action, Agent, HookEvent, parse};
+use crate::cli::{ApiFailure, Client};
+
+/// Every request of a hook, together, stays under the agents' patience (and our promise).
+const BUDGET: Duration = Duration::from_millis(1500);
+const PAYLOAD_MAX: u64 = 4 * 1024 * 1024;
+
+/// Runs one hook event. `args` are the arguments after the agent's name (Codex `notify`
+/// appends its JSON there).
+pub fn run(agent: Agent, args: &[String], state_dir: Option<&Path>) -> ExitCode {
+    if let Err(message) = handle(agent, args, state_dir) {
+        eprintln!(
+            "filewatchd hook {}: {message} (the agent goes on; this turn is not recorded)",
+            agent.name()
+        );
+    }
+    ExitCode::SUCCESS
+}
+
+fn handle(agent: Agent, args: &[String], state_dir: Option<&Path>) -> Result<(), String> {
+    let payload = read_payload(args)?;
+    let event = parse(agent, &payload).map_err(|e| e.to_string())?;
+    if event.action == Action::Nothing {
+        return Ok(());
+    }
+    let client =
+        Client::discover_within(event.cwd.as_deref(), state_dir, BUDGET).map_err(|e| format!("{e:#}"))?;
+    apply(&client, &event).map_err(|e| format!("{e:#}"))
+}
+
+/// The JSON payload: the last argument when it is JSON (Codex `notify`), else stdin.
+fn read_payload(args: &[String]) -> Result<Value, String> {
+    if let Some(last) = args.last().filter(|a| a.trim_start().starts_with('{')) {
+        return serde_json::from_str(last).map_err(|e| format!("the payload argument is not JSON: {e}"));
+    }
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return Err("no hook payload: the agent passes its JSON on stdin".into());
+    }
+    let mut text = String::new();
+    stdin
+        .lock()
+        .take(PAYLOAD_MAX)
+        .read_to_string(&mut text)
+        .map_err(|e| format!("cannot read the payload: {e}"))?;
+    serde_json::from_str(&text).map_err(|e| format!("the payload on stdin is not JSON: {e}"))
+}
+
+fn apply(client: &Client, event: &HookEvent) -> anyhow::Result<()> {
+    let session = &event.session;
+    match &event.action {
+        Action::StartTurn { label, turn_ref } => {
+            client.post(
+                &format!("/v1/sessions/{session}/turns"),
+                &json!({"label": label, "ref": turn_ref}),
+            )?;
+        }
+        Action::EndTurn | Action::CloseStale => end_open_turn(client, session, None)?,
+        Action::CompleteAndContinue { label, next_ref } => {
+            end_open_turn(client, session, label.as_deref())?;
+            client.post(
+                &format!("/v1/sessions/{session}/turns"),
+                &json!({"ref": next_ref}),
+            )?;
+        }
+        Action::Nothing => {}
+    }
+    Ok(())
+}
+
+/// Ends the session's open turn; no open turn (or no session yet) is not an error.
+fn end_open_turn(client: &Client, session: &str, label: Option<&str>) -> anyhow::Result<()> {
+    let body = match label {
+        Some(label) => json!({"label": label}),
+        None => json!({}),
+    };
+    match client.post(&format!("/v1/sessions/{session}/turns/current/end"), &body) {
+        Ok(_) => Ok(()),
+        Err(err) => match err.downcast::<ApiFailure>() {
+            Ok(failure) if matches!(failure.status, 404 | 409) => Ok(()),
+            Ok(failure) => Err(failure.into()),
+            Err(err) => Err(err),
+        },
+    }
+}
