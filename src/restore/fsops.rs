@@ -47,7 +47,9 @@ impl RootDir {
     pub fn parent_of(&self, path: &RelPath) -> Result<Parent, FsError> {
         let name = path.file_name().to_vec();
         let dir = path.parent();
-        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        // No O_NOFOLLOW: with O_DIRECTORY it turns a symlink into ENOTDIR; RESOLVE_NO_SYMLINKS
+        // refuses a symlink in every component, the last included, with ELOOP.
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
         let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
         let opened = match &dir {
             Some(dir) => rustix::fs::openat2(self.fd(), dir.as_path(), flags, Mode::empty(), resolve),

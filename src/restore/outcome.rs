@@ -31,7 +31,7 @@ pub struct Outcome {
     /// Directories the rollback would have removed but that still hold untracked files.
     pub kept: Vec<PathLine>,
     /// Set when a restart finished this rollback after a crash.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub recovery: Option<String>,
 }
 

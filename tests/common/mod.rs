@@ -614,3 +614,409 @@ pub fn api_name(name: &OsStr) -> String {
     }
     out
 }
+
+// ---------------------------------------------------------------------------------------------
+// Rollback: tree snapshots, stat marks, and the rollback vocabulary
+
+/// One entry of a tree snapshot: what a rollback must restore exactly (G3).
+#[derive(Clone, PartialEq, Eq)]
+pub enum Entry {
+    Dir,
+    File { bytes: Vec<u8>, exec: bool },
+    Symlink(Vec<u8>),
+}
+
+impl std::fmt::Debug for Entry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Entry::Dir => write!(f, "dir"),
+            Entry::File { bytes, exec } => {
+                let head = String::from_utf8_lossy(&bytes[..bytes.len().min(40)]).into_owned();
+                let x = if *exec { " +x" } else { "" };
+                write!(f, "file {} bytes{x} {head:?}", bytes.len())
+            }
+            Entry::Symlink(target) => write!(f, "symlink -> {:?}", String::from_utf8_lossy(target)),
+        }
+    }
+}
+
+/// Every entry beneath a root (the root itself excluded), symlinks not followed, keyed by the
+/// API form of its relative path.
+pub type Tree = std::collections::BTreeMap<String, Entry>;
+
+/// Snapshots the tree beneath `root`: kind, bytes, executable bit, symlink target.
+pub fn snapshot(root: &Path) -> Tree {
+    let mut tree = Tree::new();
+    walk_tree(root, root, &mut |rel, path, meta| {
+        use std::os::unix::ffi::OsStringExt;
+        use std::os::unix::fs::PermissionsExt;
+        let kind = meta.file_type();
+        let entry = if kind.is_symlink() {
+            Entry::Symlink(std::fs::read_link(path).unwrap().into_os_string().into_vec())
+        } else if kind.is_dir() {
+            Entry::Dir
+        } else {
+            Entry::File {
+                bytes: std::fs::read(path).unwrap(),
+                exec: meta.permissions().mode() & 0o111 != 0,
+            }
+        };
+        tree.insert(rel, entry);
+    });
+    tree
+}
+
+/// What identifies one on-disk file or symlink object and its last write: a rewrite (new inode,
+/// new mtime) or a chmod (new ctime) changes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mark {
+    pub dev: u64,
+    pub ino: u64,
+    pub mtime_ns: i128,
+    pub ctime_ns: i128,
+}
+
+/// The marks of every file and symlink beneath `root` (directories change whenever an entry
+/// is added to them, so they are left out).
+pub fn marks(root: &Path) -> std::collections::BTreeMap<String, Mark> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = std::collections::BTreeMap::new();
+    walk_tree(root, root, &mut |rel, _, meta| {
+        if meta.is_dir() {
+            return;
+        }
+        let mark = Mark {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            mtime_ns: meta.mtime() as i128 * 1_000_000_000 + meta.mtime_nsec() as i128,
+            ctime_ns: meta.ctime() as i128 * 1_000_000_000 + meta.ctime_nsec() as i128,
+        };
+        out.insert(rel, mark);
+    });
+    out
+}
+
+fn walk_tree(root: &Path, dir: &Path, visit: &mut dyn FnMut(String, &Path, &std::fs::Metadata)) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        let meta = std::fs::symlink_metadata(&path).unwrap();
+        let rel = api_name(path.strip_prefix(root).unwrap().as_os_str());
+        visit(rel, &path, &meta);
+        if meta.is_dir() {
+            walk_tree(root, &path, visit);
+        }
+    }
+}
+
+/// Asserts two snapshots are equal, listing only the entries that differ.
+#[track_caller]
+pub fn assert_tree_eq(expected: &Tree, actual: &Tree, what: &str) {
+    let mut diffs = Vec::new();
+    for (path, want) in expected {
+        match actual.get(path) {
+            None => diffs.push(format!("  missing  {path}: want {want:?}")),
+            Some(got) if got != want => diffs.push(format!("  differs  {path}: want {want:?}, got {got:?}")),
+            Some(_) => {}
+        }
+    }
+    for (path, got) in actual {
+        if !expected.contains_key(path) {
+            diffs.push(format!("  extra    {path}: {got:?}"));
+        }
+    }
+    if diffs.is_empty() {
+        return;
+    }
+    let shown = diffs.len().min(40);
+    panic!(
+        "{what}: {} entries differ (first {shown}):\n{}",
+        diffs.len(),
+        diffs[..shown].join("\n")
+    );
+}
+
+impl Daemon {
+    /// `serve --root ROOT --state-dir STATE ARGS...` with extra environment variables (e.g. the
+    /// test-only `FILEWATCHD_TEST_PAUSE_AFTER`), waits until it answers.
+    pub fn start_with_env(ws: &Workspace, args: &[&str], env: &[(&str, &str)]) -> Daemon {
+        let mut cmd = ws.command();
+        cmd.args(ws.serve_args()).args(args);
+        for (name, value) in env {
+            cmd.env(name, value);
+        }
+        Daemon::spawn(cmd, StateLocation::Dir(ws.state_dir().to_path_buf()))
+    }
+
+    /// `POST /v1/sessions/{session}/rollback`.
+    pub fn rollback(&self, session: &str, body: Value) -> (u16, Value) {
+        self.post(&format!("/v1/sessions/{session}/rollback"), body)
+    }
+
+    /// `POST /v1/sessions/{session}/undo`.
+    pub fn undo(&self, session: &str, body: Value) -> (u16, Value) {
+        self.post(&format!("/v1/sessions/{session}/undo"), body)
+    }
+
+    /// `POST /v1/sessions/{session}/redo`.
+    pub fn redo(&self, session: &str, body: Value) -> (u16, Value) {
+        self.post(&format!("/v1/sessions/{session}/redo"), body)
+    }
+
+    /// Sends a POST from another thread and returns at once; the receiver gets the answer, or
+    /// `None` if the connection failed (the daemon was killed while the request was pending).
+    pub fn post_detached(&self, path: &str, body: Value) -> std::sync::mpsc::Receiver<Option<(u16, Value)>> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let url = format!("{}{path}", self.url);
+        let bearer = self.bearer();
+        std::thread::spawn(move || {
+            let agent: ureq::Agent = ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .timeout_global(Some(Duration::from_secs(600)))
+                .build()
+                .into();
+            let answer = agent
+                .post(&url)
+                .header("Authorization", bearer)
+                .send_json(body)
+                .ok()
+                .and_then(|mut resp| {
+                    let status = resp.status().as_u16();
+                    let text = resp.body_mut().read_to_string().ok()?;
+                    Some((status, parse_body(&text)))
+                });
+            let _ = tx.send(answer);
+        });
+        rx
+    }
+
+    /// Polls the daemon's stderr until it contains `needle`; false after `deadline`.
+    pub fn wait_for_stderr(&self, needle: &str, deadline: Duration) -> bool {
+        let until = Instant::now() + deadline;
+        while Instant::now() < until {
+            if self.stderr().contains(needle) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20)); // polling a condition, not synchronising
+        }
+        false
+    }
+}
+
+/// The `actions` of a rollback answer.
+#[track_caller]
+pub fn actions(answer: &Value) -> &Vec<Value> {
+    answer["actions"]
+        .as_array()
+        .unwrap_or_else(|| panic!("answer without actions: {answer:#}"))
+}
+
+/// The action on `path` in a rollback answer; panics (listing what is there) if absent.
+#[track_caller]
+pub fn action<'a>(answer: &'a Value, path: &str) -> &'a Value {
+    actions(answer)
+        .iter()
+        .find(|a| a["path"] == path)
+        .unwrap_or_else(|| panic!("{path} not among the actions {:?}", action_paths(answer)))
+}
+
+/// Every path of a rollback answer's actions.
+pub fn action_paths(answer: &Value) -> BTreeSet<String> {
+    listed_paths(answer, "actions")
+}
+
+/// The paths of one list of a rollback answer (`conflicts`, `skipped`, `not_restorable`,
+/// `kept`, `actions`).
+#[track_caller]
+pub fn listed_paths(answer: &Value, list: &str) -> BTreeSet<String> {
+    answer[list]
+        .as_array()
+        .unwrap_or_else(|| panic!("answer without {list}: {answer:#}"))
+        .iter()
+        .map(|n| n["path"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The entry for `path` in one list of a rollback answer.
+#[track_caller]
+pub fn listed<'a>(answer: &'a Value, list: &str, path: &str) -> &'a Value {
+    answer[list]
+        .as_array()
+        .unwrap_or_else(|| panic!("answer without {list}: {answer:#}"))
+        .iter()
+        .find(|n| n["path"] == path)
+        .unwrap_or_else(|| panic!("{path} not in {list}: {answer:#}"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sessions, forks, per-path history and content, time rollback, retention
+
+impl Daemon {
+    /// `GET` whose answer is raw bytes (`/v1/content`): the status and the body exactly as sent.
+    pub fn get_bytes(&self, path: &str) -> (u16, Vec<u8>) {
+        let resp = self
+            .agent
+            .get(format!("{}{path}", self.url))
+            .header("Authorization", self.bearer())
+            .call();
+        let mut resp = resp.unwrap_or_else(|e| panic!("GET {path}: {e}"));
+        let status = resp.status().as_u16();
+        let bytes = resp
+            .body_mut()
+            .with_config()
+            .limit(1 << 30)
+            .read_to_vec()
+            .unwrap_or_else(|e| panic!("GET {path}: reading the body: {e}"));
+        (status, bytes)
+    }
+
+    /// `POST /v1/sessions/{parent}/fork` with `{"new_session", "turn"}`.
+    pub fn fork(&self, parent: &str, new_session: &str, turn: Value) -> (u16, Value) {
+        self.post(
+            &format!("/v1/sessions/{parent}/fork"),
+            json!({"new_session": new_session, "turn": turn}),
+        )
+    }
+
+    /// `POST /v1/rollback` (a time rollback; the body names `at`).
+    pub fn rollback_in_time(&self, body: Value) -> (u16, Value) {
+        self.post("/v1/rollback", body)
+    }
+
+    /// `POST /v1/redo`: redo of the latest time rollback.
+    pub fn redo_in_time(&self, body: Value) -> (u16, Value) {
+        self.post("/v1/redo", body)
+    }
+
+    /// `POST /v1/gc` (200) and its report.
+    pub fn gc(&self, dry_run: bool) -> Value {
+        expect(200, self.post("/v1/gc", json!({ "dry_run": dry_run })))
+    }
+
+    /// The `turns` of `GET /v1/sessions/{session}/turns` (200).
+    pub fn turn_list(&self, session: &str) -> Vec<Value> {
+        let listing = expect(200, self.get(&format!("/v1/sessions/{session}/turns")));
+        listing["turns"]
+            .as_array()
+            .unwrap_or_else(|| panic!("turn listing without turns: {listing:#}"))
+            .clone()
+    }
+}
+
+/// A CLI command run in the root with `--state-dir` of this workspace's daemon. Unlike
+/// `Workspace::cli`, stdout and stderr are the raw bytes (`show --at` prints file content).
+pub fn cli_state(ws: &Workspace, args: &[&str]) -> Output {
+    use std::io::Seek;
+    let mut cmd = ws.command();
+    cmd.args(args)
+        .arg("--state-dir")
+        .arg(ws.state_dir())
+        .stdin(Stdio::null());
+    let mut out_file = tempfile::tempfile().unwrap();
+    let mut err_file = tempfile::tempfile().unwrap();
+    cmd.stdout(out_file.try_clone().unwrap())
+        .stderr(err_file.try_clone().unwrap());
+    let mut child = cmd.spawn().unwrap();
+    let until = Instant::now() + HTTP_TIMEOUT;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > until {
+            child.kill().ok();
+            child.wait().ok();
+            panic!("filewatchd {args:?} still running after {HTTP_TIMEOUT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20)); // polling a condition, not synchronising
+    };
+    let raw = |file: &mut std::fs::File| {
+        file.rewind().unwrap();
+        let mut buf = Vec::new();
+        file.read_to_end(&mut buf).unwrap();
+        buf
+    };
+    Output {
+        status,
+        stdout: raw(&mut out_file),
+        stderr: raw(&mut err_file),
+    }
+}
+
+/// As `cli_state`, asserting exit 0; the raw stdout.
+#[track_caller]
+pub fn cli_state_ok(ws: &Workspace, args: &[&str]) -> Vec<u8> {
+    let out = cli_state(ws, args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "filewatchd {args:?}: stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// As `cli_state_ok`, the stdout as text.
+#[track_caller]
+pub fn cli_state_text(ws: &Workspace, args: &[&str]) -> String {
+    String::from_utf8_lossy(&cli_state_ok(ws, args)).into_owned()
+}
+
+/// As `cli_state_ok`, the stdout parsed as JSON.
+#[track_caller]
+pub fn cli_state_json(ws: &Workspace, args: &[&str]) -> Value {
+    let text = cli_state_text(ws, args);
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("filewatchd {args:?}: not JSON ({e}):\n{text}"))
+}
+
+/// An RFC 3339 time (milliseconds) that lies after every version recorded so far and before
+/// every version recorded after this returns. Call it right after a barrier (a turn marker):
+/// everything written before the marker is recorded at or before the current millisecond;
+/// this waits (polling the clock, under a millisecond) until that millisecond is over, so
+/// anything recorded later has a later recording time.
+pub fn time_mark() -> String {
+    let now_ms = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis()
+    };
+    let mark = now_ms();
+    while now_ms() <= mark {
+        std::hint::spin_loop();
+    }
+    let at = std::time::UNIX_EPOCH + Duration::from_millis(mark as u64);
+    humantime::format_rfc3339_millis(at).to_string()
+}
+
+/// The hash the store names content by: blake3 of the raw bytes, in hex.
+pub fn blake3_hex(bytes: &[u8]) -> String {
+    blake3::hash(bytes).to_hex().to_string()
+}
+
+/// Asserts a 200 rollback answer that was applied with no conflict and nothing skipped.
+#[track_caller]
+pub fn rollback_applied(reply: (u16, Value)) -> Value {
+    let answer = expect(200, reply);
+    assert_eq!(answer["applied"], true, "{answer:#}");
+    assert_eq!(answer["conflicts"], json!([]), "{answer:#}");
+    assert_eq!(answer["skipped"], json!([]), "{answer:#}");
+    answer
+}
+
+/// Deterministic bytes that do not compress (so every version costs store space), unique to
+/// `seed`.
+pub fn noise(seed: u64, len: usize) -> Vec<u8> {
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 24) as u8
+        })
+        .collect()
+}

@@ -1,0 +1,356 @@
+//! G7 confinement and bad input: a symlink to a directory outside the root, planted where a
+//! directory was, is never written through in any mode; paths that could leave the root or
+//! reach `.git/` are refused; unknown sessions and turns, open turns and exhausted chains get
+//! their error codes and change nothing.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+use serde_json::{Value, json};
+
+/// A directory outside the root, full of files whose names match the workspace's `d/`.
+struct Outside {
+    dir: tempfile::TempDir,
+}
+
+impl Outside {
+    fn new() -> Outside {
+        let dir = tempfile::Builder::new().prefix("fwd-outside-").tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "outside a\n").unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        std::fs::write(dir.path().join("sub/b.txt"), "outside b\n").unwrap();
+        std::fs::write(dir.path().join("other.txt"), "outside other\n").unwrap();
+        Outside { dir }
+    }
+
+    fn path(&self) -> PathBuf {
+        self.dir.path().canonicalize().unwrap()
+    }
+
+    fn state(&self) -> (Tree, std::collections::BTreeMap<String, Mark>) {
+        (snapshot(self.dir.path()), marks(self.dir.path()))
+    }
+
+    /// Nothing in the outside directory was created, removed, changed or rewritten.
+    #[track_caller]
+    fn assert_unchanged(&self, before: &(Tree, std::collections::BTreeMap<String, Mark>), what: &str) {
+        let now = self.state();
+        assert_tree_eq(&before.0, &now.0, &format!("the outside directory, {what}"));
+        assert_eq!(before.1, now.1, "a file outside the root was rewritten, {what}");
+    }
+}
+
+fn prepare_d(ws: &Workspace) {
+    ws.write("d/a.txt", "inside a\n");
+    ws.write("d/sub/b.txt", "inside b\n");
+    ws.write("top.txt", "top\n");
+}
+
+fn link_d_to(ws: &Workspace, outside: &Path) {
+    ws.sh(&format!("rm -rf d && ln -s '{}' d", outside.display()));
+}
+
+/// Every conflict of the answer has one of `codes`.
+#[track_caller]
+fn assert_codes(answer: &Value, list: &str, codes: &[&str]) {
+    for n in answer[list].as_array().unwrap() {
+        assert!(
+            codes.iter().any(|c| n["code"] == *c),
+            "{list}: unexpected code in {n}"
+        );
+    }
+}
+
+const MODES: [&str; 3] = ["abort", "skip", "force"];
+
+/// The tracked paths beneath `d/` that a rollback to before the symlink must create.
+const BENEATH_D: [&str; 3] = ["d/a.txt", "d/sub", "d/sub/b.txt"];
+
+/// The turn itself replaced `d/` by a symlink to a directory outside the root. Undoing it needs
+/// `d/` as a directory: in no mode is anything written through the symlink.
+#[test]
+fn a_symlink_to_outside_planted_by_the_turn_is_never_written_through() {
+    for mode in MODES {
+        let ws = Workspace::new();
+        let outside = Outside::new();
+        prepare_d(&ws);
+        let daemon = Daemon::start(&ws);
+        let boundary = snapshot(ws.root());
+        daemon.turn_start("s1", "swap d for a symlink");
+        link_d_to(&ws, &outside.path());
+        ws.write("top.txt", "top changed\n");
+        daemon.turn_end("s1");
+        let outside_before = outside.state();
+        let after_turn = snapshot(ws.root());
+
+        // Every path beneath the symlink, the direct child as much as the deeper ones, is a
+        // `symlink_in_the_way` conflict.
+        let plan = expect(200, daemon.undo("s1", json!({"dry_run": true})));
+        assert_eq!(
+            listed_paths(&plan, "conflicts"),
+            set(BENEATH_D),
+            "{mode}: every path beneath the symlink d is a conflict: {plan:#}"
+        );
+        assert_codes(&plan, "conflicts", &["symlink_in_the_way"]);
+
+        let (status, answer) = daemon.undo("s1", json!({"on_conflict": mode}));
+        outside.assert_unchanged(&outside_before, &format!("after undo with {mode}"));
+        match mode {
+            "abort" => {
+                assert_eq!(status, 409, "{answer:#}");
+                assert_eq!(answer["error"]["code"], "conflicts", "{answer:#}");
+                assert_eq!(listed_paths(&answer, "conflicts"), set(BENEATH_D), "{answer:#}");
+                assert_tree_eq(&after_turn, &snapshot(ws.root()), "after the refused undo");
+            }
+            "skip" => {
+                assert_eq!(status, 200, "{answer:#}");
+                for path in BENEATH_D {
+                    let skipped = listed(&answer, "skipped", path);
+                    assert_eq!(skipped["code"], "symlink_in_the_way", "{answer:#}");
+                }
+                assert_eq!(ws.read("top.txt"), b"top\n", "skip: the rest was not rolled back");
+                assert!(
+                    !ws.path("d").is_symlink(),
+                    "skip: the turn's own symlink (no conflict) was not rolled back"
+                );
+            }
+            _ => {
+                assert_eq!(status, 200, "{answer:#}");
+                assert_eq!(answer["skipped"], json!([]), "{answer:#}");
+                assert_tree_eq(&boundary, &snapshot(ws.root()), "after undo with force");
+            }
+        }
+        drop(daemon);
+    }
+}
+
+/// The user replaced `d/` by a symlink to outside between turns; the turn had edited `d/`.
+/// The undo conflicts (the user's change) and, whatever the mode, nothing is written outside.
+#[test]
+fn a_symlink_to_outside_planted_by_the_user_is_never_written_through() {
+    for mode in MODES {
+        let ws = Workspace::new();
+        let outside = Outside::new();
+        prepare_d(&ws);
+        let daemon = Daemon::start(&ws);
+        let boundary = snapshot(ws.root());
+        daemon.turn_start("s1", "edit d");
+        ws.sh("echo 'a by the turn' > d/a.txt && echo 'b by the turn' > d/sub/b.txt && echo x > d/new.txt");
+        daemon.turn_end("s1");
+        link_d_to(&ws, &outside.path()); // the user, no turn open
+        let outside_before = outside.state();
+        let after_user = snapshot(ws.root());
+
+        let (status, answer) = daemon.undo("s1", json!({"on_conflict": mode}));
+        outside.assert_unchanged(&outside_before, &format!("after undo with {mode}"));
+        let conflicts = listed_paths(&answer, "conflicts");
+        for path in ["d", "d/a.txt", "d/sub/b.txt"] {
+            assert!(
+                conflicts.contains(path),
+                "{mode}: {path} not a conflict: {answer:#}"
+            );
+        }
+        assert_codes(&answer, "conflicts", &["changed_by_other", "symlink_in_the_way"]);
+        match mode {
+            "abort" => {
+                assert_eq!(status, 409, "{answer:#}");
+                assert_tree_eq(&after_user, &snapshot(ws.root()), "after the refused undo");
+            }
+            "skip" => {
+                assert_eq!(status, 200, "{answer:#}");
+                for path in ["d", "d/a.txt", "d/sub/b.txt"] {
+                    listed(&answer, "skipped", path);
+                }
+                assert_tree_eq(&after_user, &snapshot(ws.root()), "after undo with skip");
+            }
+            _ => {
+                assert_eq!(status, 200, "{answer:#}");
+                assert_tree_eq(&boundary, &snapshot(ws.root()), "after undo with force");
+                let history = daemon.history("d");
+                assert!(
+                    versions(&history)
+                        .iter()
+                        .any(|v| v["origin"] == "outside" && v["kind"] == "symlink"),
+                    "the user's symlink is not in history: {history:#}"
+                );
+            }
+        }
+        drop(daemon);
+    }
+}
+
+/// The turn replaced a deleted file's directory by a symlink to outside, and the undo must
+/// re-create a file beneath it: `outside/a.txt` is never overwritten, nor `outside/sub` filled.
+#[test]
+fn a_rollback_to_an_older_boundary_through_a_symlinked_directory_stays_inside() {
+    for mode in MODES {
+        let ws = Workspace::new();
+        let outside = Outside::new();
+        prepare_d(&ws);
+        let daemon = Daemon::start(&ws);
+        let boundary = snapshot(ws.root());
+        daemon.turn_start("s1", "t1");
+        ws.sh("rm d/a.txt && rm -rf d/sub");
+        daemon.turn_end("s1");
+        daemon.turn_start("s1", "t2");
+        link_d_to(&ws, &outside.path());
+        daemon.turn_end("s1");
+        let outside_before = outside.state();
+
+        let (status, answer) = daemon.rollback("s1", json!({"to": "before", "turn": 1, "on_conflict": mode}));
+        outside.assert_unchanged(&outside_before, &format!("after rollback with {mode}"));
+        match mode {
+            "abort" => assert_eq!(status, 409, "{answer:#}"),
+            "force" => {
+                assert_eq!(status, 200, "{answer:#}");
+                assert_tree_eq(&boundary, &snapshot(ws.root()), "after rollback with force");
+            }
+            _ => assert_eq!(status, 200, "{answer:#}"),
+        }
+        drop(daemon);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bad input
+
+const BAD_PATHS: [&str; 10] = [
+    "../x",
+    "a/../../x",
+    "..",
+    "/etc/passwd",
+    ".git/config",
+    ".git",
+    "a\\x00b",
+    "./a",
+    "a//b",
+    "",
+];
+
+/// Paths that could leave the root or reach `.git/` are refused with 400 `bad_path`, on every
+/// rollback-like endpoint, dry run or not, and nothing changes.
+#[test]
+fn paths_outside_the_tracked_tree_are_refused() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "a0\n");
+    ws.write(".git/config", "[core]\n");
+    let daemon = Daemon::start(&ws);
+    daemon.turn_start("s1", "t1");
+    ws.write("a.txt", "a1\n");
+    daemon.turn_end("s1");
+    let (tree, stat) = (snapshot(ws.root()), marks(ws.root()));
+
+    for bad in BAD_PATHS {
+        for dry_run in [false, true] {
+            let body = json!({"paths": ["a.txt", bad], "dry_run": dry_run, "on_conflict": "force"});
+            let mut with_target = body.clone();
+            with_target["to"] = json!("before");
+            with_target["turn"] = json!(1);
+            assert_error(400, "bad_path", daemon.rollback("s1", with_target));
+            assert_error(400, "bad_path", daemon.undo("s1", body.clone()));
+            assert_error(400, "bad_path", daemon.redo("s1", body));
+        }
+    }
+    assert_tree_eq(&tree, &snapshot(ws.root()), "after refused requests");
+    assert_eq!(marks(ws.root()), stat, "a refused request rewrote files");
+    // The undo is still to be done.
+    let answer = expect(200, daemon.undo("s1", json!({})));
+    assert_eq!(answer["target"]["turn"], 1, "{answer:#}");
+    assert_eq!(ws.read("a.txt"), b"a0\n");
+    assert_eq!(ws.read(".git/config"), b"[core]\n");
+}
+
+/// Unknown sessions and turns are 404; a malformed session name or request is 400.
+#[test]
+fn unknown_sessions_and_turns_are_not_found() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "a0\n");
+    let daemon = Daemon::start(&ws);
+    daemon.turn_start("s1", "t1");
+    ws.write("a.txt", "a1\n");
+    daemon.turn_end("s1");
+
+    assert_error(404, "not_found", daemon.undo("nobody", json!({})));
+    assert_error(404, "not_found", daemon.redo("nobody", json!({})));
+    assert_error(
+        404,
+        "not_found",
+        daemon.rollback("nobody", json!({"to": "before", "turn": 1})),
+    );
+    assert_error(
+        404,
+        "not_found",
+        daemon.rollback("s1", json!({"to": "before", "turn": 7})),
+    );
+    assert_error(
+        404,
+        "not_found",
+        daemon.rollback("s1", json!({"to": "after", "turn": "no-such-ref"})),
+    );
+    assert_error(400, "bad_session", daemon.undo("bad%20name", json!({})));
+    let (status, body) = daemon.rollback("s1", json!({"turn": 1}));
+    assert_eq!(status, 400, "rollback without \"to\": {body:#}");
+    let (status, body) = daemon.rollback("s1", json!({"to": "sideways", "turn": 1}));
+    assert_eq!(status, 400, "rollback to \"sideways\": {body:#}");
+    let (status, body) = daemon.undo("s1", json!({"on_conflict": "maybe"}));
+    assert_eq!(status, 400, "on_conflict \"maybe\": {body:#}");
+    assert_eq!(ws.read("a.txt"), b"a1\n", "a refused request changed the tree");
+}
+
+/// A session with a turn open cannot roll back (409 `turn_open`); once it ends, it can.
+#[test]
+fn undo_with_an_open_turn_is_refused() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "a0\n");
+    let daemon = Daemon::start(&ws);
+    daemon.turn_start("s1", "t1");
+    ws.write("a.txt", "a1\n");
+    daemon.turn_end("s1");
+    daemon.turn_start("s1", "t2");
+    ws.write("a.txt", "a2\n");
+
+    assert_error(409, "turn_open", daemon.undo("s1", json!({})));
+    assert_error(409, "turn_open", daemon.undo("s1", json!({"dry_run": true})));
+    assert_error(409, "turn_open", daemon.redo("s1", json!({})));
+    assert_error(
+        409,
+        "turn_open",
+        daemon.rollback("s1", json!({"to": "before", "turn": 1})),
+    );
+    assert_error(
+        409,
+        "turn_open",
+        daemon.rollback("s1", json!({"to": "before", "turn": "current"})),
+    );
+    assert_eq!(ws.read("a.txt"), b"a2\n", "a refused undo changed the tree");
+
+    daemon.turn_end("s1");
+    let answer = expect(200, daemon.undo("s1", json!({})));
+    assert_eq!(answer["target"]["turn"], 2, "{answer:#}");
+    assert_eq!(ws.read("a.txt"), b"a1\n");
+}
+
+/// Nothing to undo or redo: 409 with its own code.
+#[test]
+fn exhausted_chains_say_so() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start(&ws);
+    daemon.turn_start("s1", "t1");
+    ws.write("a.txt", "a\n");
+    daemon.turn_end("s1");
+
+    assert_error(409, "nothing_to_redo", daemon.redo("s1", json!({})));
+    expect(200, daemon.undo("s1", json!({})));
+    assert!(!ws.path("a.txt").exists());
+    assert_error(409, "nothing_to_undo", daemon.undo("s1", json!({})));
+    assert_error(
+        409,
+        "nothing_to_undo",
+        daemon.undo("s1", json!({"dry_run": true})),
+    );
+    expect(200, daemon.redo("s1", json!({})));
+    assert_eq!(ws.read("a.txt"), b"a\n");
+    assert_error(409, "nothing_to_redo", daemon.redo("s1", json!({})));
+}
