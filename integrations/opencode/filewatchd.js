@@ -126,7 +126,7 @@ function forward(body, cwd) {
     timer.unref?.()
     job.then(() => {
       clearTimeout(timer)
-      resolve()
+      resolve(undefined)
     })
   })
 }
@@ -154,12 +154,14 @@ function promptParts(parts) {
   return out
 }
 
-export const FilewatchdPlugin = async ({ directory } = {}) => {
+export const FilewatchdPlugin = async (input) => {
+  const directory = input && typeof input === "object" ? input.directory : undefined
   const children = new Set() // ids of child (subagent) sessions
 
   return {
-    event: async ({ event } = {}) => {
+    event: async (arg) => {
       try {
+        const event = arg && typeof arg === "object" ? arg.event : undefined
         if (!event || typeof event !== "object") return
         const type = event.type
         const props = event.properties || {}

@@ -4,7 +4,8 @@
 // `~/.pi/agent/extensions/` (global). It forwards a few pi events to `filewatchd hook pi`
 // (one JSON envelope on stdin):
 //   before_agent_start           -> the daemon starts a turn labelled with the prompt
-//   agent_end, agent_settled     -> the daemon ends the open turn (ending twice is harmless)
+//   agent_end, agent_settled     -> the daemon ends the open turn (ending twice is harmless;
+//                                   agent_end is skipped once this pi has sent agent_settled)
 //   session_start, session_shutdown -> the daemon ends any turn left open
 // Only `type` (and `prompt` for before_agent_start) is sent; never systemPrompt or its options.
 //
@@ -128,7 +129,7 @@ function forward(body, cwd) {
     if (timer && timer.unref) timer.unref()
     job.then(() => {
       clearTimeout(timer)
-      resolve()
+      resolve(undefined)
     })
   })
 }
@@ -158,9 +159,15 @@ async function handle(event, ctx) {
 /** @param {any} pi */
 export default function filewatchd(pi) {
   // Registering handlers only: the factory itself starts no process.
+  // Once this pi has sent an agent_settled, agent_end is no longer forwarded: a retry, compaction
+  // or queued follow-up may still run after agent_end, and its writes belong to the turn.
+  // (A pi without agent_settled, the older pi-mono, ends every turn at agent_end.)
+  let settledSeen = false
   for (const name of FORWARDED) {
     try {
       pi.on(name, async (/** @type {any} */ event, /** @type {any} */ ctx) => {
+        if (name === "agent_settled") settledSeen = true
+        else if (name === "agent_end" && settledSeen) return
         // pi passes the event object; fall back to the registered name if `type` is missing.
         const typed = event && typeof event === "object" && event.type ? event : { ...(event || {}), type: name }
         await handle(typed, ctx)
