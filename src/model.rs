@@ -162,3 +162,57 @@ pub fn format_time(ms: i64) -> String {
     let time = std::time::UNIX_EPOCH + std::time::Duration::from_millis(u64::try_from(ms).unwrap_or(0));
     humantime::format_rfc3339_millis(time).to_string()
 }
+
+/// Parses an RFC 3339 time (`Z`, `+HH:MM` or `-HH:MM`; fractional seconds optional) into
+/// milliseconds since the epoch. A time without an offset is taken as UTC.
+pub fn parse_time(text: &str) -> Result<i64, String> {
+    let bad = |why: &str| format!("{text:?} is not an RFC 3339 time like 2026-11-30T10:00:00Z ({why})");
+    let trimmed = text.trim();
+    let (base, offset_minutes) = split_offset(trimmed).ok_or_else(|| bad("bad UTC offset"))?;
+    let time = humantime::parse_rfc3339_weak(base).map_err(|e| bad(&e.to_string()))?;
+    let ms = time
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_err(|_| bad("before 1970"))?
+        .as_millis();
+    let ms = i64::try_from(ms).map_err(|_| bad("too far in the future"))?;
+    Ok(ms - offset_minutes * 60_000)
+}
+
+/// Splits `...+HH:MM` / `...-HH:MM` / `...Z` into the local time and its offset in minutes.
+fn split_offset(text: &str) -> Option<(&str, i64)> {
+    if let Some(base) = text.strip_suffix('Z').or_else(|| text.strip_suffix('z')) {
+        return Some((base, 0));
+    }
+    let bytes = text.as_bytes();
+    let Some(sign_at) = bytes.len().checked_sub(6) else {
+        return Some((text, 0));
+    };
+    let sign = match bytes[sign_at] {
+        b'+' => 1,
+        b'-' => -1,
+        _ => return Some((text, 0)),
+    };
+    let tail = &text[sign_at + 1..];
+    let (hours, minutes) = tail.split_once(':')?;
+    let (hours, minutes): (i64, i64) = (hours.parse().ok()?, minutes.parse().ok()?);
+    if hours > 23 || minutes > 59 {
+        return None;
+    }
+    Some((&text[..sign_at], sign * (hours * 60 + minutes)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_time;
+
+    #[test]
+    fn offsets_name_the_same_instant() {
+        let utc = parse_time("2026-11-30T10:31:48.086Z").expect("utc");
+        assert_eq!(parse_time("2026-11-30T11:31:48.086+01:00"), Ok(utc));
+        assert_eq!(parse_time("2026-11-30T05:01:48.086-05:30"), Ok(utc));
+        assert_eq!(parse_time("2026-11-30T10:31:48.086+00:00"), Ok(utc));
+        assert_eq!(parse_time("2026-11-30T11:31:48+01:00"), Ok(utc - 86));
+        assert!(parse_time("2026-11-30T10:31:48+25:00").is_err());
+        assert!(parse_time("yesterday").is_err());
+    }
+}

@@ -91,11 +91,7 @@ fn point(conn: &rusqlite::Connection, query: &ContentQuery) -> Result<i64, ApiEr
         return Ok(seq);
     }
     if let Some(at) = &query.at {
-        let time = humantime::parse_rfc3339_weak(at)
-            .map_err(|e| ApiError::bad_request("bad_time", format!("{at:?} is not an RFC 3339 time: {e}")))?;
-        let ms = time
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as i64);
+        let ms = crate::model::parse_time(at).map_err(|e| ApiError::bad_request("bad_time", e))?;
         return Ok(crate::store::journal::seq_at_time(conn, ms)?);
     }
     let boundary = match (&query.before, &query.after) {

@@ -79,13 +79,7 @@ pub async fn redo_in_time(state: State<Arc<AppState>>, JsonBody(body): JsonBody<
 }
 
 fn parse_time(text: &str) -> Result<i64, ApiError> {
-    let time = humantime::parse_rfc3339_weak(text)
-        .map_err(|e| ApiError::bad_request("bad_time", format!("{text:?} is not an RFC 3339 time: {e}")))?;
-    let ms = time
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_err(|_| ApiError::bad_request("bad_time", format!("{text:?} is before 1970")))?
-        .as_millis();
-    Ok(i64::try_from(ms).unwrap_or(i64::MAX))
+    crate::model::parse_time(text).map_err(|e| ApiError::bad_request("bad_time", e))
 }
 
 pub async fn undo(

@@ -162,7 +162,7 @@ fn show_content(
             query.push_str(&format!("&session={}&{side}={}", encode(&session), encode(turn)));
         }
         Some(("seq", seq)) => query.push_str(&format!("&seq={}", encode(seq))),
-        _ if humantime::parse_rfc3339_weak(when).is_ok() => query.push_str(&format!("&at={}", encode(when))),
+        _ if crate::model::parse_time(when).is_ok() => query.push_str(&format!("&at={}", encode(when))),
         _ => query.push_str(&format!("&at={}", encode(&rollback::time_ago(when)?))),
     }
     let bytes = client.get_bytes(&query)?;

@@ -211,6 +211,7 @@ pub fn rollback(a: &Value) {
     let target = &a["target"];
     let boundary = match target["to"].as_str() {
         Some("redo") => "the state before the latest undo".to_string(),
+        Some("time") => format!("the state recorded at {}", text(&target["at"])),
         Some(to) => format!("{to} turn {}", target["turn"]),
         None => "?".to_string(),
     };
@@ -219,11 +220,11 @@ pub fn rollback(a: &Value) {
     } else {
         ""
     };
-    println!(
-        "{} of session {}: back to {boundary}{mode}",
-        text(&a["operation"]),
-        text(&a["session"])
-    );
+    let whose = a["session"]
+        .as_str()
+        .map(|s| format!(" of session {s}"))
+        .unwrap_or_default();
+    println!("{}{whose}: back to {boundary}{mode}", text(&a["operation"]));
     let color = std::io::stdout().is_terminal();
     let actions = a["actions"].as_array().map_or(&[][..], Vec::as_slice);
     if actions.is_empty() {

@@ -31,8 +31,7 @@ fn goal(to: BoundaryArgs) -> anyhow::Result<Goal> {
 }
 
 fn check_time(text: &str) -> anyhow::Result<String> {
-    humantime::parse_rfc3339_weak(text)
-        .with_context(|| format!("{text:?} is not a time like 2026-11-30T10:00:00Z"))?;
+    crate::model::parse_time(text).map_err(anyhow::Error::msg)?;
     Ok(text.to_string())
 }
 

@@ -266,6 +266,18 @@ pub fn state_at(conn: &Connection, path_id: i64, at: i64) -> Result<State> {
     Ok(found.unwrap_or(State::Absent))
 }
 
+/// The state of every path that has one at a boundary (its latest version with `seq <= at`).
+pub fn states_at(conn: &Connection, at: i64) -> Result<Vec<(i64, State)>> {
+    let sql = format!(
+        "SELECT v.path_id, {VERSION_COLUMNS} FROM versions v
+         JOIN (SELECT path_id, max(seq) AS seq FROM versions WHERE seq <= ?1 GROUP BY path_id) l
+           ON l.seq = v.seq"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map([at], |r| Ok((r.get(0)?, state_at_column(r, 1)?)))?;
+    rows.collect()
+}
+
 fn version_from_row(row: &Row<'_>) -> Result<VersionRow> {
     Ok(VersionRow {
         seq: row.get(0)?,
