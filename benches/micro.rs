@@ -183,8 +183,8 @@ fn context(root: &Path, state: &Path, blobs: BlobDir) -> Context {
     let (tx, _inbox) = mpsc::channel();
     let hints = HintSender::new(root, tx, stats.clone());
     Context {
-        root: RootDir::open(root).expect("root"),
-        blobs,
+        root: Arc::new(RootDir::open(root).expect("root")),
+        blobs: Arc::new(blobs),
         rules: IgnoreRules::new(root, state, &[]).expect("rules"),
         watches: Watches::start(hints, stats.clone()).expect("watch"),
         stats,

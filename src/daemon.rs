@@ -64,8 +64,8 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
     let (queued, overflow) = (hints.queued(), hints.overflow());
     let watches = Watches::start(hints, stats.clone()).context("cannot start watching the workspace")?;
     let ctx = Context {
-        root: RootDir::open(&root).context("cannot open the workspace root")?,
-        blobs,
+        root: Arc::new(RootDir::open(&root).context("cannot open the workspace root")?),
+        blobs: Arc::new(blobs),
         rules: IgnoreRules::new(&root, &state_dir.dir, &config.ignore).context("bad ignore rules")?,
         watches,
         stats: stats.clone(),

@@ -118,8 +118,8 @@ pub enum TurnError {
 
 /// Everything the worker reads and watches with, apart from the database connection.
 pub struct Context {
-    pub root: RootDir,
-    pub blobs: BlobDir,
+    pub root: Arc<RootDir>,
+    pub blobs: Arc<BlobDir>,
     pub rules: IgnoreRules,
     pub watches: Watches,
     pub stats: Arc<Stats>,

@@ -1,20 +1,20 @@
 //! Hints become facts: observe each path (in parallel), compare with its latest version, and
 //! write the new versions, blobs and stat-cache rows of one batch in one transaction.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::os::unix::ffi::OsStrExt;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use indicatif::ProgressBar;
 use rusqlite::{Connection, TransactionBehavior};
 
 use super::Context;
-use super::read::{Observation, Present, observe};
+use super::read::{Observation, Present, RootDir, observe};
 use crate::model::{Origin, State, now_ms, now_ns};
 use crate::paths::RelPath;
-use crate::store::blobs::Hash;
-use crate::store::sql;
+use crate::store::blobs::{BlobDir, Hash};
+use crate::store::sql::{self, Latest};
 use crate::watch::filter::IgnoreRules;
 
 /// Who the versions of a batch are attributed to.
@@ -45,71 +45,125 @@ pub fn record(
     who: Attribution,
     progress: Option<&ProgressBar>,
 ) -> rusqlite::Result<Recorded> {
+    let observer = ctx.observer();
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let mut batch = Batch {
-        who,
-        now_ms: now_ms(),
-        checked_ns: now_ns(),
-        file_blobs: Vec::new(),
-        out: Recorded::default(),
-    };
-    let mut seen: HashSet<RelPath> = work.iter().cloned().collect();
-    let mut work: Vec<RelPath> = seen.iter().cloned().collect();
+    let mut batch = Batch::new(who, true);
+    let mut seen: HashSet<RelPath> = HashSet::with_capacity(work.len());
+    let mut work: Vec<RelPath> = work.into_iter().filter(|p| seen.insert(p.clone())).collect();
     while !work.is_empty() {
-        let observed = observe_all(ctx, &work, progress);
-        let mut next = Vec::new();
-        // Removals first: a directory moved away must drop its watches before the same
-        // inode is watched again under its new name.
-        let (gone, here): (Vec<_>, Vec<_>) = work
-            .into_iter()
-            .zip(observed)
-            .partition(|(_, obs)| matches!(obs, Observation::Absent | Observation::Special));
-        for (path, obs) in gone.into_iter().chain(here) {
-            batch.apply(&tx, ctx, &path, obs, &mut next)?;
-        }
+        let observed = observer.observe_all(&work, progress);
+        let next = batch.apply_round(&tx, ctx, work, observed)?;
         work = next.into_iter().filter(|p| seen.insert(p.clone())).collect();
     }
-    if let Err(e) = ctx.blobs.sync_dirs(&batch.file_blobs) {
-        return Err(rusqlite::Error::ToSqlConversionFailure(Box::new(e)));
-    }
-    tx.commit()?;
-    Ok(batch.out)
+    batch.finish(tx, ctx)
 }
 
-fn observe_all(ctx: &Context, work: &[RelPath], progress: Option<&ProgressBar>) -> Vec<Observation> {
-    let one = |path: &RelPath| {
-        let obs = observe(&ctx.root, path, ctx.max_file_size, &ctx.blobs);
-        if let Some(bar) = progress {
-            bar.inc(1);
-        }
-        obs
-    };
-    if work.len() <= PARALLEL_ABOVE {
-        return work.iter().map(one).collect();
-    }
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<(usize, Observation)>> = Mutex::new(Vec::with_capacity(work.len()));
+/// Paths a walk found, each directory already watched by the walk: recorded in transactions
+/// of `WALKED_BATCH` paths, so a first index of any size runs in bounded memory, and the next
+/// batch is read, hashed and compressed while this one is written to the index.
+pub fn record_walked(
+    conn: &mut Connection,
+    ctx: &mut Context,
+    work: Vec<(RelPath, Option<Latest>)>,
+    who: Attribution,
+    progress: Option<&ProgressBar>,
+) -> rusqlite::Result<Recorded> {
+    let observer = ctx.observer();
+    let (work, known): (Vec<RelPath>, Vec<Option<Latest>>) = work.into_iter().unzip();
+    let mut known: HashMap<RelPath, Latest> = work
+        .iter()
+        .zip(known)
+        .filter_map(|(path, latest)| latest.map(|l| (path.clone(), l)))
+        .collect();
+    let chunks: Vec<&[RelPath]> = work.chunks(WALKED_BATCH).collect();
     std::thread::scope(|scope| {
-        for _ in 0..READERS.min(work.len()) {
-            scope.spawn(|| {
-                let mut mine = Vec::new();
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(path) = work.get(i) else { break };
-                    mine.push((i, one(path)));
-                }
-                if let Ok(mut all) = results.lock() {
-                    all.extend(mine);
-                }
-            });
+        let read = |chunk: &[RelPath]| {
+            let (observer, chunk, progress) = (observer.clone(), chunk.to_vec(), progress.cloned());
+            scope.spawn(move || observer.observe_all(&chunk, progress.as_ref()))
+        };
+        let mut all = Recorded::default();
+        let mut reading = chunks.first().map(|c| read(c));
+        for (i, chunk) in chunks.iter().enumerate() {
+            let observed = match reading.take().map(std::thread::ScopedJoinHandle::join) {
+                Some(Ok(observed)) => observed,
+                _ => observer.observe_all(chunk, progress),
+            };
+            reading = chunks.get(i + 1).map(|c| read(c));
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let mut batch = Batch::new(who, false);
+            let chunk_known = chunk.iter().filter_map(|p| known.remove_entry(p)).collect();
+            batch.known = Some(chunk_known);
+            batch.apply_round(&tx, ctx, chunk.to_vec(), observed)?;
+            let recorded = batch.finish(tx, ctx)?;
+            all.versions += recorded.versions;
+            all.requeue.extend(recorded.requeue);
+            all.rescan_dirs.extend(recorded.rescan_dirs);
         }
-    });
-    let mut all = results.into_inner().unwrap_or_default();
-    all.sort_unstable_by_key(|(i, _)| *i);
-    all.into_iter().map(|(_, obs)| obs).collect()
+        Ok(all)
+    })
+}
+
+const WALKED_BATCH: usize = 2048;
+
+/// What reading a path needs, shareable with reader threads.
+#[derive(Clone)]
+pub struct Observer {
+    pub root: Arc<RootDir>,
+    pub blobs: Arc<BlobDir>,
+    pub max_file_size: u64,
+}
+
+impl Context {
+    pub fn observer(&self) -> Observer {
+        Observer {
+            root: self.root.clone(),
+            blobs: self.blobs.clone(),
+            max_file_size: self.max_file_size,
+        }
+    }
+}
+
+impl Observer {
+    /// Observes every path, in parallel when there are many, in the order given.
+    fn observe_all(&self, work: &[RelPath], progress: Option<&ProgressBar>) -> Vec<Observation> {
+        let one = |path: &RelPath| {
+            let obs = observe(&self.root, path, self.max_file_size, &self.blobs);
+            if let Some(bar) = progress {
+                bar.inc(1);
+            }
+            obs
+        };
+        if work.len() <= PARALLEL_ABOVE {
+            return work.iter().map(one).collect();
+        }
+        let next = AtomicUsize::new(0);
+        let results: Mutex<Vec<(usize, Observation)>> = Mutex::new(Vec::with_capacity(work.len()));
+        std::thread::scope(|scope| {
+            for _ in 0..READERS.min(work.len()) {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(path) = work.get(i) else { break };
+                        mine.push((i, one(path)));
+                    }
+                    if let Ok(mut all) = results.lock() {
+                        all.extend(mine);
+                    }
+                });
+            }
+        });
+        let mut all = results.into_inner().unwrap_or_default();
+        all.sort_unstable_by_key(|(i, _)| *i);
+        all.into_iter().map(|(_, obs)| obs).collect()
+    }
 }
 
 struct Batch {
+    follow_new_dirs: bool,
+    /// For a walked batch: the latest state of each of its paths, read with the walk (a path
+    /// missing here has none).
+    known: Option<HashMap<RelPath, Latest>>,
     who: Attribution,
     now_ms: i64,
     checked_ns: i64,
@@ -118,6 +172,55 @@ struct Batch {
 }
 
 impl Batch {
+    fn new(who: Attribution, follow_new_dirs: bool) -> Self {
+        Self {
+            follow_new_dirs,
+            known: None,
+            who,
+            now_ms: now_ms(),
+            checked_ns: now_ns(),
+            file_blobs: Vec::new(),
+            out: Recorded::default(),
+        }
+    }
+
+    /// Applies one round of observations; returns the children of new directories to follow.
+    fn apply_round(
+        &mut self,
+        conn: &Connection,
+        ctx: &mut Context,
+        work: Vec<RelPath>,
+        observed: Vec<Observation>,
+    ) -> rusqlite::Result<Vec<RelPath>> {
+        let mut next = Vec::new();
+        // Removals first: a directory moved away must drop its watches before the same
+        // inode is watched again under its new name.
+        let (gone, here): (Vec<_>, Vec<_>) = work
+            .into_iter()
+            .zip(observed)
+            .partition(|(_, obs)| matches!(obs, Observation::Absent | Observation::Special));
+        for (path, obs) in gone.into_iter().chain(here) {
+            self.apply(conn, ctx, &path, obs, &mut next)?;
+        }
+        Ok(next)
+    }
+
+    /// Makes the batch's blob files durable, then commits its rows (CRASH-03).
+    fn finish(self, tx: rusqlite::Transaction<'_>, ctx: &Context) -> rusqlite::Result<Recorded> {
+        if let Err(e) = ctx.blobs.sync_dirs(&self.file_blobs) {
+            return Err(rusqlite::Error::ToSqlConversionFailure(Box::new(e)));
+        }
+        tx.commit()?;
+        Ok(self.out)
+    }
+
+    fn latest(&mut self, conn: &Connection, path: &RelPath) -> rusqlite::Result<Option<Latest>> {
+        match self.known.as_mut() {
+            Some(known) => Ok(known.remove(path)),
+            None => sql::latest(conn, path),
+        }
+    }
+
     fn apply(
         &mut self,
         conn: &Connection,
@@ -159,13 +262,15 @@ impl Batch {
             ctx.rules.reload_dir(path.parent().as_ref());
             self.out.rescan_dirs.push(path.parent());
         }
-        let latest = sql::latest(conn, path)?;
+        let latest = self.latest(conn, path)?;
         if let Some(latest) = latest.as_ref().filter(|l| l.state == present.state) {
             discard_streamed(ctx, &present);
             sql::set_path_state(conn, latest.path_id, latest.seq, &present.stat, self.checked_ns)?;
             if is_dir && !ctx.watches.is_watched(path) {
                 ctx.watches.watch(path);
-                list_children(ctx, path, next);
+                if self.follow_new_dirs {
+                    list_children(ctx, path, next);
+                }
             }
             return Ok(());
         }
@@ -191,7 +296,9 @@ impl Batch {
             // Armed before the listing: a file written into the new directory after the
             // listing has its own event, one written before it is in the listing.
             ctx.watches.watch(path);
-            list_children(ctx, path, next);
+            if self.follow_new_dirs {
+                list_children(ctx, path, next);
+            }
         }
         Ok(())
     }
@@ -217,7 +324,7 @@ impl Batch {
         ctx: &mut Context,
         path: &RelPath,
     ) -> rusqlite::Result<()> {
-        let Some(latest) = sql::latest(conn, path)? else {
+        let Some(latest) = self.latest(conn, path)? else {
             ctx.stats.vanished.fetch_add(1, Ordering::Relaxed);
             return Ok(());
         };

@@ -9,7 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rusqlite::Connection;
 
 use super::Context;
-use super::record::{Attribution, Recorded, record};
+use super::record::{Attribution, Recorded, record_walked};
 use super::walk::{Entry, EntryKind, walk};
 use crate::model::{Kind, StatKey};
 use crate::paths::RelPath;
@@ -43,23 +43,29 @@ pub fn rescan(
     };
     let work = changed_paths(entries, known.into_iter().collect());
     let bar = progress_bar(show_progress, work.len());
-    let recorded = record(conn, ctx, work, who, bar.as_ref())?;
+    // A rescan's batches need not each reach the disk: after a power loss the next start
+    // rescans again. WAL + synchronous=NORMAL never corrupts; FULL comes back right after.
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    let recorded = record_walked(conn, ctx, work, who, bar.as_ref());
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    let recorded = recorded?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
     Ok(recorded)
 }
 
-/// Paths whose stat differs from the cache, new paths, and recorded paths not found.
-fn changed_paths(entries: Vec<Entry>, mut known: HashMap<RelPath, Latest>) -> Vec<RelPath> {
+/// Paths whose stat differs from the cache, new paths, and recorded paths not found, each
+/// with its latest recorded state (the index was just read: no need to ask it again).
+fn changed_paths(entries: Vec<Entry>, mut known: HashMap<RelPath, Latest>) -> Vec<(RelPath, Option<Latest>)> {
     let mut work = Vec::new();
     for entry in entries {
         match known.remove(&entry.path) {
             Some(latest) if unchanged(&latest, entry.kind, &entry.stat) => {}
-            _ => work.push(entry.path),
+            latest => work.push((entry.path, latest)),
         }
     }
-    work.extend(known.into_keys());
+    work.extend(known.into_iter().map(|(path, latest)| (path, Some(latest))));
     work
 }
 

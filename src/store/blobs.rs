@@ -251,12 +251,23 @@ fn io_error(hash: Hash, source: io::Error) -> BlobError {
 /// zstd-1 when it saves at least an eighth, else the raw bytes.
 pub fn encode(raw: &[u8]) -> (Codec, std::borrow::Cow<'_, [u8]>) {
     if raw.len() >= 64
-        && let Ok(compressed) = zstd::bulk::compress(raw, ZSTD_LEVEL)
+        && let Some(compressed) = compress(raw)
         && compressed.len() < raw.len() - raw.len() / 8
     {
         return (Codec::Zstd, compressed.into());
     }
     (Codec::Raw, raw.into())
+}
+
+thread_local! {
+    /// One compression context per thread: creating one per blob (and zeroing its tables)
+    /// cost more than compressing a small file.
+    static COMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Compressor<'static>>> =
+        std::cell::RefCell::new(zstd::bulk::Compressor::new(ZSTD_LEVEL).ok());
+}
+
+fn compress(raw: &[u8]) -> Option<Vec<u8>> {
+    COMPRESSOR.with(|cell| cell.borrow_mut().as_mut().and_then(|c| c.compress(raw).ok()))
 }
 
 /// Decodes stored bytes and checks they still hash to `hash`.

@@ -11,6 +11,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0001_init.sql"),
     include_str!("../../migrations/0002_rollback.sql"),
     include_str!("../../migrations/0003_retention.sql"),
+    include_str!("../../migrations/0004_blob_rows.sql"),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -33,10 +34,14 @@ pub fn open_writer(path: &Path) -> Result<Connection, DbError> {
         source,
     })?;
     conn.busy_timeout(Duration::from_secs(5))?;
+    conn.set_prepared_statement_cache_capacity(64);
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "FULL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     conn.pragma_update(None, "journal_size_limit", 64 * 1024 * 1024)?;
+    // A first index writes hundreds of megabytes in large batches: with SQLite's 2 MiB default
+    // cache the pages spill and are read back from the WAL over and over.
+    conn.pragma_update(None, "cache_size", -65536)?;
     check_integrity(&conn, &shown)?;
     migrate(&mut conn, &shown)?;
     Ok(conn)
