@@ -1,14 +1,17 @@
-//! filewatchd records every change to a workspace, whoever makes it, and lets coding agents
-//! mark their turns so each turn's changes can be shown (and, later, rolled back).
+//! filewatchd records every change to a workspace, whoever makes it, lets coding agents mark
+//! their turns, and rolls the workspace back to any turn boundary without silently destroying
+//! a change it was not asked to undo.
 //!
 //! # Architecture
 //!
 //! ```text
 //!  inotify ──► watch (notify callback: forward only) ──► Msg::Hint ─┐
 //!  HTTP ──► api (axum: access checks, handlers) ──► Msg::Command ───┼──► capture worker thread
-//!                 │  queries on read-only SQLite connections        │    (the one SQLite writer)
-//!                 ▼                                                 ▼
-//!              history ◄──────────────── store (SQLite index + content-addressed blobs)
+//!   ▲             │  queries on read-only SQLite connections        │    (the one SQLite writer)
+//!   │             ▼                                                 ▼
+//!  hook ◄ agent   history, sessions ◄───── store (SQLite index + content-addressed blobs)
+//!                                                                   ▲
+//!                              restore (plan, journal, apply) ──────┘ runs inside the worker
 //! ```
 //!
 //! - [`watch`]: one non-recursive inotify watch per tracked directory (ignored directories get
@@ -16,14 +19,21 @@
 //! - [`capture`]: the worker that owns the writer connection. Hints are facts only after a
 //!   re-read (`capture::read`: confined, symlink-free, stable reads); a settled burst is
 //!   recorded in one transaction (`capture::record`); the first index, the restart reconcile
-//!   and rescans after lost events share one stat-walk (`capture::rescan`). Turn markers wait
-//!   for their cookie (`capture::barrier`, G1) before they open or close a turn
-//!   (`capture::turns`), so writes are attributed by position.
+//!   and rescans after lost events share one stat-walk (`capture::rescan`, `capture::walk`).
+//!   Every command (turn markers, rollbacks, forks, gc) waits for its cookie
+//!   (`capture::barrier`, G1), so writes are attributed by position.
+//! - [`restore`]: rollback, undo, redo and time rollback: `chain` finds the target, `plan`
+//!   lists actions and conflicts (the dry run), `apply` journals the plan durably and changes
+//!   files through `fsops` (openat2-confined, temp + fsync + rename), `recover` finishes an
+//!   interrupted rollback at start-up.
+//! - [`sessions`]: a session with its fork ancestors (`Lineage`): inherited turns and whose
+//!   changes are a session's own work. [`history`]: a turn's net changes and diffs.
+//! - [`retention`]: garbage collection by keep_days / keep_turns / max_store_bytes.
 //! - [`store`]: `blobs` (blake3-addressed, zstd, small ones inline in SQLite, large ones as
-//!   files), `db` (pragmas, migrations from `migrations/`), `sql` (every statement).
-//! - [`history`]: a turn's net changes (renames paired) and text diffs, computed from versions.
-//! - [`api`]: the HTTP API of PRODUCT.md 5.2; [`cli`]: the command line of 5.3;
-//!   [`daemon`]: starts everything and shuts it down on one signal.
+//!   files), `db` (pragmas, migrations from `migrations/`), `sql`, `journal`, `gc` (the SQL).
+//! - [`api`]: the HTTP API of PRODUCT.md 5.2; [`cli`]: the command line of 5.3; [`hook`]: the
+//!   agents' hook adapters and their installer (5.4, 9); [`daemon`]: starts everything and
+//!   shuts it down on one signal.
 //! - [`state`]: the state directory (lock, token, `daemon.json`); [`config`]: `.filewatchd.toml`;
 //!   [`paths`]: workspace-relative byte paths and their lossless text form; [`model`]: the
 //!   words of PRODUCT.md 2 as types; [`stats`]: report-and-continue counters for `status`.
