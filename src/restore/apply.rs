@@ -31,6 +31,14 @@ pub enum Check {
     Recovery,
 }
 
+/// Up to this many changed directories are fsynced one by one; more take one `syncfs`.
+const FSYNC_DIRS_UP_TO: usize = 16;
+
+/// Only the executable bit differs: the file is not rewritten.
+fn same_content(step: &Step) -> bool {
+    matches!((&step.current, &step.target), (State::File(c), State::File(t)) if c.hash == t.hash)
+}
+
 /// Where one step ended.
 #[derive(Debug, Clone)]
 pub enum Finished {
@@ -103,7 +111,8 @@ pub fn execute(
         pause: PauseHook::from_env(),
     };
     run.pause.before_first();
-    for (phase, indexes) in phases(steps).into_iter().enumerate() {
+    let [files_out, dirs_out, dirs_in, files_in] = phases(steps);
+    for (phase, indexes) in [(0, files_out), (1, dirs_out), (2, dirs_in)] {
         for i in indexes {
             if run.results[i].is_some() {
                 continue;
@@ -113,6 +122,7 @@ pub fn execute(
             }
         }
     }
+    run.install_all(steps, &files_in);
     run.sync_dirs();
     let mut out = Vec::with_capacity(steps.len());
     for (i, (_, step)) in steps.iter().enumerate() {
@@ -166,7 +176,7 @@ struct Run<'a> {
 impl Run<'_> {
     /// One phase of one step. `Err` ends the step (done early, skipped or kept).
     fn step(&mut self, phase: usize, step: &(i64, Step)) -> Result<(), Finished> {
-        let (ord, step) = step;
+        let (_, step) = step;
         let parent = match self.ctx.root.parent_of(&step.path) {
             Ok(parent) => parent,
             // Its directory is gone, so the path is too: a removal is already done.
@@ -180,8 +190,7 @@ impl Run<'_> {
         let result = match phase {
             0 => parent.unlink(path),
             1 => parent.rmdir(path),
-            2 => parent.mkdir(path),
-            _ => self.install(&parent, *ord, step),
+            _ => parent.mkdir(path),
         };
         result.map_err(|e| match e {
             FsError::NotEmpty(_) => Finished::Kept(note(step, "not_empty", e.to_string())),
@@ -240,28 +249,116 @@ impl Run<'_> {
         Err(changed(step))
     }
 
-    fn install(&mut self, parent: &Parent, ord: i64, step: &Step) -> Result<(), FsError> {
-        let temp = temp_name(self.rollback_id, ord);
-        let current_mode = parent.stat(&step.path)?.map(|s| s.st_mode);
-        let replace = step.current.is_present() && !step.current.is_dir();
-        match &step.target {
-            State::File(file) if matches!(&step.current, State::File(c) if c.hash == file.hash) => {
-                parent.set_mode(&step.path, file_mode(current_mode, file.executable))
+    /// The last phase, files and symlinks, in two passes so the new contents reach the disk
+    /// with one `syncfs` instead of one fsync per file: every temp file is written first, then
+    /// synced together, then each is renamed into place right after its path is re-checked.
+    fn install_all(&mut self, steps: &[(i64, Step)], indexes: &[usize]) {
+        let mut staged = Vec::with_capacity(indexes.len());
+        for &i in indexes {
+            if self.results[i].is_some() {
+                continue;
             }
-            State::File(file) => {
+            match self.stage(&steps[i]) {
+                Ok(()) => staged.push(i),
+                Err(finished) => self.results[i] = Some(finished),
+            }
+        }
+        if let Err(e) = self.ctx.root.sync_filesystem() {
+            // CRASH-02: a failed sync is never retried as a success; nothing is installed.
+            for &i in &staged {
+                let (ord, step) = &steps[i];
+                self.discard(*ord, step);
+                let reason = format!("the new content could not be made durable: {e}");
+                self.results[i] = Some(Finished::Skipped(note(step, "io_error", reason)));
+            }
+            return;
+        }
+        for i in staged {
+            if let Err(finished) = self.install(&steps[i]) {
+                self.results[i] = Some(finished);
+            }
+        }
+    }
+
+    /// Checks the path and writes its new content under a temp name beside it.
+    fn stage(&mut self, (ord, step): &(i64, Step)) -> Result<(), Finished> {
+        let parent = self.parent(step)?;
+        if self.first_phase(3, step) {
+            self.pre_check(&parent, step)?;
+        }
+        let temp = temp_name(self.rollback_id, *ord);
+        let written = match &step.target {
+            State::File(file) if !same_content(step) => {
+                let current_mode = parent
+                    .stat(&step.path)
+                    .map_err(|e| skipped(step, &e))?
+                    .map(|s| s.st_mode);
+                let replace = step.current.is_present() && !step.current.is_dir();
+                let mode = file_mode(current_mode.filter(|_| replace), file.executable);
                 let bytes = self.content(file.hash).map_err(|e| FsError::Io {
                     path: step.path.to_text(),
                     source: std::io::Error::other(e),
-                })?;
-                let mode = file_mode(current_mode.filter(|_| replace), file.executable);
-                parent.write_temp(&step.path, &temp, bytes, mode)?;
-                parent.install(&step.path, &temp, replace)
+                });
+                bytes.and_then(|bytes| parent.write_temp(&step.path, &temp, bytes, mode, false))
             }
-            State::Symlink { target } => {
-                parent.symlink_temp(&step.path, &temp, target)?;
-                parent.install(&step.path, &temp, replace)
+            State::Symlink { target } => parent.symlink_temp(&step.path, &temp, target),
+            _ => Ok(()),
+        };
+        written.map_err(|e| skipped(step, &e))
+    }
+
+    /// Re-checks the path (PATH-04) and renames its temp file into place (or sets its mode).
+    fn install(&mut self, (ord, step): &(i64, Step)) -> Result<(), Finished> {
+        let parent = self.parent(step)?;
+        if let Err(finished) = self.recheck(&parent, step) {
+            self.discard(*ord, step);
+            return Err(finished);
+        }
+        let temp = temp_name(self.rollback_id, *ord);
+        let replace = step.current.is_present() && !step.current.is_dir();
+        let done = match &step.target {
+            State::File(file) if same_content(step) => {
+                let current_mode = parent
+                    .stat(&step.path)
+                    .map_err(|e| skipped(step, &e))?
+                    .map(|s| s.st_mode);
+                parent.set_mode(&step.path, file_mode(current_mode, file.executable))
             }
-            State::Dir | State::Absent => Ok(()),
+            _ => parent.install(&step.path, &temp, replace),
+        };
+        done.map_err(|e| skipped(step, &e))?;
+        self.touched.insert(step.path.parent(), step.path.clone());
+        self.pause.tick();
+        Ok(())
+    }
+
+    /// Right before the rename: the path is still what the plan (or the pre-check) saw.
+    fn recheck(&self, parent: &Parent, step: &Step) -> Result<(), Finished> {
+        let now = parent
+            .stat(&step.path)
+            .map_err(|e| skipped(step, &e))?
+            .map(|s| StatKey::from_rustix(&s));
+        let unchanged = match (now, step.checked) {
+            (None, _) => !step.current.is_present() || step.current.is_dir(),
+            (Some(now), Some(checked)) => now == checked,
+            // Something appeared where the plan saw nothing: only recovery, which checked the
+            // disk itself just now, goes on (and a create never clobbers anyway).
+            (Some(_), None) => self.check == Check::Recovery,
+        };
+        if unchanged { Ok(()) } else { Err(changed(step)) }
+    }
+
+    fn discard(&self, ord: i64, step: &Step) {
+        if let Ok(parent) = self.ctx.root.parent_of(&step.path) {
+            parent.remove_temp(&temp_name(self.rollback_id, ord));
+        }
+    }
+
+    fn parent(&self, step: &Step) -> Result<Parent, Finished> {
+        match self.ctx.root.parent_of(&step.path) {
+            Ok(parent) => Ok(parent),
+            Err(FsError::NoParent(_)) if !step.target.is_present() => Err(Finished::Done(None)),
+            Err(err) => Err(skipped(step, &err)),
         }
     }
 
@@ -274,13 +371,26 @@ impl Run<'_> {
     }
 
     /// Makes every changed directory entry durable before the results are recorded.
+    /// Makes every changed directory entry durable before the results are recorded: a few
+    /// directories one fsync each, many with one `syncfs`.
     fn sync_dirs(&self) {
-        for child in self.touched.values() {
-            if let Ok(parent) = self.ctx.root.parent_of(child)
-                && let Err(e) = parent.sync(child)
-            {
-                self.ctx.stats.set_error(format!("rollback: {e}"));
-            }
+        let synced = if self.touched.len() > FSYNC_DIRS_UP_TO {
+            self.ctx
+                .root
+                .sync_filesystem()
+                .map_err(|e| format!("rollback: syncfs: {e}"))
+        } else {
+            self.touched.values().try_for_each(|child| {
+                let parent = self
+                    .ctx
+                    .root
+                    .parent_of(child)
+                    .map_err(|e| format!("rollback: {e}"))?;
+                parent.sync(child).map_err(|e| format!("rollback: {e}"))
+            })
+        };
+        if let Err(message) = synced {
+            self.ctx.stats.set_error(message);
         }
     }
 }

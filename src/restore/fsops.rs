@@ -109,8 +109,16 @@ impl Parent {
         }
     }
 
-    /// Writes `bytes` with `mode` to a temp file beside the path and fsyncs it.
-    pub fn write_temp(&self, path: &RelPath, temp: &str, bytes: &[u8], mode: u32) -> Result<(), FsError> {
+    /// Writes `bytes` with `mode` to a temp file beside the path, fsynced unless the caller
+    /// syncs a whole batch at once (`syncfs`) before installing any of them.
+    pub fn write_temp(
+        &self,
+        path: &RelPath,
+        temp: &str,
+        bytes: &[u8],
+        mode: u32,
+        sync: bool,
+    ) -> Result<(), FsError> {
         let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         let _ = rustix::fs::unlinkat(&self.fd, temp, AtFlags::empty());
         let fd = rustix::fs::openat(&self.fd, temp, flags, Mode::from_raw_mode(0o600))
@@ -121,7 +129,7 @@ impl Parent {
             .and_then(|()| {
                 rustix::fs::fchmod(file.as_fd(), Mode::from_raw_mode(mode)).map_err(io::Error::from)
             })
-            .and_then(|()| file.sync_all());
+            .and_then(|()| if sync { file.sync_all() } else { Ok(()) });
         if let Err(e) = written {
             let _ = rustix::fs::unlinkat(&self.fd, temp, AtFlags::empty());
             return Err(io_err(path, e));

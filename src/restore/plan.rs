@@ -102,9 +102,11 @@ pub fn build(
             target,
             checked: None,
         };
-        if let Some(note) = foreign_change(conn, &step, boundary, owner)? {
-            plan.conflicts.push(note);
-        } else if let Some(note) = check_disk(ctx, &mut step) {
+        // The disk is checked for every path, conflicting or not: with `force` the apply
+        // re-checks each path against exactly what was seen here.
+        let foreign = foreign_change(conn, &step, boundary, owner)?;
+        let on_disk = check_disk(ctx, &mut step);
+        if let Some(note) = foreign.or(on_disk) {
             plan.conflicts.push(note);
         }
         if let Some(note) = load_target(conn, ctx, &step, &mut plan.contents) {

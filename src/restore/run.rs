@@ -21,6 +21,7 @@ pub fn perform(
     if let Some(stored) = repeated(conn, request)? {
         return Ok(stored);
     }
+    let started = std::time::Instant::now();
     let resolved = chain::resolve(conn, request)?;
     let owner = resolved.lineage.as_ref();
     let mut plan = plan::build(conn, ctx, owner, resolved.target_seq, &request.paths)?;
@@ -29,7 +30,9 @@ pub fn perform(
     }
     let decision = plan::decide(&plan, request.on_conflict);
     let target = resolved.target.clone();
+    let planned_at = started.elapsed();
     let mut outcome = Outcome::planned(conn, &ctx.blobs, request, resolved.kind, target, &plan, &decision);
+    let described_at = started.elapsed();
     if request.dry_run || decision.refused {
         return Ok(outcome);
     }
@@ -41,9 +44,19 @@ pub fn perform(
         .collect();
     let plain: Vec<Step> = steps.iter().map(|(_, s)| s.clone()).collect();
     let id = apply::journal(conn, &resolved, request.op_id.as_deref(), &plain, &outcome)?;
+    let journaled_at = started.elapsed();
     let mut contents = plan.contents;
     let results = apply::execute(conn, ctx, id, &steps, &mut contents, Check::Planned);
+    let applied_at = started.elapsed();
     apply::record(conn, ctx, id, &steps, &results, &mut outcome, "committed")?;
+    tracing::debug!(
+        plan_ms = planned_at.as_millis() as u64,
+        describe_ms = (described_at - planned_at).as_millis() as u64,
+        journal_ms = (journaled_at - described_at).as_millis() as u64,
+        apply_ms = (applied_at - journaled_at).as_millis() as u64,
+        record_ms = (started.elapsed() - applied_at).as_millis() as u64,
+        "rollback timings"
+    );
     tracing::info!(
         rollback = id,
         kind = resolved.kind,
