@@ -54,17 +54,6 @@ impl RootDir {
         &self.fd
     }
 
-    /// Makes everything written on the root's file system durable (one `syncfs`).
-    pub fn sync_filesystem(&self) -> io::Result<()> {
-        let fd = rustix::fs::openat(
-            &self.fd,
-            ".",
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            Mode::empty(),
-        )?;
-        Ok(rustix::fs::syncfs(&fd)?)
-    }
-
     pub fn stat(&self) -> io::Result<rustix::fs::Stat> {
         Ok(rustix::fs::fstat(&self.fd)?)
     }

@@ -31,8 +31,42 @@ pub enum Check {
     Recovery,
 }
 
-/// Up to this many changed directories are fsynced one by one; more take one `syncfs`.
-const FSYNC_DIRS_UP_TO: usize = 16;
+/// fsyncs run this many at a time: the file system commits concurrent fsyncs together, so a
+/// batch of a thousand costs a few journal commits instead of a thousand.
+const FSYNC_THREADS: usize = 16;
+
+/// fsyncs, in parallel, each path's temp file (`Some(name)`, beside the path) or the
+/// directory holding the path (`None`). Returns each one's error, if any, in order.
+fn fsync_all(
+    root: &crate::capture::read::RootDir,
+    items: &[(RelPath, Option<String>)],
+) -> Vec<Option<String>> {
+    let one = |(path, temp): &(RelPath, Option<String>)| -> Result<(), String> {
+        let parent = root.parent_of(path).map_err(|e| e.to_string())?;
+        match temp {
+            Some(temp) => parent.sync_temp(path, temp).map_err(|e| e.to_string()),
+            None => parent.sync(path).map_err(|e| e.to_string()),
+        }
+    };
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: std::sync::Mutex<Vec<Option<String>>> = std::sync::Mutex::new(vec![None; items.len()]);
+    std::thread::scope(|scope| {
+        for _ in 0..FSYNC_THREADS.min(items.len()) {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(item) = items.get(i) else { break };
+                    if let (Err(e), Ok(mut all)) = (one(item), results.lock()) {
+                        all[i] = Some(e);
+                    }
+                }
+            });
+        }
+    });
+    results
+        .into_inner()
+        .unwrap_or_else(|_| vec![Some("a sync thread failed".into()); items.len()])
+}
 
 /// Only the executable bit differs: the file is not rewritten.
 fn same_content(step: &Step) -> bool {
@@ -263,17 +297,34 @@ impl Run<'_> {
                 Err(finished) => self.results[i] = Some(finished),
             }
         }
-        if let Err(e) = self.ctx.root.sync_filesystem() {
-            // CRASH-02: a failed sync is never retried as a success; nothing is installed.
-            for &i in &staged {
-                let (ord, step) = &steps[i];
-                self.discard(*ord, step);
-                let reason = format!("the new content could not be made durable: {e}");
-                self.results[i] = Some(Finished::Skipped(note(step, "io_error", reason)));
-            }
-            return;
+        // Only new regular-file contents sit in temp files to sync; a symlink is made durable
+        // with its directory, and a mode change rewrites nothing.
+        let writes_file = |step: &Step| matches!(step.target, State::File(_)) && !same_content(step);
+        let (to_sync, no_data): (Vec<usize>, Vec<usize>) =
+            staged.into_iter().partition(|&i| writes_file(&steps[i].1));
+        let temps: Vec<(RelPath, Option<String>)> = to_sync
+            .iter()
+            .map(|&i| {
+                (
+                    steps[i].1.path.clone(),
+                    Some(temp_name(self.rollback_id, steps[i].0)),
+                )
+            })
+            .collect();
+        let failed = fsync_all(&self.ctx.root, &temps);
+        let mut installable = no_data;
+        for (i, failure) in to_sync.into_iter().zip(failed) {
+            let Some(e) = failure else {
+                installable.push(i);
+                continue;
+            };
+            // CRASH-02: a failed fsync is never retried as a success; that path is not installed.
+            let (ord, step) = &steps[i];
+            self.discard(*ord, step);
+            let reason = format!("the new content could not be made durable: {e}");
+            self.results[i] = Some(Finished::Skipped(note(step, "io_error", reason)));
         }
-        for i in staged {
+        for i in installable {
             if let Err(finished) = self.install(&steps[i]) {
                 self.results[i] = Some(finished);
             }
@@ -371,26 +422,15 @@ impl Run<'_> {
     }
 
     /// Makes every changed directory entry durable before the results are recorded.
-    /// Makes every changed directory entry durable before the results are recorded: a few
-    /// directories one fsync each, many with one `syncfs`.
     fn sync_dirs(&self) {
-        let synced = if self.touched.len() > FSYNC_DIRS_UP_TO {
-            self.ctx
-                .root
-                .sync_filesystem()
-                .map_err(|e| format!("rollback: syncfs: {e}"))
-        } else {
-            self.touched.values().try_for_each(|child| {
-                let parent = self
-                    .ctx
-                    .root
-                    .parent_of(child)
-                    .map_err(|e| format!("rollback: {e}"))?;
-                parent.sync(child).map_err(|e| format!("rollback: {e}"))
-            })
-        };
-        if let Err(message) = synced {
-            self.ctx.stats.set_error(message);
+        let dirs: Vec<(RelPath, Option<String>)> =
+            self.touched.values().map(|child| (child.clone(), None)).collect();
+        for (failure, (child, _)) in fsync_all(&self.ctx.root, &dirs).into_iter().zip(&dirs) {
+            if let Some(e) = failure {
+                self.ctx
+                    .stats
+                    .set_error(format!("rollback: cannot sync the directory of {child}: {e}"));
+            }
         }
     }
 }
