@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use common::daemon::{self, Daemon};
 use common::gentree::{self, GenFile};
+use common::rollback::{self, RollbackRun, Written};
 use common::shadow::{self, Shadow};
 use common::stats::{fmt_bytes, fmt_dur, fmt_int, fmt_med_p95, fmt_ratio, median, pass};
 use common::sysinfo;
@@ -27,14 +28,15 @@ The bench builds nothing: it runs the release binary target/release/filewatchd. 
     cargo build --release && cargo bench --bench scenarios -- [--quick]
 
 Options:
-  --quick          t20k only (20,000 files), 5 turns, 3 sed runs (about 2 minutes)
-                   (default: t20k and t100k, 15 turns, 7 sed runs: about 10-12 minutes)
+  --quick          t20k only (20,000 files), 5 turns, 3 sed runs, 3 rollbacks (about 2-3 minutes)
+                   (default: t20k and t100k, 15 turns, 7 sed runs, 5 rollbacks: about 12-15 minutes)
   --only NAME      run one tree: t20k or t100k
   --dir PATH       where to generate the trees (default: /tmp); needs ~1.5 GB free for t100k
   --cold           drop the page cache (echo 3 > /proc/sys/vm/drop_caches, needs root)
                    before each first-index measurement (shadow git and filewatchd)
   --reps N         per-turn repetitions (5-file edits)
   --sed-reps N     repetitions of the sed workload (at most 18)
+  --rollback-reps N  repetitions of the rollback of a 1,000-file turn (undo vs git restore)
   --bin PATH       filewatchd binary (default: $FILEWATCHD_BIN, else target/release/filewatchd)
   --keep           keep the generated trees, shadow and daemon state (prints where)
   --strict         exit 1 when a goal or a correctness check fails (default: report only)
@@ -51,6 +53,7 @@ struct Opts {
     cold: bool,
     reps: usize,
     sed_reps: usize,
+    rollback_reps: usize,
     bin: Option<PathBuf>,
     keep: bool,
     strict: bool,
@@ -64,6 +67,7 @@ fn parse_args() -> Result<Option<Opts>, String> {
         cold: false,
         reps: 0,
         sed_reps: 0,
+        rollback_reps: 0,
         bin: None,
         keep: false,
         strict: false,
@@ -91,6 +95,7 @@ fn parse_args() -> Result<Option<Opts>, String> {
             }
             "--reps" => o.reps = num(args.next(), "--reps")?,
             "--sed-reps" => o.sed_reps = num(args.next(), "--sed-reps")?,
+            "--rollback-reps" => o.rollback_reps = num(args.next(), "--rollback-reps")?,
             "-h" | "--help" => return Ok(None),
             // `cargo bench` passes `--bench` to every bench binary.
             "--bench" => {}
@@ -102,6 +107,9 @@ fn parse_args() -> Result<Option<Opts>, String> {
     }
     if o.sed_reps == 0 {
         o.sed_reps = if o.quick { 3 } else { 7 };
+    }
+    if o.rollback_reps == 0 {
+        o.rollback_reps = if o.quick { 3 } else { 5 };
     }
     let max_sed = (1..SED_CHAIN.len())
         .filter(|&r| r + sed_baseline_reps(r) < SED_CHAIN.len())
@@ -607,7 +615,14 @@ fn run_tree(o: &Opts, spec: TreeSpec, bin: &Path, tck: u64) -> Result<TreeResult
         fmt_int(sed_picks.len() as u64)
     ));
 
-    // --- 4. idle CPU ---------------------------------------------------------------------------
+    // --- 4. rollback of a 1,000-file turn (W5) -------------------------------------------------
+    let rb = rollback::run(name, &d, &sh, &tree, &g.files, o.rollback_reps, tck)?;
+    let (rb_rows, rb_notes) = rollback_rows(&rb);
+    correct_ok &= rb.ok();
+    rows.extend(rb_rows);
+    notes.extend(rb_notes);
+
+    // --- 5. idle CPU ---------------------------------------------------------------------------
     eprintln!("[{name}] idle: 1 s settle, then 5 s measured");
     std::thread::sleep(Duration::from_secs(1));
     let s0 = d.sample();
@@ -627,7 +642,7 @@ fn run_tree(o: &Opts, spec: TreeSpec, bin: &Path, tck: u64) -> Result<TreeResult
         correct: String::new(),
     });
 
-    // --- 5. memory, final state ------------------------------------------------------------------
+    // --- 6. memory, final state ------------------------------------------------------------------
     let (rss_end, hwm) = d.rss();
     let st = d.status()?;
     let files_now = gentree::count_files(&tree).map_err(|e| format!("count files: {e}"))?;
@@ -687,6 +702,29 @@ fn run_tree(o: &Opts, spec: TreeSpec, bin: &Path, tck: u64) -> Result<TreeResult
         },
     );
     let shadow_bytes_end = gentree::disk_usage(&shadow_dir);
+    let share = store_index as f64 / g.bytes as f64;
+    rows.push(Row {
+        workload: "storage after the first index: `store_bytes` vs the shadow on disk".into(),
+        fw: format!("{} ({share:.2}× the tree)", fmt_bytes(store_index)),
+        peer: format!(
+            "{} ({:.2}× the tree)",
+            fmt_bytes(shadow_bytes_first),
+            shadow_bytes_first as f64 / g.bytes as f64
+        ),
+        ratio: fmt_ratio(store_index as f64 / shadow_bytes_first as f64),
+        goal: "≤ 0.35× the tree (perf. W6)".into(),
+        pass: Some(share <= 0.35),
+        correct: String::new(),
+    });
+    rows.push(Row {
+        workload: "storage at the end (all workloads recorded)".into(),
+        fw: fmt_bytes(store_end),
+        peer: fmt_bytes(shadow_bytes_end),
+        ratio: fmt_ratio(store_end as f64 / shadow_bytes_end as f64),
+        goal: "info".into(),
+        pass: None,
+        correct: String::new(),
+    });
     notes.push(format!(
         "Storage: filewatchd `store_bytes` {} after the first index ({:.2}× the tree), {} at the end; shadow git on disk {} after its first snapshot, {} at the end.",
         fmt_bytes(store_index),
@@ -722,6 +760,97 @@ fn run_tree(o: &Opts, spec: TreeSpec, bin: &Path, tck: u64) -> Result<TreeResult
         turn_samples: fw_turn,
         correct_ok,
     })
+}
+
+/// "1,000 (all the turn's files) in 5/5 runs", or what differed.
+fn written_text(ws: &[Written], n: usize) -> String {
+    let exact = ws.iter().filter(|w| w.exact(n)).count();
+    if exact == ws.len() {
+        return format!(
+            "{} files, all of them the turn's, in {exact}/{} runs",
+            fmt_int(n as u64),
+            ws.len()
+        );
+    }
+    let list: Vec<String> = ws
+        .iter()
+        .map(|w| {
+            let mut s = format!("{} ({} of the turn's)", w.total, w.of_turn);
+            if w.appeared_or_vanished > 0 {
+                s += &format!(" + {} appeared/vanished", w.appeared_or_vanished);
+            }
+            s
+        })
+        .collect();
+    format!(
+        "**not exactly the {} turn files**: {}",
+        fmt_int(n as u64),
+        list.join(", ")
+    )
+}
+
+/// Rows and notes of the rollback workload (W5).
+fn rollback_rows(rb: &RollbackRun) -> (Vec<Row>, Vec<String>) {
+    let reps = rb.reps();
+    let n = rb.files;
+    let r = ratio(median(&rb.fw), median(&rb.git));
+    let mut correct = format!(
+        "written: filewatchd {}; git {}",
+        written_text(&rb.fw_written, n),
+        written_text(&rb.git_written, n)
+    );
+    correct += &format!(
+        "; undo answer applied with {} `done` actions in {}/{reps}; pre-turn bytes back: filewatchd {}/{reps}, git {}/{reps}",
+        fmt_int(n as u64),
+        rb.answers_ok,
+        rb.fw_content_ok,
+        rb.git_content_ok
+    );
+    if rb.turns_ok != reps {
+        correct += &format!(
+            "; **turn end listed the {n} files in only {}/{reps}**",
+            rb.turns_ok
+        );
+    }
+    if !rb.problems.is_empty() {
+        correct += &format!("; **{}**", rb.problems.join("; "));
+    }
+    let rows = vec![
+        Row {
+            workload: format!(
+                "rollback of a turn that changed {} files: `POST …/undo` → answer, vs `git restore --source <tree> --worktree -- .` (n={reps})",
+                fmt_int(n as u64)
+            ),
+            fw: fmt_med_p95(&rb.fw),
+            peer: fmt_med_p95(&rb.git),
+            ratio: fmt_ratio(r),
+            goal: "≤ 1.0× (perf. W5: ≤ 0.3 s, ≤ 0.5 s durable)".into(),
+            pass: Some(r <= 1.0),
+            correct,
+        },
+        Row {
+            workload: "rollback CPU: daemon during the undo, vs git's own".into(),
+            fw: fmt_dur(median(&rb.fw_cpu)),
+            peer: format!("{} (git)", fmt_dur(median(&rb.git_cpu))),
+            ratio: fmt_ratio(ratio(median(&rb.fw_cpu), median(&rb.git_cpu))),
+            goal: "info".into(),
+            pass: None,
+            correct: String::new(),
+        },
+    ];
+    let uniq = |v: &[String]| {
+        let mut u: Vec<&str> = v.iter().map(String::as_str).collect();
+        u.dedup();
+        u.join(", ")
+    };
+    let notes = vec![format!(
+        "Rollback workload: each run opens a turn, appends a line to {} files (every {}th file of the sorted list, disjoint from the other workloads' files), ends it and takes the shadow's turn-end snapshot (untimed); then `POST /v1/sessions/bench/undo` `{{}}` is timed until its answer; `redo` (untimed) puts the turn back and a barrier lets the daemon record its own writes; then `git --git-dir=$SHADOW --work-tree=. restore --source <pre-turn tree id> --worktree -- .` is timed, followed by a barrier. “written” = (inode, mtime_ns) changed between stat walks of the whole tree before and after. filewatchd writes each file temp + fsync + rename (durable); git writes without fsync. Latest recorded origin of a restored file: {} after the undo, {} after git.",
+        fmt_int(n as u64),
+        rb.step,
+        uniq(&rb.origin_after_undo),
+        uniq(&rb.origin_after_git)
+    )];
+    (rows, notes)
 }
 
 fn print_table(t: &TreeResult) {
@@ -844,7 +973,7 @@ fn run() -> Result<i32, String> {
     );
     let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
     println!(
-        "- Run: `cargo bench --bench scenarios{}`; per tree: turns of {EDIT_FILES} edits × {}, sed runs × {}; took {}; 1-min load average {} at the start, {} at the end (anything above ~0.1 before the start means something else was running).",
+        "- Run: `cargo bench --bench scenarios{}`; per tree: turns of {EDIT_FILES} edits × {}, sed runs × {}, rollbacks × {}; took {}; 1-min load average {} at the start, {} at the end (anything above ~0.1 before the start means something else was running).",
         if args.is_empty() {
             String::new()
         } else {
@@ -852,6 +981,7 @@ fn run() -> Result<i32, String> {
         },
         o.reps,
         o.sed_reps,
+        o.rollback_reps,
         fmt_dur(started.elapsed()),
         load_start,
         sysinfo::loadavg()
@@ -866,6 +996,10 @@ fn run() -> Result<i32, String> {
     );
     println!(
         "- Turns: start marker (untimed), the edits, then the end marker `POST /v1/sessions/bench/turns/current/end`, timed (its barrier covers every write before it). For sed, the time runs from sed's exit to the end marker's response. The shadow snapshot of the same edits runs right after the end marker has returned, in the same tree, with the daemon alive but idle (its CPU during the snapshots is in the notes), so the two never compete for the 2 cores."
+    );
+    println!(
+        "- Rollback: a turn of {} appended files, then `POST /v1/sessions/bench/undo` until its answer vs `git restore --source <pre-turn tree> --worktree -- .` from the shadow, alternating in the same tree; both restore the same files (checked byte for byte, and by the inode/mtime of every file in the tree).",
+        fmt_int(rollback::ROLLBACK_FILES as u64)
     );
     println!(
         "- Ratios are of medians; p95 is the nearest-rank 95th percentile. Correctness: `tracked_files` against the files in the tree, and the end marker's `changes` against the exact set of files changed.\n"

@@ -9,6 +9,8 @@ use serde_json::Value;
 
 /// The session name every marker of the benchmark uses.
 pub const SESSION: &str = "bench";
+/// The session of `Daemon::sync`'s empty turns (a barrier that leaves `SESSION` alone).
+pub const SYNC_SESSION: &str = "bench-sync";
 
 pub struct Daemon {
     child: Option<Child>,
@@ -190,6 +192,56 @@ impl Daemon {
         let v =
             serde_json::from_str(&text).map_err(|e| self.with_log(format!("POST {path}: bad JSON ({e})")))?;
         Ok((dt, v))
+    }
+
+    /// `GET path` answered 200, as JSON.
+    pub fn get_json(&self, path: &str) -> Result<Value, String> {
+        self.json("GET", path, None, 200)
+    }
+
+    /// `POST path` with a JSON body; the whole exchange (request, work, full body) is timed.
+    /// Any HTTP status is returned to the caller, with the body parsed as JSON.
+    pub fn post_timed(&self, path: &str, body: &str) -> Result<(Duration, u16, Value), String> {
+        let t0 = Instant::now();
+        let (status, text) = self
+            .request("POST", path, Some(body))
+            .map_err(|e| self.with_log(e))?;
+        let dt = t0.elapsed();
+        let v = serde_json::from_str(&text).map_err(|e| {
+            self.with_log(format!(
+                "POST {path}: HTTP {status}, bad JSON ({e}): {}",
+                text.trim()
+            ))
+        })?;
+        Ok((dt, status, v))
+    }
+
+    /// `POST /v1/sessions/bench/undo` with `{}`, timed until the full answer.
+    pub fn undo(&self) -> Result<(Duration, u16, Value), String> {
+        self.post_timed(&format!("/v1/sessions/{SESSION}/undo"), "{}")
+    }
+
+    /// `POST /v1/sessions/bench/redo` with `{}`, timed until the full answer.
+    pub fn redo(&self) -> Result<(Duration, u16, Value), String> {
+        self.post_timed(&format!("/v1/sessions/{SESSION}/redo"), "{}")
+    }
+
+    /// A barrier: an empty turn (start + end) in `SYNC_SESSION`. When it returns, the daemon
+    /// has recorded every write made before the call.
+    pub fn sync(&self) -> Result<(), String> {
+        self.json(
+            "POST",
+            &format!("/v1/sessions/{SYNC_SESSION}/turns"),
+            Some("{}"),
+            201,
+        )?;
+        self.json(
+            "POST",
+            &format!("/v1/sessions/{SYNC_SESSION}/turns/current/end"),
+            None,
+            200,
+        )?;
+        Ok(())
     }
 
     pub fn sample(&self) -> ProcSample {

@@ -5,6 +5,7 @@
 
 pub mod daemon;
 pub mod gentree;
+pub mod rollback;
 pub mod shadow;
 pub mod stats;
 pub mod sysinfo;

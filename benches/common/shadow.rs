@@ -59,6 +59,22 @@ impl Shadow {
     }
 }
 
+impl Shadow {
+    /// `git --git-dir=$SHADOW --work-tree=. restore --source <tree> --worktree -- .`, run in the
+    /// work tree, timed end to end: the Codex-style rollback (performance.md §8.2) from the
+    /// shadow. Git compares the source tree with the shadow's index and rewrites only the paths
+    /// whose content or stat differ (unlink + create: the same inode number may come back).
+    pub fn restore(&self, tree: &str) -> Result<Duration, String> {
+        let t0 = Instant::now();
+        run(
+            self.git()
+                .args(["restore", "--source", tree, "--worktree", "--", "."]),
+            "git restore --source",
+        )?;
+        Ok(t0.elapsed())
+    }
+}
+
 pub fn git_version() -> String {
     Command::new("git")
         .arg("--version")
