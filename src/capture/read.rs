@@ -53,10 +53,6 @@ impl RootDir {
     pub fn fd(&self) -> &OwnedFd {
         &self.fd
     }
-
-    pub fn stat(&self) -> io::Result<rustix::fs::Stat> {
-        Ok(rustix::fs::fstat(&self.fd)?)
-    }
 }
 
 /// What one path is right now.
