@@ -28,8 +28,9 @@ The bench builds nothing: it runs the release binary target/release/filewatchd. 
     cargo build --release && cargo bench --bench scenarios -- [--quick]
 
 Options:
-  --quick          t20k only (20,000 files), 5 turns, 3 sed runs, 3 rollbacks (about 2-3 minutes)
-                   (default: t20k and t100k, 15 turns, 7 sed runs, 5 rollbacks: about 12-15 minutes)
+  --quick          t20k only (20,000 files), 5 turns, 3 sed runs, 3 rollbacks (about 1.5 minutes)
+                   (default: t20k and t100k, 15 turns, 7 sed runs, 5 rollbacks: about 5-7 minutes
+                   on 2 cores; --only t100k about 4 minutes)
   --only NAME      run one tree: t20k or t100k
   --dir PATH       where to generate the trees (default: /tmp); needs ~1.5 GB free for t100k
   --cold           drop the page cache (echo 3 > /proc/sys/vm/drop_caches, needs root)
