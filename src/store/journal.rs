@@ -5,9 +5,7 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use crate::model::{Origin, State};
 use crate::paths::RelPath;
-use crate::store::sql::{Result, state_at_column};
-
-const VERSION_COLUMNS: &str = "v.kind, v.hash, v.size, v.executable, v.link_target, v.too_large";
+use crate::store::sql::{Result, VERSION_COLUMNS, state_at_column};
 
 /// A version recorded after a boundary, with who made it.
 #[derive(Debug, Clone)]

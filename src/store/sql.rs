@@ -55,7 +55,7 @@ pub struct TurnRow {
     pub ended_at: Option<i64>,
 }
 
-const VERSION_COLUMNS: &str = "v.kind, v.hash, v.size, v.executable, v.link_target, v.too_large";
+pub(crate) const VERSION_COLUMNS: &str = "v.kind, v.hash, v.size, v.executable, v.link_target, v.too_large";
 
 /// Decodes the six version columns starting at `at` (see `VERSION_COLUMNS`).
 pub(crate) fn state_at_column(row: &Row<'_>, at: usize) -> Result<State> {
