@@ -83,17 +83,19 @@ pub fn record_walked(
         };
         let mut all = Recorded::default();
         let mut reading = chunks.first().map(|c| read(c));
-        for (i, chunk) in chunks.iter().enumerate() {
-            let observed = match reading.take().map(std::thread::ScopedJoinHandle::join) {
-                Some(Ok(observed)) => observed,
-                _ => observer.observe_all(chunk, progress),
-            };
-            reading = chunks.get(i + 1).map(|c| read(c));
+        for (g, group) in chunks.chunks(CHUNKS_PER_COMMIT).enumerate() {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let mut batch = Batch::new(who, false);
-            let chunk_known = chunk.iter().filter_map(|p| known.remove_entry(p)).collect();
-            batch.known = Some(chunk_known);
-            batch.apply_round(&tx, ctx, chunk.to_vec(), observed)?;
+            for (j, chunk) in group.iter().enumerate() {
+                let observed = match reading.take().map(std::thread::ScopedJoinHandle::join) {
+                    Some(Ok(observed)) => observed,
+                    _ => observer.observe_all(chunk, progress),
+                };
+                reading = chunks.get(g * CHUNKS_PER_COMMIT + j + 1).map(|c| read(c));
+                let chunk_known = chunk.iter().filter_map(|p| known.remove_entry(p)).collect();
+                batch.known = Some(chunk_known);
+                batch.apply_round(&tx, ctx, chunk.to_vec(), observed)?;
+            }
             let recorded = batch.finish(tx, ctx)?;
             all.versions += recorded.versions;
             all.requeue.extend(recorded.requeue);
@@ -104,6 +106,9 @@ pub fn record_walked(
 }
 
 const WALKED_BATCH: usize = 2048;
+/// Walked batches per transaction: every commit rewrites the index pages its random hash keys
+/// touched, so fewer, larger commits write far less.
+const CHUNKS_PER_COMMIT: usize = 8;
 
 /// What reading a path needs, shareable with reader threads.
 #[derive(Clone)]

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
@@ -24,6 +24,9 @@ const SETTLE: Duration = Duration::from_millis(20);
 /// A continuous stream of hints is still recorded at least this often.
 const MAX_DELAY: Duration = Duration::from_millis(250);
 const MAX_PENDING: usize = 20_000;
+/// How long a burst of hints runs before the worker takes it (see `take_burst`); a turn
+/// marker arriving meanwhile waits at most this long.
+const BURST_PAUSE: Duration = Duration::from_millis(1);
 /// The daemon collects garbage on its own once a day (and `filewatchd gc` any time).
 const GC_INTERVAL: Duration = Duration::from_secs(24 * 60 * 60);
 /// Back-off after a batch failed (disk full, I/O error) before trying again.
@@ -117,6 +120,12 @@ impl Worker {
             };
             match received {
                 Ok(Msg::Shutdown) | Err(RecvTimeoutError::Disconnected) => break,
+                Ok(Msg::Hint(path)) => {
+                    self.handle(Msg::Hint(path));
+                    if self.take_burst() {
+                        break;
+                    }
+                }
                 Ok(msg) => self.handle(msg),
                 Err(RecvTimeoutError::Timeout) => {}
             }
@@ -124,6 +133,20 @@ impl Worker {
         }
         self.flush();
         tracing::info!("capture stopped");
+    }
+
+    /// Hints come in bursts (`sed -i` over 2,000 files is some 8,000 events): waking up for
+    /// each one cost more CPU than recording them. After a hint the worker lets the burst run
+    /// for `BURST_PAUSE`, then takes everything queued at once. True when asked to shut down.
+    fn take_burst(&mut self) -> bool {
+        std::thread::sleep(BURST_PAUSE);
+        loop {
+            match self.inbox.try_recv() {
+                Ok(Msg::Shutdown) | Err(TryRecvError::Disconnected) => return true,
+                Ok(msg) => self.handle(msg),
+                Err(TryRecvError::Empty) => return false,
+            }
+        }
     }
 
     fn handle(&mut self, msg: Msg) {

@@ -56,7 +56,7 @@ pub fn collapse(conn: &Connection, cutoff: i64) -> Result<usize> {
 pub fn unreferenced_blobs(conn: &Connection) -> Result<Vec<(Hash, bool, i64)>> {
     let mut stmt = conn.prepare(
         "SELECT hash, data IS NULL, stored_size FROM blobs
-         WHERE NOT EXISTS (SELECT 1 FROM versions v WHERE v.hash = blobs.hash)",
+         WHERE hash NOT IN (SELECT hash FROM versions WHERE hash IS NOT NULL)",
     )?;
     let rows = stmt.query_map([], |r| {
         let hash: Vec<u8> = r.get(0)?;
@@ -73,8 +73,8 @@ pub fn unreferenced_blobs(conn: &Connection) -> Result<Vec<(Hash, bool, i64)>> {
 pub fn blobs_freed_by_collapse(conn: &Connection, cutoff: i64) -> Result<(i64, i64)> {
     conn.query_row(
         &format!(
-            "SELECT count(*), coalesce(sum(stored_size), 0) FROM blobs WHERE NOT EXISTS
-               (SELECT 1 FROM versions v WHERE v.hash = blobs.hash AND v.seq NOT IN (SELECT seq {COLLAPSIBLE}))"
+            "SELECT count(*), coalesce(sum(stored_size), 0) FROM blobs WHERE hash NOT IN
+               (SELECT hash FROM versions WHERE hash IS NOT NULL AND seq NOT IN (SELECT seq {COLLAPSIBLE}))"
         ),
         [cutoff],
         |r| Ok((r.get(0)?, r.get(1)?)),
