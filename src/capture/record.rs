@@ -10,7 +10,7 @@ use indicatif::ProgressBar;
 use rusqlite::{Connection, TransactionBehavior};
 
 use super::Context;
-use super::read::{Observation, Present, RootDir, observe};
+use super::read::{Observation, Present, RootDir, observe, observe_file};
 use crate::model::{Origin, State, now_ms, now_ns};
 use crate::paths::RelPath;
 use crate::store::blobs::{BlobDir, Hash};
@@ -51,11 +51,19 @@ pub fn record(
     let mut seen: HashSet<RelPath> = HashSet::with_capacity(work.len());
     let mut work: Vec<RelPath> = work.into_iter().filter(|p| seen.insert(p.clone())).collect();
     while !work.is_empty() {
-        let observed = observer.observe_all(&work, progress);
+        let observed = observer.observe_all(&work, hinted_path, progress);
         let next = batch.apply_round(&tx, ctx, work, observed)?;
         work = next.into_iter().filter(|p| seen.insert(p.clone())).collect();
     }
     batch.finish(tx, ctx)
+}
+
+/// A path a walk found (or recorded and not found), with its latest recorded state.
+pub struct Walked {
+    pub path: RelPath,
+    pub latest: Option<Latest>,
+    /// The walk saw a regular file here.
+    pub file: bool,
 }
 
 /// Paths a walk found, each directory already watched by the walk: recorded in transactions
@@ -64,22 +72,21 @@ pub fn record(
 pub fn record_walked(
     conn: &mut Connection,
     ctx: &mut Context,
-    work: Vec<(RelPath, Option<Latest>)>,
+    walked: Vec<Walked>,
     who: Attribution,
     progress: Option<&ProgressBar>,
 ) -> rusqlite::Result<Recorded> {
     let observer = ctx.observer();
-    let (work, known): (Vec<RelPath>, Vec<Option<Latest>>) = work.into_iter().unzip();
-    let mut known: HashMap<RelPath, Latest> = work
-        .iter()
-        .zip(known)
-        .filter_map(|(path, latest)| latest.map(|l| (path.clone(), l)))
+    let work: Vec<(RelPath, bool)> = walked.iter().map(|w| (w.path.clone(), w.file)).collect();
+    let mut known: HashMap<RelPath, Latest> = walked
+        .into_iter()
+        .filter_map(|w| w.latest.map(|l| (w.path, l)))
         .collect();
-    let chunks: Vec<&[RelPath]> = work.chunks(WALKED_BATCH).collect();
+    let chunks: Vec<&[(RelPath, bool)]> = work.chunks(WALKED_BATCH).collect();
     std::thread::scope(|scope| {
-        let read = |chunk: &[RelPath]| {
+        let read = |chunk: &[(RelPath, bool)]| {
             let (observer, chunk, progress) = (observer.clone(), chunk.to_vec(), progress.cloned());
-            scope.spawn(move || observer.observe_all(&chunk, progress.as_ref()))
+            scope.spawn(move || observer.observe_all(&chunk, walked_path, progress.as_ref()))
         };
         let mut all = Recorded::default();
         let mut reading = chunks.first().map(|c| read(c));
@@ -89,12 +96,13 @@ pub fn record_walked(
             for (j, chunk) in group.iter().enumerate() {
                 let observed = match reading.take().map(std::thread::ScopedJoinHandle::join) {
                     Some(Ok(observed)) => observed,
-                    _ => observer.observe_all(chunk, progress),
+                    _ => observer.observe_all(chunk, walked_path, progress),
                 };
                 reading = chunks.get(g * CHUNKS_PER_COMMIT + j + 1).map(|c| read(c));
-                let chunk_known = chunk.iter().filter_map(|p| known.remove_entry(p)).collect();
+                let paths: Vec<RelPath> = chunk.iter().map(|(p, _)| p.clone()).collect();
+                let chunk_known = paths.iter().filter_map(|p| known.remove_entry(p)).collect();
                 batch.known = Some(chunk_known);
-                batch.apply_round(&tx, ctx, chunk.to_vec(), observed)?;
+                batch.apply_round(&tx, ctx, paths, observed)?;
             }
             let recorded = batch.finish(tx, ctx)?;
             all.versions += recorded.versions;
@@ -103,6 +111,15 @@ pub fn record_walked(
         }
         Ok(all)
     })
+}
+
+fn walked_path(item: &(RelPath, bool)) -> (&RelPath, bool) {
+    (&item.0, item.1)
+}
+
+/// A hint says nothing of what is at the path.
+fn hinted_path(path: &RelPath) -> (&RelPath, bool) {
+    (path, false)
 }
 
 const WALKED_BATCH: usize = 2048;
@@ -129,10 +146,21 @@ impl Context {
 }
 
 impl Observer {
-    /// Observes every path, in parallel when there are many, in the order given.
-    fn observe_all(&self, work: &[RelPath], progress: Option<&ProgressBar>) -> Vec<Observation> {
-        let one = |path: &RelPath| {
-            let obs = observe(&self.root, path, self.max_file_size, &self.blobs);
+    /// Observes every path, in parallel when there are many, in the order given. `path_of`
+    /// gives an item's path and whether a walk has just seen a regular file there.
+    fn observe_all<T: Sync>(
+        &self,
+        work: &[T],
+        path_of: impl Fn(&T) -> (&RelPath, bool) + Sync,
+        progress: Option<&ProgressBar>,
+    ) -> Vec<Observation> {
+        let one = |item: &T| {
+            let (path, file) = path_of(item);
+            let obs = if file {
+                observe_file(&self.root, path, self.max_file_size, &self.blobs)
+            } else {
+                observe(&self.root, path, self.max_file_size, &self.blobs)
+            };
             if let Some(bar) = progress {
                 bar.inc(1);
             }

@@ -9,7 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rusqlite::Connection;
 
 use super::Context;
-use super::record::{Attribution, Recorded, record_walked};
+use super::record::{Attribution, Recorded, Walked, record_walked};
 use super::walk::{Entry, EntryKind, walk};
 use crate::model::{Kind, StatKey};
 use crate::paths::RelPath;
@@ -57,15 +57,23 @@ pub fn rescan(
 
 /// Paths whose stat differs from the cache, new paths, and recorded paths not found, each
 /// with its latest recorded state (the index was just read: no need to ask it again).
-fn changed_paths(entries: Vec<Entry>, mut known: HashMap<RelPath, Latest>) -> Vec<(RelPath, Option<Latest>)> {
+fn changed_paths(entries: Vec<Entry>, mut known: HashMap<RelPath, Latest>) -> Vec<Walked> {
     let mut work = Vec::new();
     for entry in entries {
         match known.remove(&entry.path) {
             Some(latest) if unchanged(&latest, entry.kind, &entry.stat) => {}
-            latest => work.push((entry.path, latest)),
+            latest => work.push(Walked {
+                file: entry.kind == EntryKind::File,
+                path: entry.path,
+                latest,
+            }),
         }
     }
-    work.extend(known.into_iter().map(|(path, latest)| (path, Some(latest))));
+    work.extend(known.into_iter().map(|(path, latest)| Walked {
+        path,
+        latest: Some(latest),
+        file: false,
+    }));
     work
 }
 
