@@ -284,8 +284,9 @@ impl Run<'_> {
     }
 
     /// The last phase, files and symlinks, in two passes so the new contents reach the disk
-    /// with one `syncfs` instead of one fsync per file: every temp file is written first, then
-    /// synced together, then each is renamed into place right after its path is re-checked.
+    /// in parallel fsyncs instead of one after another: every temp file is written first, then
+    /// synced `FSYNC_THREADS` at a time, then each is renamed into place right after its path
+    /// is re-checked.
     fn install_all(&mut self, steps: &[(i64, Step)], indexes: &[usize]) {
         let mut staged = Vec::with_capacity(indexes.len());
         for &i in indexes {
