@@ -131,10 +131,7 @@ async fn listen(
         root.display(),
         state_dir.dir.display()
     );
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
-        .await
-        .context("the HTTP server failed")?;
+    api::serve::serve(listener, app, shutdown_signal()).await;
     tracing::info!("shutting down");
     Ok(())
 }

@@ -2,6 +2,7 @@
 //! `Host` for our port, no browser `Origin`, and JSON bodies only.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request, State};
@@ -83,6 +84,9 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
+/// How long a client may take to send a body (SEC-07; headers: `serve::HEADER_TIMEOUT`).
+pub const BODY_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// A JSON body: optional (an empty body is `T::default()`), `application/json` when present,
 /// errors as JSON.
 pub struct JsonBody<T>(pub T);
@@ -104,7 +108,16 @@ where
                     .next()
                     .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
             });
-        let bytes = Bytes::from_request(request, state).await.map_err(|rejection| {
+        let limit = super::serve::test_timeout().unwrap_or(BODY_TIMEOUT);
+        let read = tokio::time::timeout(limit, Bytes::from_request(request, state));
+        let bytes = read.await.map_err(|_| {
+            ApiError::new(
+                StatusCode::REQUEST_TIMEOUT,
+                "request_timeout",
+                format!("the body did not arrive within {} ms", limit.as_millis()),
+            )
+        })?;
+        let bytes = bytes.map_err(|rejection| {
             if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
                 ApiError::new(
                     StatusCode::PAYLOAD_TOO_LARGE,

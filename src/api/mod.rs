@@ -7,6 +7,7 @@ pub mod error;
 mod handlers;
 mod render;
 mod rollback;
+pub mod serve;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
