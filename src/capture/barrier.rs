@@ -31,6 +31,16 @@ impl Barrier {
     /// Plants a cookie for `command`. If the root cannot take one, the command comes back and
     /// the caller must rescan before executing it.
     pub fn begin(&mut self, root: &Path, command: Command) -> Result<(), Command> {
+        let Some(cookie) = self.plant(root) else {
+            return Err(command);
+        };
+        let since = Instant::now();
+        self.waiting.insert(cookie, Waiting { since, command });
+        Ok(())
+    }
+
+    /// Creates a new cookie in the root; its event comes back as a hint for it.
+    pub fn plant(&mut self, root: &Path) -> Option<RelPath> {
         self.counter += 1;
         let name = format!(
             "{}{}-{}",
@@ -43,13 +53,13 @@ impl Barrier {
             .write(true)
             .create_new(true)
             .open(cookie.to_abs(root));
-        if let Err(err) = created {
-            tracing::warn!(error = %err, "cannot create a barrier cookie in the root; rescanning instead");
-            return Err(command);
+        match created {
+            Ok(_) => Some(cookie),
+            Err(err) => {
+                tracing::warn!(error = %err, "cannot create a barrier cookie in the root; rescanning instead");
+                None
+            }
         }
-        let since = Instant::now();
-        self.waiting.insert(cookie, Waiting { since, command });
-        Ok(())
     }
 
     /// The cookie's event arrived: its command may run once the pending hints are recorded.

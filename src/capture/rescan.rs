@@ -17,7 +17,7 @@ use crate::store::sql::{self, Latest};
 
 /// A stat taken this close after the file's mtime cannot prove the file unchanged: a write in
 /// the same timestamp tick would leave it equal ("racy git"). Such entries are re-read.
-const RACY_NS: i64 = 100_000_000;
+pub const RACY_NS: i64 = 100_000_000;
 
 /// Re-checks `under` (the whole root when `None`) against the index and records every
 /// difference, arming a watch on every tracked directory found.

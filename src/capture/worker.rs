@@ -11,7 +11,7 @@ use rusqlite::Connection;
 
 use super::barrier::{Barrier, remove_stale_cookies};
 use super::record::{Attribution, record};
-use super::rescan::rescan;
+use super::rescan::{RACY_NS, rescan};
 use super::{Command, Context, Msg, TurnError, turns};
 use crate::model::Origin;
 use crate::paths::RelPath;
@@ -27,6 +27,20 @@ const MAX_PENDING: usize = 20_000;
 /// How long a burst of hints runs before the worker takes it (see `take_burst`); a turn
 /// marker arriving meanwhile waits at most this long.
 const BURST_PAUSE: Duration = Duration::from_millis(1);
+/// How long the exit waits for its own cookie (see `settle_racy`).
+const EXIT_COOKIE_TIMEOUT: Duration = Duration::from_secs(1);
+/// A file modified at least this long before a clean exit has had its events recorded.
+const SETTLED_AFTER: Duration = Duration::from_secs(2);
+
+/// `SETTLED_AFTER`, or `FILEWATCHD_TEST_SETTLED_AFTER_MS` for the tests.
+fn settled_after_ns() -> i64 {
+    let ms = std::env::var("FILEWATCHD_TEST_SETTLED_AFTER_MS")
+        .ok()
+        .and_then(|ms| ms.parse::<u64>().ok());
+    let after = ms.map_or(SETTLED_AFTER, Duration::from_millis);
+    i64::try_from(after.as_nanos()).unwrap_or(i64::MAX)
+}
+
 /// The daemon collects garbage on its own once a day (and `filewatchd gc` any time).
 const GC_INTERVAL: Duration = Duration::from_secs(24 * 60 * 60);
 /// Back-off after a batch failed (disk full, I/O error) before trying again.
@@ -132,7 +146,43 @@ impl Worker {
             self.after_message();
         }
         self.flush();
+        self.settle_racy();
         tracing::info!("capture stopped");
+    }
+
+    /// At a clean exit, once a cookie shows every event up to now has been recorded: a file
+    /// recorded right after it was written is "racy" (a second write in the same timestamp
+    /// tick would leave its stat unchanged), so the next start would re-read it. A file last
+    /// modified long enough ago is racy no more: such a second write had its own event, and
+    /// it has been recorded. Marking those checked now spares the next start the re-reads (W6).
+    fn settle_racy(&mut self) {
+        let root = self.ctx.root.path.clone();
+        let Some(cookie) = self.barrier.plant(&root) else {
+            return;
+        };
+        let deadline = Instant::now() + EXIT_COOKIE_TIMEOUT;
+        let arrived = loop {
+            match self
+                .inbox
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            {
+                Ok(Msg::Hint(path)) if path == cookie => break true,
+                Ok(Msg::Hint(path)) => self.handle(Msg::Hint(path)),
+                // Commands sent during the exit are dropped: their callers get `unavailable`.
+                Ok(_) => {}
+                Err(_) => break false,
+            }
+        };
+        let _ = std::fs::remove_file(cookie.to_abs(&root));
+        self.flush();
+        if !arrived || !self.pending.is_empty() || self.overflow.load(Ordering::Acquire) {
+            return;
+        }
+        let now = crate::model::now_ns();
+        match sql::settle_racy(&self.conn, now, RACY_NS, now - settled_after_ns()) {
+            Ok(rows) => tracing::debug!(rows, "racy entries settled"),
+            Err(err) => tracing::warn!(%err, "cannot settle racy entries"),
+        }
     }
 
     /// Hints come in bursts (`sed -i` over 2,000 files is some 8,000 events): waking up for

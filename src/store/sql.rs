@@ -144,6 +144,16 @@ pub fn present_under(conn: &Connection, dir: &RelPath) -> Result<Vec<(RelPath, L
     rows.collect()
 }
 
+/// Marks checked at `now` every racy stat-cache entry (`mtime + racy_ns >= checked`) whose
+/// file was last modified before `modified_before`. Returns how many.
+pub fn settle_racy(conn: &Connection, now: i64, racy_ns: i64, modified_before: i64) -> Result<usize> {
+    conn.execute(
+        "UPDATE path_state SET checked_ns = ?1
+         WHERE mtime_ns + ?2 >= checked_ns AND mtime_ns < ?3",
+        params![now, racy_ns, modified_before],
+    )
+}
+
 /// Every path the index believes present, for a reconcile or a rescan.
 pub fn all_present(conn: &Connection) -> Result<Vec<(RelPath, Latest)>> {
     let mut stmt = conn.prepare(LATEST_SELECT)?;

@@ -308,6 +308,21 @@ impl Daemon {
         read_all(&self.stderr)
     }
 
+    /// `kill -TERM` (a clean stop), and waits until the process has exited.
+    pub fn stop(mut self) {
+        let sent = Command::new("kill")
+            .args(["-TERM", &self.pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success(), "kill -TERM {} failed", self.pid);
+        let status = self.child.wait().unwrap();
+        assert!(
+            status.success(),
+            "daemon exited with {status}; stderr:\n{}",
+            self.stderr()
+        );
+    }
+
     /// `kill -9`, and waits until the process is gone.
     pub fn kill9(mut self) {
         self.child.kill().unwrap();
