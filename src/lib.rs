@@ -19,7 +19,9 @@
 //! - [`capture`]: the worker that owns the writer connection. Hints are facts only after a
 //!   re-read (`capture::read`: confined, symlink-free, stable reads); a settled burst is
 //!   recorded in one transaction (`capture::record`); the first index, the restart reconcile
-//!   and rescans after lost events share one stat-walk (`capture::rescan`, `capture::walk`).
+//!   and rescans after lost events share one stat-walk (`capture::rescan`, `capture::walk`),
+//!   read in parallel and written in large transactions; a clean exit settles the racy
+//!   stat-cache entries so the next start re-reads nothing unchanged.
 //!   Every command (turn markers, rollbacks, forks, gc) waits for its cookie
 //!   (`capture::barrier`, G1), so writes are attributed by position.
 //! - [`restore`]: rollback, undo, redo and time rollback: `chain` finds the target, `plan`
@@ -31,7 +33,8 @@
 //! - [`retention`]: garbage collection by keep_days / keep_turns / max_store_bytes.
 //! - [`store`]: `blobs` (blake3-addressed, zstd, small ones inline in SQLite, large ones as
 //!   files), `db` (pragmas, migrations from `migrations/`), `sql`, `journal`, `gc` (the SQL).
-//! - [`api`]: the HTTP API of PRODUCT.md 5.2; [`cli`]: the command line of 5.3; [`hook`]: the
+//! - [`api`]: the HTTP API of PRODUCT.md 5.2, served by its own hyper loop (`api::serve`:
+//!   connection cap, header and body timeouts); [`cli`]: the command line of 5.3; [`hook`]: the
 //!   agents' hook adapters and their installer (5.4, 9); [`daemon`]: starts everything and
 //!   shuts it down on one signal.
 //! - [`state`]: the state directory (lock, token, `daemon.json`); [`config`]: `.filewatchd.toml`;
