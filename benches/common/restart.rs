@@ -1,0 +1,118 @@
+//! W6, second half (performance.md §8.3): restart with an intact index.
+//!
+//! The running daemon is stopped (SIGTERM) after a barrier; a stat walk of the whole tree by
+//! the bench is timed as the floor; then `filewatchd serve` is spawned again on the same state
+//! dir and timed spawn → ready. "No re-hash": `latest_seq`, `store_bytes` and `tracked_files`
+//! are unchanged, and the bytes the new daemon read through read(2) until ready (`rchar` of
+//! /proc/<pid>/io: its index included) are compared with the tree's size. RSS after ready is
+//! reported too.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::daemon::Daemon;
+use super::report::Row;
+use super::rollback::stat_tree;
+use super::stats::{fmt_bytes, fmt_dur, fmt_int, fmt_ratio};
+
+#[derive(Default)]
+pub struct RestartRun {
+    /// The bench's own stat walk of the tree (the floor), and spawn → ready.
+    pub stat_walk: Duration,
+    pub ready: Duration,
+    /// (latest_seq, store_bytes, tracked_files) before the stop and after the restart.
+    pub before: [u64; 3],
+    pub after: [u64; 3],
+    /// Bytes the restarted daemon read until ready, and its CPU (user + sys).
+    pub read: u64,
+    pub cpu: Duration,
+    pub rss: u64,
+    pub stopped: String,
+}
+
+impl RestartRun {
+    /// Nothing recorded, and less than a quarter of the tree's bytes read.
+    pub fn no_rehash(&self, tree_bytes: u64) -> bool {
+        self.before == self.after && self.read < tree_bytes / 4
+    }
+}
+
+fn counts(d: &Daemon) -> Result<[u64; 3], String> {
+    let st = d.status()?;
+    let g = |p: &str| st.pointer(p).and_then(Value::as_u64).unwrap_or(0);
+    Ok([g("/latest_seq"), g("/store_bytes"), g("/tracked_files")])
+}
+
+/// Stops `d`, restarts the daemon on the same root and state dir (log: `log`), returns the new
+/// daemon and the measurements.
+pub fn run(
+    name: &str,
+    mut d: Daemon,
+    bin: &Path,
+    tree: &Path,
+    state: &Path,
+    log: &Path,
+    tck: u64,
+) -> Result<(Daemon, RestartRun), String> {
+    let mut out = RestartRun::default();
+    d.sync()?;
+    out.before = counts(&d)?;
+    out.stopped = d.stop();
+    let t0 = Instant::now();
+    let n = stat_tree(tree)?.len();
+    out.stat_walk = t0.elapsed();
+    let (d2, ready) = Daemon::spawn(bin, tree, state, log, Duration::from_secs(1800))?;
+    out.ready = ready;
+    out.read = d2.read_chars();
+    out.cpu = Duration::from_secs_f64(d2.sample().ticks as f64 / tck as f64);
+    out.rss = d2.rss().0;
+    out.after = counts(&d2)?;
+    eprintln!(
+        "[{name}] W6 restart: stat walk of {n} files {} | spawn → ready {} (read {}, CPU {}, RSS {}) | seq {} → {}, store {} → {}",
+        fmt_dur(out.stat_walk),
+        fmt_dur(out.ready),
+        fmt_bytes(out.read),
+        fmt_dur(out.cpu),
+        fmt_bytes(out.rss),
+        out.before[0],
+        out.after[0],
+        out.before[1],
+        out.after[1]
+    );
+    Ok((d2, out))
+}
+
+/// The W6 restart row (without the disk-vs-index text, which the caller appends).
+pub fn row(r: &RestartRun, tree_bytes: u64) -> Row {
+    let mut row = Row::new(
+        "W6 restart with an intact index: spawn → ready (reconciled), vs the bench's own stat walk of the tree",
+    );
+    row.fw = format!(
+        "{} ({}× the stat walk; CPU {}, RSS {})",
+        fmt_dur(r.ready),
+        fmt_ratio(r.ready.as_secs_f64() / r.stat_walk.as_secs_f64().max(1e-9)),
+        fmt_dur(r.cpu),
+        fmt_bytes(r.rss)
+    );
+    row.floor = format!("stat walk {}", fmt_dur(r.stat_walk));
+    row.goal = "≤ 1 s warm; no re-hash of unchanged files; RSS ≤ 100 MB".into();
+    row.pass = Some(r.no_rehash(tree_bytes) && r.ready <= Duration::from_secs(1) && r.rss <= 100_000_000);
+    let same = |i: usize| {
+        if r.before[i] == r.after[i] {
+            format!("{} (unchanged)", fmt_int(r.after[i]))
+        } else {
+            format!("**{} → {}**", fmt_int(r.before[i]), fmt_int(r.after[i]))
+        }
+    };
+    row.correct = format!(
+        "latest_seq {}, store_bytes {}, tracked_files {}; read {} until ready (the tree: {})",
+        same(0),
+        same(1),
+        same(2),
+        fmt_bytes(r.read),
+        fmt_bytes(tree_bytes)
+    );
+    row
+}
