@@ -177,8 +177,9 @@ fn parse_args() -> Result<Option<Opts>, String> {
         }
     }
     defaults(&mut o);
+    // sed runs, then the runs without the daemon, then agent-undo's run: all on the chain.
     let max_sed = (1..SED_CHAIN.len())
-        .filter(|&r| r + sed_baseline_reps(r) < SED_CHAIN.len())
+        .filter(|&r| r + sed_baseline_reps(r) + 1 < SED_CHAIN.len())
         .max();
     if o.sed_reps > max_sed.unwrap_or(0) {
         return Err(format!("--sed-reps: at most {}", max_sed.unwrap_or(0)));
@@ -334,6 +335,11 @@ struct Run<'a> {
     /// Daemon CPU while the peers snapshotted (they run with the daemon idle).
     peer_daemon_ticks: u64,
     peer_runs: usize,
+    /// filewatchd's medians of W2's capture and W5's undo, for agent-undo's ratios.
+    fw_sed: Option<Duration>,
+    fw_undo: Option<Duration>,
+    /// W3a's burst with the daemon stopped: the W3b burst's baseline.
+    burst_stopped: Option<Duration>,
 }
 
 impl Run<'_> {
@@ -518,6 +524,7 @@ fn w2_sed(r: &mut Run, d: &Daemon) -> Result<SedOut, String> {
     r.correct_ok &= ok && tally.ok();
     text += &tally.text(expected.len(), "runs");
     let m = median(&capture);
+    r.fw_sed = Some(m);
     let best = best_ratio(m, &[Some(median(&sh)), (!cx.is_empty()).then(|| median(&cx))]);
     let mut row = Row::new(format!(
         "W2: `sed -i` over {} files: sed exit → end marker (n={})",
@@ -569,6 +576,7 @@ fn w5_rollback(r: &mut Run, d: &Daemon) -> Result<(), String> {
     )?;
     let (rows, notes) = rollback_rows(&rb);
     r.correct_ok &= rb.ok();
+    r.fw_undo = Some(median(&rb.fw));
     let mut rows = rows.into_iter();
     if let Some(first) = rows.next() {
         r.push_verified(first, "W5");
@@ -595,6 +603,7 @@ fn w4_checkout(r: &mut Run, d: &Daemon) -> Result<(), String> {
 fn w3_bursts(r: &mut Run, d: &Daemon) -> Result<(), String> {
     if r.o.runs("w3a") {
         let out = burst::run_ignored(r.name, d, &r.tree, r.o.burst_reps)?;
+        r.burst_stopped = Some(median(&out.stopped));
         let row = burst::ignored_row(&out);
         r.push_verified(row, "W3a");
     }
@@ -602,7 +611,7 @@ fn w3_bursts(r: &mut Run, d: &Daemon) -> Result<(), String> {
         let reps = r.o.burst_reps.div_ceil(2).max(1);
         let out = burst::run_tracked(r.name, d, &r.sh, &r.tree, &r.state, reps)?;
         r.correct_ok &= out.problems.is_empty();
-        let mut rows = burst::tracked_rows(&out).into_iter();
+        let mut rows = burst::tracked_rows(&out, r.burst_stopped).into_iter();
         if let Some(first) = rows.next() {
             r.push_verified(first, "W3b");
         }
@@ -709,7 +718,6 @@ fn first_index_row(
     let mut row = Row::new("W6: first index: spawn → ready, vs first shadow snapshot");
     row.fw = fmt_dur(fw_first);
     row.shadow = fmt_dur(shadow_first);
-    row.codex = "(its base commit: as the shadow's)".into();
     row.ratio = fmt_ratio(q);
     row.floor = "warm read+hash ~0.3 s (t20k) / ~1.2 s (t100k)".into();
     row.goal = "≤ 0.3×; cold ≤ 5 s, warm ≤ 2 s (t100k)".into();
@@ -773,6 +781,33 @@ fn sed_alone_row(r: &mut Run, sed: &SedOut) -> Result<(), String> {
     Ok(())
 }
 
+/// agent-undo on the same tree after filewatchd stopped: W2's sed (the next script of the
+/// chain) and W5's 1,000-file turn, each undone.
+fn au_rows(r: &mut Run, au: &agent_undo::Tool, sed: &SedOut, log: &Path) {
+    let sed_files: Vec<String> = sed
+        .list
+        .split(|&b| b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .collect();
+    let undo_files: Vec<String> = rollback::picks(&r.g.files)
+        .iter()
+        .map(|f| f.rel.clone())
+        .collect();
+    let inputs = agent_undo::Inputs {
+        tree: &r.tree,
+        sed_files,
+        sed_script: sed_script(r.o.sed_reps + sed_baseline_reps(r.o.sed_reps)),
+        undo_files,
+        fw_sed: r.fw_sed,
+        fw_undo: r.fw_undo,
+        log: log.to_path_buf(),
+    };
+    let (rows, notes) = agent_undo::run(r.name, au, &inputs);
+    r.rows.extend(rows);
+    r.notes.extend(notes);
+}
+
 fn storage_rows(r: &mut Run, store_index: u64, store_end: u64, shadow: (u64, u64)) {
     let share = store_index as f64 / r.g.bytes as f64;
     let mut row = Row::new("W6: storage after the first index: `store_bytes` vs the shadow on disk");
@@ -827,6 +862,9 @@ fn run_tree(
         correct_ok: true,
         peer_daemon_ticks: 0,
         peer_runs: 0,
+        fw_sed: None,
+        fw_undo: None,
+        burst_stopped: None,
     };
     let log = base.path().join("daemon.log");
     if !prepare_cache(o.cold) && o.cold {
@@ -869,30 +907,31 @@ fn run_tree(
         w8_stall(&mut r, &d)?;
     }
     rss_row(&mut r, &d, rss_index)?;
-    let mut d = d;
-    if o.runs("restart") {
-        d = restart_row(&mut r, d, bin, &base.path().join("daemon-restart.log"))?;
-    }
     let st = d.status()?;
     let store_end = u64_at(&st, "/store_bytes").unwrap_or(0);
     let w = |k: &str| u64_at(&st, &format!("/watcher/{k}")).map_or("?".into(), |v| v.to_string());
     let watcher = format!(
-        "watched_dirs {}, rescans {}, overflows {}",
+        "watched_dirs {}, hints {}, rescans {}, overflows {}, vanished {}, unstable {}",
         w("watched_dirs"),
+        w("hints"),
         w("rescans"),
-        w("overflows")
+        w("overflows"),
+        w("vanished"),
+        w("unstable")
     );
+    let mut d = d;
+    if o.runs("restart") {
+        d = restart_row(&mut r, d, bin, &base.path().join("daemon-restart.log"))?;
+    }
     let stop = d.stop();
     sed_alone_row(&mut r, &sed)?;
     let shadow_end = gentree::disk_usage(&base.path().join("shadow.git"));
     storage_rows(&mut r, store_index, store_end, (shadow_bytes_first, shadow_end));
     if o.runs("au") {
-        let (rows, notes) = agent_undo::run(name, au, &r.tree, &r.g.files, base.path());
-        r.rows.extend(rows);
-        r.notes.extend(notes);
+        au_rows(&mut r, au, &sed, &base.path().join("au-serve.log"));
     }
     r.notes.push(format!(
-        "Watcher at the end: {watcher}. Daemon CPU during the {} peer snapshots of W1/W2: {} in all (they ran with the daemon idle). Daemon {stop}. filewatchd version {version}.",
+        "Watcher before the restart: {watcher}. Daemon CPU during the {} peer snapshots of W1/W2: {} in all (they ran with the daemon idle). Daemon {stop}. filewatchd version {version}.",
         r.peer_runs,
         fmt_dur(ticks_to_dur(r.peer_daemon_ticks, tck)),
     ));
@@ -953,7 +992,15 @@ fn rollback_rows(rb: &RollbackRun) -> (Vec<Row>, Vec<String>) {
         written_text(&rb.git_written, n)
     );
     if codex.is_some() {
-        correct += &format!("; codex {}", written_text(&rb.codex_written, n));
+        // Information, not a check: `--staged` resets the repo's index to the ghost commit, and
+        // git rewrites every path whose index entry it replaced (here: the files of earlier
+        // workloads, uncommitted in the repo), with the same bytes.
+        let w: Vec<String> = rb
+            .codex_written
+            .iter()
+            .map(|w| format!("{} ({} of the turn's)", w.total, w.of_turn))
+            .collect();
+        correct += &format!("; codex wrote {} (info)", w.join(", "));
     }
     correct += &format!(
         "; undo answer applied with {} `done` actions in {}/{reps}; pre-turn bytes back: filewatchd {}/{reps}, shadow git {}/{reps}",

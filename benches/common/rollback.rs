@@ -274,7 +274,6 @@ impl RollbackRun {
             && self.fw_written.iter().all(|w| w.exact(self.files))
             && self.git_written.iter().all(|w| w.exact(self.files))
             && self.codex_content_ok == self.codex.len()
-            && self.codex_written.iter().all(|w| w.exact(self.files))
     }
 }
 
