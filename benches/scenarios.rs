@@ -781,9 +781,23 @@ fn sed_alone_row(r: &mut Run, sed: &SedOut) -> Result<(), String> {
     Ok(())
 }
 
-/// agent-undo on the same tree after filewatchd stopped: W2's sed (the next script of the
-/// chain) and W5's 1,000-file turn, each undone.
-fn au_rows(r: &mut Run, au: &agent_undo::Tool, sed: &SedOut, log: &Path) {
+/// Copies `files` (relative paths) from `tree` into a new `dest`, keeping their paths.
+fn copy_subset(tree: &Path, dest: &Path, files: &[String]) -> Result<(), String> {
+    for f in files {
+        let to = dest.join(f);
+        if let Some(parent) = to.parent() {
+            fs::create_dir_all(parent).map_err(|e| format!("mkdir {}: {e}", parent.display()))?;
+        }
+        fs::copy(tree.join(f), &to).map_err(|e| format!("copy {f}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// agent-undo after filewatchd stopped, on a copy of the tree holding only the files of its two
+/// turns (its `au init` hashes and stores every file with one fsync each: 52 s for t20k in a
+/// trial, far over the quick run's budget): W2's sed (the next script of the chain) and W5's
+/// 1,000-file turn, each undone.
+fn au_rows(r: &mut Run, au: &agent_undo::Tool, sed: &SedOut, base: &Path) {
     let sed_files: Vec<String> = sed
         .list
         .split(|&b| b == 0)
@@ -794,14 +808,23 @@ fn au_rows(r: &mut Run, au: &agent_undo::Tool, sed: &SedOut, log: &Path) {
         .iter()
         .map(|f| f.rel.clone())
         .collect();
+    let au_tree = base.join("au-tree");
+    let all: Vec<String> = sed_files.iter().chain(&undo_files).cloned().collect();
+    if au.bin.is_some()
+        && let Err(e) = copy_subset(&r.tree, &au_tree, &all)
+    {
+        r.rows
+            .extend(agent_undo::not_measured(&format!("copying its tree: {e}")));
+        return;
+    }
     let inputs = agent_undo::Inputs {
-        tree: &r.tree,
+        tree: &au_tree,
         sed_files,
         sed_script: sed_script(r.o.sed_reps + sed_baseline_reps(r.o.sed_reps)),
         undo_files,
         fw_sed: r.fw_sed,
         fw_undo: r.fw_undo,
-        log: log.to_path_buf(),
+        log: base.join("au-serve.log"),
     };
     let (rows, notes) = agent_undo::run(r.name, au, &inputs);
     r.rows.extend(rows);
@@ -928,7 +951,7 @@ fn run_tree(
     let shadow_end = gentree::disk_usage(&base.path().join("shadow.git"));
     storage_rows(&mut r, store_index, store_end, (shadow_bytes_first, shadow_end));
     if o.runs("au") {
-        au_rows(&mut r, au, &sed, &base.path().join("au-serve.log"));
+        au_rows(&mut r, au, &sed, base.path());
     }
     r.notes.push(format!(
         "Watcher before the restart: {watcher}. Daemon CPU during the {} peer snapshots of W1/W2: {} in all (they ran with the daemon idle). Daemon {stop}. filewatchd version {version}.",

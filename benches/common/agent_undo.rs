@@ -459,7 +459,7 @@ fn measure(bin: &Path, inp: &Inputs) -> AuRun {
     out
 }
 
-fn not_measured(why: &str) -> Vec<Row> {
+pub fn not_measured(why: &str) -> Vec<Row> {
     let mut row = Row::new("agent-undo (`au` 0.0.3): W2 sed capture and W5 undo");
     row.au = format!("not measured: {why}");
     vec![row]
@@ -550,8 +550,9 @@ pub fn run(name: &str, tool: &Tool, inp: &Inputs) -> (Vec<Row>, Vec<String>) {
         rows.extend(not_measured(e));
     }
     let notes = vec![format!(
-        "agent-undo {}: driven with cwd = the tree, after filewatchd stopped: `au init` (its initial scan: {}), `au serve` as a child (ready — a probe file in its timeline — {} after spawn), each turn a hook session (`au hook pre`/`post` with a session id on stdin), capture read from `.agent-undo/timeline.db` (polled every 20 ms with a deadline), undo `au restore --session <id>`. Its state dir lives inside the tree (`.agent-undo/`, {} at the end; blobs raw, one file each); daemon RSS at the end {}. It does not honour `.gitignore` dir patterns in its watcher and reconciles nothing changed while it was down (agent-undo's own source).",
+        "agent-undo {}: run after filewatchd stopped, on a copy of the tree holding only the {} files of its two turns (same paths and bytes; its `au init` stores every file with one fsync each, ~50 s for all of t20k), with cwd = that copy: `au init` (its initial scan: {}), `au serve` as a child (ready — a probe file in its timeline — {} after spawn), each turn a hook session (`au hook pre`/`post` with a session id on stdin), capture read from `.agent-undo/timeline.db` (polled every 20 ms with a deadline), undo `au restore --session <id>`. Its state dir lives inside the tree (`.agent-undo/`, {} at the end; blobs raw, one file each); daemon RSS at the end {}. It does not honour `.gitignore` dir patterns in its watcher and reconciles nothing changed while it was down (agent-undo's own source).",
         tool.why,
+        fmt_int((inp.sed_files.len() + inp.undo_files.len()) as u64),
         fmt_dur(r.init),
         fmt_dur(r.ready),
         super::stats::fmt_bytes(r.store),
