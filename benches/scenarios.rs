@@ -50,7 +50,7 @@ Options:
   --sed-reps N     repetitions of the sed workload (W2, at most 18)
   --rollback-reps N  repetitions of the rollback of a 1,000-file turn (W5)
   --codex-reps N   Codex ghost commits timed in W1 and W2 (the first N turns / sed runs;
-                   default 5 with --quick, else 7); W4 and W5 time it in every repetition
+                   default 3 with --quick, else 7); W4 and W5 time it in every repetition
   --checkout-reps N  W4 repetitions (each: git checkout B, then main)
   --burst-reps N   W3a pairs of bursts (daemon running / stopped) and W3b bursts
   --skip LIST      comma-separated workloads to leave out: codex, w3a, w3b, w4, w5, w7, w8,
@@ -118,7 +118,7 @@ fn defaults(o: &mut Opts) {
     o.reps = pick(o.reps, 5, 15);
     o.sed_reps = pick(o.sed_reps, 3, 7);
     o.rollback_reps = pick(o.rollback_reps, 3, 5);
-    o.codex_reps = pick(o.codex_reps, 5, 7);
+    o.codex_reps = pick(o.codex_reps, 3, 7);
     o.checkout_reps = pick(o.checkout_reps, 1, 2);
     o.burst_reps = pick(o.burst_reps, 2, 3);
 }
@@ -338,6 +338,8 @@ struct Run<'a> {
     /// filewatchd's medians of W2's capture and W5's undo, for agent-undo's ratios.
     fw_sed: Option<Duration>,
     fw_undo: Option<Duration>,
+    /// W4's result, for the "checkout without the daemon" row at the end.
+    checkout: Option<checkout::CheckoutRun>,
     /// W3a's burst with the daemon stopped: the W3b burst's baseline.
     burst_stopped: Option<Duration>,
 }
@@ -597,6 +599,28 @@ fn w4_checkout(r: &mut Run, d: &Daemon) -> Result<(), String> {
         "W4 (checkout): the tree is committed on `main` (untimed), branch `B` is made with `git fast-import` from it, with `s/fn/fq/` on {} files that contain `fn` (every 5th file), and `git checkout -q B` then `git checkout -q main` each run inside a turn. filewatchd's time runs from the checkout's start to the end marker's answer; each peer's from the checkout's start to the end of its snapshot of the result (taken after the end marker, with the daemon idle).",
         fmt_int(out.files as u64)
     ));
+    r.checkout = Some(out);
+    Ok(())
+}
+
+/// After the daemon stopped: the same checkouts without it.
+fn checkout_alone_row(r: &mut Run) -> Result<(), String> {
+    let (Some(c), Some(out)) = (r.codex.as_ref(), r.checkout.as_ref()) else {
+        return Ok(());
+    };
+    let alone = checkout::alone(c, r.o.checkout_reps)?;
+    eprintln!(
+        "[{}]   checkouts without the daemon: {}",
+        r.name,
+        fmt_med_p95(&alone)
+    );
+    let row = checkout::alone_row(out, &alone);
+    let at = r
+        .rows
+        .iter()
+        .position(|x| x.workload.starts_with("W4:"))
+        .map_or(r.rows.len(), |i| i + 1);
+    r.rows.insert(at, row);
     Ok(())
 }
 
@@ -609,7 +633,7 @@ fn w3_bursts(r: &mut Run, d: &Daemon) -> Result<(), String> {
     }
     if r.o.runs("w3b") {
         let reps = r.o.burst_reps.div_ceil(2).max(1);
-        let out = burst::run_tracked(r.name, d, &r.sh, &r.tree, &r.state, reps)?;
+        let out = burst::run_tracked(r.name, d, &r.sh, &r.tree, &r.state, (reps, r.tck))?;
         r.correct_ok &= out.problems.is_empty();
         let mut rows = burst::tracked_rows(&out, r.burst_stopped).into_iter();
         if let Some(first) = rows.next() {
@@ -887,6 +911,7 @@ fn run_tree(
         peer_runs: 0,
         fw_sed: None,
         fw_undo: None,
+        checkout: None,
         burst_stopped: None,
     };
     let log = base.path().join("daemon.log");
@@ -948,6 +973,7 @@ fn run_tree(
     }
     let stop = d.stop();
     sed_alone_row(&mut r, &sed)?;
+    checkout_alone_row(&mut r)?;
     let shadow_end = gentree::disk_usage(&base.path().join("shadow.git"));
     storage_rows(&mut r, store_index, store_end, (shadow_bytes_first, shadow_end));
     if o.runs("au") {

@@ -228,3 +228,33 @@ pub fn row(r: &CheckoutRun) -> Row {
     }
     row
 }
+
+/// `git checkout -q B` then `git checkout -q main` with no daemon running: git's own wall time
+/// (run after filewatchd stopped; the branches exist from `run`).
+pub fn alone(codex: &Codex, reps: usize) -> Result<Vec<Duration>, String> {
+    let mut out = Vec::new();
+    for _ in 0..reps {
+        for branch in ["B", "main"] {
+            let t0 = Instant::now();
+            checkout(codex, branch)?;
+            out.push(t0.elapsed());
+        }
+    }
+    Ok(out)
+}
+
+/// The row comparing the checkout's wall time with the daemon running and stopped.
+pub fn alone_row(r: &CheckoutRun, alone: &[Duration]) -> Row {
+    let mut row = Row::new(format!(
+        "W4: `git checkout` of {} files, its own wall time: daemon running vs stopped",
+        fmt_int(r.files as u64)
+    ));
+    row.fw = fmt_med_p95(&r.git);
+    row.shadow = format!("{} (daemon stopped, n={})", fmt_med_p95(alone), alone.len());
+    row.ratio = format!(
+        "{:.2}",
+        median(&r.git).as_secs_f64() / median(alone).as_secs_f64().max(1e-9)
+    );
+    row.goal = "info: slowdown of the agent's command".into();
+    row
+}

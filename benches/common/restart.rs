@@ -10,6 +10,9 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use filewatchd::model::{StatKey, State};
+use filewatchd::store::{db, sql};
+
 use serde_json::Value;
 
 use super::daemon::Daemon;
@@ -33,6 +36,11 @@ pub struct RestartRun {
     /// Size of the index files (`index.sqlite` + WAL) at the restart: the integrity check
     /// at open reads them whole, so that much of `read` is not the tree.
     pub index_bytes: u64,
+    /// What the reconcile must re-read by the daemon's own rule, from the index before the
+    /// restart: files whose stat differs from the recorded one, and files recorded within
+    /// 100 ms of their mtime ("racy": a stat cannot prove them unchanged). (files, bytes).
+    pub stat_differs: (usize, u64),
+    pub racy: (usize, u64),
 }
 
 impl RestartRun {
@@ -45,6 +53,29 @@ impl RestartRun {
     pub fn no_rehash(&self, tree_bytes: u64) -> bool {
         self.before == self.after && self.read_beyond_index() < tree_bytes / 4
     }
+}
+
+/// The daemon's "racy" window (`capture::rescan::RACY_NS`).
+const RACY_NS: i64 = 100_000_000;
+
+/// See `RestartRun::stat_differs` and `racy`.
+fn forecast(tree: &Path, state: &Path) -> Result<((usize, u64), (usize, u64)), String> {
+    let conn = db::open_reader(&state.join("index.sqlite")).map_err(|e| e.to_string())?;
+    let rows = sql::all_present(&conn).map_err(|e| format!("query the index: {e}"))?;
+    let (mut differs, mut racy) = ((0, 0), (0, 0));
+    for (path, latest) in rows {
+        let State::File(f) = &latest.state else {
+            continue;
+        };
+        let abs = tree.join(String::from_utf8_lossy(path.as_bytes()).as_ref());
+        let now = std::fs::symlink_metadata(&abs).map(|m| StatKey::from_metadata(&m));
+        if now.as_ref().ok() != Some(&latest.stat) {
+            differs = (differs.0 + 1, differs.1 + f.size);
+        } else if latest.stat.mtime_ns + RACY_NS >= latest.checked_ns {
+            racy = (racy.0 + 1, racy.1 + f.size);
+        }
+    }
+    Ok((differs, racy))
 }
 
 fn counts(d: &Daemon) -> Result<[u64; 3], String> {
@@ -73,6 +104,7 @@ pub fn run(
         .filter_map(|f| std::fs::metadata(state.join(f)).ok())
         .map(|m| m.len())
         .sum();
+    (out.stat_differs, out.racy) = forecast(tree, state)?;
     let t0 = Instant::now();
     let n = stat_tree(tree)?.len();
     out.stat_walk = t0.elapsed();
@@ -120,14 +152,18 @@ pub fn row(r: &RestartRun, tree_bytes: u64) -> Row {
         }
     };
     row.correct = format!(
-        "latest_seq {}, store_bytes {}, tracked_files {}; read {} until ready: the index files are {}, so {} beyond them (the tree: {})",
+        "latest_seq {}, store_bytes {}, tracked_files {}; read {} until ready: the index files are {}, so {} beyond them (the tree: {}); by the daemon's rule it had to re-read {} files whose stat differs from the index ({}) and {} \"racy\" files recorded within 100 ms of their mtime ({})",
         same(0),
         same(1),
         same(2),
         fmt_bytes(r.read),
         fmt_bytes(r.index_bytes),
         fmt_bytes(r.read_beyond_index()),
-        fmt_bytes(tree_bytes)
+        fmt_bytes(tree_bytes),
+        fmt_int(r.stat_differs.0 as u64),
+        fmt_bytes(r.stat_differs.1),
+        fmt_int(r.racy.0 as u64),
+        fmt_bytes(r.racy.1)
     );
     row
 }

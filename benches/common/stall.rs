@@ -5,8 +5,8 @@
 //! stop (the workload's own stall, not a synchronisation); `SIGCONT`; end marker, timed from the
 //! `SIGCONT`. Checked: the overflow was counted, a rescan ran, and the end marker lists every
 //! file as added with the BLAKE3 of what was written; a sample of 64 files is also read back
-//! through `GET /v1/content` and compared byte for byte. The files are removed again in a
-//! turn of their own.
+//! through `GET /v1/content` and compared byte for byte. The files stay (W8 is the last
+//! workload before the restart, which then reconciles them too).
 
 use std::collections::HashMap;
 use std::fs;
@@ -38,9 +38,6 @@ pub struct StallRun {
     /// Sampled files whose content endpoint answered the exact bytes, of how many.
     pub content_ok: usize,
     pub content_checked: usize,
-    /// Removing them: rm → end marker, deletions listed.
-    pub cleanup: Duration,
-    pub deleted: usize,
 }
 
 impl StallRun {
@@ -143,19 +140,6 @@ pub fn run(name: &str, d: &Daemon, tree: &Path, dir: &str) -> Result<StallRun, S
         out.content_ok,
         out.content_checked
     );
-    d.turn_start()?;
-    let t0 = Instant::now();
-    for rel in want.keys() {
-        let p = tree.join(rel);
-        fs::remove_file(&p).map_err(|e| format!("rm {}: {e}", p.display()))?;
-    }
-    let (_, turn) = d.turn_end()?;
-    out.cleanup = t0.elapsed();
-    out.deleted = turn.get("changes").and_then(Value::as_array).map_or(0, |a| {
-        a.iter()
-            .filter(|c| c.get("change").and_then(Value::as_str) == Some("deleted"))
-            .count()
-    });
     Ok(out)
 }
 
@@ -184,12 +168,5 @@ pub fn rows(r: &StallRun) -> Vec<Row> {
         r.content_ok,
         r.content_checked
     );
-    let mut rm = Row::new(format!(
-        "W8 cleanup: `rm` of the {} files → end marker",
-        fmt_int(STALL_FILES as u64)
-    ));
-    rm.fw = fmt_dur(r.cleanup);
-    rm.goal = "info".into();
-    rm.correct = format!("deletions listed: {}", fmt_int(r.deleted as u64));
-    vec![row, rm]
+    vec![row]
 }
