@@ -39,8 +39,8 @@ pub struct RestartRun {
     /// What the reconcile must re-read by the daemon's own rule, from the index before the
     /// restart: files whose stat differs from the recorded one, and files recorded within
     /// 100 ms of their mtime ("racy": a stat cannot prove them unchanged). (files, bytes).
-    pub stat_differs: (usize, u64),
-    pub racy: (usize, u64),
+    pub stat_differs: Count,
+    pub racy: Count,
 }
 
 impl RestartRun {
@@ -55,11 +55,14 @@ impl RestartRun {
     }
 }
 
+/// (files, bytes).
+type Count = (usize, u64);
+
 /// The daemon's "racy" window (`capture::rescan::RACY_NS`).
 const RACY_NS: i64 = 100_000_000;
 
 /// See `RestartRun::stat_differs` and `racy`.
-fn forecast(tree: &Path, state: &Path) -> Result<((usize, u64), (usize, u64)), String> {
+fn forecast(tree: &Path, state: &Path) -> Result<(Count, Count), String> {
     let conn = db::open_reader(&state.join("index.sqlite")).map_err(|e| e.to_string())?;
     let rows = sql::all_present(&conn).map_err(|e| format!("query the index: {e}"))?;
     let (mut differs, mut racy) = ((0, 0), (0, 0));
