@@ -2,8 +2,8 @@
 //! (`p###/lib/m##.js`), written as fast as the bench can.
 //!
 //! - W3a: into a gitignored `node_modules/`. The burst's wall time with the daemon running is
-//!   compared with the same burst while the daemon is SIGSTOPped (alternating, the median of
-//!   each); the inotify watches of the daemon (`/proc/<pid>/fdinfo`) must include none of the
+//!   compared with the same burst while the daemon is SIGSTOPped (alternating, after one
+//!   untimed warm-up burst; the median of each); the inotify watches of the daemon (`/proc/<pid>/fdinfo`) must include none of the
 //!   burst's directories, and no version may be recorded (`latest_seq` unchanged across the
 //!   turn, `changes` empty).
 //! - W3b: into a new tracked dir `npm/`: burst exit → end marker, every file in `changes`
@@ -168,6 +168,10 @@ pub fn run_ignored(name: &str, d: &Daemon, tree: &Path, reps: usize) -> Result<I
         "[{name}] W3a: {reps} × 2 bursts of {BURST_FILES} files into gitignored node_modules/ (daemon running / SIGSTOPped), {} watches before",
         out.watches_before
     );
+    // One untimed burst first: the first 30,000 inodes of a run cost more (ext4 allocates
+    // fresh inode tables), whichever side would come first.
+    write_burst(&nm, "node_modules", "warm-up")?;
+    empty_dir(&nm)?;
     for r in 0..reps {
         for running in [r % 2 == 0, r % 2 != 0] {
             let _ = Command::new("sync").status();
