@@ -37,22 +37,25 @@ The bench builds nothing: it runs the release binary target/release/filewatchd. 
     cargo build --release && cargo bench --bench scenarios -- [--quick]
 
 Options:
-  --quick          t20k only (20,000 files), 5 turns, 3 sed runs, 3 rollbacks, 1 checkout pair,
-                   2 burst pairs, 1 tracked burst (about 3 minutes, agent-undo's first install
-                   excluded: it builds a crate once, cached in target/bench-tools/)
-                   (default: t20k and t100k, 15 turns, 7 sed runs, 5 rollbacks, 2 checkout pairs,
-                   3 burst pairs, 2 tracked bursts: about 10-12 minutes on 2 cores)
+  --quick          t20k only (20,000 files): 5 turns, 3 sed runs, 3 rollbacks, 3 Codex snapshots,
+                   1 checkout pair, 2 burst pairs, 1 tracked burst: about 4-5 minutes on 2 cores
+                   (over the 3 minutes aimed at: W3b's burst alone takes 15-20 s with the daemon
+                   running, W8 stalls 6 s by design; `--skip w3b,w8,au` saves about a minute);
+                   agent-undo's first install (~14 minutes) is not included: it is built once and
+                   cached in target/bench-tools/
+                   (default: t20k and t100k, 15 turns, 7 sed runs, 5 rollbacks, 7 Codex snapshots,
+                   2 checkout pairs, 3 burst pairs, 2 tracked bursts: about 15 minutes on 2 cores)
   --only NAME      run one tree: t20k or t100k
   --dir PATH       where to generate the trees (default: /tmp); needs ~1.5 GB free for t100k
   --cold           drop the page cache (echo 3 > /proc/sys/vm/drop_caches, needs root)
                    before each first-index measurement (shadow git and filewatchd)
   --reps N         per-turn repetitions (5-file edits, W1)
-  --sed-reps N     repetitions of the sed workload (W2, at most 18)
+  --sed-reps N     repetitions of the sed workload (W2, at most 17)
   --rollback-reps N  repetitions of the rollback of a 1,000-file turn (W5)
   --codex-reps N   Codex ghost commits timed in W1 and W2 (the first N turns / sed runs;
                    default 3 with --quick, else 7); W4 and W5 time it in every repetition
   --checkout-reps N  W4 repetitions (each: git checkout B, then main)
-  --burst-reps N   W3a pairs of bursts (daemon running / stopped) and W3b bursts
+  --burst-reps N   W3a pairs of bursts (daemon running / stopped); W3b runs half as many, rounded up
   --skip LIST      comma-separated workloads to leave out: codex, w3a, w3b, w4, w5, w7, w8,
                    restart, au (agent-undo)
   --bin PATH       filewatchd binary (default: $FILEWATCHD_BIN, else target/release/filewatchd)
