@@ -244,6 +244,34 @@ impl Daemon {
         Ok(())
     }
 
+    /// `GET path` as text, with its HTTP status (for `/v1/content`).
+    pub fn get_text(&self, path: &str) -> Result<(u16, String), String> {
+        self.request("GET", path, None).map_err(|e| self.with_log(e))
+    }
+
+    /// Sends `sig` (e.g. `STOP`, `CONT`) to the daemon with `kill -SIG pid`.
+    pub fn signal(&self, sig: &str) -> Result<(), String> {
+        let st = Command::new("kill")
+            .arg(format!("-{sig}"))
+            .arg(self.pid.to_string())
+            .status()
+            .map_err(|e| format!("kill -{sig}: {e}"))?;
+        if !st.success() {
+            return Err(format!("kill -{sig} {}: {st}", self.pid));
+        }
+        Ok(())
+    }
+
+    /// Bytes the daemon has read through read(2) and friends so far (`rchar` of
+    /// /proc/<pid>/io; page-cache hits included), 0 if unreadable.
+    pub fn read_chars(&self) -> u64 {
+        let text = fs::read_to_string(format!("/proc/{}/io", self.pid)).unwrap_or_default();
+        text.lines()
+            .find_map(|l| l.strip_prefix("rchar:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0)
+    }
+
     pub fn sample(&self) -> ProcSample {
         proc_sample(self.pid)
     }

@@ -3,9 +3,19 @@
 
 #![allow(dead_code)]
 
+pub mod agent_undo;
+pub mod burst;
+pub mod checkout;
+pub mod codex;
 pub mod daemon;
+pub mod edits;
 pub mod gentree;
+pub mod report;
+pub mod restart;
 pub mod rollback;
 pub mod shadow;
+pub mod stall;
 pub mod stats;
+pub mod storm;
 pub mod sysinfo;
+pub mod verify;

@@ -29,6 +29,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::codex::Codex;
 use super::daemon::{self, Daemon};
 use super::gentree::GenFile;
 use super::shadow::Shadow;
@@ -73,8 +74,8 @@ impl Written {
 }
 
 /// (inode, mtime seconds, mtime nanoseconds) of every regular file under `root`, by relative
-/// path. The daemon's transient files (`.filewatchd-*`: barrier cookies, rollback temps) are
-/// left out.
+/// path. The daemon's transient files (`.filewatchd-*`: barrier cookies, rollback temps) and
+/// `.git/` (the tree is a real repo for the Codex-style peer) are left out.
 pub fn stat_tree(root: &Path) -> Result<HashMap<String, (u64, i64, i64)>, String> {
     let mut out = HashMap::new();
     let mut stack = vec![(root.to_path_buf(), String::new())];
@@ -83,7 +84,7 @@ pub fn stat_tree(root: &Path) -> Result<HashMap<String, (u64, i64, i64)>, String
         for entry in rd {
             let entry = entry.map_err(|e| format!("read_dir {}: {e}", dir.display()))?;
             let name = entry.file_name().to_string_lossy().into_owned();
-            if name.starts_with(".filewatchd-") {
+            if name.starts_with(".filewatchd-") || name == ".git" {
                 continue;
             }
             let child = if rel.is_empty() {
@@ -237,6 +238,12 @@ pub struct RollbackRun {
     pub git_content_ok: usize,
     /// Repetitions whose turn end listed exactly the 1,000 files.
     pub turns_ok: usize,
+    /// The Codex-style restore (`git restore --source <ghost> --worktree --staged -- .` in the
+    /// tree as a real repo), when that peer runs: times, git's CPU, files written, content.
+    pub codex: Vec<Duration>,
+    pub codex_cpu: Vec<Duration>,
+    pub codex_written: Vec<Written>,
+    pub codex_content_ok: usize,
     /// Origin of the first file's latest version after the undo and after git (+ barrier).
     pub origin_after_undo: Vec<String>,
     pub origin_after_git: Vec<String>,
@@ -266,6 +273,7 @@ impl RollbackRun {
             && self.turns_ok == r
             && self.fw_written.iter().all(|w| w.exact(self.files))
             && self.git_written.iter().all(|w| w.exact(self.files))
+            && self.codex_content_ok == self.codex.len()
     }
 }
 
@@ -282,13 +290,62 @@ fn ticks(t: u64, tck: u64) -> Duration {
     Duration::from_secs_f64(t as f64 / tck as f64)
 }
 
+/// Step 5 of a repetition (Codex peer): the turn's bytes are put back with plain appends
+/// (outside any turn) and a barrier, then `git restore --source <ghost> --worktree --staged
+/// -- .` is timed and checked like the others, followed by a barrier.
+#[allow(clippy::too_many_arguments)]
+fn codex_leg(
+    out: &mut RollbackRun,
+    d: &Daemon,
+    codex: &Codex,
+    ghost: &str,
+    tree: &Path,
+    set: &[&GenFile],
+    before: &[Vec<u8>],
+    turn: &BTreeSet<&str>,
+    (r, line, tck): (usize, &str, u64),
+) -> Result<(), String> {
+    for f in set {
+        append_line(&tree.join(&f.rel), line)?;
+    }
+    d.sync()?;
+    let st0 = stat_tree(tree)?;
+    let ch0 = daemon::children_ticks();
+    let dt = codex.restore(ghost, &[])?;
+    let ch1 = daemon::children_ticks();
+    let st1 = stat_tree(tree)?;
+    let bad = content_mismatches(tree, set, before);
+    if bad == 0 {
+        out.codex_content_ok += 1;
+    } else {
+        out.problem(format!(
+            "rep {r}: after the Codex restore {bad} files differ from their pre-turn bytes"
+        ));
+    }
+    let w = compare(&st0, &st1, turn);
+    d.sync()?;
+    eprintln!(
+        "          codex restore {} (CPU {}, wrote {})",
+        super::stats::fmt_dur(dt),
+        super::stats::fmt_dur(ticks(ch1 - ch0, tck)),
+        w.total
+    );
+    out.codex.push(dt);
+    out.codex_cpu.push(ticks(ch1 - ch0, tck));
+    out.codex_written.push(w);
+    Ok(())
+}
+
 /// Runs `reps` repetitions of W5 on `tree` (see the module's doc). `name` prefixes progress
 /// lines on stderr. Errors are for what stops the run (a failed request, git failing);
-/// wrong answers are recorded in the result.
+/// wrong answers are recorded in the result. With `codex`, each repetition also times the
+/// Codex-style restore from a ghost commit of the pre-turn tree (taken once, untimed).
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     name: &str,
     d: &Daemon,
     sh: &Shadow,
+    codex: Option<&Codex>,
     tree: &Path,
     files: &[GenFile],
     reps: usize,
@@ -307,6 +364,10 @@ pub fn run(
         .collect::<Result<_, _>>()?;
     // The shadow snapshot of the pre-turn tree: git restores from it.
     let (_, tree_id) = sh.snapshot()?;
+    let ghost = match codex {
+        Some(c) => Some(c.snapshot()?.1),
+        None => None,
+    };
     eprintln!(
         "[{name}] rollback: {reps} × (turn appending a line to {} files, undo, redo, git restore --source {})",
         set.len(),
@@ -405,6 +466,9 @@ pub fn run(
             super::stats::fmt_dur(ticks(ch1 - ch0, tck)),
             git_w.total
         );
+        if let (Some(c), Some(g)) = (codex, &ghost) {
+            codex_leg(&mut out, d, c, g, tree, &set, &before, &turn, (r, &line, tck))?;
+        }
         out.fw.push(dt);
         out.git.push(gt);
         out.fw_cpu.push(ticks(cpu1.ticks - cpu0.ticks, tck));
