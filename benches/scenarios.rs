@@ -598,8 +598,9 @@ fn w4_checkout(r: &mut Run, d: &Daemon) -> Result<(), String> {
     let out = checkout::run(r.name, d, &r.sh, c, &r.tree, &r.g.files, r.o.checkout_reps)?;
     r.correct_ok &= out.problems.is_empty();
     r.push_verified(checkout::row(&out), "W4");
+    r.rows.push(checkout::captured_row(&out));
     r.notes.push(format!(
-        "W4 (checkout): the tree is committed on `main` (untimed), branch `B` is made with `git fast-import` from it, with `s/fn/fq/` on {} files that contain `fn` (every 5th file), and `git checkout -q B` then `git checkout -q main` each run inside a turn. filewatchd's time runs from the checkout's start to the end marker's answer; each peer's from the checkout's start to the end of its snapshot of the result (taken after the end marker, with the daemon idle).",
+        "W4 (checkout): the tree is committed on `main` (untimed), branch `B` is made with `git fast-import` from it, with `s/fn/fq/` on {} files that contain `fn` (every 5th file), and `git checkout -q B` then `git checkout -q main` each run inside a turn. filewatchd's time runs from the checkout's start to the end marker's answer; each peer's from the checkout's start to the end of its snapshot of the result (taken after the end marker, with the daemon idle). The goal row times what follows the checkout's exit: the end marker's answer, against each peer's snapshot alone (as W2 times from sed's exit).",
         fmt_int(out.files as u64)
     ));
     r.checkout = Some(out);
