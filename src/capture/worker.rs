@@ -12,7 +12,7 @@ use rusqlite::Connection;
 use super::barrier::{Barrier, remove_stale_cookies};
 use super::record::{Attribution, record};
 use super::rescan::{RACY_NS, rescan};
-use super::{Command, Context, Msg, TurnError, turns};
+use super::{Command, Context, Msg, TRIM_AFTER, TurnError, release_freed_memory, turns};
 use crate::model::Origin;
 use crate::paths::RelPath;
 use crate::store::sql::{self, TurnRow};
@@ -27,6 +27,18 @@ const MAX_PENDING: usize = 20_000;
 /// How long a burst of hints runs before the worker takes it (see `take_burst`); a turn
 /// marker arriving meanwhile waits at most this long.
 const BURST_PAUSE: Duration = Duration::from_millis(1);
+/// Idle time after large work before its freed memory is given back.
+const TRIM_IDLE: Duration = Duration::from_secs(1);
+
+/// Releases freed memory when dropped: after large work, however it ends.
+struct TrimOnDrop;
+
+impl Drop for TrimOnDrop {
+    fn drop(&mut self) {
+        release_freed_memory();
+    }
+}
+
 /// How long the exit waits for its own cookie (see `settle_racy`).
 const EXIT_COOKIE_TIMEOUT: Duration = Duration::from_secs(1);
 /// A file modified at least this long before a clean exit has had its events recorded.
@@ -78,6 +90,10 @@ pub struct Worker {
     open: Vec<TurnRow>,
     /// The daily automatic garbage collection.
     next_gc: Instant,
+    /// Paths recorded since memory was last given back (`release_freed_memory`), and when
+    /// it will be, once idle.
+    since_trim: usize,
+    trim_at: Option<Instant>,
 }
 
 impl Worker {
@@ -101,6 +117,7 @@ impl Worker {
         };
         let started = Instant::now();
         let recorded = rescan(&mut conn, &mut ctx, None, offline, true)?;
+        release_freed_memory();
         tracing::info!(
             versions = recorded.versions,
             elapsed_ms = started.elapsed().as_millis() as u64,
@@ -120,6 +137,8 @@ impl Worker {
             barrier: Barrier::default(),
             open,
             next_gc: Instant::now() + GC_INTERVAL,
+            since_trim: 0,
+            trim_at: None,
         };
         Ok((worker, WorkerHandle { tx }))
     }
@@ -236,6 +255,7 @@ impl Worker {
         if self.flush_due(now) {
             self.flush();
         }
+        self.trim_when_idle(now);
         if now >= self.next_gc {
             if let Err(err) = self.collect_garbage(false) {
                 self.ctx
@@ -243,6 +263,23 @@ impl Worker {
                     .set_error(format!("garbage collection failed: {err}"));
             }
             self.next_gc = now + GC_INTERVAL;
+        }
+    }
+
+    /// Once a second has passed without work after large work (the API's answers about it
+    /// included), gives the freed memory back.
+    fn trim_when_idle(&mut self, now: Instant) {
+        if self.since_trim < TRIM_AFTER || !self.pending.is_empty() {
+            return;
+        }
+        match self.trim_at {
+            Some(at) if now >= at => {
+                release_freed_memory();
+                self.since_trim = 0;
+                self.trim_at = None;
+            }
+            Some(_) => {}
+            None => self.trim_at = Some(now + TRIM_IDLE),
         }
     }
 
@@ -263,10 +300,15 @@ impl Worker {
             let settle = (self.last_hint + SETTLE).min(first + MAX_DELAY);
             self.retry_at.map_or(settle, |retry| settle.max(retry))
         });
-        [flush, self.barrier.next_deadline(), Some(self.next_gc)]
-            .into_iter()
-            .flatten()
-            .min()
+        [
+            flush,
+            self.barrier.next_deadline(),
+            Some(self.next_gc),
+            self.trim_at,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     fn who(&self) -> Attribution {
@@ -281,6 +323,8 @@ impl Worker {
         let work: Vec<RelPath> = std::mem::take(&mut self.pending).into_iter().collect();
         self.first_pending = None;
         let who = self.who();
+        self.since_trim += work.len();
+        self.trim_at = None;
         match record(&mut self.conn, &mut self.ctx, work.clone(), who, None) {
             Ok(recorded) => {
                 self.retry_at = None;
@@ -304,6 +348,7 @@ impl Worker {
     }
 
     fn rescan_dir(&mut self, dir: Option<&RelPath>) {
+        let _trim = TrimOnDrop;
         let who = self.who();
         if let Err(err) = rescan(&mut self.conn, &mut self.ctx, dir, who, false) {
             self.ctx.stats.set_error(format!("rescan failed: {err}"));
@@ -312,6 +357,7 @@ impl Worker {
 
     /// Everything re-checked: after lost events, or when a cookie never came back.
     fn full_rescan(&mut self) {
+        let _trim = TrimOnDrop;
         self.pending.clear();
         self.first_pending = None;
         self.ctx.stats.rescans.fetch_add(1, Ordering::Relaxed);
@@ -358,6 +404,7 @@ impl Worker {
                     tracing::warn!(error = %err, "rollback refused or failed");
                 }
                 let _ = reply.send(result);
+                release_freed_memory();
             }
         }
     }
