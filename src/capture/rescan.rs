@@ -28,7 +28,10 @@ pub fn rescan(
     who: Attribution,
     show_progress: bool,
 ) -> rusqlite::Result<Recorded> {
+    let started = std::time::Instant::now();
     let (entries, unreadable) = walk(&ctx.root.path, under, &mut ctx.rules);
+    let walked = entries.len();
+    let walk_ms = started.elapsed().as_millis() as u64;
     if unreadable > 0 {
         ctx.stats
             .unreadable
@@ -52,6 +55,13 @@ pub fn rescan(
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
+    tracing::debug!(
+        walked,
+        walk_ms,
+        recorded = recorded.versions,
+        total_ms = started.elapsed().as_millis() as u64,
+        "rescan timings"
+    );
     Ok(recorded)
 }
 
