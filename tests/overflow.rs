@@ -31,7 +31,7 @@ fn queue_overflow_is_caught_by_a_rescan() {
     ws.write("burst/.keep", "");
     let daemon = {
         let _restore = Restore(original.clone());
-        std::fs::write(QUEUE_LIMIT, "16").expect("root is needed to lower max_queued_events");
+        std::fs::write(QUEUE_LIMIT, "4096").expect("root is needed to lower max_queued_events");
         Daemon::start(&ws)
     };
     assert_eq!(
@@ -40,18 +40,55 @@ fn queue_overflow_is_caught_by_a_rescan() {
     );
 
     daemon.turn_start("s", "burst");
-    // Stopped, the daemon cannot drain its 16-event queue: the burst overflows it for sure
-    // (a running daemon may keep up, and then nothing is lost to begin with).
+    // Stopped, the daemon cannot drain its 4,096-event queue: the burst (16,000 events)
+    // overflows it for sure (a running daemon may keep up, and then nothing is lost). After
+    // the stop, some 2,000 files' hints stream in ahead of the overflow.
+    // The end marker is sent while the daemon is still stopped, so that its cookie comes back
+    // right behind the overflow: the rescan must run before the marker answers.
     let pid = daemon.pid.to_string();
     ws.sh(&format!(
-        "kill -STOP {pid} && for i in $(seq 1 3000); do echo $i > burst/f$i.txt; done; kill -CONT {pid}"
+        "kill -STOP {pid} && for i in $(seq 1 8000); do echo $i > burst/f$i.txt; done"
     ));
-    let turn = daemon.turn_end("s");
+    let turn = std::thread::scope(|scope| {
+        let ending = scope.spawn(|| daemon.turn_end("s"));
+        // The request waits in the stopped daemon's socket; no answer can come before CONT.
+        wait_for_connection_to(daemon.pid, daemon.port);
+        ws.sh(&format!("kill -CONT {pid}"));
+        ending.join().expect("the end marker's thread")
+    });
 
     let files = changed_files(&turn);
-    assert_eq!(files.len(), 3000, "every file of the burst is in the turn");
-    assert!(files.contains("burst/f1.txt") && files.contains("burst/f3000.txt"));
+    assert_eq!(files.len(), 8000, "every file of the burst is in the turn");
+    assert!(files.contains("burst/f1.txt") && files.contains("burst/f8000.txt"));
     let watcher = &daemon.status()["watcher"];
     assert!(watcher["overflows"].as_u64() >= Some(1), "{watcher}");
     assert!(watcher["rescans"].as_u64() >= Some(1), "{watcher}");
+}
+
+/// Polls, with a deadline, until the stopped daemon's port has something waiting for it: a
+/// connection in the listener's accept queue, or request bytes on an open connection (`ss`
+/// shows Recv-Q > 0 on either).
+fn wait_for_connection_to(pid: u32, port: u16) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let out = std::process::Command::new("ss")
+            .args(["-Htan", &format!("sport = :{port}")])
+            .output()
+            .expect("ss (iproute2) is needed");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let waiting = text.lines().any(|line| {
+            line.split_whitespace()
+                .nth(1)
+                .and_then(|q| q.parse::<u64>().ok())
+                .is_some_and(|q| q > 0)
+        });
+        if waiting {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no connection reached daemon {pid} on port {port}: {text}"
+        );
+        std::thread::yield_now();
+    }
 }

@@ -224,8 +224,17 @@ impl Worker {
                 self.queued.fetch_sub(1, Ordering::AcqRel);
                 if IgnoreRules::is_cookie(&path) {
                     if let Some(command) = self.barrier.arrived(&self.ctx.root.path, &path) {
-                        self.flush();
-                        self.execute(command);
+                        // Events were lost before this cookie came back (a burst handled at once
+                        // can carry the overflow and the cookie together): the rescan comes
+                        // first, or the command would miss what the lost events named.
+                        if self.overflow.swap(false, Ordering::AcqRel) {
+                            self.full_rescan();
+                            self.execute(command);
+                            self.release_waiting();
+                        } else {
+                            self.flush();
+                            self.execute(command);
+                        }
                     }
                     return;
                 }
@@ -247,10 +256,7 @@ impl Worker {
     fn after_message(&mut self) {
         let now = Instant::now();
         if self.overflow.swap(false, Ordering::AcqRel) || self.barrier.overdue(now) {
-            self.full_rescan();
-            for command in self.barrier.take_all(&self.ctx.root.path) {
-                self.execute(command);
-            }
+            self.rescan_and_release();
         }
         if self.flush_due(now) {
             self.flush();
@@ -280,6 +286,18 @@ impl Worker {
             }
             Some(_) => {}
             None => self.trim_at = Some(now + TRIM_IDLE),
+        }
+    }
+
+    /// A full rescan satisfies every waiting command: each runs after it, oldest first.
+    fn rescan_and_release(&mut self) {
+        self.full_rescan();
+        self.release_waiting();
+    }
+
+    fn release_waiting(&mut self) {
+        for command in self.barrier.take_all(&self.ctx.root.path) {
+            self.execute(command);
         }
     }
 
