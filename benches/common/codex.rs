@@ -13,28 +13,13 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use super::shadow::Shadow;
+use super::shadow::{Shadow, run};
 
 pub struct Codex {
     pub work: PathBuf,
-}
-
-fn run(cmd: &mut Command, what: &str) -> Result<String, String> {
-    let out = cmd
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("{what}: cannot run git: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "{what}: {} {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 /// A fixed identity, as Codex uses, so no global config is needed.

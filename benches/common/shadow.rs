@@ -11,7 +11,8 @@ pub struct Shadow {
     pub work: PathBuf,
 }
 
-fn run(cmd: &mut Command, what: &str) -> Result<String, String> {
+/// Runs a git command to completion: its trimmed stdout, or what failed.
+pub fn run(cmd: &mut Command, what: &str) -> Result<String, String> {
     let out = cmd
         .stdin(Stdio::null())
         .output()
