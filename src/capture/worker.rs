@@ -375,7 +375,6 @@ impl Worker {
 
     /// Everything re-checked: after lost events, or when a cookie never came back.
     fn full_rescan(&mut self) {
-        let _trim = TrimOnDrop;
         self.pending.clear();
         self.first_pending = None;
         self.ctx.stats.rescans.fetch_add(1, Ordering::Relaxed);
