@@ -25,11 +25,21 @@ pub struct Entry {
 
 /// Every tracked entry beneath `start` (the root when `None`), `start` itself excluded, in
 /// parent-before-child order. Directories whose listing fails are skipped and counted.
-pub fn walk(root: &Path, start: Option<&RelPath>, rules: &mut IgnoreRules) -> (Vec<Entry>, usize) {
+/// `arm` is called for each directory below the root right before it is listed, so a file
+/// created in it after the listing has its own event.
+pub fn walk(
+    root: &Path,
+    start: Option<&RelPath>,
+    rules: &mut IgnoreRules,
+    mut arm: impl FnMut(&RelPath),
+) -> (Vec<Entry>, usize) {
     let mut entries = Vec::new();
     let mut unreadable = 0;
     let mut stack: Vec<Option<RelPath>> = vec![start.cloned()];
     while let Some(dir) = stack.pop() {
+        if let Some(dir) = &dir {
+            arm(dir);
+        }
         let abs = dir
             .as_ref()
             .map_or_else(|| root.to_path_buf(), |d| d.to_abs(root));
