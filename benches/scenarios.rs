@@ -25,7 +25,7 @@ use common::gentree::{self, GenFile, GenTree};
 use common::report::{self, Row, best_ratio, ratio_cell};
 use common::rollback::{self, RollbackRun, Written};
 use common::shadow::{self, Shadow};
-use common::stats::{fmt_bytes, fmt_dur, fmt_int, fmt_med_p95, fmt_ratio, median, percentile};
+use common::stats::{fmt_bytes, fmt_dur, fmt_int, fmt_med_p95, fmt_ratio, median, percentile, ratio};
 use common::{burst, checkout, restart, stall, storm, sysinfo, verify};
 
 const USAGE: &str = "\
@@ -313,10 +313,6 @@ fn tracked_text(st: &Value, n: usize) -> (bool, String) {
 
 fn ticks_to_dur(ticks: u64, tck: u64) -> Duration {
     Duration::from_secs_f64(ticks as f64 / tck as f64)
-}
-
-fn ratio(a: Duration, b: Duration) -> f64 {
-    a.as_secs_f64() / b.as_secs_f64()
 }
 
 /// What one tree's run shares between its workloads.

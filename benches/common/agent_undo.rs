@@ -28,7 +28,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use super::edits::{append_line, run_sed};
 use super::report::Row;
 use super::rollback::stat_tree;
-use super::stats::{fmt_dur, fmt_int, fmt_ratio};
+use super::stats::{fmt_dur, fmt_int, fmt_ratio, ratio};
 
 pub const VERSION: &str = "0.0.3";
 /// How long to wait for the timeline to hold a turn's files.
@@ -472,7 +472,7 @@ fn turn_rows(what: &str, t: &AuTurn, fw_capture: Option<Duration>, fw_undo: Opti
     cap.au = format!("{} ({} events)", fmt_dur(t.capture), fmt_int(t.events as u64));
     if let Some(fw) = fw_capture {
         cap.fw = format!("{} (end marker, same workload above)", fmt_dur(fw));
-        cap.ratio = fmt_ratio(fw.as_secs_f64() / t.capture.as_secs_f64().max(1e-9));
+        cap.ratio = fmt_ratio(ratio(fw, t.capture));
     }
     cap.goal = "info: 100 % recorded".into();
     cap.correct = format!(
@@ -489,7 +489,7 @@ fn turn_rows(what: &str, t: &AuTurn, fw_capture: Option<Duration>, fw_undo: Opti
     undo.au = fmt_dur(t.undo);
     if let Some(fw) = fw_undo {
         undo.fw = format!("{} (W5 undo above)", fmt_dur(fw));
-        undo.ratio = fmt_ratio(fw.as_secs_f64() / t.undo.as_secs_f64().max(1e-9));
+        undo.ratio = fmt_ratio(ratio(fw, t.undo));
     }
     undo.goal = "info: exact pre-turn bytes, nothing else written".into();
     undo.correct = format!(

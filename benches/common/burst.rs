@@ -23,7 +23,7 @@ use serde_json::Value;
 use super::daemon::Daemon;
 use super::report::Row;
 use super::shadow::Shadow;
-use super::stats::{fmt_bytes, fmt_dur, fmt_int, fmt_med_p95, fmt_ratio, median};
+use super::stats::{fmt_bytes, fmt_dur, fmt_int, fmt_med_p95, fmt_ratio, median, ratio};
 
 pub const BURST_DIRS: usize = 300;
 pub const BURST_PER_DIR: usize = 100;
@@ -340,17 +340,17 @@ pub fn run_tracked(
 /// The W3a row (without the disk-vs-index text, which the caller appends).
 pub fn ignored_row(r: &IgnoredRun) -> Row {
     let (run, stop) = (median(&r.running), median(&r.stopped));
-    let ratio = run.as_secs_f64() / stop.as_secs_f64().max(1e-9);
+    let slowdown = ratio(run, stop);
     let mut row = Row::new(format!(
         "W3a: burst of {} files in {BURST_DIRS} new dirs under a gitignored `node_modules/`: burst wall time, daemon running vs SIGSTOPped (n={} each)",
         fmt_int(BURST_FILES as u64),
         r.running.len()
     ));
     row.fw = format!("{} (stopped: {})", fmt_med_p95(&r.running), fmt_dur(stop));
-    row.ratio = format!("{} (running / stopped)", fmt_ratio(ratio));
+    row.ratio = format!("{} (running / stopped)", fmt_ratio(slowdown));
     row.floor = "0 (ignored: no watch, no event)".into();
     row.goal = "no watches in `node_modules/`; 0 rows; ≤ 1.01× the burst without the daemon".into();
-    row.pass = Some(r.watches_inside == 0 && r.seq_delta == 0 && r.changes == 0 && ratio <= 1.01);
+    row.pass = Some(r.watches_inside == 0 && r.seq_delta == 0 && r.changes == 0 && slowdown <= 1.01);
     row.correct = format!(
         "watches on `node_modules/` dirs: {} (daemon's watches {} before, ≤ {} after); versions recorded over the turns: {}; changes listed: {}",
         r.watches_inside, r.watches_before, r.watches_after, r.seq_delta, r.changes
@@ -372,7 +372,7 @@ pub fn tracked_rows(r: &TrackedRun, stopped: Option<Duration>) -> Vec<Row> {
     row.fw = fmt_med_p95(&r.capture);
     row.shadow = format!("{} (snapshot after the burst)", fmt_med_p95(&r.shadow));
     row.codex = "not snapshotted: Codex leaves out untracked dirs of ≥ 200 files".into();
-    row.ratio = fmt_ratio(cap.as_secs_f64() / median(&r.shadow).as_secs_f64().max(1e-9));
+    row.ratio = fmt_ratio(ratio(cap, median(&r.shadow)));
     row.floor = format!(
         "≈ 0 if capture keeps up; the burst itself took {} (with the daemon stopped, W3a: {}); daemon CPU from the burst's start to the answer: {}",
         fmt_dur(median(&r.burst)),

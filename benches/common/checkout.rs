@@ -26,7 +26,7 @@ use super::daemon::Daemon;
 use super::gentree::GenFile;
 use super::report::{Row, best_ratio, ratio_cell};
 use super::shadow::Shadow;
-use super::stats::{fmt_dur, fmt_int, fmt_med_p95, median};
+use super::stats::{fmt_dur, fmt_int, fmt_med_p95, median, ratio};
 
 pub const CHECKOUT_FILES: usize = 3_000;
 
@@ -259,10 +259,7 @@ pub fn alone_row(r: &CheckoutRun, alone: &[Duration]) -> Row {
     ));
     row.fw = fmt_med_p95(&r.git);
     row.shadow = format!("{} (daemon stopped, n={})", fmt_med_p95(alone), alone.len());
-    row.ratio = format!(
-        "{:.2}",
-        median(&r.git).as_secs_f64() / median(alone).as_secs_f64().max(1e-9)
-    );
+    row.ratio = format!("{:.2}", ratio(median(&r.git), median(alone)));
     row.goal = "info: slowdown of the agent's command".into();
     row
 }

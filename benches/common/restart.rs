@@ -19,7 +19,7 @@ use serde_json::Value;
 use super::daemon::Daemon;
 use super::report::Row;
 use super::rollback::stat_tree;
-use super::stats::{fmt_bytes, fmt_dur, fmt_int, fmt_ratio};
+use super::stats::{fmt_bytes, fmt_dur, fmt_int, fmt_ratio, ratio};
 
 #[derive(Default)]
 pub struct RestartRun {
@@ -143,7 +143,7 @@ pub fn row(r: &RestartRun, tree_bytes: u64) -> Row {
     row.fw = format!(
         "{} ({}× the stat walk; CPU {}, RSS {})",
         fmt_dur(r.ready),
-        fmt_ratio(r.ready.as_secs_f64() / r.stat_walk.as_secs_f64().max(1e-9)),
+        fmt_ratio(ratio(r.ready, r.stat_walk)),
         fmt_dur(r.cpu),
         fmt_bytes(r.rss)
     );

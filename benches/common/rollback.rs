@@ -22,7 +22,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::fs;
-use std::io::Write;
+
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::time::Duration;
@@ -31,6 +31,7 @@ use serde_json::Value;
 
 use super::codex::Codex;
 use super::daemon::{self, Daemon};
+use super::edits::append_line;
 use super::gentree::GenFile;
 use super::shadow::Shadow;
 
@@ -275,15 +276,6 @@ impl RollbackRun {
             && self.git_written.iter().all(|w| w.exact(self.files))
             && self.codex_content_ok == self.codex.len()
     }
-}
-
-fn append_line(path: &Path, line: &str) -> Result<(), String> {
-    let mut f = fs::OpenOptions::new()
-        .append(true)
-        .open(path)
-        .map_err(|e| format!("open {}: {e}", path.display()))?;
-    f.write_all(line.as_bytes())
-        .map_err(|e| format!("append to {}: {e}", path.display()))
 }
 
 fn ticks(t: u64, tck: u64) -> Duration {

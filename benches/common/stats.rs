@@ -96,3 +96,8 @@ pub fn fmt_med_p95(samples: &[Duration]) -> String {
 pub fn pass(ok: bool) -> &'static str {
     if ok { "yes" } else { "**NO**" }
 }
+
+/// `a / b` in seconds; a zero `b` counts as a nanosecond, so the ratio stays finite.
+pub fn ratio(a: Duration, b: Duration) -> f64 {
+    a.as_secs_f64() / b.as_secs_f64().max(1e-9)
+}

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use super::daemon::Daemon;
 use super::report::Row;
-use super::stats::{fmt_bytes, fmt_dur};
+use super::stats::{fmt_bytes, fmt_dur, ratio};
 
 #[derive(Default)]
 pub struct StormRun {
@@ -38,7 +38,7 @@ impl StormRun {
     }
 
     pub fn cpu_share(&self) -> f64 {
-        self.cpu.as_secs_f64() / self.wall().as_secs_f64().max(1e-9)
+        ratio(self.cpu, self.wall())
     }
 }
 
