@@ -54,7 +54,7 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
     let (root, dir) = locate(options.root.as_deref(), options.state_dir.as_deref())?;
     let config = Config::load(&root, options.config.as_deref())?;
     let state_dir = StateDir::acquire(dir)?;
-    let conn = db::open_writer(&state_dir.db_path())?;
+    let (conn, check) = db::open_writer_checking(&state_dir.db_path())?;
     let blobs = BlobDir::open(state_dir.blob_dir()).context("cannot open the blob store")?;
     blobs.remove_leftovers().context("cannot clean the blob store")?;
 
@@ -73,8 +73,8 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
         retention: config.retention,
     };
     eprintln!("filewatchd: indexing {}", root.display());
-    let (worker, handle) =
-        Worker::start(conn, ctx, tx, inbox, queued, overflow).context("indexing the workspace failed")?;
+    let (worker, handle) = Worker::start(conn, check, ctx, (tx, inbox), queued, overflow)
+        .context("indexing the workspace failed")?;
     let worker_thread = std::thread::Builder::new()
         .name("capture".into())
         .spawn(move || worker.run())

@@ -19,9 +19,12 @@
 //! - [`capture`]: the worker that owns the writer connection. Hints are facts only after a
 //!   re-read (`capture::read`: confined, symlink-free, stable reads); a settled burst is
 //!   recorded in one transaction (`capture::record`); the first index, the restart reconcile
-//!   and rescans after lost events share one stat-walk (`capture::rescan`, `capture::walk`),
-//!   read in parallel and written in large transactions; a clean exit settles the racy
-//!   stat-cache entries so the next start re-reads nothing unchanged.
+//!   and rescans after lost events share one parallel walk (`capture::rescan`,
+//!   `capture::walk`; no stat when the index is empty), whose paths readers observe ahead of
+//!   the writer (`capture::feed`) in large transactions; a clean exit settles the racy
+//!   stat-cache entries so the next start re-reads nothing unchanged. At start-up the walk
+//!   runs beside the index's integrity check (`store::db::IntegrityCheck`); nothing is
+//!   written before it passes.
 //!   Every command (turn markers, rollbacks, forks, gc) waits for its cookie
 //!   (`capture::barrier`, G1), so writes are attributed by position.
 //! - [`restore`]: rollback, undo, redo and time rollback: `chain` finds the target, `plan`

@@ -127,3 +127,81 @@ fn a_clean_stop_leaves_nothing_to_re_read() {
         "a.txt unchanged, yet recorded again: {a:#}"
     );
 }
+
+#[test]
+fn a_damaged_index_stops_the_start_and_is_left_untouched() {
+    let ws = Workspace::new();
+    for i in 0..200 {
+        ws.write(format!("src/f{i}.txt"), format!("line of file {i}\n").repeat(40));
+    }
+    Daemon::start(&ws).stop();
+    let db = ws.state_dir().join("index.sqlite");
+    let mut bytes = std::fs::read(&db).expect("read the index");
+    let page = 4096;
+    assert!(
+        bytes.len() > 8 * page,
+        "index too small to damage: {}",
+        bytes.len()
+    );
+    // Scramble the header of every page after the schema's: B-tree pages no reader can parse.
+    for header in (2 * page..bytes.len()).step_by(page) {
+        bytes[header..header + 12].copy_from_slice(&[0x5a; 12]);
+    }
+    std::fs::write(&db, &bytes).expect("damage the index");
+
+    let (status, stderr) = ws.serve_expecting_exit(&[]);
+    assert!(!status.success(), "a damaged index started: {stderr}");
+    assert!(
+        stderr.contains("damaged"),
+        "the error does not say the index is damaged: {stderr}"
+    );
+    assert_eq!(
+        std::fs::read(&db).expect("read the index"),
+        bytes,
+        "the damaged index was changed"
+    );
+}
+
+#[test]
+fn damage_only_the_check_finds_stops_the_start_before_anything_is_recorded() {
+    let ws = Workspace::new();
+    let mut x = 0x2545_f491_4f6c_dd1d_u64;
+    for i in 0..200 {
+        // Incompressible content is stored as is: the marker can be found in the index file.
+        let mut bytes = format!("MARKER-{i:04}").into_bytes();
+        while bytes.len() < 2000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            bytes.extend_from_slice(&x.to_le_bytes());
+        }
+        ws.write(format!("blob{i}.bin"), bytes);
+    }
+    Daemon::start(&ws).stop();
+    ws.write("changed-while-down.txt", "to be recorded by the next start\n");
+    let db = ws.state_dir().join("index.sqlite");
+    let mut bytes = std::fs::read(&db).expect("read the index");
+    let at = bytes
+        .windows(11)
+        .position(|w| w == b"MARKER-0100")
+        .expect("the blob's bytes are in the index");
+    // Damage the header of the page holding that blob: start-up's own queries never read it.
+    let page = at / 4096 * 4096;
+    bytes[page..page + 8].copy_from_slice(&[0x5a; 8]);
+    std::fs::write(&db, &bytes).expect("damage the index");
+
+    let (status, stderr) = ws.serve_expecting_exit(&[]);
+    assert!(!status.success(), "a damaged index started: {stderr}");
+    assert!(
+        stderr.contains("damaged"),
+        "the error does not say the index is damaged: {stderr}"
+    );
+    assert_eq!(
+        std::fs::read(&db).expect("read the index"),
+        bytes,
+        "the damaged index was changed"
+    );
+    let wal = ws.state_dir().join("index.sqlite-wal");
+    let wal_len = std::fs::metadata(&wal).map_or(0, |m| m.len());
+    assert_eq!(wal_len, 0, "something was written to the damaged index's WAL");
+}

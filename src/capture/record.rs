@@ -3,13 +3,14 @@
 
 use std::collections::{HashMap, HashSet};
 use std::os::unix::ffi::OsStrExt;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use indicatif::ProgressBar;
 use rusqlite::{Connection, TransactionBehavior};
 
 use super::Context;
+use super::feed::{CancelOnDrop, Feed};
 use super::read::{Observation, Present, RootDir, observe, observe_file};
 use crate::model::{Origin, State, now_ms, now_ns};
 use crate::paths::RelPath;
@@ -51,7 +52,7 @@ pub fn record(
     let mut seen: HashSet<RelPath> = HashSet::with_capacity(work.len());
     let mut work: Vec<RelPath> = work.into_iter().filter(|p| seen.insert(p.clone())).collect();
     while !work.is_empty() {
-        let observed = observer.observe_all(&work, hinted_path, progress);
+        let observed = observer.observe_all(&work, progress);
         let next = batch.apply_round(&tx, ctx, work, observed)?;
         work = next.into_iter().filter(|p| seen.insert(p.clone())).collect();
     }
@@ -67,8 +68,8 @@ pub struct Walked {
 }
 
 /// Paths a walk found, each directory already watched by the walk: recorded in transactions
-/// of `WALKED_BATCH` paths, so a first index of any size runs in bounded memory, and the next
-/// batch is read, hashed and compressed while this one is written to the index.
+/// of `CHUNKS_PER_COMMIT` batches of `WALKED_BATCH` paths, so a first index of any size runs in
+/// bounded memory, while readers keep reading, hashing and compressing up to two batches ahead.
 pub fn record_walked(
     conn: &mut Connection,
     ctx: &mut Context,
@@ -82,23 +83,19 @@ pub fn record_walked(
         .into_iter()
         .filter_map(|w| w.latest.map(|l| (w.path, l)))
         .collect();
-    let chunks: Vec<&[(RelPath, bool)]> = work.chunks(WALKED_BATCH).collect();
+    let feed = Feed::new(work.len(), 2 * WALKED_BATCH);
+    let read_one = |i: usize| observer.observe_one(&work[i].0, work[i].1, progress);
     std::thread::scope(|scope| {
-        let read = |chunk: &[(RelPath, bool)]| {
-            let (observer, chunk, progress) = (observer.clone(), chunk.to_vec(), progress.cloned());
-            scope.spawn(move || observer.observe_all(&chunk, walked_path, progress.as_ref()))
-        };
+        for _ in 0..READERS.min(work.len()) {
+            scope.spawn(|| feed.serve(read_one));
+        }
+        let _cancel = CancelOnDrop(&feed);
         let mut all = Recorded::default();
-        let mut reading = chunks.first().map(|c| read(c));
-        for (g, group) in chunks.chunks(CHUNKS_PER_COMMIT).enumerate() {
+        for group in work.chunks(WALKED_BATCH * CHUNKS_PER_COMMIT) {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let mut batch = Batch::new(who, false);
-            for (j, chunk) in group.iter().enumerate() {
-                let observed = match reading.take().map(std::thread::ScopedJoinHandle::join) {
-                    Some(Ok(observed)) => observed,
-                    _ => observer.observe_all(chunk, walked_path, progress),
-                };
-                reading = chunks.get(g * CHUNKS_PER_COMMIT + j + 1).map(|c| read(c));
+            for chunk in group.chunks(WALKED_BATCH) {
+                let observed = feed.take(chunk.len());
                 let paths: Vec<RelPath> = chunk.iter().map(|(p, _)| p.clone()).collect();
                 let chunk_known = paths.iter().filter_map(|p| known.remove_entry(p)).collect();
                 batch.known = Some(chunk_known);
@@ -111,15 +108,6 @@ pub fn record_walked(
         }
         Ok(all)
     })
-}
-
-fn walked_path(item: &(RelPath, bool)) -> (&RelPath, bool) {
-    (&item.0, item.1)
-}
-
-/// A hint says nothing of what is at the path.
-fn hinted_path(path: &RelPath) -> (&RelPath, bool) {
-    (path, false)
 }
 
 const WALKED_BATCH: usize = 2048;
@@ -146,49 +134,32 @@ impl Context {
 }
 
 impl Observer {
-    /// Observes every path, in parallel when there are many, in the order given. `path_of`
-    /// gives an item's path and whether a walk has just seen a regular file there.
-    fn observe_all<T: Sync>(
-        &self,
-        work: &[T],
-        path_of: impl Fn(&T) -> (&RelPath, bool) + Sync,
-        progress: Option<&ProgressBar>,
-    ) -> Vec<Observation> {
-        let one = |item: &T| {
-            let (path, file) = path_of(item);
-            let obs = if file {
-                observe_file(&self.root, path, self.max_file_size, &self.blobs)
-            } else {
-                observe(&self.root, path, self.max_file_size, &self.blobs)
-            };
-            if let Some(bar) = progress {
-                bar.inc(1);
-            }
-            obs
+    /// Reads one path; `file` when a walk has just seen a regular file there.
+    fn observe_one(&self, path: &RelPath, file: bool, progress: Option<&ProgressBar>) -> Observation {
+        let observed = if file {
+            observe_file(&self.root, path, self.max_file_size, &self.blobs)
+        } else {
+            observe(&self.root, path, self.max_file_size, &self.blobs)
         };
-        if work.len() <= PARALLEL_ABOVE {
-            return work.iter().map(one).collect();
+        if let Some(bar) = progress {
+            bar.inc(1);
         }
-        let next = AtomicUsize::new(0);
-        let results: Mutex<Vec<(usize, Observation)>> = Mutex::new(Vec::with_capacity(work.len()));
+        observed
+    }
+
+    /// Observes every path, in parallel when there are many, in the order given.
+    fn observe_all(&self, work: &[RelPath], progress: Option<&ProgressBar>) -> Vec<Observation> {
+        let one = |i: usize| self.observe_one(&work[i], false, progress);
+        if work.len() <= PARALLEL_ABOVE {
+            return (0..work.len()).map(one).collect();
+        }
+        let feed = Feed::new(work.len(), work.len());
         std::thread::scope(|scope| {
-            for _ in 0..READERS.min(work.len()) {
-                scope.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(path) = work.get(i) else { break };
-                        mine.push((i, one(path)));
-                    }
-                    if let Ok(mut all) = results.lock() {
-                        all.extend(mine);
-                    }
-                });
+            for _ in 0..READERS {
+                scope.spawn(|| feed.serve(one));
             }
-        });
-        let mut all = results.into_inner().unwrap_or_default();
-        all.sort_unstable_by_key(|(i, _)| *i);
-        all.into_iter().map(|(_, obs)| obs).collect()
+            feed.take(work.len())
+        })
     }
 }
 

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::sync::atomic::Ordering;
+use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use rusqlite::Connection;
@@ -28,12 +29,28 @@ pub fn rescan(
     who: Attribution,
     show_progress: bool,
 ) -> rusqlite::Result<Recorded> {
-    let started = std::time::Instant::now();
-    // The walk (arming each directory's watch before listing it) and the index's side of the
-    // comparison run at the same time: at 100,000 files each takes a few hundred milliseconds.
+    let survey = survey(conn, ctx, under)?;
+    record_survey(conn, ctx, survey, who, show_progress)
+}
+
+/// What a rescan found to record; nothing is written to the index to find it.
+pub struct Survey {
+    work: Vec<Walked>,
+    walked: usize,
+    started: Instant,
+    walk_ms: u64,
+}
+
+/// The first half of a rescan: walks `under` (arming each directory's watch right before
+/// listing it) while the index's side of the comparison is read, and compares them.
+pub fn survey(conn: &Connection, ctx: &mut Context, under: Option<&RelPath>) -> rusqlite::Result<Survey> {
+    let started = Instant::now();
+    // With nothing recorded (a first index) there is no stat to compare: the walk skips it.
+    let with_stat = under.is_some() || !sql::index_is_empty(conn)?;
     let (root, rules, watches) = (&ctx.root.path, &mut ctx.rules, &mut ctx.watches);
     let ((entries, unreadable), known) = std::thread::scope(|scope| {
-        let walking = scope.spawn(move || walk(root, under, rules, |dir| watches.watch(dir)));
+        let arm = |dirs: &[RelPath]| watches.watch_all(dirs);
+        let walking = scope.spawn(move || walk(root, under, rules, arm, with_stat));
         let known = match under {
             None => sql::all_present(conn),
             Some(dir) => sql::present_under(conn, dir),
@@ -44,14 +61,33 @@ pub fn rescan(
         (walked, known)
     });
     let known = known?;
-    let walked = entries.len();
-    let walk_ms = started.elapsed().as_millis() as u64;
     if unreadable > 0 {
         ctx.stats
             .unreadable
             .fetch_add(unreadable as u64, Ordering::Relaxed);
     }
-    let work = changed_paths(entries, known.into_iter().collect());
+    Ok(Survey {
+        walked: entries.len(),
+        walk_ms: started.elapsed().as_millis() as u64,
+        work: changed_paths(entries, known.into_iter().collect()),
+        started,
+    })
+}
+
+/// The second half of a rescan: reads and records what the survey found.
+pub fn record_survey(
+    conn: &mut Connection,
+    ctx: &mut Context,
+    survey: Survey,
+    who: Attribution,
+    show_progress: bool,
+) -> rusqlite::Result<Recorded> {
+    let Survey {
+        work,
+        walked,
+        started,
+        walk_ms,
+    } = survey;
     let bar = progress_bar(show_progress, work.len());
     // A rescan's batches need not each reach the disk: after a power loss the next start
     // rescans again. WAL + synchronous=NORMAL never corrupts; FULL comes back right after.
@@ -78,7 +114,7 @@ fn changed_paths(entries: Vec<Entry>, mut known: HashMap<RelPath, Latest>) -> Ve
     let mut work = Vec::new();
     for entry in entries {
         match known.remove(&entry.path) {
-            Some(latest) if unchanged(&latest, entry.kind, &entry.stat) => {}
+            Some(latest) if unchanged(&latest, entry.kind, entry.stat.as_ref()) => {}
             latest => work.push(Walked {
                 file: entry.kind == EntryKind::File,
                 path: entry.path,
@@ -94,7 +130,7 @@ fn changed_paths(entries: Vec<Entry>, mut known: HashMap<RelPath, Latest>) -> Ve
     work
 }
 
-fn unchanged(latest: &Latest, kind: EntryKind, stat: &StatKey) -> bool {
+fn unchanged(latest: &Latest, kind: EntryKind, stat: Option<&StatKey>) -> bool {
     let same_kind = matches!(
         (latest.state.kind(), kind),
         (Kind::File, EntryKind::File) | (Kind::Symlink, EntryKind::Symlink) | (Kind::Dir, EntryKind::Dir)
@@ -104,7 +140,7 @@ fn unchanged(latest: &Latest, kind: EntryKind, stat: &StatKey) -> bool {
         return same_kind;
     }
     let racy = latest.stat.mtime_ns + RACY_NS >= latest.checked_ns;
-    same_kind && latest.stat == *stat && !racy
+    same_kind && stat == Some(&latest.stat) && !racy
 }
 
 fn progress_bar(show: bool, total: usize) -> Option<ProgressBar> {

@@ -1,9 +1,13 @@
 //! Walking the tracked tree (or one subtree) with the ignore rules: the first index, the
 //! restart reconcile, rescans and new directories all start here. Symlinks are never
-//! followed and ignored directories are never entered.
+//! followed and ignored directories are never entered. Several directories are listed at once:
+//! a cold walk waits on the disk for each listing and each stat, a warm one on the CPU.
 
+use std::ffi::OsStr;
+use std::fs::DirEntry;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+use std::sync::{Condvar, Mutex, RwLock};
 
 use crate::model::StatKey;
 use crate::paths::RelPath;
@@ -20,69 +24,170 @@ pub enum EntryKind {
 pub struct Entry {
     pub path: RelPath,
     pub kind: EntryKind,
-    pub stat: StatKey,
+    /// `None` when the walk was asked not to stat (nothing in the index to compare with).
+    pub stat: Option<StatKey>,
 }
 
+/// Directories listed at the same time.
+const WALKERS: usize = 4;
+
 /// Every tracked entry beneath `start` (the root when `None`), `start` itself excluded, in
-/// parent-before-child order. Directories whose listing fails are skipped and counted.
-/// `arm` is called for each directory below the root right before it is listed, so a file
-/// created in it after the listing has its own event.
+/// path order (a directory before its children). Directories whose listing fails are skipped
+/// and counted. Every directory below the root is armed (`arm`, a batch at a time) before it is
+/// listed, so a file created in it after the listing has its own event. Without `with_stat` the kinds
+/// come from the listing itself and no entry is stat'ed: a first index reads every file anyway.
 pub fn walk(
     root: &Path,
     start: Option<&RelPath>,
     rules: &mut IgnoreRules,
-    mut arm: impl FnMut(&RelPath),
+    mut arm: impl FnMut(&[RelPath]) + Send,
+    with_stat: bool,
 ) -> (Vec<Entry>, usize) {
-    let mut entries = Vec::new();
-    let mut unreadable = 0;
-    let mut stack: Vec<Option<RelPath>> = vec![start.cloned()];
-    while let Some(dir) = stack.pop() {
-        if let Some(dir) = &dir {
-            arm(dir);
-        }
-        let abs = dir
-            .as_ref()
-            .map_or_else(|| root.to_path_buf(), |d| d.to_abs(root));
-        let Ok(listing) = std::fs::read_dir(&abs) else {
-            unreadable += 1;
-            continue;
-        };
-        let children: Vec<_> = listing.flatten().collect();
-        if children
-            .iter()
-            .any(|c| IgnoreRules::is_ignore_file(&rel_child(&dir, &c.file_name())))
-        {
-            rules.reload_dir(dir.as_ref());
-        }
-        for child in children {
-            let path = rel_child(&dir, &child.file_name());
-            // DirEntry::metadata is an fstatat(AT_SYMLINK_NOFOLLOW) on Linux: never follows.
-            let Ok(meta) = child.metadata() else {
-                continue;
-            };
-            let kind = match meta.file_type() {
-                t if t.is_dir() => EntryKind::Dir,
-                t if t.is_symlink() => EntryKind::Symlink,
-                t if t.is_file() => EntryKind::File,
-                _ => continue,
-            };
-            if rules.is_ignored(&path, kind == EntryKind::Dir) {
-                continue;
-            }
-            if kind == EntryKind::Dir {
-                stack.push(Some(path.clone()));
-            }
-            entries.push(Entry {
-                path,
-                kind,
-                stat: StatKey::from_metadata(&meta),
-            });
-        }
+    if let Some(start) = start {
+        arm(std::slice::from_ref(start));
     }
+    let shared = Shared {
+        root,
+        with_stat,
+        rules: RwLock::new(rules),
+        arm: Mutex::new(arm),
+        queue: Mutex::new(Queue {
+            dirs: vec![start.cloned()],
+            busy: 0,
+        }),
+        ready: Condvar::new(),
+    };
+    let found: Vec<(Vec<Entry>, usize)> = std::thread::scope(|scope| {
+        let walkers: Vec<_> = (0..WALKERS).map(|_| scope.spawn(|| shared.run())).collect();
+        walkers
+            .into_iter()
+            .map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .collect()
+    });
+    let unreadable = found.iter().map(|(_, n)| n).sum();
+    let mut entries: Vec<Entry> = found.into_iter().flat_map(|(e, _)| e).collect();
+    entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     (entries, unreadable)
 }
 
-fn rel_child(dir: &Option<RelPath>, name: &std::ffi::OsStr) -> RelPath {
+struct Shared<'a, A> {
+    root: &'a Path,
+    with_stat: bool,
+    rules: RwLock<&'a mut IgnoreRules>,
+    arm: Mutex<A>,
+    queue: Mutex<Queue>,
+    ready: Condvar,
+}
+
+/// Directories waiting to be listed, and how many walkers are listing one (and may add more).
+struct Queue {
+    dirs: Vec<Option<RelPath>>,
+    busy: usize,
+}
+
+impl<A: FnMut(&[RelPath])> Shared<'_, A> {
+    /// One walker: lists directories until none is left and no other walker can add one.
+    fn run(&self) -> (Vec<Entry>, usize) {
+        let (mut entries, mut unreadable) = (Vec::new(), 0);
+        while let Some(dir) = self.next_dir() {
+            let subdirs = match self.list(&dir, &mut entries) {
+                Some(subdirs) => subdirs,
+                None => {
+                    unreadable += 1;
+                    Vec::new()
+                }
+            };
+            self.done_with(subdirs);
+        }
+        (entries, unreadable)
+    }
+
+    fn next_dir(&self) -> Option<Option<RelPath>> {
+        let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if let Some(dir) = queue.dirs.pop() {
+                queue.busy += 1;
+                return Some(dir);
+            }
+            if queue.busy == 0 {
+                return None;
+            }
+            queue = self.ready.wait(queue).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    fn done_with(&self, subdirs: Vec<RelPath>) {
+        let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        queue.dirs.extend(subdirs.into_iter().map(Some));
+        queue.busy -= 1;
+        self.ready.notify_all();
+    }
+
+    /// Lists one directory into `entries`; returns its tracked subdirectories, armed, or
+    /// `None` when it cannot be listed.
+    fn list(&self, dir: &Option<RelPath>, entries: &mut Vec<Entry>) -> Option<Vec<RelPath>> {
+        let abs = dir
+            .as_ref()
+            .map_or_else(|| self.root.to_path_buf(), |d| d.to_abs(self.root));
+        let children: Vec<DirEntry> = std::fs::read_dir(&abs).ok()?.flatten().collect();
+        if children
+            .iter()
+            .any(|c| IgnoreRules::is_ignore_file(&rel_child(dir, &c.file_name())))
+        {
+            self.rules
+                .write()
+                .unwrap_or_else(|p| p.into_inner())
+                .reload_dir(dir.as_ref());
+        }
+        let kept = self.tracked(dir, children);
+        let mut subdirs = Vec::new();
+        for (path, child, kind) in kept {
+            let (kind, stat) = if self.with_stat {
+                // DirEntry::metadata is an fstatat(AT_SYMLINK_NOFOLLOW) on Linux: never follows.
+                let Ok(meta) = child.metadata() else { continue };
+                let Some(kind) = kind_of(meta.file_type()) else {
+                    continue;
+                };
+                (kind, Some(StatKey::from_metadata(&meta)))
+            } else {
+                (kind, None)
+            };
+            if kind == EntryKind::Dir {
+                subdirs.push(path.clone());
+            }
+            entries.push(Entry { path, kind, stat });
+        }
+        if !subdirs.is_empty() {
+            (self.arm.lock().unwrap_or_else(|p| p.into_inner()))(&subdirs);
+        }
+        Some(subdirs)
+    }
+
+    /// The children the ignore rules keep, with the kind the listing gave.
+    fn tracked(&self, dir: &Option<RelPath>, children: Vec<DirEntry>) -> Vec<(RelPath, DirEntry, EntryKind)> {
+        let rules = self.rules.read().unwrap_or_else(|p| p.into_inner());
+        children
+            .into_iter()
+            .filter_map(|child| {
+                // From the listing's d_type; an lstat only where the file system gives none.
+                let kind = kind_of(child.file_type().ok()?)?;
+                let path = rel_child(dir, &child.file_name());
+                (!rules.is_ignored(&path, kind == EntryKind::Dir)).then_some((path, child, kind))
+            })
+            .collect()
+    }
+}
+
+fn kind_of(file_type: std::fs::FileType) -> Option<EntryKind> {
+    match file_type {
+        t if t.is_dir() => Some(EntryKind::Dir),
+        t if t.is_symlink() => Some(EntryKind::Symlink),
+        t if t.is_file() => Some(EntryKind::File),
+        _ => None,
+    }
+}
+
+fn rel_child(dir: &Option<RelPath>, name: &OsStr) -> RelPath {
     match dir {
         Some(d) => d.join(name.as_bytes()),
         None => RelPath::from_fs_bytes(name.as_bytes().to_vec()),

@@ -11,10 +11,12 @@ use rusqlite::Connection;
 
 use super::barrier::{Barrier, remove_stale_cookies};
 use super::record::{Attribution, record};
-use super::rescan::{RACY_NS, rescan};
+use super::rescan::{RACY_NS, record_survey, rescan, survey};
 use super::{Command, Context, Msg, TRIM_AFTER, TurnError, release_freed_memory, turns};
 use crate::model::Origin;
 use crate::paths::RelPath;
+use crate::store::db::IntegrityCheck;
+use crate::store::journal;
 use crate::store::sql::{self, TurnRow};
 use crate::watch::filter::IgnoreRules;
 
@@ -96,27 +98,43 @@ pub struct Worker {
     trim_at: Option<Instant>,
 }
 
+/// A query's result while the integrity check may still run: a damaged index is reported as
+/// the damage the check found, not as the query's error.
+fn checked<T>(check: &mut IntegrityCheck, result: rusqlite::Result<T>) -> anyhow::Result<T> {
+    if result.is_err() {
+        check.wait()?;
+    }
+    Ok(result?)
+}
+
 impl Worker {
     /// Indexes (first start) or reconciles (restart) the workspace, recording what changed
-    /// while the daemon was down as `offline`, and returns the worker ready to run.
+    /// while the daemon was down as `offline`, and returns the worker ready to run. `check`
+    /// (DB-03) runs meanwhile: recovery and recording wait for it, the walk does not.
     pub fn start(
         mut conn: Connection,
+        mut check: IntegrityCheck,
         mut ctx: Context,
-        tx: Sender<Msg>,
-        inbox: Receiver<Msg>,
+        channel: (Sender<Msg>, Receiver<Msg>),
         queued: Arc<AtomicUsize>,
         overflow: Arc<AtomicBool>,
-    ) -> rusqlite::Result<(Self, WorkerHandle)> {
+    ) -> anyhow::Result<(Self, WorkerHandle)> {
+        let (tx, inbox) = channel;
         remove_stale_cookies(&ctx.root.path);
-        for outcome in crate::restore::recover::recover(&mut conn, &mut ctx)? {
-            tracing::warn!(rollback = ?outcome.rollback_id, note = ?outcome.recovery, "recovered a rollback");
+        if !checked(&mut check, journal::prepared_rollbacks(&conn))?.is_empty() {
+            check.wait()?;
+            for outcome in crate::restore::recover::recover(&mut conn, &mut ctx)? {
+                tracing::warn!(rollback = ?outcome.rollback_id, note = ?outcome.recovery, "recovered a rollback");
+            }
         }
         let offline = Attribution {
             origin: Origin::Offline,
             turn_id: None,
         };
         let started = Instant::now();
-        let recorded = rescan(&mut conn, &mut ctx, None, offline, true)?;
+        let survey = checked(&mut check, survey(&conn, &mut ctx, None))?;
+        check.wait()?;
+        let recorded = record_survey(&mut conn, &mut ctx, survey, offline, true)?;
         release_freed_memory();
         tracing::info!(
             versions = recorded.versions,

@@ -28,11 +28,25 @@ pub enum DbError {
     Sql(#[from] rusqlite::Error),
 }
 
-/// The one writer connection: WAL, synchronous=FULL, migrations applied.
+/// The one writer connection: WAL, synchronous=FULL, checked (DB-03), migrations applied.
 pub fn open_writer(path: &Path) -> Result<Connection, DbError> {
+    let (conn, mut check) = open_writer_checking(path)?;
+    check.wait()?;
+    Ok(conn)
+}
+
+/// `open_writer` with DB-03's check still running on its own connection: it reads every page
+/// (a quarter of a second at 100,000 files), and start-up can walk the workspace meanwhile.
+/// Nothing may be written before `IntegrityCheck::wait` says the index is sound; a migration
+/// (a write) waits for it here.
+pub fn open_writer_checking(path: &Path) -> Result<(Connection, IntegrityCheck), DbError> {
     let shown = path.display().to_string();
+    set_up_writer(path, &shown).map_err(|e| e.into_damage(&shown))
+}
+
+fn set_up_writer(path: &Path, shown: &str) -> Result<(Connection, IntegrityCheck), DbError> {
     let mut conn = Connection::open(path).map_err(|source| DbError::Open {
-        path: shown.clone(),
+        path: shown.to_string(),
         source,
     })?;
     conn.busy_timeout(Duration::from_secs(5))?;
@@ -45,9 +59,34 @@ pub fn open_writer(path: &Path) -> Result<Connection, DbError> {
     // A first index writes hundreds of megabytes in large batches: with SQLite's 2 MiB default
     // cache the pages spill and are read back from the WAL over and over.
     conn.pragma_update(None, "cache_size", -16384)?;
-    check_integrity(&conn, &shown)?;
-    migrate(&mut conn, &shown)?;
-    Ok(conn)
+    let mut check = IntegrityCheck::start(path);
+    if schema_version(&conn)? != MIGRATIONS.len() as i64 {
+        check.wait()?;
+        migrate(&mut conn, shown)?;
+    }
+    Ok((conn, check))
+}
+
+/// DB-03's `quick_check`, running in a thread of its own.
+pub struct IntegrityCheck(Option<std::thread::JoinHandle<Result<(), DbError>>>);
+
+impl IntegrityCheck {
+    fn start(path: &Path) -> Self {
+        let path = path.to_path_buf();
+        Self(Some(std::thread::spawn(move || {
+            let conn = open_reader(&path)?;
+            check_integrity(&conn, &path.display().to_string())
+        })))
+    }
+
+    /// Waits for the check; `Ok` once the index is known sound (at once when already known).
+    pub fn wait(&mut self) -> Result<(), DbError> {
+        match self.0.take().map(std::thread::JoinHandle::join) {
+            None => Ok(()),
+            Some(Ok(result)) => result,
+            Some(Err(panic)) => std::panic::resume_unwind(panic),
+        }
+    }
 }
 
 /// A read-only connection for queries; many may exist beside the writer.
@@ -72,7 +111,9 @@ fn keep_plans(conn: &Connection) -> rusqlite::Result<()> {
 
 /// DB-03: a damaged index stops the daemon with a clear error; it is never re-created.
 fn check_integrity(conn: &Connection, path: &str) -> Result<(), DbError> {
-    let result: String = conn.query_row("PRAGMA quick_check", [], |row| row.get(0))?;
+    let result: String = conn
+        .query_row("PRAGMA quick_check", [], |row| row.get(0))
+        .map_err(|e| DbError::from(e).into_damage(path))?;
     if result == "ok" {
         return Ok(());
     }
@@ -82,8 +123,31 @@ fn check_integrity(conn: &Connection, path: &str) -> Result<(), DbError> {
     })
 }
 
+impl DbError {
+    /// SQLite's own "malformed" and "not a database" errors, met before or by the check, are
+    /// the damage DB-03 reports.
+    fn into_damage(self, path: &str) -> Self {
+        use rusqlite::ErrorCode::{DatabaseCorrupt, NotADatabase};
+        let source = match &self {
+            Self::Sql(e) | Self::Open { source: e, .. } => e,
+            _ => return self,
+        };
+        match source.sqlite_error_code() {
+            Some(DatabaseCorrupt | NotADatabase) => Self::Damaged {
+                path: path.to_string(),
+                detail: source.to_string(),
+            },
+            _ => self,
+        }
+    }
+}
+
+fn schema_version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("PRAGMA user_version", [], |row| row.get(0))
+}
+
 fn migrate(conn: &mut Connection, path: &str) -> Result<(), DbError> {
-    let current: i64 = conn.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    let current = schema_version(conn)?;
     let known = MIGRATIONS.len();
     if current > known as i64 {
         return Err(DbError::TooNew {

@@ -473,6 +473,12 @@ pub fn end_turn(conn: &Connection, turn_id: i64, end_seq: i64, now_ms: i64) -> R
     Ok(())
 }
 
+/// Nothing is recorded yet: the first index has not run (or found nothing).
+pub fn index_is_empty(conn: &Connection) -> Result<bool> {
+    conn.prepare_cached("SELECT NOT EXISTS (SELECT 1 FROM path_state)")?
+        .query_row([], |r| r.get(0))
+}
+
 pub fn tracked_files(conn: &Connection) -> Result<i64> {
     conn.prepare_cached(
         "SELECT count(*) FROM path_state s JOIN versions v ON v.seq = s.seq WHERE v.kind = 1",

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::Sender;
 
 use notify::event::EventKindMask;
-use notify::{Config, Event, INotifyWatcher, RecursiveMode, Watcher as _};
+use notify::{Config, Event, INotifyWatcher, PathOp, RecursiveMode, Watcher as _};
 
 use crate::capture::Msg;
 use crate::paths::RelPath;
@@ -126,25 +126,47 @@ impl Watches {
     /// Arms a watch on a tracked directory (idempotent). Errors are counted, not fatal: the
     /// next rescan catches what an unwatched directory misses.
     pub fn watch(&mut self, dir: &RelPath) {
-        if self.watched.contains(dir) {
-            return;
-        }
-        match self
-            .inner
-            .watch(&dir.to_abs(&self.root), RecursiveMode::NonRecursive)
-        {
-            Ok(()) => {
-                self.watched.insert(dir.clone());
+        self.watch_all(std::slice::from_ref(dir));
+    }
+
+    /// `watch` for many directories in one exchange with the watcher's thread (a walk arms
+    /// thousands).
+    pub fn watch_all(&mut self, dirs: &[RelPath]) {
+        let mut todo: Vec<&RelPath> = dirs.iter().filter(|d| !self.watched.contains(*d)).collect();
+        while let Some(&first) = todo.first() {
+            let ops = todo
+                .iter()
+                .map(|d| PathOp::watch_non_recursive(d.to_abs(&self.root)))
+                .collect();
+            let Err(err) = self.inner.update_paths(ops) else {
+                self.watched.extend(todo.drain(..).cloned());
+                break;
+            };
+            let applied = match err.origin {
+                Some(_) => todo.len().saturating_sub(err.remaining.len() + 1),
+                None => 0,
+            };
+            self.watched.extend(todo.drain(..applied).cloned());
+            let failed = todo.first().copied().unwrap_or(first);
+            let stop = err.origin.is_none() || matches!(err.source.kind, notify::ErrorKind::MaxFilesWatch);
+            self.watch_failed(failed, err.source);
+            if stop {
+                break;
             }
-            Err(err) if matches!(err.kind, notify::ErrorKind::MaxFilesWatch) => {
-                self.stats
-                    .set_degraded("watch_limit: raise fs.inotify.max_user_watches");
-            }
-            Err(err) => tracing::debug!(dir = %dir, error = %err, "could not watch a directory"),
+            todo.remove(0);
         }
         self.stats
             .watched_dirs
             .store(self.watched.len() + 1, Ordering::Relaxed);
+    }
+
+    fn watch_failed(&self, dir: &RelPath, err: notify::Error) {
+        if matches!(err.kind, notify::ErrorKind::MaxFilesWatch) {
+            self.stats
+                .set_degraded("watch_limit: raise fs.inotify.max_user_watches");
+        } else {
+            tracing::debug!(dir = %dir, error = %err, "could not watch a directory");
+        }
     }
 
     /// Drops the watches of `dir` and everything beneath it (it was removed or moved away).

@@ -1,0 +1,144 @@
+//! The reading side of a rescan: reader threads observe the walked paths in order and run
+//! ahead of the one writer by a bounded window. No reader waits for a batch's slowest file (a
+//! cold disk has some), and memory holds at most a window of observations.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
+
+pub struct Feed<T> {
+    len: usize,
+    ahead: usize,
+    next: AtomicUsize,
+    state: Mutex<Window<T>>,
+    for_writer: Condvar,
+    for_readers: Condvar,
+}
+
+/// Results of the items from `taken` on: item `i` sits at `slots[i - taken]`.
+struct Window<T> {
+    slots: VecDeque<Option<T>>,
+    taken: usize,
+    /// Slots filled without a gap from the front.
+    ready: usize,
+    cancelled: bool,
+}
+
+impl<T> Feed<T> {
+    /// A feed of `len` items whose readers stay fewer than `ahead` items past the writer.
+    pub fn new(len: usize, ahead: usize) -> Self {
+        Self {
+            len,
+            ahead: ahead.max(1),
+            next: AtomicUsize::new(0),
+            state: Mutex::new(Window {
+                slots: VecDeque::new(),
+                taken: 0,
+                ready: 0,
+                cancelled: false,
+            }),
+            for_writer: Condvar::new(),
+            for_readers: Condvar::new(),
+        }
+    }
+
+    /// One reader: claims the next item, waits while it lies beyond the window, computes it
+    /// with `one` and hands it over, until every item is claimed or the writer gave up.
+    pub fn serve(&self, mut one: impl FnMut(usize) -> T) {
+        loop {
+            let i = self.next.fetch_add(1, Ordering::Relaxed);
+            if i >= self.len || !self.wait_for_room(i) {
+                return;
+            }
+            let value = one(i);
+            let mut window = self.lock();
+            let at = i - window.taken;
+            if window.slots.len() <= at {
+                window.slots.resize_with(at + 1, || None);
+            }
+            window.slots[at] = Some(value);
+            let before = window.ready;
+            while window.slots.get(window.ready).is_some_and(Option::is_some) {
+                window.ready += 1;
+            }
+            if window.ready != before {
+                self.for_writer.notify_one();
+            }
+        }
+    }
+
+    fn wait_for_room(&self, i: usize) -> bool {
+        let mut window = self.lock();
+        while !window.cancelled && i >= window.taken + self.ahead {
+            window = self.for_readers.wait(window).unwrap_or_else(|p| p.into_inner());
+        }
+        !window.cancelled
+    }
+
+    /// The writer: the next `n` results in order (`n` at most the window), once all are in.
+    pub fn take(&self, n: usize) -> Vec<T> {
+        let n = n.min(self.ahead);
+        let mut window = self.lock();
+        while window.ready < n {
+            window = self.for_writer.wait(window).unwrap_or_else(|p| p.into_inner());
+        }
+        let taken: Vec<T> = window.slots.drain(..n).flatten().collect();
+        window.taken += n;
+        window.ready -= n;
+        self.for_readers.notify_all();
+        taken
+    }
+
+    /// The writer stops early: readers finish the item in hand and leave.
+    pub fn cancel(&self) {
+        self.lock().cancelled = true;
+        self.for_readers.notify_all();
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Window<T>> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Cancels the feed when the writer leaves, by error or not, so its readers can be joined.
+pub struct CancelOnDrop<'a, T>(pub &'a Feed<T>);
+
+impl<T> Drop for CancelOnDrop<'_, T> {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_arrive_in_order_from_many_readers() {
+        let feed = Feed::new(1000, 64);
+        let taken = std::thread::scope(|scope| {
+            for _ in 0..4 {
+                scope.spawn(|| feed.serve(|i| i * 2));
+            }
+            let mut all = Vec::new();
+            while all.len() < 1000 {
+                all.extend(feed.take(50.min(1000 - all.len())));
+            }
+            all
+        });
+        assert_eq!(taken, (0..1000).map(|i| i * 2).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn readers_leave_when_the_writer_gives_up() {
+        let feed = Feed::new(1000, 8);
+        let first = std::thread::scope(|scope| {
+            for _ in 0..3 {
+                scope.spawn(|| feed.serve(|i| i));
+            }
+            let _cancel = CancelOnDrop(&feed);
+            feed.take(8)
+        });
+        assert_eq!(first, (0..8).collect::<Vec<_>>());
+    }
+}
