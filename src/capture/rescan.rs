@@ -54,7 +54,8 @@ pub fn survey(conn: &Connection, ctx: &mut Context, under: Option<&RelPath>) -> 
         let known = match under {
             None => sql::all_present(conn),
             Some(dir) => sql::present_under(conn, dir),
-        };
+        }
+        .map(|rows| rows.into_iter().collect::<HashMap<_, _>>());
         let walked = walking
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -69,7 +70,7 @@ pub fn survey(conn: &Connection, ctx: &mut Context, under: Option<&RelPath>) -> 
     Ok(Survey {
         walked: entries.len(),
         walk_ms: started.elapsed().as_millis() as u64,
-        work: changed_paths(entries, known.into_iter().collect()),
+        work: changed_paths(entries, known),
         started,
     })
 }
@@ -110,6 +111,7 @@ pub fn record_survey(
 
 /// Paths whose stat differs from the cache, new paths, and recorded paths not found, each
 /// with its latest recorded state (the index was just read: no need to ask it again).
+/// Sorted by path: a new directory is recorded before what it holds.
 fn changed_paths(entries: Vec<Entry>, mut known: HashMap<RelPath, Latest>) -> Vec<Walked> {
     let mut work = Vec::new();
     for entry in entries {
@@ -127,6 +129,7 @@ fn changed_paths(entries: Vec<Entry>, mut known: HashMap<RelPath, Latest>) -> Ve
         latest: Some(latest),
         file: false,
     }));
+    work.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     work
 }
 

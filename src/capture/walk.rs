@@ -31,8 +31,8 @@ pub struct Entry {
 /// Directories listed at the same time.
 const WALKERS: usize = 4;
 
-/// Every tracked entry beneath `start` (the root when `None`), `start` itself excluded, in
-/// path order (a directory before its children). Directories whose listing fails are skipped
+/// Every tracked entry beneath `start` (the root when `None`), `start` itself excluded, in no
+/// particular order. Directories whose listing fails are skipped
 /// and counted. Every directory below the root is armed (`arm`, a batch at a time) before it is
 /// listed, so a file created in it after the listing has its own event. Without `with_stat` the kinds
 /// come from the listing itself and no entry is stat'ed: a first index reads every file anyway.
@@ -65,9 +65,7 @@ pub fn walk(
             .collect()
     });
     let unreadable = found.iter().map(|(_, n)| n).sum();
-    let mut entries: Vec<Entry> = found.into_iter().flat_map(|(e, _)| e).collect();
-    entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
-    (entries, unreadable)
+    (found.into_iter().flat_map(|(e, _)| e).collect(), unreadable)
 }
 
 struct Shared<'a, A> {
