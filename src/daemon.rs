@@ -15,7 +15,7 @@ use crate::config::Config;
 use crate::state::{self, DaemonInfo, StateDir};
 use crate::stats::Stats;
 use crate::store::blobs::BlobDir;
-use crate::store::db;
+use crate::store::{db, unjournaled};
 use crate::watch::filter::IgnoreRules;
 use crate::watch::{HintSender, Watches};
 
@@ -54,6 +54,9 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
     let (root, dir) = locate(options.root.as_deref(), options.state_dir.as_deref())?;
     let config = Config::load(&root, options.config.as_deref())?;
     let state_dir = StateDir::acquire(dir)?;
+    if unjournaled::discard_interrupted(&state_dir.db_path()).context("cannot remove an unfinished index")? {
+        tracing::warn!("the first index was interrupted: indexing again from the start");
+    }
     let (conn, check) = db::open_writer_checking(&state_dir.db_path())?;
     let blobs = BlobDir::open(state_dir.blob_dir()).context("cannot open the blob store")?;
     blobs.remove_leftovers().context("cannot clean the blob store")?;

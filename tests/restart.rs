@@ -3,6 +3,7 @@
 mod common;
 
 use common::*;
+use std::os::fd::AsRawFd;
 
 #[test]
 fn changes_while_down_are_recorded_as_offline() {
@@ -204,4 +205,54 @@ fn damage_only_the_check_finds_stops_the_start_before_anything_is_recorded() {
     let wal = ws.state_dir().join("index.sqlite-wal");
     let wal_len = std::fs::metadata(&wal).map_or(0, |m| m.len());
     assert_eq!(wal_len, 0, "something was written to the damaged index's WAL");
+}
+
+#[test]
+fn a_first_index_killed_before_it_was_made_durable_starts_over() {
+    let ws = Workspace::new();
+    for i in 0..40 {
+        ws.write(format!("d{}/f{i}.txt", i % 4), format!("content {i}\n"));
+    }
+    let log = tempfile::tempfile().expect("log file");
+    let mut cmd = ws.command();
+    cmd.args(["serve", "--root"])
+        .arg(ws.root())
+        .arg("--state-dir")
+        .arg(ws.state_dir())
+        .env("FILEWATCHD_TEST_PAUSE_BUILD", "1")
+        .env("RUST_LOG", "filewatchd=info")
+        .stdin(std::process::Stdio::null())
+        .stderr(log.try_clone().expect("log file"));
+    let mut child = cmd.spawn().expect("spawn the daemon");
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let read_log =
+        || std::fs::read_to_string(format!("/proc/self/fd/{}", log.as_raw_fd())).unwrap_or_default();
+    while !read_log().contains("pausing the first index") {
+        assert!(
+            std::time::Instant::now() < until,
+            "the first index never paused: {}",
+            read_log()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20)); // polling a condition, not synchronising
+    }
+    child.kill().expect("kill -9");
+    child.wait().expect("reap");
+    let marker = ws.state_dir().join("index.sqlite.building");
+    assert!(marker.exists(), "no marker while the first index was unjournaled");
+
+    let daemon = Daemon::start(&ws);
+    assert!(
+        daemon.wait_for_stderr(
+            "indexing again from the start",
+            std::time::Duration::from_secs(10)
+        ),
+        "the interrupted index was not discarded: {}",
+        daemon.stderr()
+    );
+    assert!(!marker.exists(), "the marker outlived the new first index");
+    for i in 0..40 {
+        let history = daemon.history(&format!("d{}/f{i}.txt", i % 4));
+        assert_eq!(versions(&history).len(), 1, "{history:#}");
+        assert_eq!(latest(&history)["kind"], "file", "{history:#}");
+    }
 }

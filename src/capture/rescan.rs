@@ -20,6 +20,9 @@ use crate::store::sql::{self, Latest};
 /// the same timestamp tick would leave it equal ("racy git"). Such entries are re-read.
 pub const RACY_NS: i64 = 100_000_000;
 
+/// SQLite's `PRAGMA synchronous` levels: OFF 0, NORMAL 1, FULL 2, EXTRA 3.
+const SYNCHRONOUS_NORMAL: i64 = 1;
+
 /// Re-checks `under` (the whole root when `None`) against the index and records every
 /// difference, arming a watch on every tracked directory found.
 pub fn rescan(
@@ -92,9 +95,16 @@ pub fn record_survey(
     let bar = progress_bar(show_progress, work.len());
     // A rescan's batches need not each reach the disk: after a power loss the next start
     // rescans again. WAL + synchronous=NORMAL never corrupts; FULL comes back right after.
-    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    // (A first index may run with synchronous=OFF already: `store::unjournaled`.)
+    let was: i64 = conn.pragma_query_value(None, "synchronous", |r| r.get(0))?;
+    let lower = was > SYNCHRONOUS_NORMAL;
+    if lower {
+        conn.pragma_update(None, "synchronous", SYNCHRONOUS_NORMAL)?;
+    }
     let recorded = record_walked(conn, ctx, work, who, bar.as_ref());
-    conn.pragma_update(None, "synchronous", "FULL")?;
+    if lower {
+        conn.pragma_update(None, "synchronous", was)?;
+    }
     let recorded = recorded?;
     if let Some(bar) = bar {
         bar.finish_and_clear();

@@ -16,8 +16,8 @@ use super::{Command, Context, Msg, TRIM_AFTER, TurnError, release_freed_memory, 
 use crate::model::Origin;
 use crate::paths::RelPath;
 use crate::store::db::IntegrityCheck;
-use crate::store::journal;
 use crate::store::sql::{self, TurnRow};
+use crate::store::{journal, unjournaled};
 use crate::watch::filter::IgnoreRules;
 
 /// Quiet time after the last hint before a batch is recorded (editors' save bursts, `sed -i`
@@ -134,7 +134,9 @@ impl Worker {
         let started = Instant::now();
         let survey = checked(&mut check, survey(&conn, &mut ctx, None))?;
         check.wait()?;
-        let recorded = record_survey(&mut conn, &mut ctx, survey, offline, true)?;
+        let recorded = unjournaled::build(&mut conn, |conn| {
+            record_survey(conn, &mut ctx, survey, offline, true)
+        })?;
         release_freed_memory();
         tracing::info!(
             versions = recorded.versions,

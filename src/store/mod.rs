@@ -1,11 +1,13 @@
 //! The store: content-addressed blobs and the SQLite index of paths, versions, sessions and
-//! turns. SQL lives in `sql`, the schema and its migrations in `db`, blob files in `blobs`.
+//! turns. SQL lives in `sql`, the schema and its migrations in `db`, blob files in `blobs`;
+//! `unjournaled` writes a first index into an empty index without SQLite's journal.
 
 pub mod blobs;
 pub mod db;
 pub mod gc;
 pub mod journal;
 pub mod sql;
+pub mod unjournaled;
 
 use rusqlite::Connection;
 
