@@ -9,6 +9,7 @@ pub mod checkout;
 pub mod codex;
 pub mod daemon;
 pub mod edits;
+pub mod floor;
 pub mod gentree;
 pub mod report;
 pub mod restart;
