@@ -35,27 +35,21 @@ pub enum Check {
 /// batch of a thousand costs a few journal commits instead of a thousand.
 const FSYNC_THREADS: usize = 16;
 
-/// fsyncs, in parallel, each path's temp file (`Some(name)`, beside the path) or the
-/// directory holding the path (`None`). Returns each one's error, if any, in order.
-fn fsync_all(
-    root: &crate::capture::read::RootDir,
-    items: &[(RelPath, Option<String>)],
-) -> Vec<Option<String>> {
-    let one = |(path, temp): &(RelPath, Option<String>)| -> Result<(), String> {
+/// fsyncs, in parallel, the directory holding each path. Returns each one's error, if any, in
+/// order.
+fn fsync_dirs(root: &crate::capture::read::RootDir, children: &[RelPath]) -> Vec<Option<String>> {
+    let one = |path: &RelPath| -> Result<(), String> {
         let parent = root.parent_of(path).map_err(|e| e.to_string())?;
-        match temp {
-            Some(temp) => parent.sync_temp(path, temp).map_err(|e| e.to_string()),
-            None => parent.sync(path).map_err(|e| e.to_string()),
-        }
+        parent.sync(path).map_err(|e| e.to_string())
     };
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: std::sync::Mutex<Vec<Option<String>>> = std::sync::Mutex::new(vec![None; items.len()]);
+    let results: std::sync::Mutex<Vec<Option<String>>> = std::sync::Mutex::new(vec![None; children.len()]);
     std::thread::scope(|scope| {
-        for _ in 0..FSYNC_THREADS.min(items.len()) {
+        for _ in 0..FSYNC_THREADS.min(children.len()) {
             scope.spawn(|| {
                 loop {
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(item) = items.get(i) else { break };
+                    let Some(item) = children.get(i) else { break };
                     if let (Err(e), Ok(mut all)) = (one(item), results.lock()) {
                         all[i] = Some(e);
                     }
@@ -65,10 +59,9 @@ fn fsync_all(
     });
     results
         .into_inner()
-        .unwrap_or_else(|_| vec![Some("a sync thread failed".into()); items.len()])
+        .unwrap_or_else(|_| vec![Some("a sync thread failed".into()); children.len()])
 }
 
-/// Only the executable bit differs: the file is not rewritten.
 fn same_content(step: &Step) -> bool {
     matches!((&step.current, &step.target), (State::File(c), State::File(t)) if c.hash == t.hash)
 }
@@ -195,6 +188,14 @@ fn phases(steps: &[(i64, Step)]) -> [Vec<usize>; 4] {
     order
 }
 
+/// A file's new content, to be written under a temp name beside it.
+struct TempWrite {
+    parent: Parent,
+    temp: String,
+    hash: Hash,
+    mode: u32,
+}
+
 struct Run<'a> {
     conn: &'a Connection,
     ctx: &'a Context,
@@ -283,48 +284,33 @@ impl Run<'_> {
         Err(changed(step))
     }
 
-    /// The last phase, files and symlinks, in two passes so the new contents reach the disk
-    /// in parallel fsyncs instead of one after another: every temp file is written first, then
-    /// synced `FSYNC_THREADS` at a time, then each is renamed into place right after its path
-    /// is re-checked.
+    /// The last phase, files and symlinks: every path is checked and its content loaded here
+    /// (the SQLite connection is this thread's), then the temp files are created, written and
+    /// fsynced `FSYNC_THREADS` at a time (the file system commits concurrent fsyncs together),
+    /// then each is renamed into place right after its path is re-checked.
     fn install_all(&mut self, steps: &[(i64, Step)], indexes: &[usize]) {
-        let mut staged = Vec::with_capacity(indexes.len());
+        let mut writes = Vec::new();
+        let mut installable = Vec::new();
         for &i in indexes {
             if self.results[i].is_some() {
                 continue;
             }
             match self.stage(&steps[i]) {
-                Ok(()) => staged.push(i),
+                Ok(Some(write)) => writes.push((i, write)),
+                Ok(None) => installable.push(i),
                 Err(finished) => self.results[i] = Some(finished),
             }
         }
-        // Only new regular-file contents sit in temp files to sync; a symlink is made durable
-        // with its directory, and a mode change rewrites nothing.
-        let writes_file = |step: &Step| matches!(step.target, State::File(_)) && !same_content(step);
-        let (to_sync, no_data): (Vec<usize>, Vec<usize>) =
-            staged.into_iter().partition(|&i| writes_file(&steps[i].1));
-        let temps: Vec<(RelPath, Option<String>)> = to_sync
-            .iter()
-            .map(|&i| {
-                (
-                    steps[i].1.path.clone(),
-                    Some(temp_name(self.rollback_id, steps[i].0)),
-                )
-            })
-            .collect();
-        let failed = fsync_all(&self.ctx.root, &temps);
-        let mut installable = no_data;
-        for (i, failure) in to_sync.into_iter().zip(failed) {
-            let Some(e) = failure else {
-                installable.push(i);
-                continue;
-            };
-            // CRASH-02: a failed fsync is never retried as a success; that path is not installed.
-            let (ord, step) = &steps[i];
-            self.discard(*ord, step);
-            let reason = format!("the new content could not be made durable: {e}");
-            self.results[i] = Some(Finished::Skipped(note(step, "io_error", reason)));
+        let written = self.write_all(steps, &writes);
+        for ((i, _), failure) in writes.into_iter().zip(written) {
+            match failure {
+                // CRASH-02: a failed write or fsync is never retried as a success; that path
+                // is not installed.
+                Some(err) => self.results[i] = Some(skipped(&steps[i].1, &err)),
+                None => installable.push(i),
+            }
         }
+        installable.sort_unstable();
         for i in installable {
             if let Err(finished) = self.install(&steps[i]) {
                 self.results[i] = Some(finished);
@@ -332,14 +318,15 @@ impl Run<'_> {
         }
     }
 
-    /// Checks the path and writes its new content under a temp name beside it.
-    fn stage(&mut self, (ord, step): &(i64, Step)) -> Result<(), Finished> {
+    /// Checks the path and prepares its new content: a file's to be written under a temp name
+    /// beside it (returned), a symlink made there at once.
+    fn stage(&mut self, (ord, step): &(i64, Step)) -> Result<Option<TempWrite>, Finished> {
         let parent = self.parent(step)?;
         if self.first_phase(3, step) {
             self.pre_check(&parent, step)?;
         }
         let temp = temp_name(self.rollback_id, *ord);
-        let written = match &step.target {
+        match &step.target {
             State::File(file) if !same_content(step) => {
                 let current_mode = parent
                     .stat(&step.path)
@@ -347,16 +334,62 @@ impl Run<'_> {
                     .map(|s| s.st_mode);
                 let replace = step.current.is_present() && !step.current.is_dir();
                 let mode = file_mode(current_mode.filter(|_| replace), file.executable);
-                let bytes = self.content(file.hash).map_err(|e| FsError::Io {
-                    path: step.path.to_text(),
-                    source: std::io::Error::other(e),
-                });
-                bytes.and_then(|bytes| parent.write_temp(&step.path, &temp, bytes, mode, false))
+                if let Err(e) = self.content(file.hash) {
+                    let source = std::io::Error::other(e);
+                    return Err(skipped(
+                        step,
+                        &FsError::Io {
+                            path: step.path.to_text(),
+                            source,
+                        },
+                    ));
+                }
+                Ok(Some(TempWrite {
+                    parent,
+                    temp,
+                    hash: file.hash,
+                    mode,
+                }))
             }
-            State::Symlink { target } => parent.symlink_temp(&step.path, &temp, target),
-            _ => Ok(()),
-        };
-        written.map_err(|e| skipped(step, &e))
+            State::Symlink { target } => parent
+                .symlink_temp(&step.path, &temp, target)
+                .map(|()| None)
+                .map_err(|e| skipped(step, &e)),
+            _ => Ok(None),
+        }
+    }
+
+    /// Creates, writes and fsyncs the temp files in parallel; each one's error, in order.
+    fn write_all(&self, steps: &[(i64, Step)], writes: &[(usize, TempWrite)]) -> Vec<Option<FsError>> {
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let failures = std::sync::Mutex::new(Vec::new());
+        std::thread::scope(|scope| {
+            for _ in 0..FSYNC_THREADS.min(writes.len()) {
+                scope.spawn(|| {
+                    while let Some((i, w)) =
+                        writes.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                    {
+                        let bytes = self.contents.get(&w.hash).map(Vec::as_slice).unwrap_or_default();
+                        if let Err(e) = w
+                            .parent
+                            .write_temp(&steps[*i].1.path, &w.temp, bytes, w.mode, true)
+                        {
+                            failures.lock().unwrap_or_else(|p| p.into_inner()).push((*i, e));
+                        }
+                    }
+                });
+            }
+        });
+        let mut failures = failures.into_inner().unwrap_or_else(|p| p.into_inner());
+        writes
+            .iter()
+            .map(|(i, _)| {
+                failures
+                    .iter()
+                    .position(|(f, _)| f == i)
+                    .map(|at| failures.swap_remove(at).1)
+            })
+            .collect()
     }
 
     /// Re-checks the path (PATH-04) and renames its temp file into place (or sets its mode).
@@ -424,9 +457,8 @@ impl Run<'_> {
 
     /// Makes every changed directory entry durable before the results are recorded.
     fn sync_dirs(&self) {
-        let dirs: Vec<(RelPath, Option<String>)> =
-            self.touched.values().map(|child| (child.clone(), None)).collect();
-        for (failure, (child, _)) in fsync_all(&self.ctx.root, &dirs).into_iter().zip(&dirs) {
+        let dirs: Vec<RelPath> = self.touched.values().cloned().collect();
+        for (failure, child) in fsync_dirs(&self.ctx.root, &dirs).into_iter().zip(&dirs) {
             if let Some(e) = failure {
                 self.ctx
                     .stats

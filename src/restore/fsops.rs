@@ -178,13 +178,6 @@ impl Parent {
         let _ = rustix::fs::unlinkat(&self.fd, temp, AtFlags::empty());
     }
 
-    /// Makes a temp file written without `sync` durable.
-    pub fn sync_temp(&self, path: &RelPath, temp: &str) -> Result<(), FsError> {
-        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let fd = rustix::fs::openat(&self.fd, temp, flags, Mode::empty()).map_err(|e| io_err(path, e))?;
-        rustix::fs::fsync(&fd).map_err(|e| io_err(path, e))
-    }
-
     /// Makes this directory's entries durable.
     pub fn sync(&self, path: &RelPath) -> Result<(), FsError> {
         rustix::fs::fsync(&self.fd).map_err(|e| io_err(path, e))
