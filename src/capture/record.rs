@@ -69,7 +69,7 @@ pub struct Walked {
 
 /// Paths a walk found, each directory already watched by the walk: recorded in transactions
 /// of `CHUNKS_PER_COMMIT` batches of `WALKED_BATCH` paths, so a first index of any size runs in
-/// bounded memory, while readers keep reading, hashing and compressing up to two batches ahead.
+/// bounded memory, while readers keep reading, hashing and compressing up to a batch ahead.
 pub fn record_walked(
     conn: &mut Connection,
     ctx: &mut Context,
@@ -83,7 +83,7 @@ pub fn record_walked(
         .into_iter()
         .filter_map(|w| w.latest.map(|l| (w.path, l)))
         .collect();
-    let feed = Feed::new(work.len(), 2 * WALKED_BATCH);
+    let feed = Feed::new(work.len(), WALKED_BATCH);
     let read_one = |i: usize| observer.observe_one(&work[i].0, work[i].1, progress);
     std::thread::scope(|scope| {
         for _ in 0..READERS.min(work.len()) {
