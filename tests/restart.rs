@@ -256,3 +256,22 @@ fn a_first_index_killed_before_it_was_made_durable_starts_over() {
         assert_eq!(latest(&history)["kind"], "file", "{history:#}");
     }
 }
+
+#[test]
+fn a_directory_replaced_by_a_file_while_down_records_each_child_gone_once() {
+    let ws = Workspace::new();
+    ws.write("foo/a.txt", "a\n");
+    ws.write("foo/sub/b.txt", "b\n");
+    Daemon::start(&ws).stop();
+    ws.sh("rm -r foo && printf 'now a file\\n' > foo");
+    let daemon = Daemon::start(&ws);
+    for child in ["foo/a.txt", "foo/sub/b.txt"] {
+        let history = daemon.history(child);
+        let gone = versions(&history)
+            .iter()
+            .filter(|v| v["kind"] == "absent")
+            .count();
+        assert_eq!(gone, 1, "{child} recorded gone {gone} times: {history:#}");
+    }
+    assert_eq!(latest(&daemon.history("foo"))["kind"], "file");
+}

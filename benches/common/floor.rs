@@ -1,5 +1,6 @@
 //! The first index's floor on this machine, measured in the same run and cache state: list the
-//! tree, then read, BLAKE3-hash and zstd-1-compress every file with 8 threads, storing nothing.
+//! tree (`.git/` left out, as the daemon does), then read, BLAKE3-hash and zstd-1-compress every
+//! file with 8 threads, storing nothing.
 //! No index can be built faster than its content can be read and compressed.
 
 use std::path::{Path, PathBuf};
@@ -57,7 +58,7 @@ fn list(dir: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         let kind = entry.file_type()?;
-        if kind.is_dir() {
+        if kind.is_dir() && entry.file_name() != ".git" {
             list(&entry.path(), files)?;
         } else if kind.is_file() {
             files.push(entry.path());

@@ -328,8 +328,13 @@ impl Batch {
         ctx: &mut Context,
         path: &RelPath,
     ) -> rusqlite::Result<()> {
-        let Some(latest) = self.latest(conn, path)? else {
-            ctx.stats.vanished.fetch_add(1, Ordering::Relaxed);
+        // The index, not the walk's copy of it: a directory recorded gone earlier in this
+        // rescan has recorded everything beneath it already.
+        let walked = self.known.as_mut().and_then(|known| known.remove(path)).is_some();
+        let Some(latest) = sql::latest(conn, path)? else {
+            if !walked {
+                ctx.stats.vanished.fetch_add(1, Ordering::Relaxed);
+            }
             return Ok(());
         };
         if latest.state.is_dir() {
