@@ -149,18 +149,7 @@ fn a_damaged_index_stops_the_start_and_is_left_untouched() {
         bytes[header..header + 12].copy_from_slice(&[0x5a; 12]);
     }
     std::fs::write(&db, &bytes).expect("damage the index");
-
-    let (status, stderr) = ws.serve_expecting_exit(&[]);
-    assert!(!status.success(), "a damaged index started: {stderr}");
-    assert!(
-        stderr.contains("damaged"),
-        "the error does not say the index is damaged: {stderr}"
-    );
-    assert_eq!(
-        std::fs::read(&db).expect("read the index"),
-        bytes,
-        "the damaged index was changed"
-    );
+    assert_refused_as_damaged(&ws, &bytes);
 }
 
 #[test]
@@ -190,18 +179,7 @@ fn damage_only_the_check_finds_stops_the_start_before_anything_is_recorded() {
     let page = at / 4096 * 4096;
     bytes[page..page + 8].copy_from_slice(&[0x5a; 8]);
     std::fs::write(&db, &bytes).expect("damage the index");
-
-    let (status, stderr) = ws.serve_expecting_exit(&[]);
-    assert!(!status.success(), "a damaged index started: {stderr}");
-    assert!(
-        stderr.contains("damaged"),
-        "the error does not say the index is damaged: {stderr}"
-    );
-    assert_eq!(
-        std::fs::read(&db).expect("read the index"),
-        bytes,
-        "the damaged index was changed"
-    );
+    assert_refused_as_damaged(&ws, &bytes);
     let wal = ws.state_dir().join("index.sqlite-wal");
     let wal_len = std::fs::metadata(&wal).map_or(0, |m| m.len());
     assert_eq!(wal_len, 0, "something was written to the damaged index's WAL");
@@ -274,4 +252,22 @@ fn a_directory_replaced_by_a_file_while_down_records_each_child_gone_once() {
         assert_eq!(gone, 1, "{child} recorded gone {gone} times: {history:#}");
     }
     assert_eq!(latest(&daemon.history("foo"))["kind"], "file");
+}
+
+/// Starting on the damaged index fails, says the index is damaged, and leaves the index file
+/// exactly as `damaged`.
+#[track_caller]
+fn assert_refused_as_damaged(ws: &Workspace, damaged: &[u8]) {
+    let (status, stderr) = ws.serve_expecting_exit(&[]);
+    assert!(!status.success(), "a damaged index started: {stderr}");
+    assert!(
+        stderr.contains("damaged"),
+        "the error does not say the index is damaged: {stderr}"
+    );
+    let db = ws.state_dir().join("index.sqlite");
+    assert_eq!(
+        std::fs::read(db).expect("read the index"),
+        damaged,
+        "the damaged index was changed"
+    );
 }
