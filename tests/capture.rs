@@ -187,3 +187,23 @@ fn assert_counts_match(turn: &Value) {
         assert_eq!(turn["counts"][kind], listed as u64, "counts.{kind}");
     }
 }
+
+#[test]
+fn reading_files_leaves_their_access_times_alone() {
+    let ws = Workspace::new();
+    ws.write("old.txt", "not read for days\n");
+    ws.sh("touch -a -d '3 days ago' old.txt");
+    let atime = || {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(ws.path("old.txt")).expect("stat old.txt");
+        (meta.atime(), meta.atime_nsec())
+    };
+    let before = atime();
+    let daemon = Daemon::start(&ws);
+    assert_eq!(
+        latest(&daemon.history("old.txt"))["kind"],
+        "file",
+        "the first index did not read it"
+    );
+    assert_eq!(atime(), before, "the first index changed the file's access time");
+}

@@ -144,7 +144,7 @@ fn is_gone(e: Errno) -> bool {
 
 fn read_file(root: &RootDir, rel: &RelPath, max_file_size: u64, blobs: Option<&BlobDir>) -> Observation {
     for _ in 0..READ_ATTEMPTS {
-        let fd = match root.open_beneath(rel, OFlags::RDONLY | OFlags::NONBLOCK) {
+        let fd = match open_for_reading(root, rel) {
             Ok(fd) => fd,
             Err(e) if is_gone(e) => return Observation::Absent,
             Err(e) => return Observation::Unreadable(e.into()),
@@ -156,6 +156,18 @@ fn read_file(root: &RootDir, rel: &RelPath, max_file_size: u64, blobs: Option<&B
         }
     }
     Observation::Unstable
+}
+
+/// Opens a file to read it without touching its access time: under `relatime` the first read
+/// of a file not read for a day would write its inode, so a first index would dirty every
+/// inode of an old checkout. `O_NOATIME` is refused for files of other owners: those are
+/// opened without it.
+fn open_for_reading(root: &RootDir, rel: &RelPath) -> rustix::io::Result<OwnedFd> {
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK;
+    match root.open_beneath(rel, flags | OFlags::NOATIME) {
+        Err(Errno::PERM) => root.open_beneath(rel, flags),
+        opened => opened,
+    }
 }
 
 /// One attempt: `None` when the file changed while it was read.
