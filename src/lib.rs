@@ -28,7 +28,7 @@
 //!   Every command (turn markers, rollbacks, forks, gc) waits for its cookie
 //!   (`capture::barrier`, G1), so writes are attributed by position.
 //! - [`restore`]: rollback, undo, redo and time rollback: `chain` finds the target, `plan`
-//!   lists actions and conflicts (the dry run), `apply` journals the plan durably and changes
+//!   lists actions and conflicts (the dry run; every path re-read in parallel), `apply` journals the plan durably and changes
 //!   files through `fsops` (openat2-confined, temp + fsync + rename), `recover` finishes an
 //!   interrupted rollback at start-up.
 //! - [`sessions`]: a session with its fork ancestors (`Lineage`): inherited turns and whose

@@ -3,7 +3,7 @@
 //! and executes turn markers behind the barrier (`barrier`, `turns`).
 
 pub mod barrier;
-mod feed;
+pub(crate) mod feed;
 pub mod read;
 pub mod record;
 pub mod rescan;

@@ -8,6 +8,7 @@ use rusqlite::Connection;
 use super::OnConflict;
 use super::fsops::FsError;
 use crate::capture::Context;
+use crate::capture::feed::Feed;
 use crate::capture::read::{Observation, probe};
 use crate::model::{Origin, StatKey, State, format_time};
 use crate::paths::RelPath;
@@ -84,6 +85,7 @@ pub fn build(
     let mut changed = journal::changed_since(conn, boundary)?;
     changed.retain(|(_, path)| only.is_empty() || only.iter().any(|p| path.starts_with(p)));
     changed.sort_by(|a, b| a.1.cmp(&b.1));
+    let mut steps = Vec::with_capacity(changed.len());
     for (path_id, path) in changed {
         let Some((current_seq, current)) = journal::version_at(conn, path_id, i64::MAX)? else {
             continue;
@@ -93,7 +95,7 @@ pub fn build(
         if current == target {
             continue;
         }
-        let mut step = Step {
+        let step = Step {
             path,
             path_id,
             current_seq,
@@ -102,10 +104,14 @@ pub fn build(
             target,
             checked: None,
         };
-        // The disk is checked for every path, conflicting or not: with `force` the apply
-        // re-checks each path against exactly what was seen here.
         let foreign = foreign_change(conn, &step, boundary, owner)?;
-        let on_disk = check_disk(ctx, &mut step);
+        steps.push((step, foreign));
+    }
+    // The disk is checked for every path, conflicting or not: with `force` the apply
+    // re-checks each path against exactly what was seen here.
+    let on_disk = check_disks(ctx, &steps);
+    for ((mut step, foreign), (on_disk, checked)) in steps.into_iter().zip(on_disk) {
+        step.checked = checked;
         if let Some(note) = foreign.or(on_disk) {
             plan.conflicts.push(note);
         }
@@ -115,6 +121,18 @@ pub fn build(
         plan.steps.push(step);
     }
     Ok(plan)
+}
+
+/// `check_disk` for every step, read in parallel (each path is opened and hashed).
+fn check_disks(ctx: &Context, steps: &[(Step, Option<Note>)]) -> Vec<(Option<Note>, Option<StatKey>)> {
+    const READERS: usize = 8;
+    let feed = Feed::new(steps.len(), steps.len());
+    std::thread::scope(|scope| {
+        for _ in 0..READERS.min(steps.len()) {
+            scope.spawn(|| feed.serve(|i| check_disk(ctx, &steps[i].0)));
+        }
+        feed.take(steps.len())
+    })
 }
 
 /// G4 (a): the first change since the boundary not made by the session's own turns or
@@ -153,7 +171,9 @@ fn describe(v: &LaterVersion) -> String {
 
 /// G4 (b) and PATH-03: the disk must hold what was last recorded, and no symlink may stand
 /// where the plan needs a directory.
-fn check_disk(ctx: &Context, step: &mut Step) -> Option<Note> {
+/// What the disk holds at the step's path against its latest recorded state: a conflict, if
+/// any, and the stat the apply re-checks before changing the path.
+fn check_disk(ctx: &Context, step: &Step) -> (Option<Note>, Option<StatKey>) {
     let conflict = |code, reason: String| {
         Some(Note {
             path: step.path.clone(),
@@ -162,27 +182,28 @@ fn check_disk(ctx: &Context, step: &mut Step) -> Option<Note> {
         })
     };
     if let Err(err @ FsError::SymlinkInTheWay(_)) = ctx.root.parent_of(&step.path) {
-        return conflict("symlink_in_the_way", err.to_string());
+        return (conflict("symlink_in_the_way", err.to_string()), None);
     }
-    let on_disk = match probe(&ctx.root, &step.path, ctx.max_file_size) {
-        Observation::Absent => State::Absent,
-        Observation::Present(present) => {
-            step.checked = Some(present.stat);
-            present.state
+    let (on_disk, checked) = match probe(&ctx.root, &step.path, ctx.max_file_size) {
+        Observation::Absent => (State::Absent, None),
+        Observation::Present(present) => (present.state, Some(present.stat)),
+        Observation::Unstable => {
+            return (
+                conflict("changed_on_disk", "it is being written right now".into()),
+                None,
+            );
         }
-        Observation::Unstable => return conflict("changed_on_disk", "it is being written right now".into()),
         Observation::Special => {
-            return conflict("changed_on_disk", "it is now a FIFO, socket or device".into());
+            let reason = "it is now a FIFO, socket or device".into();
+            return (conflict("changed_on_disk", reason), None);
         }
-        Observation::Unreadable(e) => return conflict("unreadable", format!("cannot read it: {e}")),
+        Observation::Unreadable(e) => return (conflict("unreadable", format!("cannot read it: {e}")), None),
     };
     if on_disk == step.current {
-        return None;
+        return (None, checked);
     }
-    conflict(
-        "changed_on_disk",
-        "its content on disk differs from the latest recorded version (changed a moment ago)".into(),
-    )
+    let reason = "its content on disk differs from the latest recorded version (changed a moment ago)";
+    (conflict("changed_on_disk", reason.into()), checked)
 }
 
 /// Verifies and loads the content a step will write (G9: a file known by hash only, or whose
