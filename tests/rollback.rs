@@ -781,3 +781,32 @@ fn cli_rollback_undo_and_redo() {
     assert_tree_eq(&boundary, &snapshot(ws.root()), "after the CLI rollback");
     drop(daemon);
 }
+
+/// A rollback of more files than the daemon may hold open at once: each file is written
+/// without keeping a descriptor per file until the end.
+#[test]
+fn an_undo_of_more_files_than_open_descriptors_allowed_restores_them_all() {
+    let ws = Workspace::new();
+    for i in 0..400 {
+        ws.write(format!("d{}/f{i}.txt", i % 8), format!("before {i}\n"));
+    }
+    let daemon = Daemon::start(&ws);
+    let limited = std::process::Command::new("prlimit")
+        .args(["--pid", &daemon.pid.to_string(), "--nofile=200:200"])
+        .status()
+        .expect("run prlimit");
+    assert!(limited.success(), "prlimit failed");
+    daemon.turn_start("s", "edit 400 files");
+    for i in 0..400 {
+        ws.write(format!("d{}/f{i}.txt", i % 8), format!("after {i}\n"));
+    }
+    daemon.turn_end("s");
+    let answer = applied(daemon.undo("s", json!({})));
+    all_done(&answer);
+    for i in 0..400 {
+        assert_eq!(
+            ws.read(format!("d{}/f{i}.txt", i % 8)),
+            format!("before {i}\n").into_bytes()
+        );
+    }
+}

@@ -62,6 +62,7 @@ fn fsync_dirs(root: &crate::capture::read::RootDir, children: &[RelPath]) -> Vec
         .unwrap_or_else(|_| vec![Some("a sync thread failed".into()); children.len()])
 }
 
+/// Only the executable bit differs: the file is not rewritten.
 fn same_content(step: &Step) -> bool {
     matches!((&step.current, &step.target), (State::File(c), State::File(t)) if c.hash == t.hash)
 }
@@ -188,9 +189,9 @@ fn phases(steps: &[(i64, Step)]) -> [Vec<usize>; 4] {
     order
 }
 
-/// A file's new content, to be written under a temp name beside it.
+/// A file's new content, to be written under a temp name beside it. It holds no descriptor:
+/// a rollback of thousands of files would hold thousands open.
 struct TempWrite {
-    parent: Parent,
     temp: String,
     hash: Hash,
     mode: u32,
@@ -345,7 +346,6 @@ impl Run<'_> {
                     ));
                 }
                 Ok(Some(TempWrite {
-                    parent,
                     temp,
                     hash: file.hash,
                     mode,
@@ -369,11 +369,11 @@ impl Run<'_> {
                     while let Some((i, w)) =
                         writes.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
                     {
+                        let path = &steps[*i].1.path;
                         let bytes = self.contents.get(&w.hash).map(Vec::as_slice).unwrap_or_default();
-                        if let Err(e) = w
-                            .parent
-                            .write_temp(&steps[*i].1.path, &w.temp, bytes, w.mode, true)
-                        {
+                        let written = (self.ctx.root.parent_of(path))
+                            .and_then(|parent| parent.write_temp(path, &w.temp, bytes, w.mode, true));
+                        if let Err(e) = written {
                             failures.lock().unwrap_or_else(|p| p.into_inner()).push((*i, e));
                         }
                     }
