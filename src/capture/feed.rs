@@ -45,6 +45,7 @@ impl<T> Feed<T> {
     /// One reader: claims the next item, waits while it lies beyond the window, computes it
     /// with `one` and hands it over, until every item is claimed or the writer gave up.
     pub fn serve(&self, mut one: impl FnMut(usize) -> T) {
+        let _panic = CancelOnPanic(self);
         loop {
             let i = self.next.fetch_add(1, Ordering::Relaxed);
             if i >= self.len || !self.wait_for_room(i) {
@@ -80,6 +81,8 @@ impl<T> Feed<T> {
         let n = n.min(self.ahead);
         let mut window = self.lock();
         while window.ready < n {
+            // A reader panicked: its item will never come (the scope re-raises its panic).
+            assert!(!window.cancelled, "a reader of the feed panicked");
             window = self.for_writer.wait(window).unwrap_or_else(|p| p.into_inner());
         }
         let taken: Vec<T> = window.slots.drain(..n).flatten().collect();
@@ -93,11 +96,35 @@ impl<T> Feed<T> {
     pub fn cancel(&self) {
         self.lock().cancelled = true;
         self.for_readers.notify_all();
+        self.for_writer.notify_all();
     }
 
     fn lock(&self) -> MutexGuard<'_, Window<T>> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+/// Wakes everyone when a reader panics, so nobody waits for its item forever.
+struct CancelOnPanic<'a, T>(&'a Feed<T>);
+
+impl<T> Drop for CancelOnPanic<'_, T> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.cancel();
+        }
+    }
+}
+
+/// `f(0) .. f(len - 1)` computed on `threads` threads, in order: the feed with no writer to
+/// wait for.
+pub fn map_parallel<T: Send>(len: usize, threads: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let feed = Feed::new(len, len);
+    std::thread::scope(|scope| {
+        for _ in 0..threads.min(len) {
+            scope.spawn(|| feed.serve(&f));
+        }
+        feed.take(len)
+    })
 }
 
 /// Cancels the feed when the writer leaves, by error or not, so its readers can be joined.
@@ -127,6 +154,17 @@ mod tests {
             all
         });
         assert_eq!(taken, (0..1000).map(|i| i * 2).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_panicking_reader_fails_the_writer_instead_of_hanging_it() {
+        let outcome = std::panic::catch_unwind(|| {
+            map_parallel(100, 2, |i| {
+                assert!(i != 50, "reader fails on item 50");
+                i
+            })
+        });
+        assert!(outcome.is_err());
     }
 
     #[test]

@@ -10,7 +10,7 @@ use indicatif::ProgressBar;
 use rusqlite::{Connection, TransactionBehavior};
 
 use super::Context;
-use super::feed::{CancelOnDrop, Feed};
+use super::feed::{CancelOnDrop, Feed, map_parallel};
 use super::read::{Observation, Present, RootDir, observe, observe_file};
 use crate::model::{Origin, State, now_ms, now_ns};
 use crate::paths::RelPath;
@@ -153,13 +153,7 @@ impl Observer {
         if work.len() <= PARALLEL_ABOVE {
             return (0..work.len()).map(one).collect();
         }
-        let feed = Feed::new(work.len(), work.len());
-        std::thread::scope(|scope| {
-            for _ in 0..READERS {
-                scope.spawn(|| feed.serve(one));
-            }
-            feed.take(work.len())
-        })
+        map_parallel(work.len(), READERS, one)
     }
 }
 

@@ -54,6 +54,7 @@ pub fn walk(
         queue: Mutex::new(Queue {
             dirs: vec![start.cloned()],
             busy: 0,
+            failed: false,
         }),
         ready: Condvar::new(),
     };
@@ -81,11 +82,14 @@ struct Shared<'a, A> {
 struct Queue {
     dirs: Vec<Option<RelPath>>,
     busy: usize,
+    /// A walker panicked: the others stop instead of waiting for it (the scope re-raises).
+    failed: bool,
 }
 
 impl<A: FnMut(&[RelPath])> Shared<'_, A> {
     /// One walker: lists directories until none is left and no other walker can add one.
     fn run(&self) -> (Vec<Entry>, usize) {
+        let _panic = StopOnPanic(&self.queue, &self.ready);
         let (mut entries, mut unreadable) = (Vec::new(), 0);
         while let Some(dir) = self.next_dir() {
             let subdirs = match self.list(&dir, &mut entries) {
@@ -103,6 +107,9 @@ impl<A: FnMut(&[RelPath])> Shared<'_, A> {
     fn next_dir(&self) -> Option<Option<RelPath>> {
         let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
         loop {
+            if queue.failed {
+                return None;
+            }
             if let Some(dir) = queue.dirs.pop() {
                 queue.busy += 1;
                 return Some(dir);
@@ -173,6 +180,18 @@ impl<A: FnMut(&[RelPath])> Shared<'_, A> {
                 (!rules.is_ignored(&path, kind == EntryKind::Dir)).then_some((path, child, kind))
             })
             .collect()
+    }
+}
+
+/// Stops the other walkers when this one panics, so nobody waits for it forever.
+struct StopOnPanic<'a>(&'a Mutex<Queue>, &'a Condvar);
+
+impl Drop for StopOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.lock().unwrap_or_else(|p| p.into_inner()).failed = true;
+            self.1.notify_all();
+        }
     }
 }
 

@@ -15,6 +15,7 @@ use super::outcome::{Outcome, PathLine};
 use super::plan::{Note, Step};
 use super::temp_name;
 use crate::capture::Context;
+use crate::capture::feed::map_parallel;
 use crate::capture::read::{Observation, probe};
 use crate::model::{StatKey, State, now_ms, now_ns};
 use crate::paths::RelPath;
@@ -38,28 +39,11 @@ const FSYNC_THREADS: usize = 16;
 /// fsyncs, in parallel, the directory holding each path. Returns each one's error, if any, in
 /// order.
 fn fsync_dirs(root: &crate::capture::read::RootDir, children: &[RelPath]) -> Vec<Option<String>> {
-    let one = |path: &RelPath| -> Result<(), String> {
-        let parent = root.parent_of(path).map_err(|e| e.to_string())?;
-        parent.sync(path).map_err(|e| e.to_string())
-    };
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: std::sync::Mutex<Vec<Option<String>>> = std::sync::Mutex::new(vec![None; children.len()]);
-    std::thread::scope(|scope| {
-        for _ in 0..FSYNC_THREADS.min(children.len()) {
-            scope.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(item) = children.get(i) else { break };
-                    if let (Err(e), Ok(mut all)) = (one(item), results.lock()) {
-                        all[i] = Some(e);
-                    }
-                }
-            });
-        }
-    });
-    results
-        .into_inner()
-        .unwrap_or_else(|_| vec![Some("a sync thread failed".into()); children.len()])
+    map_parallel(children.len(), FSYNC_THREADS, |i| {
+        let path = &children[i];
+        let parent = root.parent_of(path).map_err(|e| e.to_string());
+        parent.and_then(|p| p.sync(path).map_err(|e| e.to_string())).err()
+    })
 }
 
 /// Only the executable bit differs: the file is not rewritten.
@@ -361,35 +345,14 @@ impl Run<'_> {
 
     /// Creates, writes and fsyncs the temp files in parallel; each one's error, in order.
     fn write_all(&self, steps: &[(i64, Step)], writes: &[(usize, TempWrite)]) -> Vec<Option<FsError>> {
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let failures = std::sync::Mutex::new(Vec::new());
-        std::thread::scope(|scope| {
-            for _ in 0..FSYNC_THREADS.min(writes.len()) {
-                scope.spawn(|| {
-                    while let Some((i, w)) =
-                        writes.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
-                    {
-                        let path = &steps[*i].1.path;
-                        let bytes = self.contents.get(&w.hash).map(Vec::as_slice).unwrap_or_default();
-                        let written = (self.ctx.root.parent_of(path))
-                            .and_then(|parent| parent.write_temp(path, &w.temp, bytes, w.mode, true));
-                        if let Err(e) = written {
-                            failures.lock().unwrap_or_else(|p| p.into_inner()).push((*i, e));
-                        }
-                    }
-                });
-            }
-        });
-        let mut failures = failures.into_inner().unwrap_or_else(|p| p.into_inner());
-        writes
-            .iter()
-            .map(|(i, _)| {
-                failures
-                    .iter()
-                    .position(|(f, _)| f == i)
-                    .map(|at| failures.swap_remove(at).1)
-            })
-            .collect()
+        map_parallel(writes.len(), FSYNC_THREADS, |k| {
+            let (i, w) = &writes[k];
+            let path = &steps[*i].1.path;
+            let bytes = self.contents.get(&w.hash).map(Vec::as_slice).unwrap_or_default();
+            let written = (self.ctx.root.parent_of(path))
+                .and_then(|parent| parent.write_temp(path, &w.temp, bytes, w.mode, true));
+            written.err()
+        })
     }
 
     /// Re-checks the path (PATH-04) and renames its temp file into place (or sets its mode).

@@ -8,7 +8,7 @@ use rusqlite::Connection;
 use super::OnConflict;
 use super::fsops::FsError;
 use crate::capture::Context;
-use crate::capture::feed::Feed;
+use crate::capture::feed::map_parallel;
 use crate::capture::read::{Observation, probe};
 use crate::model::{Origin, StatKey, State, format_time};
 use crate::paths::RelPath;
@@ -126,13 +126,7 @@ pub fn build(
 /// `check_disk` for every step, read in parallel (each path is opened and hashed).
 fn check_disks(ctx: &Context, steps: &[(Step, Option<Note>)]) -> Vec<(Option<Note>, Option<StatKey>)> {
     const READERS: usize = 8;
-    let feed = Feed::new(steps.len(), steps.len());
-    std::thread::scope(|scope| {
-        for _ in 0..READERS.min(steps.len()) {
-            scope.spawn(|| feed.serve(|i| check_disk(ctx, &steps[i].0)));
-        }
-        feed.take(steps.len())
-    })
+    map_parallel(steps.len(), READERS, |i| check_disk(ctx, &steps[i].0))
 }
 
 /// G4 (a): the first change since the boundary not made by the session's own turns or
