@@ -4,6 +4,7 @@
 
 pub mod barrier;
 pub(crate) mod feed;
+mod lost;
 pub mod read;
 pub mod record;
 pub mod rescan;

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use rusqlite::Connection;
 
 use super::barrier::{Barrier, remove_stale_cookies};
+use super::lost::LostEvents;
 use super::record::{Attribution, record};
 use super::rescan::{RACY_NS, record_survey, rescan, survey};
 use super::{Command, Context, Msg, TRIM_AFTER, TurnError, release_freed_memory, turns};
@@ -83,7 +84,7 @@ pub struct Worker {
     ctx: Context,
     inbox: Receiver<Msg>,
     queued: Arc<AtomicUsize>,
-    overflow: Arc<AtomicBool>,
+    lost: LostEvents,
     pending: BTreeSet<RelPath>,
     first_pending: Option<Instant>,
     last_hint: Instant,
@@ -149,7 +150,7 @@ impl Worker {
             ctx,
             inbox,
             queued,
-            overflow,
+            lost: LostEvents::new(overflow),
             pending: BTreeSet::new(),
             first_pending: None,
             last_hint: Instant::now(),
@@ -214,7 +215,7 @@ impl Worker {
         };
         let _ = std::fs::remove_file(cookie.to_abs(&root));
         self.flush();
-        if !arrived || !self.pending.is_empty() || self.overflow.load(Ordering::Acquire) {
+        if !arrived || !self.pending.is_empty() || self.lost.signalled() {
             return;
         }
         let now = crate::model::now_ns();
@@ -247,7 +248,7 @@ impl Worker {
                         // Events were lost before this cookie came back (a burst handled at once
                         // can carry the overflow and the cookie together): the rescan comes
                         // first, or the command would miss what the lost events named.
-                        if self.overflow.swap(false, Ordering::AcqRel) {
+                        if self.lost.take() {
                             self.full_rescan();
                             self.execute(command);
                             self.release_waiting();
@@ -258,11 +259,14 @@ impl Worker {
                     }
                     return;
                 }
+                if self.lost.hint_is_stale() {
+                    return;
+                }
                 self.first_pending.get_or_insert_with(Instant::now);
                 self.last_hint = Instant::now();
                 self.pending.insert(path);
             }
-            Msg::Rescan => {}
+            Msg::Rescan => self.lost.marker_arrived(),
             Msg::Command(command) => {
                 if let Err(command) = self.barrier.begin(&self.ctx.root.path, command) {
                     self.full_rescan();
@@ -275,7 +279,7 @@ impl Worker {
 
     fn after_message(&mut self) {
         let now = Instant::now();
-        if self.overflow.swap(false, Ordering::AcqRel) || self.barrier.overdue(now) {
+        if self.lost.take() || self.barrier.overdue(now) {
             self.rescan_and_release();
         }
         if self.flush_due(now) {
@@ -385,11 +389,22 @@ impl Worker {
         }
     }
 
-    fn rescan_dir(&mut self, dir: Option<&RelPath>) {
+    /// True when every path under `dir` was recorded as it is now; paths that kept changing
+    /// while read are retried with the next batch.
+    fn rescan_dir(&mut self, dir: Option<&RelPath>) -> bool {
         let _trim = TrimOnDrop;
         let who = self.who();
-        if let Err(err) = rescan(&mut self.conn, &mut self.ctx, dir, who, false) {
-            self.ctx.stats.set_error(format!("rescan failed: {err}"));
+        match rescan(&mut self.conn, &mut self.ctx, dir, who, false) {
+            Ok(recorded) if recorded.requeue.is_empty() => true,
+            Ok(recorded) => {
+                self.first_pending.get_or_insert_with(Instant::now);
+                self.pending.extend(recorded.requeue);
+                false
+            }
+            Err(err) => {
+                self.ctx.stats.set_error(format!("rescan failed: {err}"));
+                false
+            }
         }
     }
 
@@ -399,7 +414,10 @@ impl Worker {
         self.first_pending = None;
         self.ctx.stats.rescans.fetch_add(1, Ordering::Relaxed);
         tracing::warn!("events may have been lost; rescanning the workspace");
-        self.rescan_dir(None);
+        let began = self.lost.rescan_begins();
+        if self.rescan_dir(None) {
+            self.lost.rescanned(began);
+        }
     }
 
     fn execute(&mut self, command: Command) {
