@@ -1,7 +1,7 @@
 //! What the history says: the changes of a turn (its paths' state before and after it, with
 //! renames paired), per-path history, and text diffs between versions.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, btree_map};
 
 use rusqlite::Connection;
 
@@ -67,18 +67,41 @@ impl Counts {
 }
 
 /// The net changes of a turn: paths whose state at its end differs from its start.
+/// A path's latest version in a turn, and the one present before it when there was one.
+struct LastInTurn {
+    path_id: i64,
+    state: State,
+    present: Option<State>,
+}
+
 pub fn turn_changes(conn: &Connection, turn: &TurnRow) -> rusqlite::Result<Vec<Change>> {
-    let mut last: BTreeMap<RelPath, (i64, State)> = BTreeMap::new();
-    let mut last_present: HashMap<RelPath, State> = HashMap::new();
+    let mut last: BTreeMap<RelPath, LastInTurn> = BTreeMap::new();
     for (path_id, version) in sql::turn_versions(conn, turn.id)? {
-        if version.state.is_present() {
-            last_present.insert(version.path.clone(), version.state.clone());
+        match last.entry(version.path) {
+            btree_map::Entry::Vacant(slot) => {
+                slot.insert(LastInTurn {
+                    path_id,
+                    state: version.state,
+                    present: None,
+                });
+            }
+            btree_map::Entry::Occupied(mut slot) => {
+                let slot = slot.get_mut();
+                let earlier = std::mem::replace(&mut slot.state, version.state);
+                if earlier.is_present() {
+                    slot.present = Some(earlier);
+                }
+            }
         }
-        last.insert(version.path, (path_id, version.state));
     }
     let mut changes = Vec::new();
-    for (path, (path_id, after)) in last {
-        let last_present = last_present.remove(&path);
+    for (path, last) in last {
+        let LastInTurn {
+            path_id,
+            state: after,
+            present,
+        } = last;
+        let last_present = if after.is_present() { None } else { present };
         let before = sql::state_at(conn, path_id, turn.start_seq)?;
         let kind = match (before.is_present(), after.is_present()) {
             (false, true) => ChangeKind::Added,

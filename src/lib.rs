@@ -24,7 +24,8 @@
 //!   the writer (`capture::feed`) in large transactions; a clean exit settles the racy
 //!   stat-cache entries so the next start re-reads nothing unchanged. At start-up the walk
 //!   runs beside the index's integrity check (`store::db::IntegrityCheck`); nothing is
-//!   written before it passes.
+//!   written before it passes. After lost events (`capture::lost`) the hints queued before
+//!   the loss are dropped: the full rescan that follows has seen what they name.
 //!   Every command (turn markers, rollbacks, forks, gc) waits for its cookie
 //!   (`capture::barrier`, G1), so writes are attributed by position.
 //! - [`restore`]: rollback, undo, redo and time rollback: `chain` finds the target, `plan`
@@ -37,7 +38,7 @@
 //! - [`store`]: `blobs` (blake3-addressed, zstd, small ones inline in SQLite, large ones as
 //!   files), `db` (pragmas, migrations from `migrations/`), `sql`, `journal`, `gc` (the SQL).
 //! - [`api`]: the HTTP API of PRODUCT.md 5.2, served by its own hyper loop (`api::serve`:
-//!   connection cap, header and body timeouts); [`cli`]: the command line of 5.3; [`hook`]: the
+//!   connection cap, header and body timeouts), each answer read in one snapshot; [`cli`]: the command line of 5.3; [`hook`]: the
 //!   agents' hook adapters and their installer (5.4, 9); [`daemon`]: starts everything and
 //!   shuts it down on one signal.
 //! - [`state`]: the state directory (lock, token, `daemon.json`); [`config`]: `.filewatchd.toml`;

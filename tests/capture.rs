@@ -5,6 +5,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
+use std::time::{Duration, Instant};
 
 use common::*;
 use serde_json::Value;
@@ -160,6 +161,28 @@ fn directory_created_after_start_is_captured_whole() {
     for c in changes(&turn) {
         assert_eq!(c["change"], "added", "{c}");
     }
+}
+
+/// A file edited and then moved in one turn is one rename whose content is the edit, even
+/// when the edit was recorded before the move (the deletion then carries the edited content).
+#[test]
+fn a_file_edited_then_moved_is_one_rename() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "first\n");
+    let daemon = Daemon::start(&ws);
+    daemon.turn_start("s", "edit, then move");
+    ws.write("a.txt", "edited\n");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while latest(&daemon.history("a.txt"))["size"] != 7 {
+        assert!(Instant::now() < deadline, "the edit was never recorded");
+        std::thread::yield_now();
+    }
+    ws.sh("mv a.txt b.txt");
+    let turn = daemon.turn_end("s");
+    let b = assert_change(&turn, "b.txt", "renamed", "file");
+    assert_eq!(b["from"], "a.txt");
+    assert_eq!(b["size"], 7);
+    assert_eq!(changes(&turn).len(), 1, "{turn}");
 }
 
 #[track_caller]

@@ -28,7 +28,7 @@ impl Hash {
     }
 
     pub fn to_hex(self) -> String {
-        self.0.iter().map(|b| format!("{b:02x}")).collect()
+        blake3::Hash::from_bytes(self.0).to_hex().to_string()
     }
 }
 
