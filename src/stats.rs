@@ -19,6 +19,19 @@ pub struct Stats {
     pub too_large: AtomicU64,
     last_error: Mutex<Option<String>>,
     degraded: Mutex<Option<String>>,
+    last_rescan: Mutex<Option<RescanReport>>,
+}
+
+/// What the latest rescan (start-up walk, lost events, ignore-file change) did and how long
+/// it took: `survey_ms` walks and compares against the index, the rest reads and records.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct RescanReport {
+    /// The directory rescanned, `None` for the whole workspace.
+    pub dir: Option<String>,
+    pub walked: usize,
+    pub recorded: usize,
+    pub survey_ms: u64,
+    pub total_ms: u64,
 }
 
 impl Stats {
@@ -35,6 +48,12 @@ impl Stats {
                 tracing::error!(reason, "watcher degraded");
             }
             *slot = Some(reason.to_string());
+        }
+    }
+
+    pub fn set_last_rescan(&self, report: RescanReport) {
+        if let Ok(mut slot) = self.last_rescan.lock() {
+            *slot = Some(report);
         }
     }
 
@@ -59,6 +78,7 @@ impl Stats {
             "too_large": get(&self.too_large),
             "degraded": self.degraded(),
             "last_error": self.last_error(),
+            "last_rescan": self.last_rescan.lock().ok().and_then(|r| r.clone()),
         })
     }
 }

@@ -44,6 +44,13 @@ fn turn_commands_from_a_subdirectory_find_the_daemon_in_filewatchd_home() {
 
     let status = json(ws.cli(here, &["status", "--json"]));
     assert_eq!(status["root"], ws.root().to_str().unwrap());
+    // The start-up walk is the first rescan: the workspace, its two entries (sub, sub/dir)
+    // and the file.
+    let text = ok(ws.cli(here, &["status"]));
+    assert!(
+        text.contains("last rescan:   workspace: 3 paths walked"),
+        "{text}"
+    );
     ok(ws.cli(
         here,
         &["turn", "start", "--session", "cli", "--label", "first turn"],

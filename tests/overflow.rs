@@ -63,6 +63,14 @@ fn queue_overflow_is_caught_by_a_rescan() {
     let watcher = &daemon.status()["watcher"];
     assert!(watcher["overflows"].as_u64() >= Some(1), "{watcher}");
     assert!(watcher["rescans"].as_u64() >= Some(1), "{watcher}");
+    // The rescan's own account: the whole workspace, every file of the burst walked.
+    let rescan = &watcher["last_rescan"];
+    assert!(rescan["dir"].is_null(), "{watcher}");
+    assert!(rescan["walked"].as_u64() > Some(8000), "{watcher}");
+    assert!(
+        rescan["total_ms"].as_u64() >= rescan["survey_ms"].as_u64(),
+        "{watcher}"
+    );
 }
 
 /// Polls, with a deadline, until the stopped daemon's port has something waiting for it: a

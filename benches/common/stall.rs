@@ -30,6 +30,11 @@ pub struct StallRun {
     pub write: Duration,
     /// SIGCONT → end marker answered.
     pub fw: Duration,
+    /// The daemon's own account of its rescan (`/v1/status` `watcher.last_rescan`): walking
+    /// and comparing with the index, then the whole rescan with reading and recording.
+    pub survey_ms: u64,
+    pub rescan_ms: u64,
+    pub walked: u64,
     pub overflows: u64,
     pub rescans: u64,
     /// Files listed as added with the right hash.
@@ -53,6 +58,17 @@ fn watcher(d: &Daemon) -> Result<(u64, u64), String> {
     let st = d.status()?;
     let g = |p: &str| st.pointer(p).and_then(Value::as_u64).unwrap_or(0);
     Ok((g("/watcher/overflows"), g("/watcher/rescans")))
+}
+
+/// `watcher.last_rescan`: (survey ms, total ms, paths walked).
+fn last_rescan(d: &Daemon) -> Result<(u64, u64, u64), String> {
+    let st = d.status()?;
+    let g = |p: &str| st.pointer(p).and_then(Value::as_u64).unwrap_or(0);
+    Ok((
+        g("/watcher/last_rescan/survey_ms"),
+        g("/watcher/last_rescan/total_ms"),
+        g("/watcher/last_rescan/walked"),
+    ))
 }
 
 fn content(i: usize) -> String {
@@ -127,12 +143,16 @@ pub fn run(name: &str, d: &Daemon, tree: &Path, dir: &str) -> Result<StallRun, S
     let (o1, r1) = watcher(d)?;
     out.overflows = o1 - o0;
     out.rescans = r1 - r0;
+    (out.survey_ms, out.rescan_ms, out.walked) = last_rescan(d)?;
     (out.captured, out.changes) = count_captured(&turn, &want);
     (out.content_ok, out.content_checked) = check_content(d, dir)?;
     eprintln!(
-        "[{name}]   writes {} while stopped | SIGCONT → end marker {} | {}/{STALL_FILES} files with the right hash ({} changes) | overflows +{}, rescans +{} | content {}/{}",
+        "[{name}]   writes {} while stopped | SIGCONT → end marker {} (rescan: survey of {} paths {} ms, all {} ms) | {}/{STALL_FILES} files with the right hash ({} changes) | overflows +{}, rescans +{} | content {}/{}",
         fmt_dur(out.write),
         fmt_dur(out.fw),
+        fmt_int(out.walked),
+        out.survey_ms,
+        out.rescan_ms,
         out.captured,
         out.changes,
         out.overflows,
@@ -151,8 +171,11 @@ pub fn rows(r: &StallRun) -> Vec<Row> {
         r.dir
     ));
     row.fw = format!(
-        "{} (writes took {} while stopped)",
+        "{}; the rescan: survey (stat walk of {} paths + compare) {} ms, with recording {} ms (writes took {} while stopped)",
         fmt_dur(r.fw),
+        fmt_int(r.walked),
+        r.survey_ms,
+        r.rescan_ms,
         fmt_dur(r.write)
     );
     row.floor = "scoped rescan: stat walk ~0.07 s (t20k) + read and store 30k small files".into();

@@ -14,6 +14,7 @@ use super::record::{Attribution, Recorded, Walked, record_walked};
 use super::walk::{Entry, EntryKind, walk};
 use crate::model::{Kind, StatKey};
 use crate::paths::RelPath;
+use crate::stats::RescanReport;
 use crate::store::sql::{self, Latest};
 
 /// A stat taken this close after the file's mtime cannot prove the file unchanged: a write in
@@ -38,10 +39,11 @@ pub fn rescan(
 
 /// What a rescan found to record; nothing is written to the index to find it.
 pub struct Survey {
+    dir: Option<String>,
     work: Vec<Walked>,
     walked: usize,
     started: Instant,
-    walk_ms: u64,
+    survey_ms: u64,
 }
 
 /// The first half of a rescan: walks `under` (arming each directory's watch right before
@@ -71,8 +73,9 @@ pub fn survey(conn: &Connection, ctx: &mut Context, under: Option<&RelPath>) -> 
             .fetch_add(unreadable as u64, Ordering::Relaxed);
     }
     Ok(Survey {
+        dir: under.map(RelPath::to_text),
         walked: entries.len(),
-        walk_ms: started.elapsed().as_millis() as u64,
+        survey_ms: started.elapsed().as_millis() as u64,
         work: changed_paths(entries, known),
         started,
     })
@@ -87,10 +90,11 @@ pub fn record_survey(
     show_progress: bool,
 ) -> rusqlite::Result<Recorded> {
     let Survey {
+        dir,
         work,
         walked,
         started,
-        walk_ms,
+        survey_ms,
     } = survey;
     let bar = progress_bar(show_progress, work.len());
     // A rescan's batches need not each reach the disk: after a power loss the next start
@@ -109,13 +113,15 @@ pub fn record_survey(
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    tracing::debug!(
+    let report = RescanReport {
+        dir,
         walked,
-        walk_ms,
-        recorded = recorded.versions,
-        total_ms = started.elapsed().as_millis() as u64,
-        "rescan timings"
-    );
+        recorded: recorded.versions,
+        survey_ms,
+        total_ms: started.elapsed().as_millis() as u64,
+    };
+    tracing::debug!(?report, "rescan timings");
+    ctx.stats.set_last_rescan(report);
     Ok(recorded)
 }
 

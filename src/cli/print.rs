@@ -50,6 +50,18 @@ pub fn status(a: &Value) {
         "watcher:       {} dirs, {} rescans, {} overflows, {} vanished, {} unreadable, {} unstable",
         w["watched_dirs"], w["rescans"], w["overflows"], w["vanished"], w["unreadable"], w["unstable"]
     );
+    let r = &w["last_rescan"];
+    if r.is_object() {
+        let dir = if r["dir"].is_null() {
+            "workspace".to_string()
+        } else {
+            text(&r["dir"])
+        };
+        println!(
+            "last rescan:   {dir}: {} paths walked in {} ms, {} versions recorded, {} ms in all",
+            r["walked"], r["survey_ms"], r["recorded"], r["total_ms"]
+        );
+    }
     if !w["degraded"].is_null() {
         println!("degraded:      {}", text(&w["degraded"]));
     }
