@@ -4,8 +4,10 @@
 //!
 //! The worker takes the flag and rescans the whole workspace. The hints still queued before
 //! that loss's marker name changes made before the rescan began, so the rescan has seen them:
-//! re-checking them one by one afterwards (16,384 of them after a stall) only delays the
-//! turn marker waiting behind them. They are dropped instead.
+//! re-checking them one by one afterwards only delays the turn marker waiting behind them.
+//! They are dropped instead. (Hints already taken are dropped with the pending batch; the
+//! queue holds many only when the worker was busy as the loss came: a long batch, a rollback,
+//! or our own queue's cap of a million hints.)
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
