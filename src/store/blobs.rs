@@ -266,8 +266,14 @@ thread_local! {
         std::cell::RefCell::new(zstd::bulk::Compressor::new(ZSTD_LEVEL).ok());
 }
 
+/// The compressed bytes, holding no more memory than they need: zstd's output buffer is
+/// sized for the worst case (more than the input), and readers keep a whole batch of blobs
+/// ahead of the writer.
 fn compress(raw: &[u8]) -> Option<Vec<u8>> {
-    COMPRESSOR.with(|cell| cell.borrow_mut().as_mut().and_then(|c| c.compress(raw).ok()))
+    let mut compressed =
+        COMPRESSOR.with(|cell| cell.borrow_mut().as_mut().and_then(|c| c.compress(raw).ok()))?;
+    compressed.shrink_to_fit();
+    Some(compressed)
 }
 
 /// Decodes stored bytes and checks they still hash to `hash`.
