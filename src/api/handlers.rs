@@ -18,6 +18,7 @@ use crate::paths::RelPath;
 use crate::store::sql;
 
 type Answer = Result<Json<Value>, ApiError>;
+type TurnAnswer = Result<Json<render::TurnView>, ApiError>;
 
 /// A session name is 1 to 128 characters of `A-Za-z0-9._:-` (PRODUCT.md 2).
 pub fn valid_session(name: &str) -> Result<(), ApiError> {
@@ -102,9 +103,10 @@ pub async fn start_turn(
         .map_err(|_| ApiError::unavailable("the daemon is shutting down"))??;
     let ended = match started.ended {
         Some(turn) => {
-            state
+            let ended = state
                 .read(move |conn, state| Ok(render::turn(conn, &state.blobs, &turn, false)?))
-                .await?
+                .await?;
+            serde_json::to_value(ended).map_err(ApiError::internal)?
         }
         None => Value::Null,
     };
@@ -132,7 +134,7 @@ pub async fn end_turn(
     State(state): State<Arc<AppState>>,
     Path((session, turn)): Path<(String, String)>,
     JsonBody(body): JsonBody<TurnEndBody>,
-) -> Answer {
+) -> TurnAnswer {
     valid_session(&session)?;
     let (reply, answer) = oneshot::channel();
     let turn = TurnSelector::parse(&turn);
@@ -160,7 +162,7 @@ pub async fn get_turn(
     State(state): State<Arc<AppState>>,
     Path((session, turn)): Path<(String, String)>,
     Query(query): Query<TurnQuery>,
-) -> Answer {
+) -> TurnAnswer {
     valid_session(&session)?;
     state
         .read(move |conn, state| {

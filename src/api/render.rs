@@ -8,19 +8,32 @@ use crate::model::{State, format_time};
 use crate::store::blobs::BlobDir;
 use crate::store::sql::{self, SessionRow, TurnRow, VersionRow};
 
-pub fn turn(conn: &Connection, blobs: &BlobDir, turn: &TurnRow, with_diff: bool) -> rusqlite::Result<Value> {
+/// A turn and its net changes, serialized straight into the answer: a turn can list tens of
+/// thousands of changes, and a tree of JSON values per change held several times their text.
+#[derive(serde::Serialize)]
+pub struct TurnView {
+    #[serde(flatten)]
+    summary: Value,
+    changes: Vec<ChangeView>,
+}
+
+pub fn turn(
+    conn: &Connection,
+    blobs: &BlobDir,
+    turn: &TurnRow,
+    with_diff: bool,
+) -> rusqlite::Result<TurnView> {
     let changes = history::turn_changes(conn, turn)?;
-    let mut value = turn_summary(turn, Counts::of(&changes));
+    let mut summary = turn_summary(turn, Counts::of(&changes));
     if turn.start_seq < crate::store::gc::horizon(conn)? {
         // Retention collapsed the history before this turn's start: its list may be partial.
-        value["expired"] = json!(true);
+        summary["expired"] = json!(true);
     }
-    let rendered: Vec<Value> = changes
+    let changes = changes
         .iter()
-        .map(|c| change(c, with_diff.then(|| history::diff(conn, blobs, c))))
+        .map(|c| ChangeView::of(c, with_diff.then(|| history::diff(conn, blobs, c))))
         .collect();
-    value["changes"] = Value::Array(rendered);
-    Ok(value)
+    Ok(TurnView { summary, changes })
 }
 
 pub fn turn_summary(turn: &TurnRow, counts: Counts) -> Value {
@@ -37,55 +50,95 @@ pub fn turn_summary(turn: &TurnRow, counts: Counts) -> Value {
     })
 }
 
-fn change(change: &Change, diff: Option<Diff>) -> Value {
-    let mut out = Map::new();
-    out.insert("path".into(), json!(change.path.to_text()));
-    if let Some(from) = &change.from {
-        out.insert("from".into(), json!(from.to_text()));
-    }
-    out.insert("change".into(), json!(change.kind.name()));
-    let shown = if change.after.is_present() {
-        &change.after
-    } else {
-        &change.before
-    };
-    out.insert("kind".into(), json!(shown.kind().name()));
-    if change.after.is_present() {
-        state_fields(&change.after, &mut out);
-    }
-    if let (State::File(before), State::File(after)) = (&change.before, &change.after) {
-        out.insert(
-            "mode_changed".into(),
-            json!(before.executable != after.executable),
-        );
-    }
-    match diff {
-        Some(Diff::Text(text)) => {
-            out.insert("diff".into(), json!(text));
+/// One change of a turn (docs/api.md): absent fields are left out.
+#[derive(serde::Serialize)]
+struct ChangeView {
+    path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    from: Option<String>,
+    change: &'static str,
+    kind: &'static str,
+    #[serde(flatten)]
+    state: StateFields,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mode_changed: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    diff: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    binary: Option<bool>,
+}
+
+impl ChangeView {
+    fn of(change: &Change, diff: Option<Diff>) -> Self {
+        let shown = if change.after.is_present() {
+            &change.after
+        } else {
+            &change.before
+        };
+        let mode_changed = match (&change.before, &change.after) {
+            (State::File(before), State::File(after)) => Some(before.executable != after.executable),
+            _ => None,
+        };
+        let (diff, binary) = match diff {
+            Some(Diff::Text(text)) => (Some(text), None),
+            Some(Diff::Binary) => (None, Some(true)),
+            Some(Diff::TooLarge | Diff::None) | None => (None, None),
+        };
+        Self {
+            path: change.path.to_text(),
+            from: change.from.as_ref().map(|from| from.to_text()),
+            change: change.kind.name(),
+            kind: shown.kind().name(),
+            state: if change.after.is_present() {
+                StateFields::of(&change.after)
+            } else {
+                StateFields::default()
+            },
+            mode_changed,
+            diff,
+            binary,
         }
-        Some(Diff::Binary) => {
-            out.insert("binary".into(), json!(true));
-        }
-        Some(Diff::TooLarge | Diff::None) | None => {}
     }
-    Value::Object(out)
+}
+
+/// What a state says beyond its kind: a file's size, hash and mode, a symlink's target.
+#[derive(Default, serde::Serialize)]
+struct StateFields {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    size: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hash: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    executable: Option<bool>,
+    /// Only when true.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    too_large: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    target: Option<String>,
+}
+
+impl StateFields {
+    fn of(state: &State) -> Self {
+        match state {
+            State::File(f) => Self {
+                size: Some(f.size),
+                hash: Some(f.hash.to_hex()),
+                executable: Some(f.executable),
+                too_large: f.too_large.then_some(true),
+                target: None,
+            },
+            State::Symlink { target } => Self {
+                target: Some(crate::paths::RelPath::from_fs_bytes(target.clone()).to_text()),
+                ..Self::default()
+            },
+            State::Dir | State::Absent => Self::default(),
+        }
+    }
 }
 
 fn state_fields(state: &State, out: &mut Map<String, Value>) {
-    match state {
-        State::File(f) => {
-            out.insert("size".into(), json!(f.size));
-            out.insert("hash".into(), json!(f.hash.to_hex()));
-            out.insert("executable".into(), json!(f.executable));
-            if f.too_large {
-                out.insert("too_large".into(), json!(true));
-            }
-        }
-        State::Symlink { target } => {
-            let target = crate::paths::RelPath::from_fs_bytes(target.clone());
-            out.insert("target".into(), json!(target.to_text()));
-        }
-        State::Dir | State::Absent => {}
+    if let Ok(Value::Object(fields)) = serde_json::to_value(StateFields::of(state)) {
+        out.extend(fields);
     }
 }
 
