@@ -123,7 +123,7 @@ fn defaults(o: &mut Opts) {
     o.rollback_reps = pick(o.rollback_reps, 3, 5);
     o.codex_reps = pick(o.codex_reps, 3, 7);
     o.checkout_reps = pick(o.checkout_reps, 1, 2);
-    o.burst_reps = pick(o.burst_reps, 2, 3);
+    o.burst_reps = pick(o.burst_reps, 2, 5);
 }
 
 fn parse_args() -> Result<Option<Opts>, String> {
@@ -626,7 +626,7 @@ fn checkout_alone_row(r: &mut Run) -> Result<(), String> {
 
 fn w3_bursts(r: &mut Run, d: &Daemon) -> Result<(), String> {
     if r.o.runs("w3a") {
-        let out = burst::run_ignored(r.name, d, &r.tree, r.o.burst_reps)?;
+        let out = burst::run_ignored(r.name, d, &r.tree, (r.o.burst_reps, r.tck))?;
         r.burst_stopped = Some(median(&out.stopped));
         let row = burst::ignored_row(&out);
         r.push_verified(row, "W3a");
