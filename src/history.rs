@@ -66,7 +66,6 @@ impl Counts {
     }
 }
 
-/// The net changes of a turn: paths whose state at its end differs from its start.
 /// A path's latest version in a turn, and the one present before it when there was one.
 struct LastInTurn {
     path_id: i64,
@@ -74,6 +73,7 @@ struct LastInTurn {
     present: Option<State>,
 }
 
+/// The net changes of a turn: paths whose state at its end differs from its start.
 pub fn turn_changes(conn: &Connection, turn: &TurnRow) -> rusqlite::Result<Vec<Change>> {
     let mut last: BTreeMap<RelPath, LastInTurn> = BTreeMap::new();
     for (path_id, version) in sql::turn_versions(conn, turn.id)? {

@@ -129,7 +129,7 @@ fn hash_all(files: &[(Vec<u8>, PathBuf)]) -> Vec<Option<[u8; 32]>> {
 fn index_files(state: &Path) -> Result<HashMap<Vec<u8>, [u8; 32]>, String> {
     let db_path = state.join("index.sqlite");
     let conn = db::open_reader(&db_path).map_err(|e| format!("{e}"))?;
-    let rows = sql::all_present(&conn).map_err(|e| format!("query the index: {e}"))?;
+    let rows: Vec<_> = sql::all_present(&conn).map_err(|e| format!("query the index: {e}"))?;
     Ok(rows
         .into_iter()
         .filter_map(|(p, l)| match l.state {

@@ -345,7 +345,7 @@ impl Batch {
         dir: &RelPath,
     ) -> rusqlite::Result<()> {
         ctx.watches.unwatch_tree(dir);
-        for (_, latest) in sql::present_under(conn, dir)? {
+        for (_, latest) in sql::present_under::<Vec<_>>(conn, dir)? {
             self.insert_absent(conn, latest.path_id)?;
         }
         Ok(())
@@ -373,7 +373,7 @@ fn untrack(conn: &Connection, ctx: &mut Context, path: &RelPath) -> rusqlite::Re
     };
     if latest.state.is_dir() {
         ctx.watches.unwatch_tree(path);
-        for (_, below) in sql::present_under(conn, path)? {
+        for (_, below) in sql::present_under::<Vec<_>>(conn, path)? {
             sql::clear_path_state(conn, below.path_id)?;
         }
     }

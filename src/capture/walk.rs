@@ -66,7 +66,12 @@ pub fn walk(
             .collect()
     });
     let unreadable = found.iter().map(|(_, n)| n).sum();
-    (found.into_iter().flat_map(|(e, _)| e).collect(), unreadable)
+    // Exactly sized: a rescan of 100,000 paths holds this list beside the index's map.
+    let mut entries = Vec::with_capacity(found.iter().map(|(e, _)| e.len()).sum());
+    for (mut some, _) in found {
+        entries.append(&mut some);
+    }
+    (entries, unreadable)
 }
 
 struct Shared<'a, A> {

@@ -132,7 +132,7 @@ pub fn latest(conn: &Connection, path: &RelPath) -> Result<Option<Latest>> {
 }
 
 /// Every present path strictly beneath `dir`, deepest first.
-pub fn present_under(conn: &Connection, dir: &RelPath) -> Result<Vec<(RelPath, Latest)>> {
+pub fn present_under<C: FromIterator<(RelPath, Latest)>>(conn: &Connection, dir: &RelPath) -> Result<C> {
     let low = dir.child_prefix();
     let mut high = low.clone();
     if let Some(last) = high.last_mut() {
@@ -154,9 +154,9 @@ pub fn settle_racy(conn: &Connection, now: i64, racy_ns: i64, modified_before: i
     )
 }
 
-/// Every path the index believes present, for a reconcile or a rescan.
-pub fn all_present(conn: &Connection) -> Result<Vec<(RelPath, Latest)>> {
-    let mut stmt = conn.prepare(LATEST_SELECT)?;
+/// Every path the index believes present, for a reconcile or a rescan, sorted by path.
+pub fn all_present<C: FromIterator<(RelPath, Latest)>>(conn: &Connection) -> Result<C> {
+    let mut stmt = conn.prepare(&format!("{LATEST_SELECT} ORDER BY p.path"))?;
     let rows = stmt.query_map([], latest_from_row)?;
     rows.collect()
 }
