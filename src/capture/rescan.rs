@@ -75,11 +75,13 @@ pub fn survey(conn: &Connection, ctx: &mut Context, under: Option<&RelPath>) -> 
             .unreadable
             .fetch_add(unreadable as u64, Ordering::Relaxed);
     }
+    let walked = entries.len();
+    let work = changed_paths(entries, known);
     Ok(Survey {
         dir: under.map(RelPath::to_text),
-        walked: entries.len(),
+        work,
+        walked,
         survey_ms: started.elapsed().as_millis() as u64,
-        work: changed_paths(entries, known),
         started,
     })
 }
@@ -130,10 +132,12 @@ pub fn record_survey(
 
 /// Paths whose stat differs from the cache, new paths, and recorded paths not found, each
 /// with its latest recorded state (the index was just read: no need to ask it again).
-/// `known` is sorted by path; so is the result: a new directory is recorded before what it
-/// holds.
-fn changed_paths(mut entries: Vec<Entry>, known: Vec<(RelPath, Latest)>) -> Vec<Walked> {
+/// Sorted by path: a new directory is recorded before what it holds.
+fn changed_paths(mut entries: Vec<Entry>, mut known: Vec<(RelPath, Latest)>) -> Vec<Walked> {
     entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    // The index gives them in its order already (a linear pass then): sorting again keeps the
+    // merge right whatever SQLite's collation.
+    known.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let gone = |(path, latest): (RelPath, Latest)| Walked {
         path,
         latest: Some(latest),
@@ -233,14 +237,14 @@ mod tests {
 
     #[test]
     fn changed_paths_merges_the_walk_with_the_index_in_path_order() {
-        // The walk's order is arbitrary; the index's is sorted.
+        // Neither side needs to come sorted (the index's usually does).
         let entries = vec![on_disk("d/same", 2), on_disk("d/new", 9), on_disk("d/edited", 4)];
         let known = vec![
+            recorded("z-gone", 6),
             recorded("a-gone", 1),
             recorded("d/edited", 3),
             recorded("d/gone-between", 5),
             recorded("d/same", 2),
-            recorded("z-gone", 6),
         ];
         let work = changed_paths(entries, known);
         let listed: Vec<(String, bool)> = work
