@@ -395,8 +395,13 @@ impl Worker {
         let _trim = TrimOnDrop;
         let who = self.who();
         match rescan(&mut self.conn, &mut self.ctx, dir, who, false) {
-            Ok(recorded) if recorded.requeue.is_empty() => true,
             Ok(recorded) => {
+                // The answers about what it recorded (a turn listing 30,000 new files) come
+                // after the trim on return: the idle trim gives their memory back too.
+                self.since_trim += recorded.versions;
+                if recorded.requeue.is_empty() {
+                    return true;
+                }
                 self.first_pending.get_or_insert_with(Instant::now);
                 self.pending.extend(recorded.requeue);
                 false
