@@ -15,9 +15,14 @@ pub fn answer(answer: &Value, json: bool, human: impl FnOnce(&Value)) -> anyhow:
 }
 
 fn text(value: &Value) -> String {
+    text_or(value, "-")
+}
+
+/// A value as text, `absent` when it is null.
+fn text_or(value: &Value, absent: &str) -> String {
     match value {
         Value::String(s) => s.clone(),
-        Value::Null => "-".to_string(),
+        Value::Null => absent.to_string(),
         other => other.to_string(),
     }
 }
@@ -52,11 +57,7 @@ pub fn status(a: &Value) {
     );
     let r = &w["last_rescan"];
     if r.is_object() {
-        let dir = if r["dir"].is_null() {
-            "workspace".to_string()
-        } else {
-            text(&r["dir"])
-        };
+        let dir = text_or(&r["dir"], "workspace");
         println!(
             "last rescan:   {dir}: {} paths walked in {} ms, {} versions recorded, {} ms in all",
             r["walked"], r["survey_ms"], r["recorded"], r["total_ms"]
@@ -89,11 +90,7 @@ pub fn turn_started(a: &Value) {
 fn heading(t: &Value) -> String {
     let c = &t["counts"];
     let label = t["label"].as_str().map(|l| format!("  {l}")).unwrap_or_default();
-    let ended = if t["ended_at"].is_null() {
-        "open".to_string()
-    } else {
-        text(&t["ended_at"])
-    };
+    let ended = text_or(&t["ended_at"], "open");
     format!(
         "turn {} of {}{label}\n  {} .. {}  +{} ~{} -{} >{}",
         t["turn"],
