@@ -46,40 +46,26 @@ pub struct Survey {
 }
 
 /// The first half of a rescan: walks `under` (arming each directory's watch right before
-/// listing it) while the index's side of the comparison is read, and compares them.
+/// listing it), then merges the walk with the index's side, read one row at a time.
 pub fn survey(conn: &Connection, ctx: &mut Context, under: Option<&RelPath>) -> rusqlite::Result<Survey> {
     let started = Instant::now();
     // With nothing recorded (a first index) there is no stat to compare: the walk skips it.
     let with_stat = under.is_some() || !sql::index_is_empty(conn)?;
-    let (root, rules, watches) = (&ctx.root.path, &mut ctx.rules, &mut ctx.watches);
-    let ((entries, unreadable), known) = std::thread::scope(|scope| {
-        let arm = |dirs: &[RelPath]| watches.watch_all(dirs);
-        let walking = scope.spawn(move || walk(root, under, rules, arm, with_stat));
-        // Sorted by path, as the walk's entries will be: the comparison is a merge, with no
-        // map of 100,000 paths (a third of a large rescan's memory).
-        let known: rusqlite::Result<Vec<(RelPath, Latest)>> = match under {
-            None => sql::all_present(conn),
-            Some(dir) => sql::present_under(conn, dir).map(|mut deepest_first: Vec<_>| {
-                deepest_first.reverse();
-                deepest_first
-            }),
-        };
-        let walked = walking
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (walked, known)
-    });
-    let known = known?;
+    let watches = &mut ctx.watches;
+    let arm = |dirs: &[RelPath]| watches.watch_all(dirs);
+    let (entries, unreadable) = walk(&ctx.root.path, under, &mut ctx.rules, arm, with_stat);
     if unreadable > 0 {
         ctx.stats
             .unreadable
             .fetch_add(unreadable as u64, Ordering::Relaxed);
     }
     let walked = entries.len();
-    let work = changed_paths(entries, known);
+    // The index's side is never held whole: at 130,000 paths it was a third of the peak.
+    let mut merge = Merge::new(entries);
+    sql::each_present(conn, under, |path, latest| merge.known(path, latest))?;
     Ok(Survey {
         dir: under.map(RelPath::to_text),
-        work,
+        work: merge.finish(),
         walked,
         survey_ms: started.elapsed().as_millis() as u64,
         started,
@@ -130,39 +116,52 @@ pub fn record_survey(
     Ok(recorded)
 }
 
-/// Paths whose stat differs from the cache, new paths, and recorded paths not found, each
-/// with its latest recorded state (the index was just read: no need to ask it again).
-/// Sorted by path: a new directory is recorded before what it holds.
-fn changed_paths(mut entries: Vec<Entry>, mut known: Vec<(RelPath, Latest)>) -> Vec<Walked> {
-    entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
-    // The index gives them in its order already (a linear pass then): sorting again keeps the
-    // merge right whatever SQLite's collation.
-    known.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    let gone = |(path, latest): (RelPath, Latest)| Walked {
-        path,
-        latest: Some(latest),
-        file: false,
-    };
-    let mut work = Vec::new();
-    let mut known = known.into_iter().peekable();
-    for entry in entries {
-        while let Some(earlier) = known.next_if(|(path, _)| *path < entry.path) {
-            work.push(gone(earlier));
+/// The comparison of a walk with the index, both in path order: paths whose stat differs
+/// from the cache, new paths, and recorded paths not found, each with its latest recorded
+/// state (the index was just read: no need to ask it again). The work comes out in path
+/// order: a new directory is recorded before what it holds.
+struct Merge {
+    walked: std::iter::Peekable<std::vec::IntoIter<Entry>>,
+    work: Vec<Walked>,
+}
+
+impl Merge {
+    fn new(mut entries: Vec<Entry>) -> Self {
+        entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+        Self {
+            walked: entries.into_iter().peekable(),
+            work: Vec::new(),
         }
-        let latest = known
-            .next_if(|(path, _)| *path == entry.path)
-            .map(|(_, latest)| latest);
-        match latest {
-            Some(latest) if unchanged(&latest, entry.kind, entry.stat.as_ref()) => {}
-            latest => work.push(Walked {
-                file: entry.kind == EntryKind::File,
-                path: entry.path,
-                latest,
+    }
+
+    /// The index's next path, which must come after the one before it.
+    fn known(&mut self, path: RelPath, latest: Latest) {
+        while let Some(new) = self.walked.next_if(|entry| entry.path < path) {
+            self.work.push(found(new, None));
+        }
+        match self.walked.next_if(|entry| entry.path == path) {
+            Some(entry) if unchanged(&latest, entry.kind, entry.stat.as_ref()) => {}
+            Some(entry) => self.work.push(found(entry, Some(latest))),
+            None => self.work.push(Walked {
+                path,
+                latest: Some(latest),
+                file: false,
             }),
         }
     }
-    work.extend(known.map(gone));
-    work
+
+    fn finish(mut self) -> Vec<Walked> {
+        self.work.extend(self.walked.map(|new| found(new, None)));
+        self.work
+    }
+}
+
+fn found(entry: Entry, latest: Option<Latest>) -> Walked {
+    Walked {
+        file: entry.kind == EntryKind::File,
+        path: entry.path,
+        latest,
+    }
 }
 
 fn unchanged(latest: &Latest, kind: EntryKind, stat: Option<&StatKey>) -> bool {
@@ -236,17 +235,21 @@ mod tests {
     }
 
     #[test]
-    fn changed_paths_merges_the_walk_with_the_index_in_path_order() {
-        // Neither side needs to come sorted (the index's usually does).
+    fn the_merge_finds_new_edited_and_gone_paths_in_path_order() {
+        // The walk comes in no order; the index in path order.
         let entries = vec![on_disk("d/same", 2), on_disk("d/new", 9), on_disk("d/edited", 4)];
         let known = vec![
-            recorded("z-gone", 6),
             recorded("a-gone", 1),
             recorded("d/edited", 3),
             recorded("d/gone-between", 5),
             recorded("d/same", 2),
+            recorded("z-gone", 6),
         ];
-        let work = changed_paths(entries, known);
+        let mut merge = Merge::new(entries);
+        for (path, latest) in known {
+            merge.known(path, latest);
+        }
+        let work = merge.finish();
         let listed: Vec<(String, bool)> = work
             .iter()
             .map(|w| (w.path.to_text(), w.latest.is_some()))

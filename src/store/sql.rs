@@ -1,6 +1,6 @@
 //! Every SQL statement of filewatchd: one small function per statement, rows into types.
 
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
 
 use crate::model::{FileState, Kind, Origin, StatKey, State};
 use crate::paths::RelPath;
@@ -133,15 +133,42 @@ pub fn latest(conn: &Connection, path: &RelPath) -> Result<Option<Latest>> {
 
 /// Every present path strictly beneath `dir`, deepest first.
 pub fn present_under<C: FromIterator<(RelPath, Latest)>>(conn: &Connection, dir: &RelPath) -> Result<C> {
+    let sql = format!("{LATEST_SELECT} WHERE p.path >= ?1 AND p.path < ?2 ORDER BY p.path DESC");
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(params_from_iter(children_of(dir)), latest_from_row)?;
+    rows.collect()
+}
+
+/// Hands `each` every path the index believes present (strictly beneath `under` when given)
+/// in `RelPath`'s order, one row at a time, so a rescan can merge them with its walk without
+/// holding both lists. SQLite compares BLOBs bytewise, the shorter first on a tie, as
+/// `RelPath` does (a test holds it to that).
+pub fn each_present(
+    conn: &Connection,
+    under: Option<&RelPath>,
+    mut each: impl FnMut(RelPath, Latest),
+) -> Result<()> {
+    let (filter, bounds) = match under {
+        None => ("", Vec::new()),
+        Some(dir) => ("WHERE p.path >= ?1 AND p.path < ?2", children_of(dir).to_vec()),
+    };
+    let mut stmt = conn.prepare_cached(&format!("{LATEST_SELECT} {filter} ORDER BY p.path"))?;
+    let mut rows = stmt.query(params_from_iter(bounds))?;
+    while let Some(row) = rows.next()? {
+        let (path, latest) = latest_from_row(row)?;
+        each(path, latest);
+    }
+    Ok(())
+}
+
+/// The bounds of the paths strictly beneath `dir`: from `dir/` up to, not including, `dir0`.
+fn children_of(dir: &RelPath) -> [Vec<u8>; 2] {
     let low = dir.child_prefix();
     let mut high = low.clone();
     if let Some(last) = high.last_mut() {
         *last = b'/' + 1;
     }
-    let sql = format!("{LATEST_SELECT} WHERE p.path >= ?1 AND p.path < ?2 ORDER BY p.path DESC");
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map(params![low, high], latest_from_row)?;
-    rows.collect()
+    [low, high]
 }
 
 /// Marks checked at `now` every racy stat-cache entry (`mtime + racy_ns >= checked`) whose
@@ -489,4 +516,64 @@ pub fn tracked_files(conn: &Connection) -> Result<i64> {
 pub fn store_bytes(conn: &Connection) -> Result<i64> {
     conn.prepare_cached("SELECT coalesce(sum(stored_size), 0) FROM blobs")?
         .query_row([], |r| r.get(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index_of(paths: &[&[u8]]) -> (tempfile::TempDir, Connection) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let conn = crate::store::db::open_writer(&dir.path().join("index.sqlite")).expect("index");
+        let stat = StatKey {
+            dev: 1,
+            ino: 1,
+            size: 0,
+            mtime_ns: 0,
+            ctime_ns: 0,
+            mode: 0o40755,
+        };
+        for path in paths {
+            let id = ensure_path(&conn, &RelPath::from_fs_bytes(path.to_vec())).expect("path");
+            let seq = insert_version(&conn, id, &State::Dir, Origin::Outside, None, 0).expect("version");
+            set_path_state(&conn, id, seq, &stat, 0).expect("state");
+        }
+        (dir, conn)
+    }
+
+    fn listed(conn: &Connection, under: Option<&RelPath>) -> Vec<RelPath> {
+        let mut order = Vec::new();
+        each_present(conn, under, |path, _| order.push(path)).expect("read");
+        order
+    }
+
+    #[test]
+    fn each_present_lists_paths_in_relpath_order() {
+        // Bytes on both sides of '/', a prefix before its extensions, and invalid UTF-8: a
+        // rescan's merge is only right if SQLite orders them exactly as RelPath does.
+        let paths: [&[u8]; 10] = [
+            b"a0",
+            b"a/b",
+            b"a",
+            b"a-b",
+            b"a/b/c",
+            b"a/\xff",
+            b"B",
+            b"\x01",
+            "é".as_bytes(),
+            b"a/b0",
+        ];
+        let (_dir, conn) = index_of(&paths);
+        let mut expected: Vec<RelPath> = paths.iter().map(|p| RelPath::from_fs_bytes(p.to_vec())).collect();
+        expected.sort();
+        assert_eq!(listed(&conn, None), expected);
+
+        let a = RelPath::from_fs_bytes(b"a".to_vec());
+        let beneath: Vec<RelPath> = expected
+            .into_iter()
+            .filter(|p| p.as_bytes().starts_with(b"a/"))
+            .collect();
+        assert_eq!(beneath.len(), 4);
+        assert_eq!(listed(&conn, Some(&a)), beneath);
+    }
 }
