@@ -1234,7 +1234,7 @@ fn print_header(o: &Opts, started: Instant, load_start: &str, au: &agent_undo::T
         "- Turns: start marker (untimed), the workload, then the end marker `POST /v1/sessions/bench/turns/current/end`, timed (its barrier covers every write before it). The peers' snapshots of the same state run right after the end marker has returned, with the daemon alive but idle, so they never compete for the 2 cores. Ratio = filewatchd's median / the best peer's median; p95 is the nearest-rank 95th percentile."
     );
     println!(
-        "- Correctness: the end markers' `changes` against the exact set of files changed, `tracked_files` against the files in the tree, and after each workload **disk = index**: every tracked file on disk hashed with BLAKE3 by the bench and compared with the latest version the daemon recorded for it (read from `<state>/index.sqlite` through the crate's own `store::sql::all_present`, on a read-only connection: the HTTP API has no call that lists every path's latest hash), plus recorded-but-gone paths.\n"
+        "- Correctness: the end markers' `changes` against the exact set of files changed, `tracked_files` against the files in the tree, and after each workload **disk = index**: every tracked file on disk hashed with BLAKE3 by the bench and compared with the latest version the daemon recorded for it (read from `<state>/index.sqlite` through the crate's own `store::sql::each_present`, on a read-only connection: the HTTP API has no call that lists every path's latest hash), plus recorded-but-gone paths.\n"
     );
 }
 

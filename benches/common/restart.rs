@@ -67,7 +67,9 @@ const RACY_NS: i64 = 100_000_000;
 /// See `RestartRun::stat_differs` and `racy`.
 fn forecast(tree: &Path, state: &Path) -> Result<(Count, Count), String> {
     let conn = db::open_reader(&state.join("index.sqlite")).map_err(|e| e.to_string())?;
-    let rows: Vec<_> = sql::all_present(&conn).map_err(|e| format!("query the index: {e}"))?;
+    let mut rows = Vec::new();
+    sql::each_present(&conn, None, |path, latest| rows.push((path, latest)))
+        .map_err(|e| format!("query the index: {e}"))?;
     let (mut differs, mut racy) = ((0, 0), (0, 0));
     for (path, latest) in rows {
         let State::File(f) = &latest.state else {

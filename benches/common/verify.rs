@@ -3,7 +3,7 @@
 //!
 //! The HTTP API has no call that lists every path's latest hash (`/v1/history` is one path per
 //! request), so the index is read directly through the library's own query,
-//! `store::sql::all_present`, on a read-only connection to `<state>/index.sqlite` beside the
+//! `store::sql::each_present`, on a read-only connection to `<state>/index.sqlite` beside the
 //! running daemon (WAL: readers never block the writer). Call it right after a barrier (an end
 //! marker), so every write before it is in the index.
 
@@ -129,14 +129,14 @@ fn hash_all(files: &[(Vec<u8>, PathBuf)]) -> Vec<Option<[u8; 32]>> {
 fn index_files(state: &Path) -> Result<HashMap<Vec<u8>, [u8; 32]>, String> {
     let db_path = state.join("index.sqlite");
     let conn = db::open_reader(&db_path).map_err(|e| format!("{e}"))?;
-    let rows: Vec<_> = sql::all_present(&conn).map_err(|e| format!("query the index: {e}"))?;
-    Ok(rows
-        .into_iter()
-        .filter_map(|(p, l)| match l.state {
-            State::File(f) => Some((p.as_bytes().to_vec(), f.hash.0)),
-            _ => None,
-        })
-        .collect())
+    let mut files = HashMap::new();
+    sql::each_present(&conn, None, |path, latest| {
+        if let State::File(f) = latest.state {
+            files.insert(path.as_bytes().to_vec(), f.hash.0);
+        }
+    })
+    .map_err(|e| format!("query the index: {e}"))?;
+    Ok(files)
 }
 
 /// Compares the index in `state` with the disk under `root` (see the module's doc).

@@ -181,13 +181,6 @@ pub fn settle_racy(conn: &Connection, now: i64, racy_ns: i64, modified_before: i
     )
 }
 
-/// Every path the index believes present, for a reconcile or a rescan, sorted by path.
-pub fn all_present<C: FromIterator<(RelPath, Latest)>>(conn: &Connection) -> Result<C> {
-    let mut stmt = conn.prepare(&format!("{LATEST_SELECT} ORDER BY p.path"))?;
-    let rows = stmt.query_map([], latest_from_row)?;
-    rows.collect()
-}
-
 pub fn insert_blob(conn: &Connection, blob: &NewBlob) -> Result<()> {
     conn.prepare_cached(
         "INSERT OR IGNORE INTO blobs (hash, size, stored_size, codec, data)
