@@ -67,13 +67,10 @@ const RACY_NS: i64 = 100_000_000;
 /// See `RestartRun::stat_differs` and `racy`.
 fn forecast(tree: &Path, state: &Path) -> Result<(Count, Count), String> {
     let conn = db::open_reader(&state.join("index.sqlite")).map_err(|e| e.to_string())?;
-    let mut rows = Vec::new();
-    sql::each_present(&conn, None, |path, latest| rows.push((path, latest)))
-        .map_err(|e| format!("query the index: {e}"))?;
     let (mut differs, mut racy) = ((0, 0), (0, 0));
-    for (path, latest) in rows {
+    sql::each_present(&conn, None, |path, latest| {
         let State::File(f) = &latest.state else {
-            continue;
+            return;
         };
         let abs = tree.join(String::from_utf8_lossy(path.as_bytes()).as_ref());
         let now = std::fs::symlink_metadata(&abs).map(|m| StatKey::from_metadata(&m));
@@ -82,7 +79,8 @@ fn forecast(tree: &Path, state: &Path) -> Result<(Count, Count), String> {
         } else if latest.stat.mtime_ns + RACY_NS >= latest.checked_ns {
             racy = (racy.0 + 1, racy.1 + f.size);
         }
-    }
+    })
+    .map_err(|e| format!("query the index: {e}"))?;
     Ok((differs, racy))
 }
 
