@@ -7,6 +7,17 @@ use rusqlite::Connection;
 
 use crate::store::sql::{self, TurnRow};
 
+/// What a session name may be (PRODUCT.md 2), as the API and the command line say it.
+pub const NAME_RULE: &str = "a session name is 1 to 128 characters of A-Z a-z 0-9 . _ : -";
+
+/// Whether `name` may name a session: 1 to 128 characters of `A-Za-z0-9._:-`.
+pub fn is_valid_name(name: &str) -> bool {
+    (1..=128).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._:-".contains(&b))
+}
+
 /// One link: a session, and the part of it that belongs to the lineage.
 #[derive(Debug, Clone)]
 struct Link {

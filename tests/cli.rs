@@ -73,6 +73,66 @@ fn turn_commands_from_a_subdirectory_find_the_daemon_in_filewatchd_home() {
 }
 
 #[test]
+fn path_arguments_resolve_dots_slashes_and_absolute_paths_as_a_shell_does() {
+    let ws = Workspace::new();
+    ws.write("src/lib.rs", "one\n");
+    ws.write("run.sh", "echo one\n");
+    let _daemon = Daemon::start_in_home(&ws);
+    ok(ws.cli(".", &["turn", "start", "--session", "s"]));
+    ws.write("src/lib.rs", "two\n");
+    ws.write("run.sh", "echo two\n");
+    ok(ws.cli(".", &["turn", "end", "--session", "s"]));
+
+    let absolute = ws.root().join("run.sh");
+    for typed in ["../run.sh", "./../src/../run.sh", absolute.to_str().unwrap()] {
+        let history = json(ws.cli("src", &["history", typed, "--json"]));
+        assert_eq!(history["path"], "run.sh", "typed {typed:?} in src/");
+    }
+    let restore = [
+        "restore",
+        "--before",
+        "1",
+        "--session",
+        "s",
+        "--dry-run",
+        "--json",
+    ];
+    for (cwd, typed) in [(".", "src/"), ("src", "."), ("src", "lib.rs/")] {
+        let plan = json(ws.cli(cwd, &[&restore[..], &[typed]].concat()));
+        assert_eq!(
+            action_paths(&plan),
+            set(["src/lib.rs"]),
+            "{typed:?} in {cwd}: {plan:#}"
+        );
+    }
+
+    for (typed, says) in [
+        ("../..", "outside the workspace"),
+        ("..", "the workspace root itself"),
+    ] {
+        let out = ws.cli("src", &["history", typed]);
+        assert_exit(1, out.clone());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(says), "{typed:?}: {stderr}");
+    }
+}
+
+#[test]
+fn a_session_name_the_api_would_refuse_is_refused_before_any_request() {
+    let ws = Workspace::new();
+    let _daemon = Daemon::start_in_home(&ws);
+    for name in ["bad name!", "a/b", ""] {
+        let out = ws.cli(".", &["turn", "start", "--session", name]);
+        assert_exit(1, out.clone());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("is not a session name: a session name is 1 to 128"),
+            "{name:?}: {stderr}"
+        );
+    }
+}
+
+#[test]
 fn url_and_token_from_the_environment_override_discovery() {
     let ws = Workspace::new();
     let daemon = Daemon::start(&ws);

@@ -15,24 +15,18 @@ use super::{AppState, render};
 use crate::capture::{Command, TurnSelector, turns};
 use crate::history::{self, Counts};
 use crate::paths::RelPath;
+use crate::sessions;
 use crate::store::sql;
 
 type Answer = Result<Json<Value>, ApiError>;
 type TurnAnswer = Result<Json<render::TurnView>, ApiError>;
 
-/// A session name is 1 to 128 characters of `A-Za-z0-9._:-` (PRODUCT.md 2).
+/// A session name as `sessions::is_valid_name` allows, else `bad_session`.
 pub fn valid_session(name: &str) -> Result<(), ApiError> {
-    let ok = (1..=128).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"._:-".contains(&b));
-    if ok {
+    if sessions::is_valid_name(name) {
         return Ok(());
     }
-    Err(ApiError::bad_request(
-        "bad_session",
-        "a session name is 1 to 128 characters of A-Z a-z 0-9 . _ : -",
-    ))
+    Err(ApiError::bad_request("bad_session", sessions::NAME_RULE))
 }
 
 pub async fn status(State(state): State<Arc<AppState>>) -> Answer {

@@ -159,7 +159,9 @@ impl From<RollbackError> for ApiError {
             RollbackError::UnknownSession(_) | RollbackError::UnknownTurn { .. } => Self::not_found(message),
             RollbackError::TurnOpen { .. } => Self::new(StatusCode::CONFLICT, "turn_open", message),
             RollbackError::NothingToUndo(_) => Self::new(StatusCode::CONFLICT, "nothing_to_undo", message),
-            RollbackError::NothingToRedo(_) => Self::new(StatusCode::CONFLICT, "nothing_to_redo", message),
+            RollbackError::NothingToRedo(_) | RollbackError::NothingToRedoInTime => {
+                Self::new(StatusCode::CONFLICT, "nothing_to_redo", message)
+            }
             RollbackError::NeedsSession => Self::bad_request("bad_request", message),
             RollbackError::Expired { .. } => Self::new(StatusCode::GONE, "expired", message),
             RollbackError::Store(e) => Self::internal(e),

@@ -7,10 +7,10 @@ mod hooks;
 mod print;
 mod rollback;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::bail;
+use anyhow::{anyhow, bail};
 use serde_json::{Value, json};
 
 use crate::daemon::{self, ServeOptions};
@@ -117,7 +117,7 @@ fn text_of(value: &Value) -> String {
 
 fn log(client: &Client, cmd: LogCmd) -> anyhow::Result<()> {
     let sessions: Vec<String> = match cmd.session {
-        Some(session) => vec![session],
+        Some(session) => vec![session_name(session)?],
         None => session_names(client)?,
     };
     let mut all = Vec::new();
@@ -177,19 +177,58 @@ fn history(client: &Client, args: &ServeArgs, cmd: HistoryCmd) -> anyhow::Result
     print::answer(&answer, cmd.json.json, print::history)
 }
 
-/// A path typed inside a subdirectory is relative to it; the API wants it relative to the root.
+/// A path as typed, relative to the workspace root as the API wants it. Typed inside a
+/// subdirectory it is relative to that directory (relative to the root with `--root`); an
+/// absolute path must lead into the workspace. `.`, `..` and repeated or trailing slashes are
+/// resolved by the text alone, as a shell user means them.
 pub(crate) fn workspace_relative(client: &Client, args: &ServeArgs, typed: &str) -> anyhow::Result<String> {
-    if args.root.is_some() || typed.starts_with('/') {
-        return Ok(typed.to_string());
-    }
-    let root = client.get("/v1/status")?["root"].as_str().map(PathBuf::from);
-    let (Some(root), Ok(cwd)) = (root, std::env::current_dir().and_then(|d| d.canonicalize())) else {
-        return Ok(typed.to_string());
+    let absolute = typed.starts_with('/');
+    let root = client.get("/v1/status")?["root"]
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| anyhow!("the daemon did not say its workspace root"))?;
+    let cwd = std::env::current_dir().and_then(|d| d.canonicalize()).ok();
+    let base = match cwd.as_deref().and_then(Path::to_str) {
+        _ if absolute => "",
+        Some(cwd) if args.root.is_none() && Path::new(cwd).starts_with(&root) => cwd,
+        _ => root.as_str(),
     };
-    match cwd.strip_prefix(&root) {
-        Ok(sub) if !sub.as_os_str().is_empty() => Ok(format!("{}/{typed}", sub.display())),
-        _ => Ok(typed.to_string()),
+    let joined = format!("{base}/{typed}");
+    let full = resolve_dots(&joined);
+    let inside = full
+        .as_deref()
+        .and_then(|full| full.strip_prefix(resolve_dots(&root)?.as_slice()));
+    match inside {
+        Some([]) => bail!(
+            "{typed:?} is the workspace root itself: name a file or directory inside it (a rollback without paths covers the whole workspace)"
+        ),
+        Some(parts) => Ok(parts.join("/")),
+        None => bail!("{typed:?} is outside the workspace {root}: give a path inside it"),
     }
+}
+
+/// The components of an absolute path with `.`, `..` and empty ones resolved; `None` when
+/// `..` climbs above `/`.
+fn resolve_dots(path: &str) -> Option<Vec<&str>> {
+    let mut parts = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            name => parts.push(name),
+        }
+    }
+    Some(parts)
+}
+
+/// A session name typed by the user, refused before it goes into a URL.
+fn session_name(typed: String) -> anyhow::Result<String> {
+    if crate::sessions::is_valid_name(&typed) {
+        return Ok(typed);
+    }
+    bail!("{typed:?} is not a session name: {}", crate::sessions::NAME_RULE)
 }
 
 pub(crate) fn session_names(client: &Client) -> anyhow::Result<Vec<String>> {
@@ -205,7 +244,7 @@ pub(crate) fn session_names(client: &Client) -> anyhow::Result<Vec<String>> {
 /// `--session`, else `$FILEWATCHD_SESSION` (through clap), else the only session.
 pub(crate) fn resolve_session(client: &Client, given: Option<String>) -> anyhow::Result<String> {
     if let Some(session) = given {
-        return Ok(session);
+        return session_name(session);
     }
     let names = session_names(client)?;
     match names.as_slice() {

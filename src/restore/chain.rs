@@ -147,9 +147,7 @@ fn resolve_in_time(conn: &Connection, operation: &Operation) -> Result<Resolved,
         Operation::Time { at_ms } => time_target(conn, *at_ms),
         Operation::Redo => {
             let stack = undo_stack(journal::session_chain(conn, None, 0)?);
-            let top = stack
-                .last()
-                .ok_or_else(|| RollbackError::NothingToRedo("(time rollbacks)".into()))?;
+            let top = stack.last().ok_or(RollbackError::NothingToRedoInTime)?;
             Ok(Resolved {
                 kind: "redo",
                 target_seq: top.from_seq,

@@ -97,8 +97,12 @@ pub enum RollbackError {
     TurnOpen { session: String, turn: i64 },
     #[error("session {0:?} has nothing left to undo")]
     NothingToUndo(String),
-    #[error("session {0:?} has nothing to redo (a new turn ends the redo chain)")]
+    #[error(
+        "session {0:?} has nothing to redo: a redo follows an undo or rollback not yet redone, and a new turn ends the chain"
+    )]
     NothingToRedo(String),
+    #[error("there is no time rollback to redo")]
+    NothingToRedoInTime,
     #[error("that state (seq {seq}) was removed by retention; the oldest exact state is seq {horizon}")]
     Expired { seq: i64, horizon: i64 },
     #[error("undo and rollback to a turn need a session")]
