@@ -1,6 +1,7 @@
 //! The `filewatchd` binary: parse arguments, set up logging, run, map the result to an exit
 //! code (0 done, 1 error, 2 usage, 3 refused because of conflicts).
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -34,6 +35,8 @@ fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        // Colours only for a terminal: a log redirected to a file stays plain text.
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
     match cli::run(cli) {
         Ok(code) => code,

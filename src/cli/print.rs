@@ -159,7 +159,12 @@ fn print_diff(diff: &str, color: bool) {
 }
 
 pub fn log(sessions: &Value) {
-    for session in sessions.as_array().into_iter().flatten() {
+    let sessions = sessions.as_array().map(Vec::as_slice).unwrap_or_default();
+    for session in sessions {
+        if sessions.len() > 1 {
+            // A fork lists its inherited turns too: say whose list this is.
+            println!("== session {} ==\n", text(&session["session"]));
+        }
         for t in session["turns"].as_array().into_iter().flatten() {
             turn(t, false);
             println!();
