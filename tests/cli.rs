@@ -158,6 +158,30 @@ fn exit_codes_tell_usage_from_errors() {
     assert_exit(2, ws.cli(".", &["turn", "start", "--no-such-flag"]));
     assert_exit(1, ws.cli(".", &["show", "99", "--session", "nobody"]));
 
+    // A refusal the user can act on says what to do next.
+    ok(ws.cli(".", &["turn", "start", "--session", "s"]));
+    ok(ws.cli(".", &["turn", "end", "--session", "s"]));
+    for (args, says) in [
+        (
+            &["show", "9", "--session", "s"][..],
+            "`filewatchd log --session NAME` their turns",
+        ),
+        (
+            &["undo", "--session", "nobody"][..],
+            "`filewatchd sessions` lists the sessions",
+        ),
+        (
+            &["turn", "end", "--session", "s"][..],
+            "`filewatchd turn start` opens one",
+        ),
+        (&["history", "never.txt"][..], "ignored paths are never recorded"),
+    ] {
+        let out = ws.cli(".", args);
+        assert_exit(1, out.clone());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+
     let nowhere = tempfile::tempdir().unwrap();
     let out = ws
         .command()

@@ -25,6 +25,25 @@ pub struct ApiFailure {
     pub body: Value,
 }
 
+/// What to do next, added to a refusal of the daemon the user can act on.
+pub trait Hint<T> {
+    /// When the daemon refused with `code`, its message gains `what_to_do`.
+    fn hint(self, code: &str, what_to_do: &str) -> anyhow::Result<T>;
+}
+
+impl<T> Hint<T> for anyhow::Result<T> {
+    fn hint(self, code: &str, what_to_do: &str) -> anyhow::Result<T> {
+        self.map_err(|err| match err.downcast::<ApiFailure>() {
+            Ok(mut failure) if failure.code == code => {
+                failure.message = format!("{}: {what_to_do}", failure.message);
+                failure.into()
+            }
+            Ok(failure) => failure.into(),
+            Err(err) => err,
+        })
+    }
+}
+
 impl Client {
     /// `FILEWATCHD_URL` / `FILEWATCHD_TOKEN` first; else `--state-dir`; else the state
     /// directory of the nearest ancestor of `start` (or of the current directory) that has a

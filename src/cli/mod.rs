@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use crate::daemon::{self, ServeOptions};
 pub use args::*;
-pub use client::{ApiFailure, Client};
+pub use client::{ApiFailure, Client, Hint};
 
 /// Runs one command; the exit code follows PRODUCT.md 5.3.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -84,10 +84,12 @@ fn turn(client: &Client, cmd: TurnCmd) -> anyhow::Result<()> {
         }
         TurnCmd::End { session, turn, json } => {
             let session = resolve_session(client, session.session)?;
-            let answer = client.post(
-                &format!("/v1/sessions/{session}/turns/{}/end", encode(&turn)),
-                &json!({}),
-            )?;
+            let answer = client
+                .post(
+                    &format!("/v1/sessions/{session}/turns/{}/end", encode(&turn)),
+                    &json!({}),
+                )
+                .hint("turn_not_open", "`filewatchd turn start` opens one")?;
             print::answer(&answer, json.json, |a| print::turn(a, false))
         }
     }
@@ -111,6 +113,10 @@ fn fork(client: &Client, cmd: ForkCmd) -> anyhow::Result<()> {
     })
 }
 
+/// Where to look when a session or a turn was not found.
+pub(crate) const LIST_TURNS: &str =
+    "`filewatchd sessions` lists the sessions, `filewatchd log --session NAME` their turns";
+
 fn text_of(value: &Value) -> String {
     value.as_str().map_or_else(|| value.to_string(), str::to_string)
 }
@@ -122,7 +128,9 @@ fn log(client: &Client, cmd: LogCmd) -> anyhow::Result<()> {
     };
     let mut all = Vec::new();
     for session in sessions {
-        let listing = client.get(&format!("/v1/sessions/{session}/turns"))?;
+        let listing = client
+            .get(&format!("/v1/sessions/{session}/turns"))
+            .hint("not_found", "`filewatchd sessions` lists them")?;
         let mut turns = Vec::new();
         for summary in listing["turns"].as_array().into_iter().flatten() {
             turns.push(client.get(&format!("/v1/sessions/{session}/turns/{}", summary["turn"]))?);
@@ -142,7 +150,9 @@ fn show(client: &Client, args: &ServeArgs, cmd: ShowCmd) -> anyhow::Result<()> {
     let session = resolve_session(client, cmd.session.session)?;
     let turn = cmd.turn.unwrap_or_else(|| "current".to_string());
     let query = if cmd.diff { "?diff=true" } else { "" };
-    let answer = client.get(&format!("/v1/sessions/{session}/turns/{}{query}", encode(&turn)))?;
+    let answer = client
+        .get(&format!("/v1/sessions/{session}/turns/{}{query}", encode(&turn)))
+        .hint("not_found", LIST_TURNS)?;
     print::answer(&answer, cmd.json.json, |a| print::turn(a, cmd.diff))
 }
 
@@ -173,7 +183,10 @@ fn show_content(
 
 fn history(client: &Client, args: &ServeArgs, cmd: HistoryCmd) -> anyhow::Result<()> {
     let path = workspace_relative(client, args, &cmd.path)?;
-    let answer = client.get(&format!("/v1/history?path={}", encode(&path)))?;
+    let answer = client.get(&format!("/v1/history?path={}", encode(&path))).hint(
+        "not_found",
+        "a path is relative to the directory you are in, and ignored paths are never recorded",
+    )?;
     print::answer(&answer, cmd.json.json, print::history)
 }
 

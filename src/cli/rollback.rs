@@ -7,7 +7,7 @@ use anyhow::{Context, bail};
 use serde_json::{Value, json};
 
 use super::args::{BoundaryArgs, RedoFlags, RestoreCmd, RollbackCmd, RollbackFlags, ServeArgs};
-use super::{ApiFailure, Client, print, resolve_session, session_names, workspace_relative};
+use super::{ApiFailure, Client, Hint, print, resolve_session, session_names, workspace_relative};
 
 /// Exit code when a rollback was refused because of conflicts.
 const EXIT_CONFLICTS: u8 = 3;
@@ -133,7 +133,7 @@ fn send(
     if let Some(op_id) = flags.op_id {
         body["op_id"] = json!(op_id);
     }
-    let (answer, refused) = match client.post(route, &body) {
+    let (answer, refused) = match client.post(route, &body).hint("not_found", super::LIST_TURNS) {
         Ok(answer) => (answer, false),
         Err(err) => match err.downcast::<ApiFailure>() {
             Ok(failure) if failure.code == "conflicts" => (failure.body, true),
