@@ -85,6 +85,17 @@ fn bad_input_is_400() {
 
     let reply = daemon.raw("POST", "/v1/sessions/s1/turns", &json, Some(b"{not json"));
     assert_error(400, "bad_json", reply.pair());
+    // JSON that is not an object is named as such, not by the server's own types.
+    for body in [&b"[]"[..], b" null", b"\"label\""] {
+        let reply = daemon.raw("POST", "/v1/sessions/s1/turns", &json, Some(body));
+        assert_eq!(
+            reply.body["error"]["message"],
+            "the body must be a JSON object, such as {}",
+            "{}",
+            String::from_utf8_lossy(body)
+        );
+        assert_error(400, "bad_json", reply.pair());
+    }
     let reply = daemon.raw("POST", "/v1/sessions/bad!name/turns", &json, Some(b"{}"));
     assert_error(400, "bad_session", reply.pair());
     let too_long = "s".repeat(129);

@@ -147,7 +147,7 @@ fn connections_over_the_cap_are_closed_and_slots_come_back() {
 fn deeply_nested_json_is_400() {
     let ws = Workspace::new();
     let daemon = Daemon::start(&ws);
-    let body = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let body = format!(r#"{{"label":{}{}}}"#, "[".repeat(100_000), "]".repeat(100_000));
     let headers = [
         ("Host", daemon.host()),
         ("Authorization", daemon.bearer()),

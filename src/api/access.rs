@@ -138,6 +138,12 @@ where
                 "send the body with Content-Type: application/json",
             ));
         }
+        if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+            return Err(ApiError::bad_request(
+                "bad_json",
+                "the body must be a JSON object, such as {}",
+            ));
+        }
         serde_json::from_slice(&bytes).map(Self).map_err(|e| {
             ApiError::bad_request(
                 "bad_json",
