@@ -191,3 +191,46 @@ fn exit_codes_tell_usage_from_errors() {
         .unwrap();
     assert_exit(1, out);
 }
+
+#[test]
+fn a_dry_run_exits_3_when_the_same_command_would_be_refused() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "before\n");
+    let _daemon = Daemon::start_in_home(&ws);
+    ok(ws.cli(".", &["turn", "start", "--session", "s"]));
+    ws.write("a.txt", "the agent's\n");
+    ok(ws.cli(".", &["turn", "end", "--session", "s"]));
+    ws.write("a.txt", "the user's\n");
+
+    let out = ws.cli(".", &["undo", "--dry-run"]);
+    assert_exit(3, out.clone());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("without --dry-run this would be refused"),
+        "{stdout}"
+    );
+    assert_exit(0, ws.cli(".", &["undo", "--dry-run", "--skip-conflicts"]));
+    assert_eq!(ws.read("a.txt"), b"the user's\n");
+}
+
+#[test]
+fn restoring_a_path_never_recorded_is_an_error_not_an_empty_plan() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "before\n");
+    let _daemon = Daemon::start_in_home(&ws);
+    ok(ws.cli(".", &["turn", "start", "--session", "s"]));
+    ws.write("a.txt", "after\n");
+    ok(ws.cli(".", &["turn", "end", "--session", "s"]));
+
+    let out = ws.cli(".", &["restore", "a.tx", "--before", "1"]);
+    assert_exit(1, out.clone());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("\"a.tx\" was ever recorded"), "{stderr}");
+    assert!(
+        !stderr.contains("filewatchd sessions"),
+        "a session hint on a path: {stderr}"
+    );
+    assert_eq!(ws.read("a.txt"), b"after\n");
+    ok(ws.cli(".", &["restore", "a.txt", "--before", "1"]));
+    assert_eq!(ws.read("a.txt"), b"before\n");
+}

@@ -275,7 +275,20 @@ pub fn rollback(a: &Value) {
         println!(
             "refused: nothing was changed. Re-run with --skip-conflicts to leave those paths as they are, or --force to roll them back too."
         );
+    } else if dry_run_would_be_refused(a) {
+        println!(
+            "without --dry-run this would be refused: add --skip-conflicts to leave those paths as they are, or --force to roll them back too."
+        );
     }
+}
+
+/// A dry run under `abort` whose plan has conflicts or content it cannot restore: the same
+/// command without `--dry-run` would be refused.
+pub fn dry_run_would_be_refused(a: &Value) -> bool {
+    let listed = |key: &str| a[key].as_array().is_some_and(|l| !l.is_empty());
+    a["dry_run"] == Value::Bool(true)
+        && a["on_conflict"] == "abort"
+        && (listed("conflicts") || listed("not_restorable"))
 }
 
 fn notes(title: &str, list: &Value) {

@@ -108,7 +108,8 @@ fn turn_value(turn: &str) -> Value {
     turn.parse::<i64>().map_or_else(|_| json!(turn), |n| json!(n))
 }
 
-/// Posts the request with the common flags; prints the plan; exit 3 when refused.
+/// Posts the request with the common flags; prints the plan; exit 3 when refused, or when a
+/// dry run would be.
 fn send(
     client: &Client,
     args: &ServeArgs,
@@ -133,7 +134,13 @@ fn send(
     if let Some(op_id) = flags.op_id {
         body["op_id"] = json!(op_id);
     }
-    let (answer, refused) = match client.post(route, &body).hint("not_found", super::LIST_TURNS) {
+    // A path never recorded says what to do itself; an unknown session or turn gets a hint.
+    let sent = client.post(route, &body).hint_where(
+        "not_found",
+        |m| !m.contains("ever recorded"),
+        super::LIST_TURNS,
+    );
+    let (answer, refused) = match sent {
         Ok(answer) => (answer, false),
         Err(err) => match err.downcast::<ApiFailure>() {
             Ok(failure) if failure.code == "conflicts" => (failure.body, true),
@@ -142,7 +149,7 @@ fn send(
         },
     };
     print::answer(&answer, flags.json.json, print::rollback)?;
-    Ok(if refused {
+    Ok(if refused || print::dry_run_would_be_refused(&answer) {
         ExitCode::from(EXIT_CONFLICTS)
     } else {
         ExitCode::SUCCESS

@@ -95,6 +95,10 @@ pub enum RollbackError {
     UnknownTurn { session: String, turn: String },
     #[error("turn {turn} of session {session:?} is still open: end it first")]
     TurnOpen { session: String, turn: i64 },
+    #[error(
+        "nothing at or beneath {0:?} was ever recorded (paths are relative to the workspace; ignored paths are never recorded)"
+    )]
+    NeverRecorded(String),
     #[error("session {0:?} has nothing left to undo")]
     NothingToUndo(String),
     #[error(

@@ -10,7 +10,8 @@ use super::{OnConflict, Request, RollbackError, chain};
 use crate::capture::Context;
 use crate::capture::record::{self, Attribution};
 use crate::model::Origin;
-use crate::store::journal;
+use crate::paths::RelPath;
+use crate::store::{journal, sql};
 
 /// Runs a request; the caller has already recorded every write made before it (barrier).
 pub fn perform(
@@ -23,6 +24,9 @@ pub fn perform(
     }
     let started = std::time::Instant::now();
     let resolved = chain::resolve(conn, request)?;
+    if let Some(path) = never_recorded(conn, &request.paths)? {
+        return Err(RollbackError::NeverRecorded(path.to_text()));
+    }
     let owner = resolved.lineage.as_ref();
     let mut plan = plan::build(conn, ctx, owner, resolved.target_seq, &request.paths)?;
     if request.on_conflict == OnConflict::Force && !request.dry_run && record_unrecorded(conn, ctx, &plan)? {
@@ -95,4 +99,15 @@ fn record_unrecorded(conn: &mut Connection, ctx: &mut Context, plan: &Plan) -> r
     };
     record::record(conn, ctx, fresh, outside, None)?;
     Ok(true)
+}
+
+/// The first requested path the index knows nothing at or beneath: a typo or an ignored path
+/// would otherwise plan "nothing to change".
+fn never_recorded<'p>(conn: &Connection, paths: &'p [RelPath]) -> rusqlite::Result<Option<&'p RelPath>> {
+    for path in paths {
+        if !sql::ever_recorded(conn, path)? {
+            return Ok(Some(path));
+        }
+    }
+    Ok(None)
 }

@@ -161,6 +161,13 @@ pub fn each_present(
     Ok(())
 }
 
+/// Whether the index has ever recorded `path` or anything beneath it.
+pub fn ever_recorded(conn: &Connection, path: &RelPath) -> Result<bool> {
+    let [low, high] = children_of(path);
+    conn.prepare_cached("SELECT EXISTS (SELECT 1 FROM paths WHERE path = ?1 OR (path >= ?2 AND path < ?3))")?
+        .query_row(rusqlite::params![path.as_bytes(), low, high], |r| r.get(0))
+}
+
 /// The bounds of the paths strictly beneath `dir`: from `dir/` up to, not including, `dir0`.
 fn children_of(dir: &RelPath) -> [Vec<u8>; 2] {
     let low = dir.child_prefix();
