@@ -466,5 +466,46 @@ fn cli_time_rollback_output_names_the_time() {
     assert_eq!(ws.read("a.txt"), b"a0\n");
     let text = cli_state_text(&ws, &["redo", "--time"]);
     assert!(!text.contains("null"), "`redo --time` output:\n{text}");
+    assert!(
+        text.contains("back to the state before the latest time rollback"),
+        "`redo --time` output:\n{text}"
+    );
     assert_eq!(ws.read("a.txt"), b"a1\n");
 }
+
+/// Before the first index finished nothing is known of the workspace: a time then is refused,
+/// not taken for an empty workspace (which would delete every file).
+#[test]
+fn a_time_before_the_first_index_is_refused_not_taken_for_an_empty_workspace() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "a0\n");
+    ws.write("src/lib.rs", "lib\n");
+    let before = time_mark();
+    let daemon = Daemon::start(&ws);
+    let tree = snapshot(ws.root());
+
+    for dry_run in [true, false] {
+        let (status, body) = daemon.rollback_in_time(json!({"at": before, "dry_run": dry_run}));
+        assert_error(409, "before_history", (status, body.clone()));
+        let message = body["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("history begins at"), "{message}");
+    }
+    let path = format!("/v1/content?path=a.txt&at={}", percent_encode(&before));
+    assert_eq!(daemon.get_bytes(&path).0, 409, "content at {before}");
+    let out = cli_state(&ws, &["restore", "a.txt", "--ago", "1h"]);
+    assert_eq!(out.status.code(), Some(1), "restore --ago 1h before the first index");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("when filewatchd first indexed it"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_tree_eq(&tree, &snapshot(ws.root()), "after refused time rollbacks");
+
+    // The first index's own state is a valid time: nothing to change.
+    daemon.turn_start("s", "barrier");
+    daemon.turn_end("s");
+    let indexed = time_mark();
+    let plan = expect(200, daemon.rollback_in_time(json!({"at": indexed, "dry_run": true})));
+    assert_eq!(plan["actions"], json!([]), "{plan:#}");
+}
+

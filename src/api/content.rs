@@ -92,6 +92,7 @@ fn point(conn: &rusqlite::Connection, query: &ContentQuery) -> Result<i64, ApiEr
     }
     if let Some(at) = &query.at {
         let ms = crate::model::parse_time(at).map_err(|e| ApiError::bad_request("bad_time", e))?;
+        crate::restore::chain::refuse_before_history(conn, ms)?;
         return Ok(crate::store::journal::seq_at_time(conn, ms)?);
     }
     let boundary = match (&query.before, &query.after) {

@@ -166,6 +166,7 @@ impl From<RollbackError> for ApiError {
             }
             RollbackError::NeedsSession => Self::bad_request("bad_request", message),
             RollbackError::Expired { .. } => Self::new(StatusCode::GONE, "expired", message),
+            RollbackError::BeforeHistory { .. } => Self::new(StatusCode::CONFLICT, "before_history", message),
             RollbackError::Store(e) => Self::internal(e),
             RollbackError::Unavailable => Self::unavailable(message),
         }

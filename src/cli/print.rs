@@ -224,6 +224,7 @@ pub fn history(a: &Value) {
 pub fn rollback(a: &Value) {
     let target = &a["target"];
     let boundary = match target["to"].as_str() {
+        Some("redo") if a["session"].is_null() => "the state before the latest time rollback".to_string(),
         Some("redo") => "the state before the latest undo".to_string(),
         Some("time") => format!("the state recorded at {}", text(&target["at"])),
         Some(to) => format!("{to} turn {}", target["turn"]),

@@ -153,28 +153,45 @@ fn resolve_in_time(conn: &Connection, operation: &Operation) -> Result<Resolved,
                 target_seq: top.from_seq,
                 target: Target::new("redo", None, top.from_seq),
                 redo_of: Some(top.id),
-                ..time_target(conn, 0)?
+                ..at_seq(0)
             })
         }
         Operation::Rollback { .. } | Operation::Undo => Err(RollbackError::NeedsSession),
     }
 }
 
-/// The workspace as recorded at a time: every path's latest version recorded by then.
+/// The workspace as recorded at a time: every path's latest version recorded by then. A time
+/// before the first index finished is refused: its state is unknown, not empty.
 fn time_target(conn: &Connection, at_ms: i64) -> Result<Resolved, RollbackError> {
-    let seq = journal::seq_at_time(conn, at_ms)?;
-    let mut target = Target::new("time", None, seq);
-    target.at = Some(format_time(at_ms));
-    Ok(Resolved {
+    refuse_before_history(conn, at_ms)?;
+    let mut resolved = at_seq(journal::seq_at_time(conn, at_ms)?);
+    resolved.target.at = Some(format_time(at_ms));
+    Ok(resolved)
+}
+
+/// Refuses `at_ms` when it comes before the record of the workspace begins.
+pub fn refuse_before_history(conn: &Connection, at_ms: i64) -> Result<(), RollbackError> {
+    match journal::history_begins(conn)? {
+        Some(begins) if at_ms >= begins => Ok(()),
+        begins => Err(RollbackError::BeforeHistory {
+            at: format_time(at_ms),
+            begins: begins.map_or_else(|| "the first index".to_string(), format_time),
+        }),
+    }
+}
+
+/// The whole workspace as of `seq`, for no session.
+fn at_seq(seq: i64) -> Resolved {
+    Resolved {
         session_id: None,
         lineage: None,
         kind: "rollback",
         target_seq: seq,
-        target,
+        target: Target::new("time", None, seq),
         position: None,
         prev_position: None,
         redo_of: None,
-    })
+    }
 }
 
 /// How many turns were in effect when `turn` started: the turn before it, unless undos made

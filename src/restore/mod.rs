@@ -109,6 +109,10 @@ pub enum RollbackError {
     NothingToRedoInTime,
     #[error("that state (seq {seq}) was removed by retention; the oldest exact state is seq {horizon}")]
     Expired { seq: i64, horizon: i64 },
+    #[error(
+        "nothing is known of the workspace at {at}: its history begins at {begins}, when filewatchd first indexed it"
+    )]
+    BeforeHistory { at: String, begins: String },
     #[error("undo and rollback to a turn need a session")]
     NeedsSession,
     #[error("the index failed: {0}")]

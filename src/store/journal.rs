@@ -228,6 +228,19 @@ pub fn session_chain_between(
 }
 
 /// The latest sequence number recorded at or before a time.
+/// Meta key: when the first index finished, in ms. Before it nothing is known of the workspace.
+pub const HISTORY_BEGINS: &str = "history_begins";
+
+/// When the record of the workspace begins: the end of the first index (an index made before
+/// that was kept: its first version). `None` while nothing is recorded.
+pub fn history_begins(conn: &Connection) -> Result<Option<i64>> {
+    if let Some(ms) = crate::store::gc::meta(conn, HISTORY_BEGINS)? {
+        return Ok(Some(ms));
+    }
+    conn.prepare_cached("SELECT min(recorded_at) FROM versions")?
+        .query_row([], |r| r.get(0))
+}
+
 pub fn seq_at_time(conn: &Connection, at_ms: i64) -> Result<i64> {
     conn.prepare_cached("SELECT coalesce(max(seq), 0) FROM versions WHERE recorded_at <= ?1")?
         .query_row([at_ms], |r| r.get(0))
