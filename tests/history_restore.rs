@@ -493,7 +493,11 @@ fn a_time_before_the_first_index_is_refused_not_taken_for_an_empty_workspace() {
     let path = format!("/v1/content?path=a.txt&at={}", percent_encode(&before));
     assert_eq!(daemon.get_bytes(&path).0, 409, "content at {before}");
     let out = cli_state(&ws, &["restore", "a.txt", "--ago", "1h"]);
-    assert_eq!(out.status.code(), Some(1), "restore --ago 1h before the first index");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "restore --ago 1h before the first index"
+    );
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("when filewatchd first indexed it"),
         "{}",
@@ -505,7 +509,9 @@ fn a_time_before_the_first_index_is_refused_not_taken_for_an_empty_workspace() {
     daemon.turn_start("s", "barrier");
     daemon.turn_end("s");
     let indexed = time_mark();
-    let plan = expect(200, daemon.rollback_in_time(json!({"at": indexed, "dry_run": true})));
+    let plan = expect(
+        200,
+        daemon.rollback_in_time(json!({"at": indexed, "dry_run": true})),
+    );
     assert_eq!(plan["actions"], json!([]), "{plan:#}");
 }
-
