@@ -96,6 +96,9 @@ fn t2_files_added_after_the_boundary_are_deleted() {
         &snapshot(ws.root()),
         "after rolling back to before turn 2",
     );
+    // The removed directories' own entries needed no sync of their own: no error was seen.
+    let status = daemon.status();
+    assert_eq!(status["watcher"]["last_error"], json!(null), "{status:#}");
 }
 
 /// T3: paths outside the tracked set (ignored, `.git/`) are never touched, and a directory

@@ -41,8 +41,12 @@ const FSYNC_THREADS: usize = 16;
 fn fsync_dirs(root: &crate::capture::read::RootDir, children: &[RelPath]) -> Vec<Option<String>> {
     map_parallel(children.len(), FSYNC_THREADS, |i| {
         let path = &children[i];
-        let parent = root.parent_of(path).map_err(|e| e.to_string());
-        parent.and_then(|p| p.sync(path).map_err(|e| e.to_string())).err()
+        match root.parent_of(path) {
+            // A later step removed that directory: its removal is its own parent's entry.
+            Err(FsError::NoParent(_)) => None,
+            Err(e) => Some(e.to_string()),
+            Ok(parent) => parent.sync(path).err().map(|e| e.to_string()),
+        }
     })
 }
 
