@@ -54,6 +54,7 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
     crate::capture::limit_malloc_arenas();
     let (root, dir) = locate(options.root.as_deref(), options.state_dir.as_deref())?;
     let config = Config::load(&root, options.config.as_deref())?;
+    refuse_overlap(&root, &dir)?;
     let state_dir = StateDir::acquire(dir)?;
     if unjournaled::discard_interrupted(&state_dir.db_path()).context("cannot remove an unfinished index")? {
         tracing::warn!("the first index was interrupted: indexing again from the start");
@@ -97,6 +98,27 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
     }
     state_dir.remove_info();
     served
+}
+
+/// One daemon per tree: refuses to start inside a watched workspace, or around one.
+fn refuse_overlap(root: &Path, own: &Path) -> anyhow::Result<()> {
+    let Some(other) = state::state_home()
+        .ok()
+        .and_then(|home| state::overlapping_daemon(&home, root, own))
+    else {
+        return Ok(());
+    };
+    let (pid, url, theirs) = (other.pid, &other.url, other.root.display());
+    if root.starts_with(&other.root) {
+        anyhow::bail!(
+            "filewatchd (pid {pid}, {url}) already watches {theirs}, which holds {}: its history covers this directory, and the CLI finds it from here. Stop it first (kill {pid}) to watch only this directory",
+            root.display()
+        );
+    }
+    anyhow::bail!(
+        "filewatchd (pid {pid}, {url}) already watches {theirs}, inside {}: two daemons would each record the other's turns as outside work. Stop it first (kill {pid})",
+        root.display()
+    )
 }
 
 async fn listen(

@@ -104,6 +104,25 @@ impl StateDir {
     }
 }
 
+/// A running daemon under the same state home, other than the one `own` would hold, whose
+/// workspace holds `root` or lies inside it: two such daemons would each record the other's
+/// agents' writes as work from outside their turns.
+pub fn overlapping_daemon(home: &Path, root: &Path, own: &Path) -> Option<DaemonInfo> {
+    let projects = std::fs::read_dir(home.join("projects")).ok()?;
+    projects
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|dir| dir != own)
+        .filter_map(|dir| read_info(&dir).ok())
+        .find(|info| (root.starts_with(&info.root) || info.root.starts_with(root)) && is_running(info.pid))
+}
+
+/// Whether `pid` is a live filewatchd (a killed daemon leaves its `daemon.json` behind, and its
+/// pid may have been reused).
+fn is_running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|comm| comm.trim_end() == "filewatchd")
+}
+
 fn already_running_message(dir: &Path) -> String {
     match read_info(dir) {
         Ok(info) => format!(

@@ -56,6 +56,34 @@ fn second_daemon_on_the_same_root_refuses_and_names_the_first() {
 }
 
 #[test]
+fn a_daemon_inside_or_around_a_watched_workspace_refuses_and_names_the_other() {
+    let ws = Workspace::new();
+    ws.write("sub/a.txt", "a\n");
+    let sub = ws.path("sub");
+    let outer = Daemon::start_in_home(&ws);
+    let (status, stderr) = ws.serve_in_home_expecting_exit(&sub);
+    assert!(!status.success(), "a daemon started inside a watched workspace");
+    assert!(
+        stderr.contains(&format!("(pid {}, {}) already watches", outer.pid, outer.url))
+            && stderr.contains("which holds"),
+        "{stderr}"
+    );
+    outer.status(); // still serving
+
+    // A killed daemon's leftover daemon.json does not count; then the other way round.
+    drop(outer);
+    let inner = Daemon::start_in_home_at(&ws, &sub);
+    let (status, stderr) = ws.serve_in_home_expecting_exit(ws.root());
+    assert!(!status.success(), "a daemon started around a watched directory");
+    assert!(
+        stderr.contains(&format!("(pid {}, {}) already watches", inner.pid, inner.url))
+            && stderr.contains("inside"),
+        "{stderr}"
+    );
+    inner.status();
+}
+
+#[test]
 fn stale_lock_of_a_killed_daemon_does_not_block_a_restart() {
     let ws = Workspace::new();
     Daemon::start(&ws).kill9();

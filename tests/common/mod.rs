@@ -129,6 +129,14 @@ impl Workspace {
         (out.status, String::from_utf8_lossy(&out.stderr).into_owned())
     }
 
+    /// Runs `serve --root root` with the state directory in the home, expecting it to exit.
+    pub fn serve_in_home_expecting_exit(&self, root: &Path) -> (ExitStatus, String) {
+        let mut cmd = self.command();
+        cmd.arg("serve").arg("--root").arg(root).stdin(Stdio::null());
+        let out = run_with_deadline(cmd, START_DEADLINE);
+        (out.status, String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+
     fn serve_args(&self) -> Vec<&OsStr> {
         vec![
             OsStr::new("serve"),
@@ -215,8 +223,13 @@ impl Daemon {
 
     /// `serve --root ROOT` with no `--state-dir`: the state goes under `$FILEWATCHD_HOME`.
     pub fn start_in_home(ws: &Workspace) -> Daemon {
+        Daemon::start_in_home_at(ws, ws.root())
+    }
+
+    /// As `start_in_home`, watching `root` (the workspace or a directory inside it).
+    pub fn start_in_home_at(ws: &Workspace, root: &Path) -> Daemon {
         let mut cmd = ws.command();
-        cmd.arg("serve").arg("--root").arg(ws.root());
+        cmd.arg("serve").arg("--root").arg(root);
         Daemon::spawn(cmd, StateLocation::Home(ws.home().join("projects")))
     }
 
