@@ -11,7 +11,8 @@
 //
 // It never hurts pi: no shell, at most 2 s per call (then the process is killed), every error
 // caught, nothing printed on stdout, at most one warning line on stderr per outage.
-// The binary is $FILEWATCHD_BIN, else `filewatchd` on PATH.
+// The binary is $FILEWATCHD_BIN, else the default below: `filewatchd` on PATH in this file as
+// shipped, the installing binary's full path once `filewatchd hook install` has copied it.
 //
 // Written without type annotations so the same text is valid TypeScript and plain JavaScript.
 
