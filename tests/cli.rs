@@ -157,6 +157,18 @@ fn exit_codes_tell_usage_from_errors() {
     assert_exit(2, ws.cli(".", &["no-such-command"]));
     assert_exit(2, ws.cli(".", &["turn", "start", "--no-such-flag"]));
     assert_exit(1, ws.cli(".", &["show", "99", "--session", "nobody"]));
+    // A time that is no time is a usage error, said in the CLI's words.
+    for args in [
+        &["rollback", "--at", "yesterday"][..],
+        &["rollback", "--ago", "yesterday"][..],
+        &["show", "a.txt", "--at", "yesterday"][..],
+    ] {
+        let out = ws.cli(".", args);
+        assert_exit(2, out.clone());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("\"yesterday\" is not"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("expected number"), "{args:?}: {stderr}");
+    }
 
     // A refusal the user can act on says what to do next.
     ok(ws.cli(".", &["turn", "start", "--session", "s"]));
@@ -233,4 +245,26 @@ fn restoring_a_path_never_recorded_is_an_error_not_an_empty_plan() {
     assert_eq!(ws.read("a.txt"), b"after\n");
     ok(ws.cli(".", &["restore", "a.txt", "--before", "1"]));
     assert_eq!(ws.read("a.txt"), b"before\n");
+}
+
+#[test]
+fn text_output_quotes_odd_names_shows_link_targets_and_says_each_skip_once() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "before\n");
+    let _daemon = Daemon::start_in_home(&ws);
+    ok(ws.cli(".", &["turn", "start", "--session", "s"]));
+    ws.write("odd\nname.txt", "x\n");
+    ws.sh("ln -s a.txt link");
+    ws.write("a.txt", "the agent's\n");
+    ok(ws.cli(".", &["turn", "end", "--session", "s"]));
+
+    let shown = ok(ws.cli(".", &["show", "1"]));
+    assert!(shown.contains(r#"A "odd\nname.txt"  (file)"#), "{shown}");
+    assert!(shown.contains("A link  (symlink to a.txt)"), "{shown}");
+
+    ws.write("a.txt", "the user's\n");
+    let undone = ok(ws.cli(".", &["undo", "--skip-conflicts"]));
+    assert_eq!(undone.matches("  a.txt: ").count(), 1, "{undone}");
+    assert!(undone.contains("delete      \"odd\\nname.txt\""), "{undone}");
+    assert_eq!(ws.read("a.txt"), b"the user's\n");
 }

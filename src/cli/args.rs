@@ -102,10 +102,10 @@ pub struct BoundaryArgs {
     #[arg(long, value_name = "N")]
     pub after: Option<String>,
     /// The state recorded at this time (RFC 3339, e.g. 2026-11-30T10:00:00Z).
-    #[arg(long, value_name = "TIME")]
+    #[arg(long, value_name = "TIME", value_parser = valid_time)]
     pub at: Option<String>,
     /// The state recorded this long ago (e.g. 10m, 2h, 1day).
-    #[arg(long, value_name = "DURATION")]
+    #[arg(long, value_name = "DURATION", value_parser = valid_duration)]
     pub ago: Option<String>,
 }
 
@@ -225,7 +225,7 @@ pub struct ShowCmd {
     pub turn: Option<String>,
     /// Print the content the path had at a boundary (`before:N`, `after:N`, `seq:S`), a time
     /// (RFC 3339) or a duration ago (`10m`).
-    #[arg(long, value_name = "WHEN")]
+    #[arg(long, value_name = "WHEN", value_parser = valid_when)]
     pub at: Option<String>,
     #[command(flatten)]
     pub session: SessionArg,
@@ -290,4 +290,27 @@ pub struct InstallArgs {
     /// Print the change; write nothing.
     #[arg(long)]
     pub dry_run: bool,
+}
+
+/// `--at`: an RFC 3339 time (a usage error otherwise).
+fn valid_time(text: &str) -> Result<String, String> {
+    crate::model::parse_time(text).map(|_| text.to_string())
+}
+
+/// `--ago`: a duration such as 10m, 2h or 1day.
+fn valid_duration(text: &str) -> Result<String, String> {
+    humantime::parse_duration(text)
+        .map(|_| text.to_string())
+        .map_err(|_| format!("{text:?} is not a duration like 10m, 2h or 1day"))
+}
+
+/// `show --at`: a boundary, a time or a duration ago.
+fn valid_when(text: &str) -> Result<String, String> {
+    let boundary = matches!(text.split_once(':'), Some(("before" | "after" | "seq", _)));
+    if boundary || valid_time(text).is_ok() || valid_duration(text).is_ok() {
+        return Ok(text.to_string());
+    }
+    Err(format!(
+        "{text:?} is not before:N, after:N, seq:S, an RFC 3339 time (2026-11-30T10:00:00Z) or a duration ago (10m)"
+    ))
 }

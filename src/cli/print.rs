@@ -14,8 +14,27 @@ pub fn answer(answer: &Value, json: bool, human: impl FnOnce(&Value)) -> anyhow:
     Ok(())
 }
 
+/// "1 path", "3 paths".
+fn count(n: &Value, noun: &str) -> String {
+    match n.as_u64() {
+        Some(1) => format!("1 {noun}"),
+        _ => format!("{n} {noun}s"),
+    }
+}
+
 fn text(value: &Value) -> String {
     text_or(value, "-")
+}
+
+/// A path as one line of text: a name holding a control character (a newline, an escape) is
+/// quoted with its characters escaped, as git quotes such names.
+fn path_text(value: &Value) -> String {
+    let path = text(value);
+    if path.chars().any(char::is_control) {
+        format!("\"{}\"", path.escape_debug())
+    } else {
+        path
+    }
 }
 
 /// A value as text, `absent` when it is null.
@@ -112,11 +131,14 @@ fn change_line(c: &Value) -> String {
         Some("renamed") => "R",
         _ => "?",
     };
-    let path = match c["from"].as_str() {
-        Some(from) => format!("{from} -> {}", text(&c["path"])),
-        None => text(&c["path"]),
+    let path = match &c["from"] {
+        Value::Null => path_text(&c["path"]),
+        from => format!("{} -> {}", path_text(from), path_text(&c["path"])),
     };
     let mut notes = vec![text(&c["kind"])];
+    if let Some(target) = c["target"].as_str() {
+        notes[0] = format!("symlink to {target}");
+    }
     if c["mode_changed"] == Value::Bool(true) {
         notes.push("mode".into());
     }
@@ -177,12 +199,12 @@ pub fn log(sessions: &Value) {
                 None => "?".into(),
             };
             println!(
-                "{} of {} #{} at {}: back to {to}, {} paths changed, {} skipped ({})",
+                "{} of {} #{} at {}: back to {to}, {} changed, {} skipped ({})",
                 text(&r["operation"]),
                 text(&session["session"]),
                 r["rollback_id"],
                 text(&r["time"]),
-                r["paths_done"],
+                count(&r["paths_done"], "path"),
                 r["skipped"],
                 text(&r["status"])
             );
@@ -194,7 +216,7 @@ pub fn log(sessions: &Value) {
 }
 
 pub fn history(a: &Value) {
-    println!("{}", text(&a["path"]));
+    println!("{}", path_text(&a["path"]));
     for v in a["versions"].as_array().into_iter().flatten() {
         let who = match (v["session"].as_str(), v["turn"].as_i64()) {
             (Some(s), Some(t)) => format!("{} {s} turn {t}", text(&v["origin"])),
@@ -247,6 +269,7 @@ pub fn rollback(a: &Value) {
     }
     for action in actions {
         let stats = match (action["lines_added"].as_u64(), action["lines_removed"].as_u64()) {
+            (Some(0), Some(0)) => String::new(),
             (Some(added), Some(removed)) => format!("  +{added} -{removed}"),
             _ => String::new(),
         };
@@ -257,7 +280,7 @@ pub fn rollback(a: &Value) {
         println!(
             "  {:<11} {} ({}){stats}{status}",
             text(&action["action"]),
-            text(&action["path"]),
+            path_text(&action["path"]),
             text(&action["kind"])
         );
         if let Some(diff) = action["diff"].as_str() {
@@ -266,7 +289,7 @@ pub fn rollback(a: &Value) {
     }
     let refused = !a["error"].is_null();
     notes("conflicts", &a["conflicts"]);
-    notes("skipped", &a["skipped"]);
+    notes("skipped", &not_listed_in(&a["skipped"], &a["conflicts"]));
     notes("not restorable", &a["not_restorable"]);
     notes("kept", &a["kept"]);
     if let Some(note) = a["recovery"].as_str() {
@@ -298,8 +321,16 @@ fn notes(title: &str, list: &Value) {
     };
     println!("{title}:");
     for item in items {
-        println!("  {}: {}", text(&item["path"]), text(&item["reason"]));
+        println!("  {}: {}", path_text(&item["path"]), text(&item["reason"]));
     }
+}
+
+/// The notes of `list` whose path and reason `shown` does not already give (a conflict that
+/// `--skip-conflicts` skipped is said once).
+fn not_listed_in(list: &Value, shown: &Value) -> Value {
+    let shown = shown.as_array().map_or(&[][..], Vec::as_slice);
+    let rest = list.as_array().into_iter().flatten();
+    Value::Array(rest.filter(|item| !shown.contains(item)).cloned().collect())
 }
 
 pub fn sessions(a: &Value) {
@@ -331,9 +362,13 @@ pub fn gc(a: &Value) {
     } else {
         "removed"
     };
+    let collapsed = match a["cutoff_seq"].as_i64() {
+        Some(seq) if seq > 0 => format!("history before seq {seq} is collapsed"),
+        _ => "nothing is older than the retention window".to_string(),
+    };
     println!(
-        "{verb} {} versions and {} blobs ({} bytes); {} turns expire (history before seq {} is collapsed)",
-        a["versions_removed"], a["blobs_removed"], a["bytes_freed"], a["turns_expired"], a["cutoff_seq"]
+        "{verb} {} versions and {} blobs ({} bytes); {} turns expire ({collapsed})",
+        a["versions_removed"], a["blobs_removed"], a["bytes_freed"], a["turns_expired"]
     );
     println!(
         "store: {} bytes before, {} after",

@@ -24,20 +24,15 @@ fn goal(to: BoundaryArgs) -> anyhow::Result<Goal> {
     match (to.before, to.after, to.at, to.ago) {
         (Some(n), ..) => Ok(Goal::Turn("before", n)),
         (_, Some(n), ..) => Ok(Goal::Turn("after", n)),
-        (_, _, Some(at), _) => Ok(Goal::Time(check_time(&at)?)),
+        (_, _, Some(at), _) => Ok(Goal::Time(at)),
         (_, _, _, Some(ago)) => Ok(Goal::Time(time_ago(&ago)?)),
         _ => bail!("give --before N, --after N, --at TIME or --ago DURATION"),
     }
 }
 
-fn check_time(text: &str) -> anyhow::Result<String> {
-    crate::model::parse_time(text).map_err(anyhow::Error::msg)?;
-    Ok(text.to_string())
-}
-
 pub fn time_ago(text: &str) -> anyhow::Result<String> {
     let ago: Duration = humantime::parse_duration(text)
-        .with_context(|| format!("{text:?} is not a duration like 10m or 2h"))?;
+        .map_err(|_| anyhow::anyhow!("{text:?} is not a duration like 10m, 2h or 1day"))?;
     let at = SystemTime::now()
         .checked_sub(ago)
         .context("that is too long ago")?;
