@@ -515,3 +515,20 @@ fn a_time_before_the_first_index_is_refused_not_taken_for_an_empty_workspace() {
     );
     assert_eq!(plan["actions"], json!([]), "{plan:#}");
 }
+
+/// History and content pass the barrier: a write made just before the request is in the answer.
+#[test]
+fn history_and_content_see_a_write_made_just_before_the_request() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "v0\n");
+    let daemon = Daemon::start(&ws);
+    for n in 1..=5 {
+        let text = format!("v{n}\n");
+        ws.write("a.txt", &text);
+        let history = daemon.history("a.txt");
+        assert_eq!(latest(&history)["size"], text.len(), "{history:#}");
+        ws.write("a.txt", format!("w{n}\n"));
+        let (status, bytes) = daemon.get_bytes("/v1/content?path=a.txt");
+        assert_eq!((status, bytes), (200, format!("w{n}\n").into_bytes()));
+    }
+}

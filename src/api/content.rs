@@ -36,6 +36,7 @@ pub async fn content(
         .ok_or_else(|| ApiError::bad_request("bad_path", "give the path as ?path="))?;
     let path =
         RelPath::parse(&text).map_err(|e| ApiError::bad_request("bad_path", format!("{text:?}: {e}")))?;
+    super::handlers::synced(&state).await?;
     let (bytes, kind, seq) = state
         .read(move |conn, state| {
             let seq = point(conn, &query)?;

@@ -124,6 +124,15 @@ pub struct TurnEndBody {
     label: Option<String>,
 }
 
+/// Waits until every write made before the request is recorded (the barrier).
+pub async fn synced(state: &AppState) -> Result<(), ApiError> {
+    let (reply, answer) = oneshot::channel();
+    state.worker.send(Command::Sync { reply })?;
+    answer
+        .await
+        .map_err(|_| ApiError::unavailable("the daemon is shutting down"))
+}
+
 pub async fn end_turn(
     State(state): State<Arc<AppState>>,
     Path((session, turn)): Path<(String, String)>,
@@ -252,6 +261,7 @@ pub async fn history(State(state): State<Arc<AppState>>, Query(query): Query<His
         .ok_or_else(|| ApiError::bad_request("bad_path", "give the path as ?path="))?;
     let path =
         RelPath::parse(&text).map_err(|e| ApiError::bad_request("bad_path", format!("{text:?}: {e}")))?;
+    synced(&state).await?;
     state
         .read(move |conn, _| {
             let versions = sql::path_history(conn, &path)?;

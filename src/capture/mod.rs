@@ -66,6 +66,9 @@ pub enum Command {
         dry_run: bool,
         reply: oneshot::Sender<rusqlite::Result<GcReport>>,
     },
+    /// Nothing: answered once every write made before it is recorded, so a read that follows
+    /// (a path's history, its content) sees them.
+    Sync { reply: oneshot::Sender<()> },
     /// A rollback, undo or redo: planned and applied once every earlier write is recorded.
     Rollback {
         request: Request,

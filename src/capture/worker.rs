@@ -451,6 +451,9 @@ impl Worker {
                 self.refresh_open_turns();
                 let _ = reply.send(result);
             }
+            Command::Sync { reply } => {
+                let _ = reply.send(());
+            }
             Command::Gc { dry_run, reply } => {
                 let _ = reply.send(self.collect_garbage(dry_run));
             }
