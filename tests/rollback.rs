@@ -121,6 +121,13 @@ fn t3_untracked_paths_are_not_touched() {
     daemon.turn_end("s1");
     let untracked_before = marks(ws.root());
 
+    // The dry run already says which directories the apply will keep.
+    let plan = expect(200, daemon.undo("s1", json!({"dry_run": true})));
+    for dir in ["gen", "gen/sub"] {
+        assert_eq!(listed(&plan, "kept", dir)["code"], "not_empty", "{plan:#}");
+        assert_eq!(action(&plan, dir)["status"], "kept", "{plan:#}");
+    }
+
     let answer = expect(200, daemon.undo("s1", json!({})));
     assert_eq!(answer["applied"], true, "{answer:#}");
     assert_eq!(ws.read("tracked.txt"), b"before\n");

@@ -9,6 +9,7 @@ use super::Request;
 use super::chain::Target;
 use super::plan::{Action, Decision, Note, Plan, Step};
 use crate::model::State;
+use crate::paths::RelPath;
 use crate::store::blobs::BlobDir;
 use crate::store::read_blob;
 
@@ -123,6 +124,44 @@ impl Outcome {
     pub fn set_status(&mut self, path: &str, status: &str) {
         if let Some(line) = self.actions.iter_mut().find(|a| a.path == path) {
             line.status = status.to_string();
+        }
+    }
+
+    /// Says which directories the apply would keep: those still holding something the plan
+    /// does not remove (ignored or untracked files), as the apply finds them.
+    pub fn predict_kept(&mut self, root: &std::path::Path, steps: &[Step]) {
+        let removed: std::collections::HashSet<&RelPath> = steps
+            .iter()
+            .filter(|s| !s.target.is_present())
+            .map(|s| &s.path)
+            .collect();
+        let mut dirs: Vec<&RelPath> = steps
+            .iter()
+            .filter(|s| s.action() == Action::RemoveDir)
+            .map(|s| &s.path)
+            .collect();
+        // Deepest first: a directory holding a kept one is kept too.
+        dirs.sort_unstable_by(|a, b| b.cmp(a));
+        let mut kept = std::collections::HashSet::new();
+        for dir in dirs {
+            let Ok(entries) = std::fs::read_dir(dir.to_abs(root)) else {
+                continue;
+            };
+            let stays = entries.flatten().any(|e| {
+                let child = dir.join(e.file_name().as_encoded_bytes());
+                !removed.contains(&child) || kept.contains(&child)
+            });
+            if stays {
+                kept.insert(dir.clone());
+                let path = dir.to_text();
+                self.set_status(&path, "kept");
+                let reason = format!("{path} holds untracked files; it would be kept");
+                self.kept.push(PathLine {
+                    path,
+                    code: "not_empty".into(),
+                    reason,
+                });
+            }
         }
     }
 
