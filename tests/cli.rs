@@ -237,7 +237,7 @@ fn restoring_a_path_never_recorded_is_an_error_not_an_empty_plan() {
     let out = ws.cli(".", &["restore", "a.tx", "--before", "1"]);
     assert_exit(1, out.clone());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("\"a.tx\" was ever recorded"), "{stderr}");
+    assert!(stderr.contains("'a.tx' was ever recorded"), "{stderr}");
     assert!(
         !stderr.contains("filewatchd sessions"),
         "a session hint on a path: {stderr}"

@@ -532,3 +532,43 @@ fn history_and_content_see_a_write_made_just_before_the_request() {
         assert_eq!((status, bytes), (200, format!("w{n}\n").into_bytes()));
     }
 }
+
+/// An index made before the start of its record was kept (an older filewatchd) gets it at
+/// the end of its first index, even when everything was deleted since: the time before the
+/// deletion can still be rolled back to.
+#[test]
+fn an_index_without_the_mark_of_its_first_index_gets_it_at_restart() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "a\n");
+    ws.write("src/b.txt", "b\n");
+    let before = time_mark();
+    let daemon = Daemon::start(&ws);
+    let indexed = time_mark();
+    ws.sh("rm -r a.txt src");
+    daemon.turn_start("s", "barrier");
+    daemon.turn_end("s");
+    daemon.stop();
+    let db = ws.state_dir().join("index.sqlite");
+    let conn = rusqlite::Connection::open(&db).expect("open the index");
+    let removed = conn
+        .execute("DELETE FROM meta WHERE key = 'history_begins'", [])
+        .expect("remove the mark");
+    assert_eq!(removed, 1, "the first start marked where the record begins");
+    drop(conn);
+
+    let daemon = Daemon::start(&ws);
+    let plan = expect(
+        200,
+        daemon.rollback_in_time(json!({"at": indexed, "dry_run": true})),
+    );
+    assert_eq!(
+        action_paths(&plan),
+        set(["a.txt", "src", "src/b.txt"]),
+        "{plan:#}"
+    );
+    assert_error(
+        409,
+        "before_history",
+        daemon.rollback_in_time(json!({"at": before, "dry_run": true})),
+    );
+}

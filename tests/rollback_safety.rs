@@ -289,6 +289,14 @@ fn unknown_sessions_and_turns_are_not_found() {
         "not_found",
         daemon.rollback("s1", json!({"to": "after", "turn": "no-such-ref"})),
     );
+    // A path nothing was recorded at (a typo of a.txt, a name that only prefixes it).
+    for typo in ["a.tx", "a"] {
+        assert_error(
+            404,
+            "not_recorded",
+            daemon.rollback("s1", json!({"to": "before", "turn": 1, "paths": [typo]})),
+        );
+    }
     assert_error(400, "bad_session", daemon.undo("bad%20name", json!({})));
     let (status, body) = daemon.rollback("s1", json!({"turn": 1}));
     assert_eq!(status, 400, "rollback without \"to\": {body:#}");

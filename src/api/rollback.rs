@@ -156,9 +156,8 @@ impl From<RollbackError> for ApiError {
     fn from(err: RollbackError) -> Self {
         let message = err.to_string();
         match err {
-            RollbackError::UnknownSession(_)
-            | RollbackError::UnknownTurn { .. }
-            | RollbackError::NeverRecorded(_) => Self::not_found(message),
+            RollbackError::UnknownSession(_) | RollbackError::UnknownTurn { .. } => Self::not_found(message),
+            RollbackError::NeverRecorded(_) => Self::new(StatusCode::NOT_FOUND, "not_recorded", message),
             RollbackError::TurnOpen { .. } => Self::new(StatusCode::CONFLICT, "turn_open", message),
             RollbackError::NothingToUndo(_) => Self::new(StatusCode::CONFLICT, "nothing_to_undo", message),
             RollbackError::NothingToRedo(_) | RollbackError::NothingToRedoInTime => {

@@ -18,7 +18,7 @@ use crate::model::Origin;
 use crate::paths::RelPath;
 use crate::store::db::IntegrityCheck;
 use crate::store::sql::{self, TurnRow};
-use crate::store::{gc, journal, unjournaled};
+use crate::store::{journal, unjournaled};
 use crate::watch::filter::IgnoreRules;
 
 /// Quiet time after the last hint before a batch is recorded (editors' save bursts, `sed -i`
@@ -133,15 +133,12 @@ impl Worker {
             turn_id: None,
         };
         let started = Instant::now();
-        let first = checked(&mut check, sql::index_is_empty(&conn))?;
         let survey = checked(&mut check, survey(&conn, &mut ctx, None))?;
         check.wait()?;
         let recorded = unjournaled::build(&mut conn, |conn| {
             record_survey(conn, &mut ctx, survey, offline, true)
         })?;
-        if first && gc::meta(&conn, journal::HISTORY_BEGINS)?.is_none() {
-            gc::set_meta(&conn, journal::HISTORY_BEGINS, crate::model::now_ms())?;
-        }
+        journal::mark_history_begins(&conn, crate::model::now_ms())?;
         release_freed_memory();
         tracing::info!(
             versions = recorded.versions,

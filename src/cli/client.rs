@@ -28,21 +28,13 @@ pub struct ApiFailure {
 /// What to do next, added to a refusal of the daemon the user can act on.
 pub trait Hint<T> {
     /// When the daemon refused with `code`, its message gains `what_to_do`.
-    fn hint(self, code: &str, what_to_do: &str) -> anyhow::Result<T>
-    where
-        Self: Sized,
-    {
-        self.hint_where(code, |_| true, what_to_do)
-    }
-
-    /// As `hint`, only for the refusals whose message `applies` accepts.
-    fn hint_where(self, code: &str, applies: impl Fn(&str) -> bool, what_to_do: &str) -> anyhow::Result<T>;
+    fn hint(self, code: &str, what_to_do: &str) -> anyhow::Result<T>;
 }
 
 impl<T> Hint<T> for anyhow::Result<T> {
-    fn hint_where(self, code: &str, applies: impl Fn(&str) -> bool, what_to_do: &str) -> anyhow::Result<T> {
+    fn hint(self, code: &str, what_to_do: &str) -> anyhow::Result<T> {
         self.map_err(|err| match err.downcast::<ApiFailure>() {
-            Ok(mut failure) if failure.code == code && applies(&failure.message) => {
+            Ok(mut failure) if failure.code == code => {
                 failure.message = format!("{}: {what_to_do}", failure.message);
                 failure.into()
             }

@@ -129,12 +129,7 @@ fn send(
     if let Some(op_id) = flags.op_id {
         body["op_id"] = json!(op_id);
     }
-    // A path never recorded says what to do itself; an unknown session or turn gets a hint.
-    let sent = client.post(route, &body).hint_where(
-        "not_found",
-        |m| !m.contains("ever recorded"),
-        super::LIST_TURNS,
-    );
+    let sent = client.post(route, &body).hint("not_found", super::LIST_TURNS);
     let (answer, refused) = match sent {
         Ok(answer) => (answer, false),
         Err(err) => match err.downcast::<ApiFailure>() {

@@ -172,11 +172,12 @@ fn time_target(conn: &Connection, at_ms: i64) -> Result<Resolved, RollbackError>
 /// Refuses `at_ms` when it comes before the record of the workspace begins.
 pub fn refuse_before_history(conn: &Connection, at_ms: i64) -> Result<(), RollbackError> {
     match journal::history_begins(conn)? {
-        Some(begins) if at_ms >= begins => Ok(()),
-        begins => Err(RollbackError::BeforeHistory {
+        Some(begins) if at_ms < begins => Err(RollbackError::BeforeHistory {
             at: format_time(at_ms),
-            begins: begins.map_or_else(|| "the first index".to_string(), format_time),
+            begins: format_time(begins),
         }),
+        // Unmarked only before the first start-up finished, when no request is served.
+        _ => Ok(()),
     }
 }
 

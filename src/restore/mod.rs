@@ -96,7 +96,7 @@ pub enum RollbackError {
     #[error("turn {turn} of session {session:?} is still open: end it first")]
     TurnOpen { session: String, turn: i64 },
     #[error(
-        "nothing at or beneath {0:?} was ever recorded (paths are relative to the workspace; ignored paths are never recorded)"
+        "nothing at or beneath '{0}' was ever recorded (paths are relative to the workspace; ignored paths are never recorded)"
     )]
     NeverRecorded(String),
     #[error("session {0:?} has nothing left to undo")]

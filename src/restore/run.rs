@@ -38,12 +38,14 @@ pub fn perform(
     let mut outcome = Outcome::planned(conn, &ctx.blobs, request, resolved.kind, target, &plan, &decision);
     let described_at = started.elapsed();
     if request.dry_run || decision.refused {
-        let would_apply = if decision.refused {
-            &plan.steps
-        } else {
-            &decision.apply
-        };
-        outcome.predict_kept(&ctx.root.path, would_apply);
+        if request.dry_run {
+            let would_apply = if decision.refused {
+                &plan.steps
+            } else {
+                &decision.apply
+            };
+            outcome.predict_kept(&ctx.root.path, would_apply);
+        }
         return Ok(outcome);
     }
     let steps: Vec<(i64, Step)> = decision

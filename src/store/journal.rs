@@ -227,20 +227,32 @@ pub fn session_chain_between(
     rows.collect()
 }
 
-/// The latest sequence number recorded at or before a time.
 /// Meta key: when the first index finished, in ms. Before it nothing is known of the workspace.
-pub const HISTORY_BEGINS: &str = "history_begins";
+const HISTORY_BEGINS: &str = "history_begins";
 
-/// When the record of the workspace begins: the end of the first index (an index made before
-/// that was kept: its first version). `None` while nothing is recorded.
+/// When the record of the workspace begins; `None` until the first start-up has marked it.
 pub fn history_begins(conn: &Connection) -> Result<Option<i64>> {
-    if let Some(ms) = crate::store::gc::meta(conn, HISTORY_BEGINS)? {
-        return Ok(Some(ms));
-    }
-    conn.prepare_cached("SELECT min(recorded_at) FROM versions")?
-        .query_row([], |r| r.get(0))
+    crate::store::gc::meta(conn, HISTORY_BEGINS)
 }
 
+/// Marks, once, when the record begins: the last version of the first index (the `offline`
+/// versions before any other origin), or `now_ms` when it found nothing. An index made before
+/// the mark existed gets the same, so no time part-way through its first index passes.
+pub fn mark_history_begins(conn: &Connection, now_ms: i64) -> Result<()> {
+    if history_begins(conn)?.is_some() {
+        return Ok(());
+    }
+    let offline = Origin::Offline as i64;
+    let first_index_ends: Option<i64> = conn.query_row(
+        "SELECT max(recorded_at) FROM versions WHERE origin = ?1
+            AND seq < coalesce((SELECT min(seq) FROM versions WHERE origin <> ?1), 1 << 62)",
+        [offline],
+        |r| r.get(0),
+    )?;
+    crate::store::gc::set_meta(conn, HISTORY_BEGINS, first_index_ends.unwrap_or(now_ms))
+}
+
+/// The latest sequence number recorded at or before a time.
 pub fn seq_at_time(conn: &Connection, at_ms: i64) -> Result<i64> {
     conn.prepare_cached("SELECT coalesce(max(seq), 0) FROM versions WHERE recorded_at <= ?1")?
         .query_row([at_ms], |r| r.get(0))

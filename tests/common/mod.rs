@@ -291,18 +291,19 @@ impl Daemon {
         pid: u32,
         agent: &ureq::Agent,
     ) -> Option<(String, String, PathBuf)> {
-        let state_dir = match location {
-            StateLocation::Dir(dir) => dir.clone(),
+        let info_of = |dir: &Path| -> Option<Value> {
+            let info: Value = serde_json::from_slice(&std::fs::read(dir.join("daemon.json")).ok()?).ok()?;
+            // Not a stale file from an earlier daemon.
+            (info["pid"].as_u64() == Some(pid as u64)).then_some(info)
+        };
+        let (state_dir, info) = match location {
+            StateLocation::Dir(dir) => (dir.clone(), info_of(dir)?),
             StateLocation::Home(projects) => std::fs::read_dir(projects)
                 .ok()?
                 .filter_map(|e| e.ok())
                 .map(|e| e.path())
-                .find(|p| p.join("daemon.json").exists())?,
+                .find_map(|dir| info_of(&dir).map(|info| (dir, info)))?,
         };
-        let info: Value = serde_json::from_slice(&std::fs::read(state_dir.join("daemon.json")).ok()?).ok()?;
-        if info["pid"].as_u64() != Some(pid as u64) {
-            return None; // a stale file from an earlier daemon
-        }
         let url = info["url"].as_str()?.trim_end_matches('/').to_string();
         let token = std::fs::read_to_string(state_dir.join("token"))
             .ok()?
