@@ -55,7 +55,7 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
     let (root, dir) = locate(options.root.as_deref(), options.state_dir.as_deref())?;
     let config = Config::load(&root, options.config.as_deref())?;
     refuse_overlap(&root, &dir)?;
-    let state_dir = StateDir::acquire(dir)?;
+    let state_dir = StateDir::acquire(dir, &root)?;
     if unjournaled::discard_interrupted(&state_dir.db_path()).context("cannot remove an unfinished index")? {
         tracing::warn!("the first index was interrupted: indexing again from the start");
     }
@@ -100,7 +100,7 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
     served
 }
 
-/// One daemon per tree: refuses to start inside a watched workspace, or around one.
+/// One daemon per tree: refuses to start for a watched workspace, inside one, or around one.
 fn refuse_overlap(root: &Path, own: &Path) -> anyhow::Result<()> {
     let Some(other) = state::state_home()
         .ok()
@@ -108,16 +108,25 @@ fn refuse_overlap(root: &Path, own: &Path) -> anyhow::Result<()> {
     else {
         return Ok(());
     };
-    let (pid, url, theirs) = (other.pid, &other.url, other.root.display());
+    let (here, theirs) = (root.display(), other.root.display());
+    let who = match &other.info {
+        Some(info) => format!("filewatchd (pid {}, {})", info.pid, info.url),
+        None => "a filewatchd that is still indexing".to_string(),
+    };
+    let stop = other.info.as_ref().map_or_else(
+        || "Stop it first".to_string(),
+        |i| format!("Stop it first (kill {})", i.pid),
+    );
+    if other.root == root {
+        anyhow::bail!("{who} already watches {here} with another state directory. {stop}");
+    }
     if root.starts_with(&other.root) {
         anyhow::bail!(
-            "filewatchd (pid {pid}, {url}) already watches {theirs}, which holds {}: its history covers this directory, and the CLI finds it from here. Stop it first (kill {pid}) to watch only this directory",
-            root.display()
+            "{who} already watches {theirs}, which holds {here}: its history covers this directory, and the CLI finds it from here. {stop} to watch only this directory"
         );
     }
     anyhow::bail!(
-        "filewatchd (pid {pid}, {url}) already watches {theirs}, inside {}: two daemons would each record the other's turns as outside work. Stop it first (kill {pid})",
-        root.display()
+        "{who} already watches {theirs}, inside {here}: two daemons would each record the other's turns as outside work. {stop}"
     )
 }
 

@@ -56,7 +56,9 @@ impl StateDir {
     /// Creates the directory (0700) and takes the single-instance lock (CRASH-07). The lock is
     /// an `flock`, released by the kernel when the process dies, so a killed daemon never
     /// leaves a lock that blocks a restart.
-    pub fn acquire(dir: PathBuf) -> anyhow::Result<Self> {
+    /// It then says which workspace it watches (`root`), and drops a `daemon.json` an earlier,
+    /// killed daemon left (the new one is written once it listens).
+    pub fn acquire(dir: PathBuf, root: &Path) -> anyhow::Result<Self> {
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create state directory {}", dir.display()))?;
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
@@ -72,7 +74,10 @@ impl StateDir {
         if rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err() {
             bail!("{}", already_running_message(&dir));
         }
-        Ok(Self { dir, _lock: lock })
+        let state = Self { dir, _lock: lock };
+        state.remove_info();
+        write_atomic(&state.dir.join("root"), root.as_os_str().as_encoded_bytes())?;
+        Ok(state)
     }
 
     pub fn db_path(&self) -> PathBuf {
@@ -104,23 +109,49 @@ impl StateDir {
     }
 }
 
-/// A running daemon under the same state home, other than the one `own` would hold, whose
-/// workspace holds `root` or lies inside it: two such daemons would each record the other's
-/// agents' writes as work from outside their turns.
-pub fn overlapping_daemon(home: &Path, root: &Path, own: &Path) -> Option<DaemonInfo> {
+/// A live daemon of another state directory under the same state home.
+pub struct Neighbour {
+    /// The workspace it watches.
+    pub root: PathBuf,
+    /// Its `daemon.json`; `None` while it is still indexing.
+    pub info: Option<DaemonInfo>,
+}
+
+/// A live daemon under the same state home, other than the one `own` would hold, whose
+/// workspace is `root`, holds it or lies inside it: two such daemons would each record the
+/// other's agents' writes as work from outside their turns.
+pub fn overlapping_daemon(home: &Path, root: &Path, own: &Path) -> Option<Neighbour> {
     let projects = std::fs::read_dir(home.join("projects")).ok()?;
     projects
         .flatten()
         .map(|entry| entry.path())
         .filter(|dir| dir != own)
-        .filter_map(|dir| read_info(&dir).ok())
-        .find(|info| (root.starts_with(&info.root) || info.root.starts_with(root)) && is_running(info.pid))
+        .find_map(|dir| {
+            let theirs = watched_root(&dir)?;
+            let overlaps = root.starts_with(&theirs) || theirs.starts_with(root);
+            (overlaps && is_held(&dir)).then(|| Neighbour {
+                root: theirs,
+                info: read_info(&dir).ok(),
+            })
+        })
 }
 
-/// Whether `pid` is a live filewatchd (a killed daemon leaves its `daemon.json` behind, and its
-/// pid may have been reused).
-fn is_running(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|comm| comm.trim_end() == "filewatchd")
+/// The workspace a state directory's daemon watches (or last watched).
+fn watched_root(dir: &Path) -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStringExt;
+    match std::fs::read(dir.join("root")) {
+        Ok(bytes) => Some(PathBuf::from(std::ffi::OsString::from_vec(bytes))),
+        Err(_) => read_info(dir).ok().map(|info| info.root),
+    }
+}
+
+/// Whether a live daemon holds the directory's lock: a shared lock cannot be had beside its
+/// exclusive one, and the kernel drops that the moment the daemon dies.
+pub fn is_held(dir: &Path) -> bool {
+    let Ok(lock) = File::open(dir.join("lock")) else {
+        return false;
+    };
+    rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockShared).is_err()
 }
 
 fn already_running_message(dir: &Path) -> String {

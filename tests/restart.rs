@@ -83,6 +83,51 @@ fn a_daemon_inside_or_around_a_watched_workspace_refuses_and_names_the_other() {
     inner.status();
 }
 
+/// Kills (SIGKILL) and reaps a child process when dropped, even when the test panics.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        self.0.kill().ok();
+        self.0.wait().ok();
+    }
+}
+
+#[test]
+fn a_daemon_still_in_its_first_index_counts_and_the_cli_says_it_is_indexing() {
+    let ws = Workspace::new();
+    ws.write("sub/a.txt", "a\n");
+    let log = tempfile::tempfile().expect("log file");
+    let _indexing = KillOnDrop(
+        ws.command()
+            .args(["serve", "--root"])
+            .arg(ws.root())
+            .env("FILEWATCHD_TEST_PAUSE_BUILD", "1")
+            .env("RUST_LOG", "filewatchd=info")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(log.try_clone().expect("log file"))
+            .spawn()
+            .expect("spawn the daemon"),
+    );
+    let read_log =
+        || std::fs::read_to_string(format!("/proc/self/fd/{}", log.as_raw_fd())).unwrap_or_default();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !read_log().contains("pausing the first index") {
+        assert!(std::time::Instant::now() < until, "never paused: {}", read_log());
+        std::thread::sleep(std::time::Duration::from_millis(20)); // polling a condition, not synchronising
+    }
+    let (status, stderr) = ws.serve_in_home_expecting_exit(&ws.path("sub"));
+    assert!(!status.success(), "a daemon started inside one still indexing");
+    assert!(
+        stderr.contains("a filewatchd that is still indexing already watches"),
+        "{stderr}"
+    );
+    let out = ws.cli("sub", &["status"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("is still indexing it"), "{said}");
+}
+
 #[test]
 fn stale_lock_of_a_killed_daemon_does_not_block_a_restart() {
     let ws = Workspace::new();

@@ -36,7 +36,11 @@ pub async fn content(
         .ok_or_else(|| ApiError::bad_request("bad_path", "give the path as ?path="))?;
     let path =
         RelPath::parse(&text).map_err(|e| ApiError::bad_request("bad_path", format!("{text:?}: {e}")))?;
-    super::handlers::synced(&state).await?;
+    // A sequence number or a turn's start names a state that is already recorded; the latest,
+    // a time or a turn's end may still be catching up with writes just made.
+    if query.seq.is_none() && query.before.is_none() {
+        super::handlers::synced(&state).await?;
+    }
     let (bytes, kind, seq) = state
         .read(move |conn, state| {
             let seq = point(conn, &query)?;

@@ -166,6 +166,12 @@ fn find_state_dir(start: Option<&Path>) -> anyhow::Result<PathBuf> {
         if candidate.join("daemon.json").is_file() {
             return Ok(candidate);
         }
+        if state::is_held(&candidate) {
+            bail!(
+                "the filewatchd for {} is still indexing it; try again once it says it is watching",
+                dir.display()
+            );
+        }
     }
     bail!(
         "no filewatchd is running for {} or any directory above it; start one with `filewatchd` in the workspace root (or set FILEWATCHD_URL and FILEWATCHD_TOKEN)",
