@@ -38,10 +38,12 @@
 //! - [`store`]: `blobs` (blake3-addressed, zstd, small ones inline in SQLite, large ones as
 //!   files), `db` (pragmas, migrations from `migrations/`), `sql`, `journal`, `gc` (the SQL).
 //! - [`api`]: the HTTP API of PRODUCT.md 5.2, served by its own hyper loop (`api::serve`:
-//!   connection cap, header and body timeouts), each answer read in one snapshot; [`cli`]: the command line of 5.3; [`hook`]: the
-//!   agents' hook adapters and their installer (5.4, 9); [`daemon`]: starts everything and
+//!   connection cap, header and body timeouts), each answer read in one snapshot, history and
+//!   content behind the barrier; [`cli`]: the command line of 5.3; [`hook`]: the agents' hook
+//!   adapters and their installer (5.4, 9); [`daemon`]: starts everything and
 //!   shuts it down on one signal.
-//! - [`state`]: the state directory (lock, token, `daemon.json`); [`config`]: `.filewatchd.toml`;
+//! - [`state`]: the state directory (lock, the root it watches, token, `daemon.json`), and one
+//!   daemon per tree; [`config`]: `.filewatchd.toml`;
 //!   [`paths`]: workspace-relative byte paths and their lossless text form; [`model`]: the
 //!   words of PRODUCT.md 2 as types; [`stats`]: report-and-continue counters for `status`.
 
