@@ -38,3 +38,60 @@ fn filewatchdignore_nested_gitignore_and_config_globs_are_honoured() {
     // `out/` in pkg/.gitignore applies below pkg/ only.
     assert_eq!(changed_paths(&turn), set(["pkg/src.rs", "out"]));
 }
+
+/// Files an ignore rule hid existed before the turn that lifted the rule: undoing that turn
+/// must never delete them. They are found (`offline`), so an undo sees them as someone
+/// else's and refuses; skipping them brings the rule back and leaves them on disk.
+#[test]
+fn undoing_a_turn_that_stops_ignoring_files_never_deletes_them() {
+    let ws = Workspace::new();
+    ws.write(".gitignore", "cache/\n*.log\n");
+    ws.write("cache/model.bin", "weights\n");
+    ws.write("x.log", "old log\n");
+    let daemon = Daemon::start(&ws);
+
+    daemon.turn_start("s1", "stop ignoring");
+    ws.write(".gitignore", "");
+    daemon.turn_end("s1");
+    let found = daemon.history("cache/model.bin");
+    assert_eq!(latest(&found)["origin"], "offline", "{found:#}");
+
+    let (status, answer) = daemon.undo("s1", serde_json::json!({}));
+    assert_eq!(status, 409, "{answer:#}");
+    assert_eq!(
+        listed_paths(&answer, "conflicts"),
+        set(["cache", "cache/model.bin", "x.log"]),
+        "{answer:#}"
+    );
+    let reason = listed(&answer, "conflicts", "x.log")["reason"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(reason.contains("an ignore rule stopped hiding it"), "{reason}");
+
+    let (status, answer) = daemon.undo("s1", serde_json::json!({"on_conflict": "skip"}));
+    assert_eq!(status, 200, "{answer:#}");
+    assert_eq!(ws.read(".gitignore"), b"cache/\n*.log\n");
+    assert_eq!(ws.read("cache/model.bin"), b"weights\n");
+    assert_eq!(ws.read("x.log"), b"old log\n");
+}
+
+/// Deleting an ignore file lifts its rules: what it hid is recorded from then on.
+#[test]
+fn deleting_an_ignore_file_lifts_its_rules() {
+    let ws = Workspace::new();
+    ws.write(".gitignore", "node_modules/\n");
+    ws.write("node_modules/lib/m.js", "m\n");
+    let daemon = Daemon::start(&ws);
+    assert_eq!(daemon.history_reply("node_modules/lib/m.js").0, 404);
+
+    daemon.turn_start("s1", "drop the ignore file");
+    ws.remove(".gitignore");
+    daemon.turn_end("s1");
+    let found = daemon.history("node_modules/lib/m.js");
+    assert_eq!(latest(&found)["kind"], "file", "{found:#}");
+
+    daemon.turn_start("s1", "edit it");
+    ws.write("node_modules/lib/m.js", "m2\n");
+    let turn = daemon.turn_end("s1");
+    assert_eq!(changed_paths(&turn), set(["node_modules/lib/m.js"]));
+}

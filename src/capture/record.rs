@@ -25,6 +25,15 @@ pub struct Attribution {
     pub turn_id: Option<i64>,
 }
 
+impl Attribution {
+    /// Found by a scan, not seen being written: the start-up index and reconcile, and what an
+    /// ignore-rule change brings into view.
+    pub const FOUND: Self = Self {
+        origin: Origin::Offline,
+        turn_id: None,
+    };
+}
+
 /// What a batch left for later.
 #[derive(Debug, Default)]
 pub struct Recorded {
@@ -322,6 +331,11 @@ impl Batch {
         ctx: &mut Context,
         path: &RelPath,
     ) -> rusqlite::Result<()> {
+        // A deleted ignore file lifts its rules: what it hid comes into view.
+        if IgnoreRules::is_ignore_file(path) {
+            ctx.rules.reload_dir(path.parent().as_ref());
+            self.out.rescan_dirs.push(path.parent());
+        }
         // The index, not the walk's copy of it: a directory recorded gone earlier in this
         // rescan has recorded everything beneath it already.
         let walked = self.known.as_mut().and_then(|known| known.remove(path)).is_some();

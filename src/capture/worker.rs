@@ -14,7 +14,6 @@ use super::lost::LostEvents;
 use super::record::{Attribution, record};
 use super::rescan::{RACY_NS, record_survey, rescan, survey};
 use super::{Command, Context, Msg, TRIM_AFTER, TurnError, release_freed_memory, turns};
-use crate::model::Origin;
 use crate::paths::RelPath;
 use crate::store::db::IntegrityCheck;
 use crate::store::sql::{self, TurnRow};
@@ -128,10 +127,7 @@ impl Worker {
                 tracing::warn!(rollback = ?outcome.rollback_id, note = ?outcome.recovery, "recovered a rollback");
             }
         }
-        let offline = Attribution {
-            origin: Origin::Offline,
-            turn_id: None,
-        };
+        let offline = Attribution::FOUND;
         let started = Instant::now();
         let survey = checked(&mut check, survey(&conn, &mut ctx, None))?;
         check.wait()?;
@@ -375,8 +371,11 @@ impl Worker {
                     self.first_pending = Some(Instant::now());
                     self.pending.extend(recorded.requeue);
                 }
+                // What an ignore-rule change brings into view was not seen being written: it
+                // may long predate the turn, so it is found (`offline`), never the turn's own
+                // work an undo would delete.
                 for dir in recorded.rescan_dirs {
-                    self.rescan_dir(dir.as_ref());
+                    self.rescan_dir(dir.as_ref(), Attribution::FOUND);
                 }
             }
             Err(err) => {
@@ -392,9 +391,8 @@ impl Worker {
 
     /// True when every path under `dir` was recorded as it is now; paths that kept changing
     /// while read are retried with the next batch.
-    fn rescan_dir(&mut self, dir: Option<&RelPath>) -> bool {
+    fn rescan_dir(&mut self, dir: Option<&RelPath>, who: Attribution) -> bool {
         let _trim = TrimOnDrop;
-        let who = self.who();
         match rescan(&mut self.conn, &mut self.ctx, dir, who, false) {
             Ok(recorded) => {
                 // The answers about what it recorded (a turn listing 30,000 new files) come
@@ -421,7 +419,7 @@ impl Worker {
         self.ctx.stats.rescans.fetch_add(1, Ordering::Relaxed);
         tracing::warn!("events may have been lost; rescanning the workspace");
         let began = self.lost.rescan_begins();
-        if self.rescan_dir(None) {
+        if self.rescan_dir(None, self.who()) {
             self.lost.rescanned(began);
         }
     }

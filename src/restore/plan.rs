@@ -158,7 +158,9 @@ fn describe(v: &LaterVersion) -> String {
         (Origin::Rollback, Some(s), _) => format!("changed by a rollback of session {s} at {when}"),
         (Origin::Rollback, None, _) => format!("changed by a time rollback at {when}"),
         (Origin::Ambiguous, _, _) => format!("changed while turns of several sessions were open, at {when}"),
-        (Origin::Offline, _, _) => format!("changed while filewatchd was not running (found at {when})"),
+        (Origin::Offline, _, _) => format!(
+            "found at {when} without being seen written (filewatchd was not running, or an ignore rule stopped hiding it)"
+        ),
         _ => format!("changed outside any turn (an editor or another process) at {when}"),
     }
 }
