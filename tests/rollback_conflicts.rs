@@ -392,7 +392,8 @@ fn a_deleted_file_recreated_by_the_user_conflicts() {
 
 /// G9: a file known only by size and hash (over `max_file_size`) cannot be restored, and
 /// every mode says so for that path: abort refuses, skip and force restore the rest and leave
-/// it exactly as it is.
+/// it exactly as it is. One whose content now was never stored is a conflict: a rollback
+/// would lose that content for good.
 #[test]
 fn a_too_large_file_is_not_restorable_and_said_so() {
     for mode in ["abort", "skip", "force"] {
@@ -400,8 +401,10 @@ fn a_too_large_file_is_not_restorable_and_said_so() {
         ws.write(".filewatchd.toml", "max_file_size = 1000\n");
         ws.write("big.bin", vec![b'x'; 5000]);
         ws.write("small.txt", "small before\n");
+        ws.write("grown.bin", "small\n");
         let daemon = Daemon::start(&ws);
         daemon.turn_start("s1", "edits a big file");
+        ws.write("grown.bin", vec![b'g'; 3000]);
         ws.write("big.bin", vec![b'y'; 6000]);
         ws.write("small.txt", "small after\n");
         ws.write("big_new.bin", vec![b'z'; 7000]);
@@ -430,8 +433,17 @@ fn a_too_large_file_is_not_restorable_and_said_so() {
             assert_eq!(status, 200, "{mode}: {answer:#}");
             assert_eq!(action(&answer, "big.bin")["status"], "skipped", "{answer:#}");
             assert_eq!(ws.read("small.txt"), b"small before\n", "{mode}");
-            // Deleting a file the turn created needs no content: it goes.
-            assert!(!ws.path("big_new.bin").exists(), "{mode}: big_new.bin kept");
+            // The file the turn created was never stored either: deleting it could not be
+            // redone, so it is a conflict. Skip leaves it; only force deletes it.
+            let note = listed(&answer, "conflicts", "big_new.bin");
+            assert_eq!(note["code"], "content_not_stored", "{answer:#}");
+            assert_eq!(ws.path("big_new.bin").exists(), mode == "skip", "{mode}");
+            let grown = if mode == "skip" {
+                vec![b'g'; 3000]
+            } else {
+                b"small\n".to_vec()
+            };
+            assert_eq!(ws.read("grown.bin"), grown, "{mode}");
         }
     }
 }

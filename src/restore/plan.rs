@@ -112,7 +112,7 @@ pub fn build(
     let on_disk = check_disks(ctx, &steps);
     for ((mut step, foreign), (on_disk, checked)) in steps.into_iter().zip(on_disk) {
         step.checked = checked;
-        if let Some(note) = foreign.or(on_disk) {
+        if let Some(note) = foreign.or(on_disk).or_else(|| content_not_stored(&step)) {
             plan.conflicts.push(note);
         }
         if let Some(note) = load_target(conn, ctx, &step, &mut plan.contents) {
@@ -121,6 +121,22 @@ pub fn build(
         plan.steps.push(step);
     }
     Ok(plan)
+}
+
+/// G4: a file whose current content is over `max_file_size` was never stored; rewriting or
+/// deleting it would lose that content for good (no redo could bring it back).
+fn content_not_stored(step: &Step) -> Option<Note> {
+    let State::File(current) = &step.current else {
+        return None;
+    };
+    (current.too_large && step.action() != Action::SetMode).then(|| Note {
+        path: step.path.clone(),
+        code: "content_not_stored",
+        reason: format!(
+            "its content now ({} bytes, over max_file_size) was never stored: rolling it back would lose it for good",
+            current.size
+        ),
+    })
 }
 
 /// `check_disk` for every step, read in parallel (each path is opened and hashed).
