@@ -691,6 +691,20 @@ fn a_repeated_op_id_returns_the_same_answer_and_applies_once() {
         daemon.rollback("s1", json!({"to": "before", "turn": 1, "op_id": "undo-once"})),
     );
     assert_eq!(again, first, "a repeated op_id got another answer");
+    // The same id on another session, or for a redo, is another request: refused, not
+    // answered with this one's result.
+    daemon.turn_start("s2", "t1 of s2");
+    daemon.turn_end("s2");
+    assert_error(
+        409,
+        "op_id_reused",
+        daemon.undo("s2", json!({"op_id": "undo-once"})),
+    );
+    assert_error(
+        409,
+        "op_id_reused",
+        daemon.redo("s1", json!({"op_id": "undo-once"})),
+    );
     assert_eq!(ws.read("a.txt"), b"v3\n", "the repeated op_id was applied again");
     assert_eq!(
         daemon.history("a.txt"),

@@ -163,6 +163,7 @@ impl From<RollbackError> for ApiError {
             RollbackError::NothingToRedo(_) | RollbackError::NothingToRedoInTime => {
                 Self::new(StatusCode::CONFLICT, "nothing_to_redo", message)
             }
+            RollbackError::OpIdReused { .. } => Self::new(StatusCode::CONFLICT, "op_id_reused", message),
             RollbackError::NeedsSession => Self::bad_request("bad_request", message),
             RollbackError::Expired { .. } => Self::new(StatusCode::GONE, "expired", message),
             RollbackError::BeforeHistory { .. } => Self::new(StatusCode::CONFLICT, "before_history", message),

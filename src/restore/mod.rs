@@ -72,6 +72,17 @@ pub enum Operation {
     },
 }
 
+impl Operation {
+    /// The operation's name in an answer: `undo`, `redo` or `rollback` (to a turn or a time).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Undo => "undo",
+            Self::Redo => "redo",
+            Self::Rollback { .. } | Self::Time { .. } => "rollback",
+        }
+    }
+}
+
 /// One rollback-like request, as the API and the CLI send it.
 #[derive(Debug, Clone)]
 pub struct Request {
@@ -113,6 +124,8 @@ pub enum RollbackError {
         "nothing is known of the workspace at {at}: its history begins at {begins}, when filewatchd first indexed it"
     )]
     BeforeHistory { at: String, begins: String },
+    #[error("op_id {op_id:?} was already used for another request ({was}): use a new op_id")]
+    OpIdReused { op_id: String, was: String },
     #[error("undo and rollback to a turn need a session")]
     NeedsSession,
     #[error("the index failed: {0}")]

@@ -6,7 +6,7 @@ use rusqlite::Connection;
 use super::apply::{self, Check};
 use super::outcome::Outcome;
 use super::plan::{self, Plan, Step};
-use super::{OnConflict, Request, RollbackError, chain};
+use super::{OnConflict, Operation, Request, RollbackError, chain};
 use crate::capture::Context;
 use crate::capture::record::{self, Attribution};
 use crate::model::Origin;
@@ -86,7 +86,26 @@ fn repeated(conn: &Connection, request: &Request) -> Result<Option<Outcome>, Rol
     let Some(row) = journal::rollback_by_op(conn, op_id)? else {
         return Ok(None);
     };
-    Ok(row.outcome.and_then(|json| serde_json::from_str(&json).ok()))
+    let Some(stored) = row
+        .outcome
+        .and_then(|json| serde_json::from_str::<Outcome>(&json).ok())
+    else {
+        return Ok(None);
+    };
+    // A retry goes back (an undo or a rollback) or forward (a redo) in the same session;
+    // anything else reused the id.
+    let is_redo = |kind: &str| kind == Operation::Redo.kind();
+    if is_redo(&stored.operation) != is_redo(request.operation.kind()) || stored.session != request.session {
+        return Err(RollbackError::OpIdReused {
+            op_id: op_id.to_string(),
+            was: format!(
+                "{} of {}",
+                stored.operation,
+                stored.session.as_deref().unwrap_or("the workspace")
+            ),
+        });
+    }
+    Ok(Some(stored))
 }
 
 /// With `force`, what is on disk but not yet recorded is recorded first, so the content a
