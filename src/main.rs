@@ -12,8 +12,17 @@ fn is_agent_hook() -> bool {
     args.first().is_some_and(|a| a == "hook")
         && !args.get(1).is_some_and(|a| a == "install" || a == "uninstall")
 }
-use filewatchd::cli::{self, Cli};
+use filewatchd::cli::{self, Cli, Command};
 use tracing_subscriber::EnvFilter;
+
+/// A query piped into `head` ends like any Unix tool when the pipe closes, not with a panic
+/// ("failed printing to stdout"). The daemon and agent hooks keep Rust's default (ignored).
+fn die_quietly_on_closed_stdout() {
+    // SAFETY: sets the disposition of one signal at start-up, before any thread is spawned.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -26,6 +35,9 @@ fn main() -> ExitCode {
         }
         Err(err) => err.exit(),
     };
+    if matches!(cli.command, Some(ref c) if !matches!(c, Command::Serve(_) | Command::Hook(_))) {
+        die_quietly_on_closed_stdout();
+    }
     let default_level = match cli.verbose {
         0 => "filewatchd=info",
         1 => "filewatchd=debug",

@@ -268,3 +268,27 @@ fn text_output_quotes_odd_names_shows_link_targets_and_says_each_skip_once() {
     assert!(undone.contains("delete      \"odd\\nname.txt\""), "{undone}");
     assert_eq!(ws.read("a.txt"), b"the user's\n");
 }
+
+#[test]
+fn a_query_whose_reader_went_away_ends_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    let ws = Workspace::new();
+    let _daemon = Daemon::start_in_home(&ws);
+    let mut child = ws
+        .command()
+        .args(["status"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // as `filewatchd status | head -0` would
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    // SIGPIPE (13) as any Unix tool; exit 0 only if it had written before the pipe closed.
+    assert!(
+        out.status.signal() == Some(13) || out.status.success(),
+        "{:?}: {stderr}",
+        out.status
+    );
+}

@@ -121,6 +121,9 @@ pub struct RestoreCmd {
     /// Show the plan; change nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// For a directory: restore everything else beneath it, leave conflicting paths as they are.
+    #[arg(long, conflicts_with = "force")]
+    pub skip_conflicts: bool,
     /// Restore it even if it conflicts (what it holds stays in history).
     #[arg(long)]
     pub force: bool,

@@ -89,7 +89,7 @@ pub fn restore(client: &Client, args: &ServeArgs, cmd: RestoreCmd) -> anyhow::Re
     let flags = RollbackFlags {
         session: cmd.session,
         dry_run: cmd.dry_run,
-        skip_conflicts: false,
+        skip_conflicts: cmd.skip_conflicts,
         force: cmd.force,
         diff: false,
         op_id: None,
