@@ -143,6 +143,11 @@ fn check_recovered(k: usize, ws: &Workspace, target: &Tree, planned: &[String], 
         json!([]),
         "K={k}: paths left as found: {recovery:#}"
     );
+    let text = String::from_utf8_lossy(&cli_state_ok(ws, &["status"])).into_owned();
+    assert!(
+        text.contains(&format!("recovered:     {operation} #")),
+        "K={k}: `filewatchd status` does not say so:\n{text}"
+    );
     for path in planned {
         let history = daemon.history(path);
         assert_eq!(

@@ -88,6 +88,15 @@ pub fn status(a: &Value) {
     if !w["last_error"].is_null() {
         println!("last error:    {}", text(&w["last_error"]));
     }
+    let r = &a["recovery"];
+    if r.is_object() {
+        println!(
+            "recovered:     {} #{} interrupted by a crash, finished at start-up: {}",
+            text(&r["operation"]),
+            r["rollback_id"],
+            text(&r["note"])
+        );
+    }
 }
 
 pub fn turn_started(a: &Value) {
