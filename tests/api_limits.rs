@@ -158,3 +158,20 @@ fn deeply_nested_json_is_400() {
     assert_error(400, "bad_json", reply.pair());
     assert_eq!(daemon.get("/v1/status").0, 200);
 }
+
+#[test]
+fn a_body_announced_over_the_limit_is_413_at_once() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start(&ws);
+    let headers = [
+        ("Host", daemon.host()),
+        ("Authorization", daemon.bearer()),
+        ("Content-Type", "application/json".to_string()),
+        ("Content-Length", "99999999999".to_string()),
+    ];
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    // No body follows: the answer cannot wait for it (that would be 408 after the timeout).
+    let reply = daemon.raw("POST", "/v1/sessions/s/turns", &headers, None);
+    assert_error(413, "payload_too_large", reply.pair());
+    assert_eq!(daemon.get("/v1/status").0, 200);
+}

@@ -108,6 +108,15 @@ where
                     .next()
                     .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
             });
+        let announced = request
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        if announced.is_some_and(|length| length > super::BODY_LIMIT as u64) {
+            // Said up front: no need to wait for a body that would be refused anyway.
+            return Err(too_large());
+        }
         let limit = super::serve::test_timeout().unwrap_or(BODY_TIMEOUT);
         let read = tokio::time::timeout(limit, Bytes::from_request(request, state));
         let bytes = read.await.map_err(|_| {
@@ -119,11 +128,7 @@ where
         })?;
         let bytes = bytes.map_err(|rejection| {
             if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::new(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "payload_too_large",
-                    "the body is over 1 MiB",
-                )
+                too_large()
             } else {
                 ApiError::bad_request("bad_request", rejection.body_text())
             }
@@ -151,6 +156,14 @@ where
             )
         })
     }
+}
+
+fn too_large() -> ApiError {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "payload_too_large",
+        "the body is over 1 MiB",
+    )
 }
 
 #[cfg(test)]
