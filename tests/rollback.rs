@@ -834,24 +834,3 @@ fn an_undo_of_more_files_than_open_descriptors_allowed_restores_them_all() {
         );
     }
 }
-
-/// A directory the turn replaced by a symlink comes back whole: the symlink the plan itself
-/// removes is in nobody's way, and nothing is written through it.
-#[test]
-fn a_directory_replaced_by_a_symlink_comes_back() {
-    let ws = Workspace::new();
-    ws.write("dir1/sub/c.txt", "c\n");
-    ws.write("dir2/other.txt", "other\n");
-    let daemon = Daemon::start(&ws);
-    let before = snapshot(ws.root());
-
-    daemon.turn_start("s1", "swap");
-    ws.sh("rm -rf dir1 && ln -s dir2 dir1");
-    daemon.turn_end("s1");
-
-    let answer = applied(daemon.undo("s1", json!({})));
-    assert_eq!(answer["conflicts"], json!([]), "{answer:#}");
-    all_done(&answer);
-    assert_tree_eq(&before, &snapshot(ws.root()), "after undoing the swap");
-    assert!(!ws.path("dir2/sub").exists(), "written through the symlink");
-}

@@ -110,13 +110,8 @@ pub fn build(
     // The disk is checked for every path, conflicting or not: with `force` the apply
     // re-checks each path against exactly what was seen here.
     let on_disk = check_disks(ctx, &steps);
-    let replaced = replaced_symlinks(&steps);
     for ((mut step, foreign), (on_disk, checked)) in steps.into_iter().zip(on_disk) {
         step.checked = checked;
-        // A symlink the plan itself turns back into a directory (its own step comes first,
-        // and is checked) is in nobody's way.
-        let on_disk =
-            on_disk.filter(|n| n.code != "symlink_in_the_way" || !beneath_any(&step.path, &replaced));
         if let Some(note) = foreign.or(on_disk).or_else(|| content_not_stored(&step)) {
             plan.conflicts.push(note);
         }
@@ -142,20 +137,6 @@ fn content_not_stored(step: &Step) -> Option<Note> {
             current.size
         ),
     })
-}
-
-/// The recorded symlinks the plan turns into directories.
-fn replaced_symlinks(steps: &[(Step, Option<Note>)]) -> Vec<RelPath> {
-    steps
-        .iter()
-        .map(|(step, _)| step)
-        .filter(|s| matches!(s.current, State::Symlink { .. }) && s.target.is_dir())
-        .map(|s| s.path.clone())
-        .collect()
-}
-
-fn beneath_any(path: &RelPath, dirs: &[RelPath]) -> bool {
-    dirs.iter().any(|dir| path != dir && path.starts_with(dir))
 }
 
 /// `check_disk` for every step, read in parallel (each path is opened and hashed).
