@@ -109,14 +109,16 @@ fn refuse_overlap(root: &Path, own: &Path) -> anyhow::Result<()> {
         return Ok(());
     };
     let (here, theirs) = (root.display(), other.root.display());
-    let who = match &other.info {
-        Some(info) => format!("filewatchd (pid {}, {})", info.pid, info.url),
-        None => "a filewatchd that is still indexing".to_string(),
+    let (who, stop) = match &other.info {
+        Some(info) => (
+            format!("filewatchd (pid {}, {})", info.pid, info.url),
+            format!("Stop it first (kill {})", info.pid),
+        ),
+        None => (
+            "a filewatchd that is still indexing".to_string(),
+            "Stop it first".to_string(),
+        ),
     };
-    let stop = other.info.as_ref().map_or_else(
-        || "Stop it first".to_string(),
-        |i| format!("Stop it first (kill {})", i.pid),
-    );
     if other.root == root {
         anyhow::bail!("{who} already watches {here} with another state directory. {stop}");
     }

@@ -252,6 +252,15 @@ impl Batch {
         }
     }
 
+    /// An ignore file written, created or deleted changes what is tracked in its directory:
+    /// the rules are re-read, and the directory is rescanned after this batch.
+    fn reload_if_ignore_file(&mut self, ctx: &mut Context, path: &RelPath) {
+        if IgnoreRules::is_ignore_file(path) {
+            ctx.rules.reload_dir(path.parent().as_ref());
+            self.out.rescan_dirs.push(path.parent());
+        }
+    }
+
     fn record_present(
         &mut self,
         conn: &Connection,
@@ -265,10 +274,7 @@ impl Batch {
             discard_streamed(ctx, &present);
             return untrack(conn, ctx, path);
         }
-        if IgnoreRules::is_ignore_file(path) {
-            ctx.rules.reload_dir(path.parent().as_ref());
-            self.out.rescan_dirs.push(path.parent());
-        }
+        self.reload_if_ignore_file(ctx, path);
         let latest = self.latest(conn, path)?;
         if let Some(latest) = latest.as_ref().filter(|l| l.state == present.state) {
             discard_streamed(ctx, &present);
@@ -332,10 +338,7 @@ impl Batch {
         path: &RelPath,
     ) -> rusqlite::Result<()> {
         // A deleted ignore file lifts its rules: what it hid comes into view.
-        if IgnoreRules::is_ignore_file(path) {
-            ctx.rules.reload_dir(path.parent().as_ref());
-            self.out.rescan_dirs.push(path.parent());
-        }
+        self.reload_if_ignore_file(ctx, path);
         // The index, not the walk's copy of it: a directory recorded gone earlier in this
         // rescan has recorded everything beneath it already.
         let walked = self.known.as_mut().and_then(|known| known.remove(path)).is_some();

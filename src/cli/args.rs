@@ -302,9 +302,12 @@ fn valid_time(text: &str) -> Result<String, String> {
 
 /// `--ago`: a duration such as 10m, 2h or 1day.
 fn valid_duration(text: &str) -> Result<String, String> {
-    humantime::parse_duration(text)
-        .map(|_| text.to_string())
-        .map_err(|_| format!("{text:?} is not a duration like 10m, 2h or 1day"))
+    parse_ago(text).map(|_| text.to_string())
+}
+
+/// A duration ago, as `--ago` and `show --at` take it.
+pub(crate) fn parse_ago(text: &str) -> Result<std::time::Duration, String> {
+    humantime::parse_duration(text).map_err(|_| format!("{text:?} is not a duration like 10m, 2h or 1day"))
 }
 
 /// `show --at`: a boundary, a time or a duration ago.

@@ -1,7 +1,7 @@
 //! The rollback-like commands: `rollback`, `undo`, `redo`, `restore`.
 
 use std::process::ExitCode;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
@@ -31,8 +31,7 @@ fn goal(to: BoundaryArgs) -> anyhow::Result<Goal> {
 }
 
 pub fn time_ago(text: &str) -> anyhow::Result<String> {
-    let ago: Duration = humantime::parse_duration(text)
-        .map_err(|_| anyhow::anyhow!("{text:?} is not a duration like 10m, 2h or 1day"))?;
+    let ago = super::args::parse_ago(text).map_err(anyhow::Error::msg)?;
     let at = SystemTime::now()
         .checked_sub(ago)
         .context("that is too long ago")?;
