@@ -52,6 +52,7 @@ pub fn locate(root: Option<&Path>, state_dir: Option<&Path>) -> anyhow::Result<(
 /// Runs the daemon in the foreground until SIGINT or SIGTERM.
 pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
     crate::capture::limit_malloc_arenas();
+    crate::store::fault::survive_file_size_limit();
     let (root, dir) = locate(options.root.as_deref(), options.state_dir.as_deref())?;
     let config = Config::load(&root, options.config.as_deref())?;
     refuse_overlap(&root, &dir)?;

@@ -35,6 +35,13 @@ impl ApiError {
         Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message.to_string())
     }
 
+    /// G12: the store cannot take what the request needs recorded (disk full, I/O error).
+    pub fn storage(message: impl Into<String>) -> Self {
+        let message = message.into();
+        tracing::warn!(error = %message, "request refused: storage error");
+        Self::new(StatusCode::SERVICE_UNAVAILABLE, "storage_error", message)
+    }
+
     pub fn unavailable(message: impl Into<String>) -> Self {
         Self::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", message)
     }
@@ -55,14 +62,20 @@ impl From<TurnError> for ApiError {
             TurnError::NotOpen { .. } => Self::new(StatusCode::CONFLICT, "turn_not_open", message),
             TurnError::StillOpen { .. } => Self::new(StatusCode::CONFLICT, "turn_open", message),
             TurnError::SessionExists(_) => Self::new(StatusCode::CONFLICT, "session_exists", message),
-            TurnError::Store(e) => Self::internal(e),
+            TurnError::Store(e) => Self::from(e),
+            TurnError::Unrecorded(_) => Self::storage(message),
             TurnError::Unavailable => Self::unavailable(message),
         }
     }
 }
 
 impl From<rusqlite::Error> for ApiError {
+    /// The store's own failure (full, I/O error) is a storage fault (503), anything else a
+    /// defect (500).
     fn from(err: rusqlite::Error) -> Self {
-        Self::internal(err)
+        match crate::store::fault::StorageFault::from_sqlite(&err) {
+            Some(fault) => Self::storage(format!("{fault}; nothing was half-written")),
+            None => Self::internal(err),
+        }
     }
 }

@@ -167,7 +167,8 @@ impl From<RollbackError> for ApiError {
             RollbackError::NeedsSession => Self::bad_request("bad_request", message),
             RollbackError::Expired { .. } => Self::new(StatusCode::GONE, "expired", message),
             RollbackError::BeforeHistory { .. } => Self::new(StatusCode::CONFLICT, "before_history", message),
-            RollbackError::Store(e) => Self::internal(e),
+            RollbackError::Store(e) => Self::from(e),
+            RollbackError::Unrecorded(_) => Self::storage(message),
             RollbackError::Unavailable => Self::unavailable(message),
         }
     }

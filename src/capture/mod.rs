@@ -117,6 +117,8 @@ pub enum TurnError {
     SessionExists(String),
     #[error("the index failed: {0}")]
     Store(#[from] rusqlite::Error),
+    #[error("{0}")]
+    Unrecorded(crate::store::fault::Unrecorded),
     #[error("the daemon is shutting down")]
     Unavailable,
 }

@@ -65,6 +65,41 @@ pub enum Observation {
     /// A FIFO, socket or device: not something a workspace version can hold.
     Special,
     Unreadable(io::Error),
+    /// The workspace file was read, but the store could not take its content (disk full, a
+    /// file size limit, an I/O error): a storage fault, retried until it is recorded.
+    StoreFailed(io::Error),
+}
+
+/// Why one read attempt failed: reading the workspace, or writing the store.
+enum ReadError {
+    Workspace(io::Error),
+    Store(io::Error),
+}
+
+impl From<io::Error> for ReadError {
+    fn from(err: io::Error) -> Self {
+        Self::Workspace(err)
+    }
+}
+
+impl From<Errno> for ReadError {
+    fn from(err: Errno) -> Self {
+        Self::Workspace(err.into())
+    }
+}
+
+/// The source of a streamed blob, remembering whether the error came from reading it.
+struct Tracked<'a> {
+    file: &'a mut File,
+    failed: bool,
+}
+
+impl Read for Tracked<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let read = self.file.read(buf);
+        self.failed |= read.is_err();
+        read
+    }
 }
 
 #[derive(Debug)]
@@ -152,7 +187,8 @@ fn read_file(root: &RootDir, rel: &RelPath, max_file_size: u64, blobs: Option<&B
         match read_once(fd, max_file_size, blobs) {
             Ok(Some(present)) => return Observation::Present(present),
             Ok(None) => continue,
-            Err(e) => return Observation::Unreadable(e),
+            Err(ReadError::Workspace(e)) => return Observation::Unreadable(e),
+            Err(ReadError::Store(e)) => return Observation::StoreFailed(e),
         }
     }
     Observation::Unstable
@@ -171,7 +207,7 @@ fn open_for_reading(root: &RootDir, rel: &RelPath) -> rustix::io::Result<OwnedFd
 }
 
 /// One attempt: `None` when the file changed while it was read.
-fn read_once(fd: OwnedFd, max_file_size: u64, blobs: Option<&BlobDir>) -> io::Result<Option<Present>> {
+fn read_once(fd: OwnedFd, max_file_size: u64, blobs: Option<&BlobDir>) -> Result<Option<Present>, ReadError> {
     let before = StatKey::from_rustix(&rustix::fs::fstat(&fd)?);
     if FileType::from_raw_mode(before.mode) != FileType::RegularFile {
         return Ok(None);
@@ -189,7 +225,15 @@ fn read_once(fd: OwnedFd, max_file_size: u64, blobs: Option<&BlobDir>) -> io::Re
         }));
     }
     if let Some(blobs) = blobs.filter(|_| before.size > STREAM_ABOVE) {
-        let (blob, tmp) = blobs.stream_from(&mut file)?;
+        let mut source = Tracked {
+            file: &mut file,
+            failed: false,
+        };
+        let (blob, tmp) = match blobs.stream_from(&mut source) {
+            Ok(streamed) => streamed,
+            Err(e) if source.failed => return Err(ReadError::Workspace(e)),
+            Err(e) => return Err(ReadError::Store(e)),
+        };
         if !stable(&file, before, blob.size) {
             blobs.discard(&tmp);
             return Ok(None);
@@ -209,7 +253,11 @@ fn read_once(fd: OwnedFd, max_file_size: u64, blobs: Option<&BlobDir>) -> io::Re
     }
     let hash = Hash::of(&raw);
     let blob = match blobs {
-        Some(blobs) => Some(blobs.prepare(hash, &raw).map_err(io::Error::other)?),
+        Some(blobs) => Some(
+            blobs
+                .prepare(hash, &raw)
+                .map_err(|e| ReadError::Store(e.into_io()))?,
+        ),
         None => None,
     };
     let state = file_state(hash, raw.len() as u64, executable, false);

@@ -15,6 +15,7 @@ use super::read::{Observation, Present, RootDir, observe, observe_file};
 use crate::model::{Origin, State, now_ms, now_ns};
 use crate::paths::RelPath;
 use crate::store::blobs::{BlobDir, Hash};
+use crate::store::fault::StorageFault;
 use crate::store::sql::{self, Latest};
 use crate::watch::filter::IgnoreRules;
 
@@ -42,6 +43,19 @@ pub struct Recorded {
     pub requeue: Vec<RelPath>,
     /// Directories whose ignore files changed: rescanned after this batch.
     pub rescan_dirs: Vec<Option<RelPath>>,
+    /// Paths read but not stored: the store failed (`fault`). Retried until recorded.
+    pub failed: Vec<RelPath>,
+    pub fault: Option<StorageFault>,
+}
+
+impl Recorded {
+    fn absorb(&mut self, other: Recorded) {
+        self.versions += other.versions;
+        self.requeue.extend(other.requeue);
+        self.rescan_dirs.extend(other.rescan_dirs);
+        self.failed.extend(other.failed);
+        self.fault = other.fault.or(self.fault.take());
+    }
 }
 
 const PARALLEL_ABOVE: usize = 16;
@@ -110,10 +124,7 @@ pub fn record_walked(
                 batch.known = Some(chunk_known);
                 batch.apply_round(&tx, ctx, paths, observed)?;
             }
-            let recorded = batch.finish(tx, ctx)?;
-            all.versions += recorded.versions;
-            all.requeue.extend(recorded.requeue);
-            all.rescan_dirs.extend(recorded.rescan_dirs);
+            all.absorb(batch.finish(tx, ctx)?);
         }
         Ok(all)
     })
@@ -247,6 +258,13 @@ impl Batch {
             Observation::Unreadable(err) => {
                 ctx.stats.unreadable.fetch_add(1, Ordering::Relaxed);
                 ctx.stats.set_error(format!("cannot read {path}: {err}"));
+                Ok(())
+            }
+            Observation::StoreFailed(err) => {
+                let fault = StorageFault::from_io(&format!("cannot store {path}"), &err);
+                ctx.stats.storage_failed(&fault);
+                self.out.failed.push(path.clone());
+                self.out.fault = Some(fault);
                 Ok(())
             }
         }

@@ -15,7 +15,9 @@ use super::record::{Attribution, record};
 use super::rescan::{RACY_NS, record_survey, rescan, survey};
 use super::{Command, Context, Msg, TRIM_AFTER, TurnError, release_freed_memory, turns};
 use crate::paths::RelPath;
+use crate::restore::RollbackError;
 use crate::store::db::IntegrityCheck;
+use crate::store::fault::{StorageFault, Unrecorded};
 use crate::store::sql::{self, TurnRow};
 use crate::store::{journal, unjournaled};
 use crate::watch::filter::IgnoreRules;
@@ -57,8 +59,10 @@ fn settled_after_ns() -> i64 {
 
 /// The daemon collects garbage on its own once a day (and `filewatchd gc` any time).
 const GC_INTERVAL: Duration = Duration::from_secs(24 * 60 * 60);
-/// Back-off after a batch failed (disk full, I/O error) before trying again.
-const RETRY_AFTER: Duration = Duration::from_secs(1);
+/// Back-off after a batch failed (disk full, I/O error) before trying again: doubled at
+/// every failure up to `RETRY_MAX`. A turn marker retries at once.
+const RETRY_AFTER: Duration = Duration::from_millis(250);
+const RETRY_MAX: Duration = Duration::from_secs(5);
 
 /// The API's way to the worker.
 #[derive(Clone)]
@@ -88,6 +92,11 @@ pub struct Worker {
     first_pending: Option<Instant>,
     last_hint: Instant,
     retry_at: Option<Instant>,
+    /// Paths the store could not take (G12): pending until recorded; commands refused meanwhile.
+    unrecorded: Option<Unrecorded>,
+    /// A rescan the store failed: it runs again (whole) before the next command.
+    rescan_owed: bool,
+    backoff: Duration,
     barrier: Barrier,
     open: Vec<TurnRow>,
     /// The daily automatic garbage collection.
@@ -152,6 +161,9 @@ impl Worker {
             first_pending: None,
             last_hint: Instant::now(),
             retry_at: None,
+            unrecorded: None,
+            rescan_owed: false,
+            backoff: RETRY_AFTER,
             barrier: Barrier::default(),
             open,
             next_gc: Instant::now() + GC_INTERVAL,
@@ -245,7 +257,7 @@ impl Worker {
                         // Events were lost before this cookie came back (a burst handled at once
                         // can carry the overflow and the cookie together): the rescan comes
                         // first, or the command would miss what the lost events named.
-                        if self.lost.take() {
+                        if self.lost.take() || self.rescan_owed {
                             self.full_rescan();
                             self.execute(command);
                             self.release_waiting();
@@ -276,7 +288,8 @@ impl Worker {
 
     fn after_message(&mut self) {
         let now = Instant::now();
-        if self.lost.take() || self.barrier.overdue(now) {
+        let owed = self.rescan_owed && self.retry_at.is_none_or(|at| now >= at);
+        if self.lost.take() || self.barrier.overdue(now) || owed {
             self.rescan_and_release();
         }
         if self.flush_due(now) {
@@ -342,6 +355,7 @@ impl Worker {
         [
             flush,
             self.barrier.next_deadline(),
+            self.retry_at.filter(|_| self.rescan_owed),
             Some(self.next_gc),
             self.trim_at,
         ]
@@ -366,11 +380,11 @@ impl Worker {
         self.trim_at = None;
         match record(&mut self.conn, &mut self.ctx, work.clone(), who, None) {
             Ok(recorded) => {
-                self.retry_at = None;
                 if !recorded.requeue.is_empty() {
                     self.first_pending = Some(Instant::now());
                     self.pending.extend(recorded.requeue);
                 }
+                self.storage_outcome(recorded.failed, recorded.fault);
                 // What an ignore-rule change brings into view was not seen being written: it
                 // may long predate the turn, so it is found (`offline`), never the turn's own
                 // work an undo would delete.
@@ -379,18 +393,35 @@ impl Worker {
                 }
             }
             Err(err) => {
-                self.ctx
-                    .stats
-                    .set_error(format!("recording a batch failed, will retry: {err}"));
-                self.pending.extend(work);
-                self.first_pending = Some(Instant::now());
-                self.retry_at = Some(Instant::now() + RETRY_AFTER);
+                // The transaction was rolled back: nothing of the batch is half-written.
+                let fault = batch_fault(&err);
+                self.ctx.stats.storage_failed(&fault);
+                self.storage_outcome(work, Some(fault));
             }
         }
     }
 
+    /// After a batch: paths the store failed stay pending and are retried with back-off; with
+    /// none, the fault (if any) is over.
+    fn storage_outcome(&mut self, failed: Vec<RelPath>, fault: Option<StorageFault>) {
+        let (false, Some(fault)) = (failed.is_empty(), fault) else {
+            self.retry_at = None;
+            self.backoff = RETRY_AFTER;
+            if self.unrecorded.take().is_some() {
+                self.ctx.stats.set_storage(None);
+            }
+            return;
+        };
+        self.ctx.stats.set_storage(Some((&fault, &failed)));
+        self.first_pending.get_or_insert_with(Instant::now);
+        self.pending.extend(failed.iter().cloned());
+        self.retry_at = Some(Instant::now() + self.backoff);
+        self.backoff = (self.backoff * 2).min(RETRY_MAX);
+        self.unrecorded = Some(Unrecorded { fault, paths: failed });
+    }
+
     /// True when every path under `dir` was recorded as it is now; paths that kept changing
-    /// while read are retried with the next batch.
+    /// while read are retried with the next batch, paths the store failed until recorded.
     fn rescan_dir(&mut self, dir: Option<&RelPath>, who: Attribution) -> bool {
         let _trim = TrimOnDrop;
         match rescan(&mut self.conn, &mut self.ctx, dir, who, false) {
@@ -398,15 +429,31 @@ impl Worker {
                 // The answers about what it recorded (a turn listing 30,000 new files) come
                 // after the trim on return: the idle trim gives their memory back too.
                 self.since_trim += recorded.versions;
+                self.rescan_owed = self.rescan_owed && dir.is_some();
+                let mut failed = recorded.failed;
+                if dir.is_some() && !failed.is_empty() {
+                    failed.extend(self.unrecorded.take().into_iter().flat_map(|u| u.paths));
+                }
+                if dir.is_none() || !failed.is_empty() {
+                    self.storage_outcome(failed, recorded.fault);
+                }
                 if recorded.requeue.is_empty() {
-                    return true;
+                    return self.unrecorded.is_none();
                 }
                 self.first_pending.get_or_insert_with(Instant::now);
                 self.pending.extend(recorded.requeue);
                 false
             }
             Err(err) => {
-                self.ctx.stats.set_error(format!("rescan failed: {err}"));
+                // Owed until one succeeds; meanwhile commands are refused (G12).
+                let fault = batch_fault(&err);
+                self.ctx.stats.storage_failed(&fault);
+                let paths: Vec<RelPath> = dir.cloned().into_iter().collect();
+                self.ctx.stats.set_storage(Some((&fault, &paths)));
+                self.unrecorded = Some(Unrecorded { fault, paths });
+                self.rescan_owed = true;
+                self.retry_at = Some(Instant::now() + self.backoff);
+                self.backoff = (self.backoff * 2).min(RETRY_MAX);
                 false
             }
         }
@@ -425,6 +472,13 @@ impl Worker {
     }
 
     fn execute(&mut self, command: Command) {
+        let command = match self.unrecorded.clone() {
+            Some(unrecorded) => match refuse(command, unrecorded) {
+                Some(command) => command,
+                None => return,
+            },
+            None => command,
+        };
         match command {
             Command::TurnStart {
                 session,
@@ -486,4 +540,31 @@ impl Worker {
             Err(err) => self.ctx.stats.set_error(format!("cannot read open turns: {err}")),
         }
     }
+}
+
+/// The storage fault behind a failed batch; an error of another kind is reported as what it is.
+fn batch_fault(err: &rusqlite::Error) -> StorageFault {
+    StorageFault::from_sqlite(err).unwrap_or_else(|| StorageFault {
+        cause: "index_error".to_string(),
+        message: format!("recording a batch failed: {err}"),
+    })
+}
+
+/// Answers a command that needs every earlier write recorded while some cannot be (G12):
+/// turn markers, forks and rollbacks get `storage_error`; a sync and a collection (which may
+/// free the space) come back to run as usual.
+fn refuse(command: Command, unrecorded: Unrecorded) -> Option<Command> {
+    match command {
+        Command::TurnStart { reply, .. } => {
+            let _ = reply.send(Err(TurnError::Unrecorded(unrecorded)));
+        }
+        Command::TurnEnd { reply, .. } | Command::Fork { reply, .. } => {
+            let _ = reply.send(Err(TurnError::Unrecorded(unrecorded)));
+        }
+        Command::Rollback { reply, .. } => {
+            let _ = reply.send(Err(RollbackError::Unrecorded(unrecorded)));
+        }
+        other => return Some(other),
+    }
+    None
 }

@@ -82,6 +82,16 @@ pub fn status(a: &Value) {
             r["walked"], r["survey_ms"], r["recorded"], r["total_ms"]
         );
     }
+    let storage = &w["storage_error"];
+    if storage.is_object() {
+        println!(
+            "storage error: {} ({}): {} write(s) not yet recorded, retried until they are; {}",
+            text(&storage["message"]),
+            text(&storage["cause"]),
+            storage["pending"],
+            text(&storage["remedy"])
+        );
+    }
     if !w["degraded"].is_null() {
         println!("degraded:      {}", text(&w["degraded"]));
     }

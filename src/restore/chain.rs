@@ -227,6 +227,7 @@ fn turn_error(err: TurnError) -> RollbackError {
             RollbackError::TurnOpen { session, turn }
         }
         TurnError::Store(e) => RollbackError::Store(e),
+        TurnError::Unrecorded(u) => RollbackError::Unrecorded(u),
         TurnError::Unavailable => RollbackError::Unavailable,
     }
 }

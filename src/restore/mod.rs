@@ -130,6 +130,8 @@ pub enum RollbackError {
     NeedsSession,
     #[error("the index failed: {0}")]
     Store(#[from] rusqlite::Error),
+    #[error("{0}")]
+    Unrecorded(crate::store::fault::Unrecorded),
     #[error("the daemon is shutting down")]
     Unavailable,
 }

@@ -209,7 +209,9 @@ fn check_disk(ctx: &Context, step: &Step) -> (Option<Note>, Option<StatKey>) {
             let reason = "it is now a FIFO, socket or device".into();
             return (conflict("changed_on_disk", reason), None);
         }
-        Observation::Unreadable(e) => return (conflict("unreadable", format!("cannot read it: {e}")), None),
+        Observation::Unreadable(e) | Observation::StoreFailed(e) => {
+            return (conflict("unreadable", format!("cannot read it: {e}")), None);
+        }
     };
     if on_disk == step.current {
         return (None, checked);

@@ -76,6 +76,16 @@ pub enum BlobError {
     Corrupt(String),
 }
 
+impl BlobError {
+    /// The underlying I/O error (its errno is the storage fault's cause).
+    pub fn into_io(self) -> io::Error {
+        match self {
+            Self::Io { source, .. } => source,
+            other => io::Error::other(other),
+        }
+    }
+}
+
 /// The blob directory: `<state>/blobs/ab/<hex>` plus `tmp/` for writes in progress.
 pub struct BlobDir {
     dir: PathBuf,
@@ -135,9 +145,17 @@ impl BlobDir {
     /// Streams a large file into a compressed blob file while hashing it. Returns the hash of
     /// what was read; the caller checks the file did not change while it was being read, and
     /// discards the blob (`discard`) if it did.
-    pub fn stream_from(&self, mut source: impl Read) -> io::Result<(NewBlob, PathBuf)> {
+    pub fn stream_from(&self, source: impl Read) -> io::Result<(NewBlob, PathBuf)> {
         let tmp = self.temp_path();
-        let file = create_temp(&tmp)?;
+        let streamed = self.stream_into(&tmp, source);
+        if streamed.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        streamed.map(|blob| (blob, tmp))
+    }
+
+    fn stream_into(&self, tmp: &Path, mut source: impl Read) -> io::Result<NewBlob> {
+        let file = create_temp(tmp)?;
         let mut encoder = zstd::Encoder::new(file, ZSTD_LEVEL)?;
         let mut hasher = blake3::Hasher::new();
         let mut buf = vec![0u8; 256 * 1024];
@@ -155,14 +173,13 @@ impl BlobDir {
         file.sync_data()?;
         let stored_size = file.metadata()?.len();
         let hash = Hash(*hasher.finalize().as_bytes());
-        let blob = NewBlob {
+        Ok(NewBlob {
             hash,
             size,
             stored_size,
             codec: Codec::Zstd,
             inline: None,
-        };
-        Ok((blob, tmp))
+        })
     }
 
     /// Moves a streamed temp file to its content address.

@@ -4,6 +4,7 @@
 
 pub mod blobs;
 pub mod db;
+pub mod fault;
 pub mod gc;
 pub mod journal;
 pub mod sql;

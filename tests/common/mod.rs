@@ -206,6 +206,8 @@ enum StateLocation {
     Dir(PathBuf),
     /// Somewhere under `$FILEWATCHD_HOME/projects/`.
     Home(PathBuf),
+    /// This directory as the daemon's own mount namespace shows it (`/proc/PID/root/...`).
+    Namespaced(PathBuf),
 }
 
 impl Daemon {
@@ -298,6 +300,14 @@ impl Daemon {
         };
         let (state_dir, info) = match location {
             StateLocation::Dir(dir) => (dir.clone(), info_of(dir)?),
+            StateLocation::Namespaced(dir) => {
+                let seen = Path::new("/proc")
+                    .join(pid.to_string())
+                    .join("root")
+                    .join(dir.strip_prefix("/").ok()?);
+                let info = info_of(&seen)?;
+                (seen, info)
+            }
             StateLocation::Home(projects) => std::fs::read_dir(projects)
                 .ok()?
                 .filter_map(|e| e.ok())
@@ -780,6 +790,47 @@ impl Daemon {
         Daemon::spawn(cmd, StateLocation::Dir(ws.state_dir().to_path_buf()))
     }
 
+    /// The daemon run in a mount namespace of its own: `unshare -m --propagation private sh -c
+    /// SETUP`, where SETUP (run as root in the namespace, with `$ROOT` and `$STATE` set) mounts
+    /// what the test needs, then `exec`s the daemon. `state_dir` then names the state as the
+    /// namespace shows it (through `/proc/PID/root`). `None` when namespaces are not available.
+    pub fn start_in_mount_namespace(ws: &Workspace, setup: &str, env: &[(&str, &str)]) -> Option<Daemon> {
+        if !can_unshare_mounts() {
+            return None;
+        }
+        let mut cmd = Command::new("unshare");
+        for var in FOREIGN_ENV {
+            cmd.env_remove(var);
+        }
+        let script = format!("set -e\n{setup}\nexec \"$0\" \"$@\"");
+        cmd.args(["-m", "--propagation", "private", "sh", "-c", &script, BIN])
+            .args(ws.serve_args())
+            .env("FILEWATCHD_HOME", ws.home())
+            .env("ROOT", ws.root())
+            .env("STATE", ws.state_dir())
+            .current_dir(ws.root());
+        for (name, value) in env {
+            cmd.env(name, value);
+        }
+        Some(Daemon::spawn(
+            cmd,
+            StateLocation::Namespaced(ws.state_dir().to_path_buf()),
+        ))
+    }
+
+    /// Runs `sh -c script` as root inside the daemon's mount namespace (`nsenter`).
+    pub fn in_namespace(&self, script: &str) {
+        let out = Command::new("nsenter")
+            .args(["-t", &self.pid.to_string(), "-m", "sh", "-c", script])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "nsenter script failed: {script}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
     /// `POST /v1/sessions/{session}/rollback`.
     pub fn rollback(&self, session: &str, body: Value) -> (u16, Value) {
         self.post(&format!("/v1/sessions/{session}/rollback"), body)
@@ -833,6 +884,37 @@ impl Daemon {
         }
         false
     }
+}
+
+/// True when this process may make mount namespaces and mount a tmpfs in one (root, with
+/// `unshare` and `nsenter` present). Tests that need one print why they skip otherwise.
+pub fn can_unshare_mounts() -> bool {
+    let ok = Command::new("unshare")
+        .args([
+            "-m",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            "mount -t tmpfs none /mnt",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+        && Command::new("nsenter").arg("--version").output().is_ok();
+    if !ok {
+        eprintln!("skipped: needs root, unshare -m and nsenter (mount namespaces)");
+    }
+    ok
+}
+
+/// `prlimit --pid PID --fsize=LIMIT` (soft limit only, so it can be raised again).
+pub fn set_file_size_limit(pid: u32, limit: &str) -> bool {
+    Command::new("prlimit")
+        .args(["--pid", &pid.to_string(), &format!("--fsize={limit}:unlimited")])
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 /// The `actions` of a rollback answer.
@@ -1048,4 +1130,71 @@ pub fn noise(seed: u64, len: usize) -> Vec<u8> {
             (state >> 24) as u8
         })
         .collect()
+}
+
+/// `strace` attached to a running daemon (all its threads), injecting faults; detached when
+/// dropped. `None` (the test skips) where strace cannot attach.
+pub struct Strace {
+    child: Child,
+    pub log: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Strace {
+    /// `strace -f -p PID ARGS...` (e.g. `-e inject=pwrite64:error=EIO`), once every thread
+    /// is attached.
+    pub fn attach(pid: u32, args: &[&str]) -> Option<Strace> {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("trace");
+        let stderr = dir.path().join("stderr");
+        let child = Command::new("strace")
+            .args(["-f", "-y", "-p", &pid.to_string(), "-o"])
+            .arg(&log)
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&stderr).unwrap())
+            .spawn();
+        let Ok(mut child) = child else {
+            eprintln!("skipped: strace is not installed");
+            return None;
+        };
+        let until = Instant::now() + START_DEADLINE;
+        loop {
+            let said = std::fs::read_to_string(&stderr).unwrap_or_default();
+            if said.contains("attached") {
+                return Some(Strace {
+                    child,
+                    log,
+                    _dir: dir,
+                });
+            }
+            if child.try_wait().unwrap().is_some() || Instant::now() > until {
+                eprintln!("skipped: strace cannot attach: {said}");
+                child.kill().ok();
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20)); // polling a condition, not synchronising
+        }
+    }
+
+    /// What was traced so far.
+    pub fn trace(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Detaches (SIGTERM: strace detaches from every thread before it exits).
+    pub fn detach(mut self) {
+        Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .ok();
+        self.child.wait().ok();
+    }
+}
+
+impl Drop for Strace {
+    fn drop(&mut self) {
+        self.child.kill().ok();
+        self.child.wait().ok();
+    }
 }
