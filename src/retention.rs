@@ -38,7 +38,7 @@ pub fn collect(
         .max_store_bytes
         .is_some_and(|max| store_bytes_before as u64 > max);
     let horizon = gc::horizon(conn)?;
-    let cutoff = if journal::prepared_rollbacks(conn)?.is_empty() {
+    let cutoff = if !journal::needs_recovery(conn)? {
         cutoff(conn, retention, over_budget)?.max(horizon)
     } else {
         horizon // a rollback awaits recovery: touch nothing it may need

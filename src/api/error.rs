@@ -11,6 +11,8 @@ pub struct ApiError {
     pub status: StatusCode,
     pub code: &'static str,
     pub message: String,
+    /// More fields of the error object (a failed rollback's `cause`, `path`, `paths`).
+    pub details: Option<serde_json::Value>,
 }
 
 impl ApiError {
@@ -19,7 +21,13 @@ impl ApiError {
             status,
             code,
             message: message.into(),
+            details: None,
         }
+    }
+
+    pub fn with_details(mut self, details: serde_json::Value) -> Self {
+        self.details = Some(details);
+        self
     }
 
     pub fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
@@ -49,7 +57,11 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = serde_json::json!({"error": {"code": self.code, "message": self.message}});
+        let mut error = serde_json::json!({"code": self.code, "message": self.message});
+        if let (Some(serde_json::Value::Object(more)), Some(fields)) = (self.details, error.as_object_mut()) {
+            fields.extend(more);
+        }
+        let body = serde_json::json!({ "error": error });
         (self.status, Json(body)).into_response()
     }
 }

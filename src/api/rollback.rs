@@ -169,6 +169,11 @@ impl From<RollbackError> for ApiError {
             RollbackError::BeforeHistory { .. } => Self::new(StatusCode::CONFLICT, "before_history", message),
             RollbackError::Store(e) => Self::from(e),
             RollbackError::Unrecorded(_) => Self::storage(message),
+            RollbackError::Failed(failure) => {
+                tracing::warn!(error = %message, "rollback failed");
+                let details = serde_json::to_value(&*failure).unwrap_or_default();
+                Self::new(StatusCode::SERVICE_UNAVAILABLE, "rollback_failed", message).with_details(details)
+            }
             RollbackError::Unavailable => Self::unavailable(message),
         }
     }

@@ -288,6 +288,11 @@ impl Batch {
         next: &mut Vec<RelPath>,
     ) -> rusqlite::Result<()> {
         let is_dir = present.state.is_dir();
+        if is_own_temp(conn, path)? {
+            // A rollback's temp file (issue 14.3): never a version; the journal names it.
+            discard_streamed(ctx, &present);
+            return Ok(());
+        }
         if ignored_with_parents(&ctx.rules, path, is_dir) {
             discard_streamed(ctx, &present);
             return untrack(conn, ctx, path);
@@ -418,6 +423,15 @@ fn untrack(conn: &Connection, ctx: &mut Context, path: &RelPath) -> rusqlite::Re
 fn discard_streamed(ctx: &Context, present: &Present) {
     if let Some(tmp) = &present.streamed {
         ctx.blobs.discard(tmp);
+    }
+}
+
+/// A temp file one of our rollbacks made: its name carries a tag the journal holds (a user's
+/// file with the same prefix is recorded like any other).
+fn is_own_temp(conn: &Connection, path: &RelPath) -> rusqlite::Result<bool> {
+    match crate::restore::TempNames::tag_of(path.file_name()) {
+        Some(tag) => crate::store::journal::is_temp_tag(conn, tag),
+        None => Ok(false),
     }
 }
 

@@ -130,7 +130,7 @@ impl Worker {
     ) -> anyhow::Result<(Self, WorkerHandle)> {
         let (tx, inbox) = channel;
         remove_stale_cookies(&ctx.root.path);
-        if !checked(&mut check, journal::prepared_rollbacks(&conn))?.is_empty() {
+        if checked(&mut check, journal::needs_recovery(&conn))? {
             check.wait()?;
             for outcome in crate::restore::recover::recover(&mut conn, &mut ctx)? {
                 tracing::warn!(rollback = ?outcome.rollback_id, note = ?outcome.recovery, "recovered a rollback");

@@ -9,17 +9,19 @@ use std::collections::HashMap;
 
 use rusqlite::{Connection, TransactionBehavior};
 
+use super::TempNames;
 use super::chain::Resolved;
 use super::fsops::{FsError, Parent, file_mode};
-use super::outcome::{Outcome, PathLine};
+use super::outcome::Outcome;
 use super::plan::{Note, Step};
-use super::temp_name;
 use crate::capture::Context;
 use crate::capture::feed::map_parallel;
 use crate::capture::read::{Observation, probe};
+use crate::capture::rescan::RACY_NS;
 use crate::model::{StatKey, State, now_ms, now_ns};
 use crate::paths::RelPath;
 use crate::store::blobs::Hash;
+use crate::store::fault::io_cause;
 use crate::store::{journal, read_blob, sql};
 
 /// How a step is checked before its first change.
@@ -38,14 +40,14 @@ const FSYNC_THREADS: usize = 16;
 
 /// fsyncs, in parallel, the directory holding each path. Returns each one's error, if any, in
 /// order.
-fn fsync_dirs(root: &crate::capture::read::RootDir, children: &[RelPath]) -> Vec<Option<String>> {
+fn fsync_dirs(root: &crate::capture::read::RootDir, children: &[RelPath]) -> Vec<Option<FsError>> {
     map_parallel(children.len(), FSYNC_THREADS, |i| {
         let path = &children[i];
         match root.parent_of(path) {
             // A later step removed that directory: its removal is its own parent's entry.
             Err(FsError::NoParent(_)) => None,
-            Err(e) => Some(e.to_string()),
-            Ok(parent) => parent.sync(path).err().map(|e| e.to_string()),
+            Err(e) => Some(e),
+            Ok(parent) => parent.sync(path).err(),
         }
     })
 }
@@ -59,14 +61,27 @@ fn same_content(step: &Step) -> bool {
 #[derive(Debug, Clone)]
 pub enum Finished {
     Done(Option<StatKey>),
+    /// Left exactly as it was: someone else changed it while the rollback ran (a conflict
+    /// found late).
     Skipped(Note),
     Kept(Note),
+    /// An I/O error (its errno's name: `EIO`, `ENOSPC`, `EROFS`, ...), or the path was not at
+    /// its target when checked after applying: the rollback failed (issue 14.2, 14.4).
+    Failed(Note, String),
+}
+
+/// What applying a plan did: each step's end, and whether a temp file could not be removed
+/// (a read-only file system): the journal keeps it named until one is.
+pub struct Applied {
+    pub results: Vec<Finished>,
+    pub temps_left: bool,
 }
 
 /// Writes the plan and its planned answer durably; returns the rollback's id.
 pub fn journal(
     conn: &mut Connection,
     resolved: &Resolved,
+    temps: &TempNames,
     op_id: Option<&str>,
     steps: &[Step],
     planned: &Outcome,
@@ -83,6 +98,7 @@ pub fn journal(
         redo_of: resolved.redo_of,
     };
     let id = journal::insert_rollback(&tx, &new, now_ms())?;
+    journal::set_temp_tag(&tx, id, &temps.tag)?;
     for (ord, step) in steps.iter().enumerate() {
         journal::insert_step(
             &tx,
@@ -111,19 +127,20 @@ pub fn to_json(outcome: &Outcome) -> String {
 pub fn execute(
     conn: &Connection,
     ctx: &Context,
-    rollback_id: i64,
+    temps: &TempNames,
     steps: &[(i64, Step)],
     contents: &mut HashMap<Hash, Vec<u8>>,
     check: Check,
-) -> Vec<Finished> {
+) -> Applied {
     let mut run = Run {
         conn,
         ctx,
-        rollback_id,
+        temps,
         check,
         contents,
         results: vec![None; steps.len()],
         touched: HashMap::new(),
+        temps_left: false,
         pause: PauseHook::from_env(),
     };
     run.pause.before_first();
@@ -139,15 +156,20 @@ pub fn execute(
         }
     }
     run.install_all(steps, &files_in);
-    run.sync_dirs();
-    let mut out = Vec::with_capacity(steps.len());
+    run.sync_dirs(steps);
     for (i, (_, step)) in steps.iter().enumerate() {
-        let finished = run.results[i]
-            .take()
-            .unwrap_or_else(|| Finished::Done(stat_now(ctx, &step.path)));
-        out.push(finished);
+        if run.results[i].is_none() {
+            run.results[i] = Some(Finished::Done(stat_now(ctx, &step.path)));
+        }
     }
-    out
+    let mut results: Vec<Finished> = run.results.iter_mut().filter_map(Option::take).collect();
+    // "done" is what the disk says, not what the system calls answered (issue 14.4).
+    super::finish::verify(ctx, steps, &mut results);
+    run.sweep_temps(steps, &results);
+    Applied {
+        results,
+        temps_left: run.temps_left,
+    }
 }
 
 /// The order of the four phases: remove files and symlinks, remove directories (deepest
@@ -177,6 +199,13 @@ fn phases(steps: &[(i64, Step)]) -> [Vec<usize>; 4] {
     order
 }
 
+/// What an exchange left under the temp name.
+enum Swapped {
+    Expected,
+    Ours,
+    Foreign,
+}
+
 /// A file's new content, to be written under a temp name beside it. It holds no descriptor:
 /// a rollback of thousands of files would hold thousands open.
 struct TempWrite {
@@ -188,12 +217,13 @@ struct TempWrite {
 struct Run<'a> {
     conn: &'a Connection,
     ctx: &'a Context,
-    rollback_id: i64,
+    temps: &'a TempNames,
     check: Check,
     contents: &'a mut HashMap<Hash, Vec<u8>>,
     results: Vec<Option<Finished>>,
     /// Directories whose entries changed, each with one path inside it (to open it by).
     touched: HashMap<Option<RelPath>, RelPath>,
+    temps_left: bool,
     pause: PauseHook,
 }
 
@@ -314,7 +344,7 @@ impl Run<'_> {
         if self.first_phase(3, step) {
             self.pre_check(&parent, step)?;
         }
-        let temp = temp_name(self.rollback_id, *ord);
+        let temp = self.temps.name(*ord);
         match &step.target {
             State::File(file) if !same_content(step) => {
                 let current_mode = parent
@@ -359,29 +389,91 @@ impl Run<'_> {
         })
     }
 
-    /// Re-checks the path (PATH-04) and renames its temp file into place (or sets its mode).
+    /// Re-checks the path (PATH-04) and moves its temp file into place (or sets its mode): a
+    /// create never clobbers (`RENAME_NOREPLACE`), a replace swaps (`exchange`).
     fn install(&mut self, (ord, step): &(i64, Step)) -> Result<(), Finished> {
         let parent = self.parent(step)?;
+        let temp = self.temps.name(*ord);
         if let Err(finished) = self.recheck(&parent, step) {
-            self.discard(*ord, step);
+            self.discard(&parent, &temp);
             return Err(finished);
         }
-        let temp = temp_name(self.rollback_id, *ord);
         let replace = step.current.is_present() && !step.current.is_dir();
-        let done = match &step.target {
+        match &step.target {
             State::File(file) if same_content(step) => {
                 let current_mode = parent
                     .stat(&step.path)
                     .map_err(|e| skipped(step, &e))?
                     .map(|s| s.st_mode);
-                parent.set_mode(&step.path, file_mode(current_mode, file.executable))
+                (parent.set_mode(&step.path, file_mode(current_mode, file.executable)))
+                    .map_err(|e| skipped(step, &e))?;
             }
-            _ => parent.install(&step.path, &temp, replace),
-        };
-        done.map_err(|e| skipped(step, &e))?;
+            _ if replace => self.exchange(&parent, step, &temp)?,
+            _ => parent
+                .install(&step.path, &temp, false)
+                .map_err(|e| skipped(step, &e))?,
+        }
         self.touched.insert(step.path.parent(), step.path.clone());
         self.pause.tick();
         Ok(())
+    }
+
+    /// Issue 14.5: the new content is swapped in (`RENAME_EXCHANGE`), so the inode it replaced
+    /// survives under the temp name. If that is not what the plan checked (a process wrote the
+    /// path after its last check), it is swapped back: the other process's bytes stay at
+    /// their path and the step is a conflict. Only then is the temp name unlinked.
+    fn exchange(&mut self, parent: &Parent, step: &Step, temp: &str) -> Result<(), Finished> {
+        if let Err(e) = parent.exchange(&step.path, temp) {
+            self.discard(parent, temp);
+            return Err(skipped(step, &e));
+        }
+        match self.swapped_out(parent, step, temp) {
+            Swapped::Expected => {
+                self.discard(parent, temp);
+                return Ok(());
+            }
+            // The swap did not happen (the file system said it did): the check after
+            // applying finds the path not at its target.
+            Swapped::Ours => return Ok(()),
+            Swapped::Foreign => {}
+        }
+        match parent.exchange(&step.path, temp) {
+            Ok(()) => {
+                self.discard(parent, temp);
+                Err(changed(step))
+            }
+            Err(e) => {
+                // Their bytes are under the temp name, which the journal names: recovery
+                // records them before removing it.
+                self.temps_left = true;
+                Err(skipped(step, &e))
+            }
+        }
+    }
+
+    /// What the swap put under the temp name: what the plan expected (the same file,
+    /// unchanged since its check: an old enough mtime proves it, a recent one is compared by
+    /// content), our own new content (no swap happened), or someone else's.
+    fn swapped_out(&self, parent: &Parent, step: &Step, temp: &str) -> Swapped {
+        let Ok(Some(now)) = parent.stat_temp(&step.path, temp) else {
+            return Swapped::Foreign;
+        };
+        let now = StatKey::from_rustix(&now);
+        let unchanged = step.checked.is_some_and(|c| {
+            (c.dev, c.ino, c.size, c.mtime_ns, c.mode) == (now.dev, now.ino, now.size, now.mtime_ns, now.mode)
+        });
+        if unchanged && now_ns() - now.mtime_ns > RACY_NS {
+            return Swapped::Expected;
+        }
+        let swapped = match step.path.parent() {
+            Some(dir) => dir.join(temp.as_bytes()),
+            None => RelPath::from_fs_bytes(temp.as_bytes().to_vec()),
+        };
+        match probe(&self.ctx.root, &swapped, self.ctx.max_file_size) {
+            Observation::Present(p) if p.state == step.current => Swapped::Expected,
+            Observation::Present(p) if p.state == step.target => Swapped::Ours,
+            _ => Swapped::Foreign,
+        }
     }
 
     /// Right before the rename: the path is still what the plan (or the pre-check) saw.
@@ -400,9 +492,33 @@ impl Run<'_> {
         if unchanged { Ok(()) } else { Err(changed(step)) }
     }
 
-    fn discard(&self, ord: i64, step: &Step) {
-        if let Ok(parent) = self.ctx.root.parent_of(&step.path) {
-            parent.remove_temp(&temp_name(self.rollback_id, ord));
+    /// Unlinks a temp file of ours; one that cannot be (a read-only file system) stays named
+    /// by the journal.
+    fn discard(&mut self, parent: &Parent, temp: &str) {
+        if !parent.unlink_temp(temp) {
+            self.temps_left = true;
+        }
+    }
+
+    /// Every step not done may have left its temp file (a write that failed half-way, an
+    /// install refused): each is removed, on every way out (issue 14.3).
+    fn sweep_temps(&mut self, steps: &[(i64, Step)], results: &[Finished]) {
+        for (i, (ord, step)) in steps.iter().enumerate() {
+            if !matches!(results[i], Finished::Skipped(_) | Finished::Failed(..)) {
+                continue;
+            }
+            let temp = self.temps.name(*ord);
+            match self.ctx.root.parent_of(&step.path) {
+                Ok(parent) => {
+                    if matches!(parent.stat_temp(&step.path, &temp), Ok(Some(_))) {
+                        self.discard(&parent, &temp);
+                    }
+                }
+                Err(FsError::NoParent(_)) => {}
+                // A symlink now in the way: the temp (if any) is not reachable without
+                // following it; the journal keeps it named for the next start.
+                Err(_) => self.temps_left = true,
+            }
         }
     }
 
@@ -422,14 +538,28 @@ impl Run<'_> {
         Ok(self.contents.get(&hash).map(Vec::as_slice).unwrap_or_default())
     }
 
-    /// Makes every changed directory entry durable before the results are recorded.
-    fn sync_dirs(&self) {
+    /// Makes every changed directory entry durable before the results are recorded. A
+    /// directory that cannot be synced fails every step changing an entry in it: none of
+    /// them is durable (CRASH-02, issue 14.2).
+    fn sync_dirs(&mut self, steps: &[(i64, Step)]) {
         let dirs: Vec<RelPath> = self.touched.values().cloned().collect();
+        let mut failed: HashMap<Option<RelPath>, FsError> = HashMap::new();
         for (failure, child) in fsync_dirs(&self.ctx.root, &dirs).into_iter().zip(&dirs) {
             if let Some(e) = failure {
-                self.ctx
-                    .stats
-                    .set_error(format!("rollback: cannot sync the directory of {child}: {e}"));
+                failed.insert(child.parent(), e);
+            }
+        }
+        for (i, (_, step)) in steps.iter().enumerate() {
+            if self.results[i].is_some() {
+                continue;
+            }
+            if let Some(err) = failed.get(&step.path.parent()) {
+                let reason = format!("its directory cannot be synced: {err}");
+                let cause = match err {
+                    FsError::Io { source, .. } => io_cause(source),
+                    _ => "io_error".to_string(),
+                };
+                self.results[i] = Some(Finished::Failed(note(step, "io_error", reason), cause));
             }
         }
     }
@@ -443,12 +573,17 @@ fn note(step: &Step, code: &'static str, reason: String) -> Note {
     }
 }
 
+/// A step that could not be done: someone else's change in the way (skipped, a conflict), or
+/// an I/O error (failed).
 fn skipped(step: &Step, err: &FsError) -> Finished {
     let code = match err {
         FsError::SymlinkInTheWay(_) => "symlink_in_the_way",
         FsError::Appeared(_) => "appeared",
         FsError::NoParent(_) => "no_parent",
-        _ => "io_error",
+        FsError::NotEmpty(_) => "not_empty",
+        FsError::Io { source, .. } => {
+            return Finished::Failed(note(step, "io_error", err.to_string()), io_cause(source));
+        }
     };
     Finished::Skipped(note(step, code, err.to_string()))
 }
@@ -464,57 +599,6 @@ fn changed(step: &Step) -> Finished {
 fn stat_now(ctx: &Context, path: &RelPath) -> Option<StatKey> {
     let parent = ctx.root.parent_of(path).ok()?;
     parent.stat(path).ok().flatten().map(|s| StatKey::from_rustix(&s))
-}
-
-/// Records what was done as versions of origin `rollback`, marks every step finished, and
-/// stores the answer; the rollback is then committed.
-pub fn record(
-    conn: &mut Connection,
-    ctx: &mut Context,
-    rollback_id: i64,
-    steps: &[(i64, Step)],
-    results: &[Finished],
-    outcome: &mut Outcome,
-    status: &str,
-) -> rusqlite::Result<()> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let (now, checked_ns) = (now_ms(), now_ns());
-    for ((ord, step), finished) in steps.iter().zip(results) {
-        let path = step.path.to_text();
-        match finished {
-            Finished::Done(stat) => {
-                let seq =
-                    journal::insert_rollback_version(&tx, step.path_id, &step.target, rollback_id, now)?;
-                match (stat, step.target.is_present()) {
-                    (Some(stat), true) => sql::set_path_state(&tx, step.path_id, seq, stat, checked_ns)?,
-                    _ => sql::clear_path_state(&tx, step.path_id)?,
-                }
-                update_watch(ctx, step);
-                outcome.set_status(&path, "done");
-            }
-            Finished::Skipped(note) => {
-                outcome.set_status(&path, "skipped");
-                outcome.skipped.push(PathLine::from(note));
-            }
-            Finished::Kept(note) => {
-                outcome.set_status(&path, "kept");
-                outcome.kept.push(PathLine::from(note));
-            }
-        }
-        journal::mark_step_done(&tx, rollback_id, *ord)?;
-    }
-    outcome.applied = true;
-    outcome.rollback_id = Some(rollback_id);
-    journal::finish_rollback(&tx, rollback_id, status, &to_json(outcome), now)?;
-    tx.commit()
-}
-
-fn update_watch(ctx: &mut Context, step: &Step) {
-    if step.target.is_dir() {
-        ctx.watches.watch(&step.path);
-    } else if step.current.is_dir() {
-        ctx.watches.unwatch_tree(&step.path);
-    }
 }
 
 /// Test-only: `FILEWATCHD_TEST_PAUSE_AFTER=K` stops a rollback after K file changes so a test

@@ -109,8 +109,9 @@ impl Parent {
         }
     }
 
-    /// Writes `bytes` with `mode` to a temp file beside the path, fsynced unless the caller
-    /// syncs a whole batch at once (`syncfs`) before installing any of them.
+    /// Writes `bytes` with `mode` to a new temp file beside the path (never one that exists:
+    /// a file of that name is someone else's), fsynced unless the caller syncs a whole batch
+    /// at once before installing any of them.
     pub fn write_temp(
         &self,
         path: &RelPath,
@@ -120,7 +121,6 @@ impl Parent {
         sync: bool,
     ) -> Result<(), FsError> {
         let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let _ = rustix::fs::unlinkat(&self.fd, temp, AtFlags::empty());
         let fd = rustix::fs::openat(&self.fd, temp, flags, Mode::from_raw_mode(0o600))
             .map_err(|e| io_err(path, e))?;
         let mut file = std::fs::File::from(fd);
@@ -137,10 +137,9 @@ impl Parent {
         Ok(())
     }
 
-    /// Creates a symlink under a temp name beside the path.
+    /// Creates a symlink under a (new) temp name beside the path.
     pub fn symlink_temp(&self, path: &RelPath, temp: &str, target: &[u8]) -> Result<(), FsError> {
         use std::os::unix::ffi::OsStrExt;
-        let _ = rustix::fs::unlinkat(&self.fd, temp, AtFlags::empty());
         rustix::fs::symlinkat(std::ffi::OsStr::from_bytes(target), &self.fd, temp)
             .map_err(|e| io_err(path, e))
     }
@@ -165,17 +164,40 @@ impl Parent {
         }
     }
 
+    /// Swaps the temp file and the path (`RENAME_EXCHANGE`): the path's old inode survives
+    /// under the temp name, so what it holds can be checked before it is unlinked. The path
+    /// gone meanwhile is `Appeared` (someone else changed it).
+    pub fn exchange(&self, path: &RelPath, temp: &str) -> Result<(), FsError> {
+        match rustix::fs::renameat_with(&self.fd, temp, &self.fd, self.name(), RenameFlags::EXCHANGE) {
+            Ok(()) => Ok(()),
+            Err(Errno::NOENT) => Err(FsError::Appeared(path.to_text())),
+            Err(e) => Err(io_err(path, e)),
+        }
+    }
+
+    /// lstat of a temp file beside the path.
+    pub fn stat_temp(&self, path: &RelPath, temp: &str) -> Result<Option<rustix::fs::Stat>, FsError> {
+        match rustix::fs::statat(&self.fd, temp, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(stat) => Ok(Some(stat)),
+            Err(Errno::NOENT) => Ok(None),
+            Err(e) => Err(io_err(path, e)),
+        }
+    }
+
+    /// Removes a temp file of ours; false when it is still there (a read-only file system).
+    pub fn unlink_temp(&self, temp: &str) -> bool {
+        matches!(
+            rustix::fs::unlinkat(&self.fd, temp, AtFlags::empty()),
+            Ok(()) | Err(Errno::NOENT)
+        )
+    }
+
     /// Sets the permission bits of a regular file, never following a symlink.
     pub fn set_mode(&self, path: &RelPath, mode: u32) -> Result<(), FsError> {
         let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
         let fd =
             rustix::fs::openat(&self.fd, self.name(), flags, Mode::empty()).map_err(|e| io_err(path, e))?;
         rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode)).map_err(|e| io_err(path, e))
-    }
-
-    /// Removes a temp file left by an interrupted write.
-    pub fn remove_temp(&self, temp: &str) {
-        let _ = rustix::fs::unlinkat(&self.fd, temp, AtFlags::empty());
     }
 
     /// Makes this directory's entries durable.

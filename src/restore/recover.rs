@@ -12,56 +12,160 @@ use super::apply::{self, Check, Finished};
 use super::chain::Target;
 use super::outcome::Outcome;
 use super::plan::Step;
-use super::temp_name;
+use super::{OnConflict, RollbackError, TempNames, finish};
 use crate::capture::Context;
+use crate::capture::read::{Observation, probe};
 use crate::store::journal::{self, RollbackRow};
 
-/// Finishes every interrupted rollback; returns their answers.
+/// Finishes every interrupted rollback, then every revert a failure left unfinished, then
+/// removes the temp files a read-only file system kept; returns the answers.
 pub fn recover(conn: &mut Connection, ctx: &mut Context) -> rusqlite::Result<Vec<Outcome>> {
     let mut finished = Vec::new();
     for row in journal::prepared_rollbacks(conn)? {
-        let steps: Vec<(i64, Step)> = journal::steps(conn, row.id)?
-            .into_iter()
-            .filter(|s| !s.done)
-            .map(|s| {
-                let step = Step {
-                    path: s.path,
-                    path_id: s.path_id,
-                    current_seq: s.current_seq,
-                    current: s.current,
-                    target_seq: s.target_seq,
-                    target: s.target,
-                    checked: None,
-                };
-                (s.ord, step)
-            })
-            .collect();
-        remove_temps(ctx, row.id, &steps);
-        let results = apply::execute(conn, ctx, row.id, &steps, &mut HashMap::new(), Check::Recovery);
+        let steps = unfinished_steps(conn, &row)?;
+        let temps = TempNames::of_rollback(row.id, row.temp_tag.clone());
+        remove_temps(conn, ctx, &temps, &steps)?;
+        let applied = apply::execute(conn, ctx, &temps, &steps, &mut HashMap::new(), Check::Recovery);
         let mut outcome = stored_outcome(&row);
-        let left = results.iter().filter(|r| !matches!(r, Finished::Done(_))).count();
+        let left = applied
+            .results
+            .iter()
+            .filter(|r| !matches!(r, Finished::Done(_)))
+            .count();
         outcome.recovery = Some(format!(
             "interrupted by a crash and finished at start-up: {} paths completed, {left} left as found",
-            results.len() - left
+            applied.results.len() - left
         ));
-        apply::record(conn, ctx, row.id, &steps, &results, &mut outcome, "recovered")?;
+        // Recovery goes forward whatever the conflicts: skip is what it can do with them.
+        let concluded = finish::conclude(
+            conn,
+            ctx,
+            OnConflict::Skip,
+            row.id,
+            &temps,
+            &steps,
+            applied,
+            outcome,
+            "recovered",
+        );
+        match concluded {
+            Ok(outcome) => finished.push(outcome),
+            Err(RollbackError::Store(e)) => return Err(e),
+            Err(err) => {
+                tracing::warn!(rollback = row.id, error = %err, "an interrupted rollback failed at start-up")
+            }
+        }
         tracing::warn!(
             rollback = row.id,
             left,
             "finished a rollback interrupted by a crash"
         );
-        finished.push(outcome);
+    }
+    for row in journal::reverting_rollbacks(conn)? {
+        finish_revert(conn, ctx, &row)?;
+    }
+    for row in journal::with_temps_left(conn)? {
+        let steps = all_steps(conn, &row)?;
+        let temps = TempNames::of_rollback(row.id, row.temp_tag.clone());
+        let forward = remove_temps(conn, ctx, &temps, &steps)?;
+        let reverse = remove_temps(conn, ctx, &temps.reverting(), &steps)?;
+        journal::set_temps_left(conn, row.id, !(forward && reverse))?;
     }
     Ok(finished)
 }
 
-/// Temp files of the journaled steps: registered names only (CRASH-06).
-fn remove_temps(ctx: &Context, rollback_id: i64, steps: &[(i64, Step)]) {
-    for (ord, step) in steps {
-        if let Ok(parent) = ctx.root.parent_of(&step.path) {
-            parent.remove_temp(&temp_name(rollback_id, *ord));
-        }
+/// A failed rollback whose putting back could not finish: every path still at the rollback's
+/// target goes back to its state before it.
+fn finish_revert(conn: &mut Connection, ctx: &mut Context, row: &RollbackRow) -> rusqlite::Result<()> {
+    let steps = all_steps(conn, row)?;
+    let inverse: Vec<(i64, Step)> = steps.iter().map(|(o, s)| (*o, finish::inverted(s))).collect();
+    let temps = TempNames::of_rollback(row.id, row.temp_tag.clone()).reverting();
+    remove_temps(conn, ctx, &temps, &inverse)?;
+    let back = apply::execute(conn, ctx, &temps, &inverse, &mut HashMap::new(), Check::Recovery);
+    let done = !back.results.iter().any(|r| matches!(r, Finished::Failed(..)));
+    finish::record_reverted(conn, ctx, row.id, &inverse, &back.results)?;
+    if done {
+        journal::set_status(conn, row.id, "reverted")?;
     }
+    if back.temps_left {
+        journal::set_temps_left(conn, row.id, true)?;
+    }
+    tracing::warn!(
+        rollback = row.id,
+        done,
+        "putting back a failed rollback at start-up"
+    );
+    Ok(())
+}
+
+fn all_steps(conn: &Connection, row: &RollbackRow) -> rusqlite::Result<Vec<(i64, Step)>> {
+    steps_of(conn, row, |_| true)
+}
+
+fn unfinished_steps(conn: &Connection, row: &RollbackRow) -> rusqlite::Result<Vec<(i64, Step)>> {
+    steps_of(conn, row, |done| !done)
+}
+
+fn steps_of(
+    conn: &Connection,
+    row: &RollbackRow,
+    keep: impl Fn(bool) -> bool,
+) -> rusqlite::Result<Vec<(i64, Step)>> {
+    let steps = journal::steps(conn, row.id)?
+        .into_iter()
+        .filter(|s| keep(s.done))
+        .map(|s| {
+            let step = Step {
+                path: s.path,
+                path_id: s.path_id,
+                current_seq: s.current_seq,
+                current: s.current,
+                target_seq: s.target_seq,
+                target: s.target,
+                checked: None,
+            };
+            (s.ord, step)
+        })
+        .collect();
+    Ok(steps)
+}
+
+/// Removes the journaled temp files of these steps (CRASH-06): names the journal holds, so
+/// only files the daemon made. One holding neither the step's old nor its new content holds
+/// another process's bytes (swapped out as it wrote): they are recorded first (G5). False
+/// when one could not be removed.
+fn remove_temps(
+    conn: &mut Connection,
+    ctx: &mut Context,
+    temps: &TempNames,
+    steps: &[(i64, Step)],
+) -> rusqlite::Result<bool> {
+    let mut all = true;
+    for (ord, step) in steps {
+        let name = temps.name(*ord);
+        let Ok(parent) = ctx.root.parent_of(&step.path) else {
+            continue;
+        };
+        if !matches!(parent.stat_temp(&step.path, &name), Ok(Some(_))) {
+            continue;
+        }
+        let temp = match step.path.parent() {
+            Some(dir) => dir.join(name.as_bytes()),
+            None => crate::paths::RelPath::from_fs_bytes(name.as_bytes().to_vec()),
+        };
+        let state = match probe(&ctx.root, &temp, ctx.max_file_size) {
+            Observation::Present(p) => Some(p.state),
+            _ => None,
+        };
+        if state
+            .as_ref()
+            .is_some_and(|s| *s != step.current && *s != step.target)
+        {
+            finish::record_foreign(conn, ctx, step, &temp)?;
+        }
+        all &= parent.unlink_temp(&name);
+    }
+    Ok(all)
 }
 
 fn stored_outcome(row: &RollbackRow) -> Outcome {

@@ -6,7 +6,7 @@ use rusqlite::Connection;
 use super::apply::{self, Check};
 use super::outcome::Outcome;
 use super::plan::{self, Plan, Step};
-use super::{OnConflict, Operation, Request, RollbackError, chain};
+use super::{OnConflict, Operation, Request, RollbackError, TempNames, chain, finish};
 use crate::capture::Context;
 use crate::capture::record::{self, Attribution};
 use crate::model::Origin;
@@ -55,12 +55,31 @@ pub fn perform(
         .map(|(i, s)| (i as i64, s))
         .collect();
     let plain: Vec<Step> = steps.iter().map(|(_, s)| s.clone()).collect();
-    let id = apply::journal(conn, &resolved, request.op_id.as_deref(), &plain, &outcome)?;
+    let temps = TempNames::random();
+    let id = apply::journal(
+        conn,
+        &resolved,
+        &temps,
+        request.op_id.as_deref(),
+        &plain,
+        &outcome,
+    )?;
     let journaled_at = started.elapsed();
     let mut contents = plan.contents;
-    let results = apply::execute(conn, ctx, id, &steps, &mut contents, Check::Planned);
+    let applied = apply::execute(conn, ctx, &temps, &steps, &mut contents, Check::Planned);
     let applied_at = started.elapsed();
-    apply::record(conn, ctx, id, &steps, &results, &mut outcome, "committed")?;
+    let on_conflict = request.on_conflict;
+    let outcome = finish::conclude(
+        conn,
+        ctx,
+        on_conflict,
+        id,
+        &temps,
+        &steps,
+        applied,
+        outcome,
+        "committed",
+    )?;
     tracing::debug!(
         plan_ms = planned_at.as_millis() as u64,
         describe_ms = (described_at - planned_at).as_millis() as u64,

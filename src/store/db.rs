@@ -14,6 +14,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0003_retention.sql"),
     include_str!("../../migrations/0004_blob_rows.sql"),
     include_str!("../../migrations/0005_no_hash_index.sql"),
+    include_str!("../../migrations/0006_rollback_temps.sql"),
 ];
 
 #[derive(Debug, thiserror::Error)]

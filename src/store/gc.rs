@@ -39,7 +39,7 @@ pub fn count_collapsible(conn: &Connection, cutoff: i64) -> Result<i64> {
 pub fn collapse(conn: &Connection, cutoff: i64) -> Result<usize> {
     conn.execute(
         &format!(
-            "DELETE FROM rollback_steps WHERE rollback_id IN (SELECT id FROM rollbacks WHERE status != 'prepared')
+            "DELETE FROM rollback_steps WHERE rollback_id IN (SELECT id FROM rollbacks WHERE status NOT IN ('prepared', 'reverting') AND temps_left = 0)
                AND (current_seq IN (SELECT seq {COLLAPSIBLE}) OR target_seq IN (SELECT seq {COLLAPSIBLE}))"
         ),
         [cutoff],

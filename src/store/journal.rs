@@ -32,6 +32,8 @@ pub struct RollbackRow {
     pub status: String,
     pub outcome: Option<String>,
     pub created_at: i64,
+    /// Its temp files' tag (`restore::TempNames`); `None` for rollbacks journaled before tags.
+    pub temp_tag: Option<String>,
 }
 
 /// What a new rollback row says.
@@ -173,7 +175,7 @@ pub fn insert_rollback_version(
 }
 
 const ROLLBACK_SELECT: &str = "SELECT id, session_id, kind, target_seq, from_seq, position,
-        prev_position, redo_of, status, outcome, created_at FROM rollbacks";
+        prev_position, redo_of, status, outcome, created_at, temp_tag FROM rollbacks";
 
 fn rollback_from_row(r: &Row<'_>) -> Result<RollbackRow> {
     Ok(RollbackRow {
@@ -188,6 +190,7 @@ fn rollback_from_row(r: &Row<'_>) -> Result<RollbackRow> {
         status: r.get(8)?,
         outcome: r.get(9)?,
         created_at: r.get(10)?,
+        temp_tag: r.get(11)?,
     })
 }
 
@@ -196,6 +199,68 @@ pub fn rollback_by_op(conn: &Connection, op_id: &str) -> Result<Option<RollbackR
     conn.prepare_cached(&sql)?
         .query_row([op_id], rollback_from_row)
         .optional()
+}
+
+pub fn set_temp_tag(conn: &Connection, id: i64, tag: &str) -> Result<()> {
+    conn.prepare_cached("UPDATE rollbacks SET temp_tag = ?2 WHERE id = ?1")?
+        .execute(params![id, tag])?;
+    Ok(())
+}
+
+/// A rollback failed and is putting back what it changed ('reverting'), durably before the
+/// first path is touched.
+pub fn set_status(conn: &Connection, id: i64, status: &str) -> Result<()> {
+    conn.prepare_cached("UPDATE rollbacks SET status = ?2 WHERE id = ?1")?
+        .execute(params![id, status])?;
+    Ok(())
+}
+
+/// Some temp files of this rollback could not be removed: the next start removes them.
+pub fn set_temps_left(conn: &Connection, id: i64, left: bool) -> Result<()> {
+    conn.prepare_cached("UPDATE rollbacks SET temps_left = ?2 WHERE id = ?1")?
+        .execute(params![id, left])?;
+    Ok(())
+}
+
+/// A rollback that did not happen frees its operation id: a retry runs it again.
+pub fn forget_op_id(conn: &Connection, id: i64) -> Result<()> {
+    conn.prepare_cached("UPDATE rollbacks SET op_id = NULL WHERE id = ?1")?
+        .execute([id])?;
+    Ok(())
+}
+
+/// Rollbacks whose temp files are still on disk.
+pub fn with_temps_left(conn: &Connection) -> Result<Vec<RollbackRow>> {
+    let sql = format!("{ROLLBACK_SELECT} WHERE temps_left = 1 ORDER BY id");
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map([], rollback_from_row)?;
+    rows.collect()
+}
+
+/// True when `tag` is one of our rollbacks' temp-file tags: a file so named is ours.
+pub fn is_temp_tag(conn: &Connection, tag: &str) -> Result<bool> {
+    conn.prepare_cached("SELECT 1 FROM rollbacks WHERE temp_tag = ?1 LIMIT 1")?
+        .query_row([tag], |_| Ok(()))
+        .optional()
+        .map(|found| found.is_some())
+}
+
+/// Rollbacks that failed and still have paths to put back (finished at start-up).
+pub fn reverting_rollbacks(conn: &Connection) -> Result<Vec<RollbackRow>> {
+    let sql = format!("{ROLLBACK_SELECT} WHERE status = 'reverting' ORDER BY id");
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map([], rollback_from_row)?;
+    rows.collect()
+}
+
+/// A rollback a crash interrupted, a failed one still putting back, or temp files left.
+pub fn needs_recovery(conn: &Connection) -> Result<bool> {
+    conn.prepare_cached(
+        "SELECT 1 FROM rollbacks WHERE status IN ('prepared', 'reverting') OR temps_left = 1 LIMIT 1",
+    )?
+    .query_row([], |_| Ok(()))
+    .optional()
+    .map(|found| found.is_some())
 }
 
 pub fn prepared_rollbacks(conn: &Connection) -> Result<Vec<RollbackRow>> {
@@ -220,7 +285,7 @@ pub fn session_chain_between(
 ) -> Result<Vec<RollbackRow>> {
     let sql = format!(
         "{ROLLBACK_SELECT} WHERE session_id IS ?1 AND from_seq >= ?2 AND from_seq <= ?3
-           AND status != 'prepared' ORDER BY id"
+           AND status IN ('committed', 'recovered') ORDER BY id"
     );
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(params![session_id, since_seq, until_seq], rollback_from_row)?;

@@ -1,0 +1,373 @@
+//! How a rollback ends (G12: all or nothing). After applying, every path is checked against
+//! its target (issue 14.4). A step that failed (an I/O error, a path not at its target), or,
+//! under `abort`, a conflict found while applying, makes the whole rollback fail: every path
+//! it had changed is put back to its state before the rollback, from the journal (issue
+//! 14.2), and the failure is answered as what it is. If putting back fails too, the journal
+//! stays `reverting`, the answer says which path is in which state, and the next start-up
+//! finishes putting back. A rollback that succeeds is recorded as versions of origin
+//! `rollback` and committed.
+
+use std::collections::HashMap;
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use super::apply::{Applied, Check, Finished, execute, to_json};
+use super::outcome::{Outcome, PathLine};
+use super::plan::{Note, Step};
+use super::{OnConflict, RollbackError, TempNames};
+use crate::capture::Context;
+use crate::capture::feed::map_parallel;
+use crate::capture::read::{Observation, observe, probe};
+use crate::model::{Origin, StatKey, State, now_ms, now_ns};
+use crate::store::{journal, sql};
+
+/// Paths checked at a time after applying.
+const VERIFY_THREADS: usize = 16;
+
+/// A rollback that failed: the first failure, and where every path of it ended.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Failure {
+    pub rollback_id: i64,
+    /// The errno's name (`EIO`, `ENOSPC`, `EROFS`, ...) or `not_at_target`.
+    pub cause: String,
+    pub path: String,
+    #[serde(rename = "detail")]
+    pub message: String,
+    /// True when every path it had changed was put back: the rollback did not happen.
+    pub reverted: bool,
+    /// When not reverted: each path the plan names, with its state now.
+    pub paths: Vec<PathNow>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PathNow {
+    pub path: String,
+    /// `as_before` (put back, or never changed), `rolled_back` (at the rollback's target),
+    /// `absent` (between a removal and its re-creation), `changed` (by someone else).
+    pub state: &'static str,
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the rollback failed at {}: {} ({})",
+            self.path, self.message, self.cause
+        )?;
+        if self.reverted {
+            return f.write_str("; every path it had changed was put back: nothing changed");
+        }
+        let moved = self.paths.iter().filter(|p| p.state != "as_before").count();
+        write!(
+            f,
+            "; putting back failed too: {moved} path(s) are not as before (listed in `paths`); \
+             the next start of the daemon finishes putting them back"
+        )
+    }
+}
+
+/// Checks every done step against its target on disk (type, content, executable bit, link
+/// target); one that differs is failed.
+pub fn verify(ctx: &Context, steps: &[(i64, Step)], results: &mut [Finished]) {
+    let done: Vec<usize> = (0..steps.len())
+        .filter(|&i| matches!(results[i], Finished::Done(_)))
+        .collect();
+    let found = map_parallel(done.len(), VERIFY_THREADS, |k| {
+        let step = &steps[done[k]].1;
+        match probe(&ctx.root, &step.path, ctx.max_file_size) {
+            Observation::Absent => Some(State::Absent),
+            Observation::Present(p) => Some(p.state),
+            _ => None,
+        }
+    });
+    for (i, state) in done.into_iter().zip(found) {
+        let step = &steps[i].1;
+        if state.as_ref() == Some(&step.target) {
+            continue;
+        }
+        let now = state.map_or("unreadable", |s| s.kind().name());
+        let reason = format!(
+            "after applying it is not at its target (a {} expected, found {now}, or other content)",
+            step.target.kind().name()
+        );
+        results[i] = Finished::Failed(note(step, "not_at_target", reason), "not_at_target".into());
+    }
+}
+
+fn note(step: &Step, code: &'static str, reason: String) -> Note {
+    Note {
+        path: step.path.clone(),
+        code,
+        reason,
+    }
+}
+
+/// Ends an applied rollback: committed (recorded), or failed and put back.
+#[allow(clippy::too_many_arguments)]
+pub fn conclude(
+    conn: &mut Connection,
+    ctx: &mut Context,
+    on_conflict: OnConflict,
+    id: i64,
+    temps: &TempNames,
+    steps: &[(i64, Step)],
+    applied: Applied,
+    mut outcome: Outcome,
+    status: &str,
+) -> Result<Outcome, RollbackError> {
+    let failure = applied.results.iter().find_map(|r| match r {
+        Finished::Failed(note, cause) => Some((note.clone(), cause.clone())),
+        _ => None,
+    });
+    let late = |r: &Finished| matches!(r, Finished::Skipped(_));
+    let late_conflict = on_conflict == OnConflict::Abort && applied.results.iter().any(late);
+    if failure.is_none() && !late_conflict {
+        record(conn, ctx, id, steps, &applied.results, &mut outcome, status)?;
+        journal::set_temps_left(conn, id, applied.temps_left)?;
+        return Ok(outcome);
+    }
+    let (back, reverted) = revert(conn, ctx, id, temps, steps)?;
+    let temps_left = applied.temps_left || back.temps_left;
+    journal::set_temps_left(conn, id, temps_left)?;
+    if !reverted {
+        record_partial(conn, ctx, id, steps)?;
+    }
+    let Some((first, cause)) = failure else {
+        // Under abort, a path someone changed while the rollback ran refuses it whole, as a
+        // conflict found before the first change would have.
+        return Ok(refused_late(conn, id, &applied.results, outcome)?);
+    };
+    let paths = if reverted {
+        Vec::new()
+    } else {
+        paths_now(ctx, steps)
+    };
+    Err(RollbackError::Failed(Box::new(Failure {
+        rollback_id: id,
+        cause,
+        path: first.path.to_text(),
+        message: first.reason,
+        reverted,
+        paths,
+    })))
+}
+
+/// Puts every path of the plan back to its state before the rollback; true when all are.
+fn revert(
+    conn: &mut Connection,
+    ctx: &Context,
+    id: i64,
+    temps: &TempNames,
+    steps: &[(i64, Step)],
+) -> rusqlite::Result<(Applied, bool)> {
+    journal::set_status(conn, id, "reverting")?;
+    let inverse: Vec<(i64, Step)> = steps.iter().map(|(ord, s)| (*ord, inverted(s))).collect();
+    let back = execute(
+        conn,
+        ctx,
+        &temps.reverting(),
+        &inverse,
+        &mut HashMap::new(),
+        Check::Recovery,
+    );
+    let reverted = !back.results.iter().any(|r| matches!(r, Finished::Failed(..)));
+    if reverted {
+        journal::set_status(conn, id, "reverted")?;
+        journal::forget_op_id(conn, id)?;
+    }
+    tracing::warn!(
+        rollback = id,
+        reverted,
+        "a rollback failed; what it changed was put back"
+    );
+    Ok((back, reverted))
+}
+
+/// The step that undoes `step`: from its target back to its state before the rollback.
+pub fn inverted(step: &Step) -> Step {
+    Step {
+        path: step.path.clone(),
+        path_id: step.path_id,
+        current_seq: step.target_seq.unwrap_or(step.current_seq),
+        current: step.target.clone(),
+        target_seq: Some(step.current_seq),
+        target: step.current.clone(),
+        checked: None,
+    }
+}
+
+/// A late conflict under abort: nothing changed; the answer is a refusal listing it.
+fn refused_late(
+    conn: &Connection,
+    id: i64,
+    results: &[Finished],
+    mut outcome: Outcome,
+) -> rusqlite::Result<Outcome> {
+    for result in results {
+        if let Finished::Skipped(note) = result {
+            outcome.conflicts.push(PathLine::from(note));
+        }
+    }
+    outcome.rollback_id = None;
+    journal::finish_rollback(conn, id, "reverted", &to_json(&outcome), now_ms())?;
+    Ok(outcome)
+}
+
+/// Where each path of the plan is now, compared with its states before and after.
+fn paths_now(ctx: &Context, steps: &[(i64, Step)]) -> Vec<PathNow> {
+    steps
+        .iter()
+        .map(|(_, step)| PathNow {
+            path: step.path.to_text(),
+            state: match on_disk(ctx, step) {
+                Some(s) if s == step.current => "as_before",
+                Some(s) if s == step.target => "rolled_back",
+                Some(State::Absent) => "absent",
+                _ => "changed",
+            },
+        })
+        .collect()
+}
+
+fn on_disk(ctx: &Context, step: &Step) -> Option<State> {
+    match probe(&ctx.root, &step.path, ctx.max_file_size) {
+        Observation::Absent => Some(State::Absent),
+        Observation::Present(p) => Some(p.state),
+        _ => None,
+    }
+}
+
+/// A revert that could not finish: the paths still at the rollback's target (or between a
+/// removal and its re-creation) are recorded as its versions, so the record equals the disk
+/// and capture does not take them for someone else's writes.
+fn record_partial(
+    conn: &mut Connection,
+    ctx: &Context,
+    id: i64,
+    steps: &[(i64, Step)],
+) -> rusqlite::Result<()> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let now = now_ms();
+    for (_, step) in steps {
+        let state = match on_disk(ctx, step) {
+            Some(s) if s == step.target => s,
+            Some(State::Absent) if step.current.is_present() => State::Absent,
+            _ => continue,
+        };
+        journal::insert_rollback_version(&tx, step.path_id, &state, id, now)?;
+        sql::clear_path_state(&tx, step.path_id)?;
+    }
+    tx.commit()
+}
+
+/// Records what was done as versions of origin `rollback`, marks every step finished, and
+/// stores the answer; the rollback is then committed.
+pub fn record(
+    conn: &mut Connection,
+    ctx: &mut Context,
+    rollback_id: i64,
+    steps: &[(i64, Step)],
+    results: &[Finished],
+    outcome: &mut Outcome,
+    status: &str,
+) -> rusqlite::Result<()> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let (now, checked_ns) = (now_ms(), now_ns());
+    for ((ord, step), finished) in steps.iter().zip(results) {
+        let path = step.path.to_text();
+        match finished {
+            Finished::Done(stat) => {
+                let seq =
+                    journal::insert_rollback_version(&tx, step.path_id, &step.target, rollback_id, now)?;
+                set_stat(&tx, step, seq, *stat, checked_ns)?;
+                update_watch(ctx, step);
+                outcome.set_status(&path, "done");
+            }
+            Finished::Skipped(note) | Finished::Failed(note, _) => {
+                outcome.set_status(&path, "skipped");
+                outcome.skipped.push(PathLine::from(note));
+            }
+            Finished::Kept(note) => {
+                outcome.set_status(&path, "kept");
+                outcome.kept.push(PathLine::from(note));
+            }
+        }
+        journal::mark_step_done(&tx, rollback_id, *ord)?;
+    }
+    outcome.applied = true;
+    outcome.rollback_id = Some(rollback_id);
+    journal::finish_rollback(&tx, rollback_id, status, &to_json(outcome), now)?;
+    tx.commit()
+}
+
+fn set_stat(
+    tx: &Connection,
+    step: &Step,
+    seq: i64,
+    stat: Option<StatKey>,
+    checked_ns: i64,
+) -> rusqlite::Result<()> {
+    match (stat, step.target.is_present()) {
+        (Some(stat), true) => sql::set_path_state(tx, step.path_id, seq, &stat, checked_ns),
+        _ => sql::clear_path_state(tx, step.path_id),
+    }
+}
+
+fn update_watch(ctx: &mut Context, step: &Step) {
+    if step.target.is_dir() {
+        ctx.watches.watch(&step.path);
+    } else if step.current.is_dir() {
+        ctx.watches.unwatch_tree(&step.path);
+    }
+}
+
+/// Records a revert finished at start-up: a path put back gets a version of origin `rollback`
+/// unless its latest version already says so.
+pub fn record_reverted(
+    conn: &mut Connection,
+    ctx: &mut Context,
+    rollback_id: i64,
+    inverse: &[(i64, Step)],
+    results: &[Finished],
+) -> rusqlite::Result<()> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let (now, checked_ns) = (now_ms(), now_ns());
+    for ((_, step), finished) in inverse.iter().zip(results) {
+        let Finished::Done(stat) = finished else {
+            continue;
+        };
+        if sql::latest(&tx, &step.path)?.is_some_and(|l| l.state == step.target) {
+            continue;
+        }
+        let seq = journal::insert_rollback_version(&tx, step.path_id, &step.target, rollback_id, now)?;
+        set_stat(&tx, step, seq, *stat, checked_ns)?;
+        update_watch(ctx, step);
+    }
+    tx.commit()
+}
+
+/// Another process's bytes found under one of our temp names (swapped out as it wrote, and a
+/// crash came before they were put back): stored as a version of the step's path, origin
+/// `outside`, before the temp file is removed (G5).
+pub fn record_foreign(
+    conn: &mut Connection,
+    ctx: &Context,
+    step: &Step,
+    temp: &crate::paths::RelPath,
+) -> rusqlite::Result<()> {
+    let Observation::Present(present) = observe(&ctx.root, temp, ctx.max_file_size, &ctx.blobs) else {
+        return Ok(());
+    };
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    if let Some(blob) = &present.blob {
+        let stored = match &present.streamed {
+            Some(tmp) => ctx.blobs.commit_streamed(blob.hash, tmp).map_err(|e| e.into_io()),
+            None => Ok(()),
+        };
+        let synced = stored.and_then(|()| ctx.blobs.sync_dirs(&[blob.hash]));
+        synced.map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+        sql::insert_blob(&tx, blob)?;
+    }
+    sql::insert_version(&tx, step.path_id, &present.state, Origin::Outside, None, now_ms())?;
+    tx.commit()
+}

@@ -1,0 +1,308 @@
+//! Issue 14.2-14.5 and 14.9 (G12): a rollback is all or nothing under real faults, injected
+//! into the running daemon with strace. An error before the first rename changes nothing; one
+//! after some renames puts every changed path back; one that even putting back meets leaves
+//! the journal pending, says which path is where, and the next start-up finishes putting
+//! back. "done" is what the disk says. A write racing the final rename survives. Temp files
+//! never leak, and a user's file that looks like one is never removed.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::{Value, json};
+
+/// A workspace whose turn 1 edited three files, deleted one and created one: its undo
+/// rewrites three files (swaps), creates one and deletes one.
+fn turn_to_undo(ws: &Workspace) -> (Daemon, Tree) {
+    for name in ["a.txt", "b.txt", "c.txt", "d.txt"] {
+        ws.write(name, format!("{name} before\n"));
+    }
+    let d = Daemon::start(ws);
+    d.turn_start("s", "the bad turn");
+    for name in ["a.txt", "b.txt", "c.txt"] {
+        ws.write(name, format!("{name} after\n"));
+    }
+    ws.remove("d.txt");
+    ws.write("e.txt", "new\n");
+    d.turn_end("s");
+    let after = snapshot(ws.root());
+    (d, after)
+}
+
+/// No `.filewatchd-tmp-*` file anywhere in the workspace.
+#[track_caller]
+fn assert_no_temps(ws: &Workspace) {
+    let temps: Vec<String> = snapshot(ws.root())
+        .into_keys()
+        .filter(|p| {
+            p.rsplit('/')
+                .next()
+                .is_some_and(|n| n.starts_with(".filewatchd-tmp-"))
+        })
+        .collect();
+    assert!(temps.is_empty(), "temp files left in the workspace: {temps:?}");
+}
+
+#[track_caller]
+fn assert_failed(reply: (u16, Value), cause: &str, reverted: bool) -> Value {
+    let (status, body) = reply;
+    assert_eq!(status, 503, "a failed rollback is not a success: {body:#}");
+    let error = &body["error"];
+    assert_eq!(error["code"], "rollback_failed", "{body:#}");
+    assert_eq!(error["cause"], cause, "{body:#}");
+    assert_eq!(error["reverted"], reverted, "{body:#}");
+    assert!(error["path"].as_str().is_some_and(|p| !p.is_empty()), "{body:#}");
+    body
+}
+
+#[test]
+fn a_write_error_on_one_temp_file_changes_nothing() {
+    let ws = Workspace::new();
+    ws.write("big.bin", noise(3, 2_000_000));
+    let (d, _) = turn_to_undo(&ws);
+    d.turn_start("s", "rewrite the big file");
+    ws.write("big.bin", "small now\n");
+    d.turn_end("s");
+    let after = snapshot(ws.root());
+    // The undo's temp file for big.bin cannot be written in full (EFBIG); the others can.
+    if !set_file_size_limit(d.pid, "1000000") {
+        eprintln!("skipped: prlimit cannot set the daemon's file size limit");
+        return;
+    }
+    assert_failed(d.undo("s", json!({})), "EFBIG", true);
+    assert!(set_file_size_limit(d.pid, "unlimited"));
+    assert_tree_eq(&after, &snapshot(ws.root()), "the failed undo changed nothing");
+    assert_no_temps(&ws);
+    // Nothing happened, so the undo is still there to do.
+    rollback_applied(d.undo("s", json!({})));
+    assert!(ws.read("big.bin") == noise(3, 2_000_000));
+}
+
+#[test]
+fn a_directory_fsync_error_is_a_failed_rollback_finished_at_the_next_start() {
+    let ws = Workspace::new();
+    let (d, after) = turn_to_undo(&ws);
+    let root = ws.root().display().to_string();
+    // Only fsync(2) of the root directory itself fails: the renames are not durable.
+    let args = ["-P", &root, "-e", "trace=fsync", "-e", "inject=fsync:error=EIO"];
+    let Some(strace) = Strace::attach(d.pid, &args) else {
+        return;
+    };
+    assert_failed(d.undo("s", json!({})), "EIO", false);
+    assert!(strace.trace().contains("INJECTED"), "{}", strace.trace());
+    strace.detach();
+    assert_no_temps(&ws);
+    d.kill9();
+    let d = Daemon::start(&ws);
+    assert_tree_eq(&after, &snapshot(ws.root()), "nothing of the failed undo is left");
+    d.turn_start("s", "nothing");
+    let turn = d.turn_end("s");
+    assert!(changes(&turn).is_empty(), "the record equals the disk: {turn:#}");
+}
+
+#[test]
+fn an_error_after_some_renames_puts_every_changed_path_back() {
+    let ws = Workspace::new();
+    let (d, after) = turn_to_undo(&ws);
+    // The first two renames (of four: three swaps and a create) go through, the third fails.
+    let inject = "inject=renameat2:error=ENOSPC:when=3";
+    let Some(strace) = Strace::attach(d.pid, &["-e", "trace=renameat2", "-e", inject]) else {
+        return;
+    };
+    assert_failed(d.undo("s", json!({})), "ENOSPC", true);
+    strace.detach();
+    assert_tree_eq(
+        &after,
+        &snapshot(ws.root()),
+        "every path the failed undo changed is back",
+    );
+    assert_no_temps(&ws);
+    // The record equals the disk: the next turn lists nothing, and the undo can be done.
+    d.turn_start("s", "nothing");
+    let turn = d.turn_end("s");
+    assert!(changes(&turn).is_empty(), "{turn:#}");
+}
+
+#[test]
+fn when_putting_back_fails_too_the_next_start_finishes_it() {
+    let ws = Workspace::new();
+    let (d, after) = turn_to_undo(&ws);
+    // From the third rename on, every rename fails: the undo's and its putting back's.
+    let inject = "inject=renameat2:error=EROFS:when=3+";
+    let Some(strace) = Strace::attach(d.pid, &["-e", "trace=renameat2", "-e", inject]) else {
+        return;
+    };
+    let body = assert_failed(d.undo("s", json!({})), "EROFS", false);
+    strace.detach();
+    let paths = body["error"]["paths"].as_array().unwrap();
+    let state_of = |path: &str| {
+        paths
+            .iter()
+            .find(|p| p["path"] == path)
+            .map(|p| p["state"].clone())
+    };
+    assert_eq!(paths.len(), 5, "every path of the plan is named: {body:#}");
+    // Renames 1-2 (a, b) went through and cannot be put back; c and d never changed; e was
+    // deleted (no rename) and cannot be re-created.
+    for (path, state) in [
+        ("a.txt", "rolled_back"),
+        ("b.txt", "rolled_back"),
+        ("c.txt", "as_before"),
+        ("d.txt", "as_before"),
+        ("e.txt", "rolled_back"),
+    ] {
+        assert_eq!(state_of(path), Some(json!(state)), "{path}: {body:#}");
+    }
+    assert_no_temps(&ws);
+
+    d.kill9();
+    let d = Daemon::start(&ws);
+    assert_tree_eq(&after, &snapshot(ws.root()), "the start-up finished putting back");
+    d.turn_start("s", "nothing");
+    let turn = d.turn_end("s");
+    assert!(changes(&turn).is_empty(), "the record equals the disk: {turn:#}");
+}
+
+#[test]
+fn a_rename_that_did_not_happen_is_not_done() {
+    let ws = Workspace::new();
+    let (d, after) = turn_to_undo(&ws);
+    // The file system answers success without renaming (a lying or failing device).
+    let inject = "inject=renameat2:retval=0:when=1";
+    let Some(strace) = Strace::attach(d.pid, &["-e", "trace=renameat2", "-e", inject]) else {
+        return;
+    };
+    assert_failed(d.undo("s", json!({})), "not_at_target", true);
+    strace.detach();
+    assert_tree_eq(&after, &snapshot(ws.root()), "nothing changed");
+    assert_no_temps(&ws);
+}
+
+/// Polls until a thread of `pid` is stopped at the entry of renameat2 (syscall 316 on
+/// x86_64), where strace's `delay_enter` holds it.
+fn wait_in_rename(pid: u32) -> bool {
+    let until = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < until {
+        let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).unwrap();
+        for task in tasks.flatten() {
+            let syscall = std::fs::read_to_string(task.path().join("syscall")).unwrap_or_default();
+            if syscall.starts_with("316 ") {
+                return true;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(5)); // polling a condition, not synchronising
+    }
+    false
+}
+
+#[test]
+fn a_write_racing_the_final_rename_survives() {
+    if !cfg!(target_arch = "x86_64") {
+        eprintln!("skipped: the syscall number checked is x86_64's");
+        return;
+    }
+    let ws = Workspace::new();
+    ws.write("a.txt", "before\n");
+    let d = Daemon::start(&ws);
+    d.turn_start("s", "edit");
+    ws.write("a.txt", "the turn's\n");
+    d.turn_end("s");
+    let inject = "inject=renameat2:delay_enter=5000000:when=1";
+    let Some(strace) = Strace::attach(d.pid, &["-e", "trace=renameat2", "-e", inject]) else {
+        return;
+    };
+    let undo = d.post_detached("/v1/sessions/s/undo", json!({}));
+    assert!(wait_in_rename(d.pid), "the undo reached its rename");
+    // Another process rewrites the file in place while the rename is held.
+    std::fs::write(ws.path("a.txt"), "someone else's bytes\n").unwrap();
+    let (status, body) = undo.recv().unwrap().expect("the undo answered");
+    strace.detach();
+    assert_eq!(
+        status, 409,
+        "a conflict found while applying refuses an abort: {body:#}"
+    );
+    assert_eq!(body["error"]["code"], "conflicts", "{body:#}");
+    assert_eq!(
+        ws.read("a.txt"),
+        b"someone else's bytes\n",
+        "their bytes are at their path"
+    );
+    assert_no_temps(&ws);
+    // And they are recorded at the next marker, as someone else's.
+    d.turn_start("s", "next");
+    let latest = latest(&d.history("a.txt")).clone();
+    assert_eq!(
+        latest["hash"],
+        blake3_hex(b"someone else's bytes\n"),
+        "{latest:#}"
+    );
+    assert_eq!(latest["origin"], "outside", "{latest:#}");
+}
+
+#[test]
+fn a_users_file_named_like_a_temp_file_is_never_removed() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "before\n");
+    // The names the first rollback's temp files once had.
+    ws.write(".filewatchd-tmp-1-0", "mine\n");
+    ws.write(".filewatchd-tmp-1-0r", "mine too\n");
+    let d = Daemon::start(&ws);
+    d.turn_start("s", "edit");
+    ws.write("a.txt", "after\n");
+    d.turn_end("s");
+    rollback_applied(d.undo("s", json!({})));
+    assert_eq!(ws.read("a.txt"), b"before\n");
+    assert_eq!(ws.read(".filewatchd-tmp-1-0"), b"mine\n");
+    assert_eq!(ws.read(".filewatchd-tmp-1-0r"), b"mine too\n");
+    assert_eq!(latest(&d.history(".filewatchd-tmp-1-0"))["kind"], "file");
+}
+
+/// The workspace's temp files.
+fn temps_in(ws: &Workspace) -> Vec<String> {
+    snapshot(ws.root())
+        .into_keys()
+        .filter(|p| p.starts_with(".filewatchd-tmp-"))
+        .collect()
+}
+
+#[test]
+fn temp_files_that_cannot_be_removed_are_never_recorded_and_go_at_the_next_start() {
+    let ws = Workspace::new();
+    let (d, after) = turn_to_undo(&ws);
+    // A file system gone read-only for renames and unlinks: temp files stay behind.
+    let args = [
+        "-e",
+        "trace=renameat2,unlinkat",
+        "-e",
+        "inject=renameat2:error=EROFS:when=3+",
+        "-e",
+        "inject=unlinkat:error=EROFS",
+    ];
+    let Some(strace) = Strace::attach(d.pid, &args) else {
+        return;
+    };
+    assert_failed(d.undo("s", json!({})), "EROFS", false);
+    strace.detach();
+    assert!(!temps_in(&ws).is_empty(), "the fault kept some temp files");
+    d.turn_start("s", "after the failure");
+    ws.write("f.txt", "the agent goes on\n");
+    let turn = d.turn_end("s");
+    assert_eq!(
+        changed_paths(&turn),
+        set(["f.txt"]),
+        "temps are not versions: {turn:#}"
+    );
+
+    d.kill9();
+    let d = Daemon::start(&ws);
+    assert!(temps_in(&ws).is_empty(), "{:?}", temps_in(&ws));
+    let mut expected = after;
+    expected.extend(snapshot(ws.root()).into_iter().filter(|(p, _)| p == "f.txt"));
+    assert_tree_eq(
+        &expected,
+        &snapshot(ws.root()),
+        "the start-up finished putting back",
+    );
+    drop(d);
+}
