@@ -38,6 +38,12 @@ impl ApiError {
     pub fn unavailable(message: impl Into<String>) -> Self {
         Self::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", message)
     }
+
+    /// The workspace root was moved away, removed or replaced: nothing can be recorded or
+    /// rolled back until the daemon is restarted.
+    pub fn workspace_lost(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::SERVICE_UNAVAILABLE, "workspace_lost", message)
+    }
 }
 
 impl IntoResponse for ApiError {
@@ -57,6 +63,7 @@ impl From<TurnError> for ApiError {
             TurnError::SessionExists(_) => Self::new(StatusCode::CONFLICT, "session_exists", message),
             TurnError::Store(e) => Self::internal(e),
             TurnError::Unavailable => Self::unavailable(message),
+            TurnError::WorkspaceLost(_) => Self::workspace_lost(message),
         }
     }
 }

@@ -169,6 +169,7 @@ impl From<RollbackError> for ApiError {
             RollbackError::BeforeHistory { .. } => Self::new(StatusCode::CONFLICT, "before_history", message),
             RollbackError::Store(e) => Self::internal(e),
             RollbackError::Unavailable => Self::unavailable(message),
+            RollbackError::WorkspaceLost(_) => Self::workspace_lost(message),
         }
     }
 }

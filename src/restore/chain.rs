@@ -228,5 +228,6 @@ fn turn_error(err: TurnError) -> RollbackError {
         }
         TurnError::Store(e) => RollbackError::Store(e),
         TurnError::Unavailable => RollbackError::Unavailable,
+        TurnError::WorkspaceLost(message) => RollbackError::WorkspaceLost(message),
     }
 }

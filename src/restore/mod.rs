@@ -132,6 +132,9 @@ pub enum RollbackError {
     Store(#[from] rusqlite::Error),
     #[error("the daemon is shutting down")]
     Unavailable,
+    /// The workspace root was moved away, removed or replaced: nothing is written.
+    #[error("{0}")]
+    WorkspaceLost(String),
 }
 
 /// The temp name of a step's new content, registered in the journal (CRASH-06).
