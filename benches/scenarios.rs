@@ -26,7 +26,7 @@ use common::report::{self, Row, best_ratio, ratio_cell};
 use common::rollback::{self, RollbackRun, Written};
 use common::shadow::{self, Shadow};
 use common::stats::{fmt_bytes, fmt_dur, fmt_int, fmt_med_p95, fmt_ratio, median, percentile, ratio};
-use common::{burst, checkout, floor, restart, stall, storm, sysinfo, verify};
+use common::{burst, checkout, degraded, floor, restart, stall, storm, sysinfo, verify};
 
 const USAGE: &str = "\
 scenarios: filewatchd vs peers (opencode-style shadow git, Codex-style ghost commits, agent-undo),
@@ -57,7 +57,8 @@ Options:
   --checkout-reps N  W4 repetitions (each: git checkout B, then main)
   --burst-reps N   W3a pairs of bursts (daemon running / stopped); W3b runs half as many, rounded up
   --skip LIST      comma-separated workloads to leave out: codex, w3a, w3b, w4, w5, w7, w8,
-                   restart, au (agent-undo)
+                   restart, au (agent-undo), w1d (degraded: half the dirs unwatched, needs
+                   unshare -Ur)
   --bin PATH       filewatchd binary (default: $FILEWATCHD_BIN, else target/release/filewatchd)
   --au-bin PATH    agent-undo's `au` binary (default: install agent-undo 0.0.3 with
                    `cargo install --root target/bench-tools/agent-undo-0.0.3`, once)
@@ -70,7 +71,9 @@ Markdown (machine, one table per tree) goes to stdout, progress to stderr:
 ";
 
 /// Names `--skip` accepts.
-const SKIPPABLE: &[&str] = &["codex", "w3a", "w3b", "w4", "w5", "w7", "w8", "restart", "au"];
+const SKIPPABLE: &[&str] = &[
+    "codex", "w3a", "w3b", "w4", "w5", "w7", "w8", "restart", "au", "w1d",
+];
 
 struct Opts {
     quick: bool,
@@ -435,6 +438,35 @@ fn w1_turns(r: &mut Run, d: &Daemon) -> Result<Vec<Duration>, String> {
     row.correct = text;
     r.push_verified(row, "W1");
     Ok(fw)
+}
+
+/// W1 again with the daemon at the inotify watch limit (half the dirs unwatched), after the
+/// main daemon stopped: the same index, restarted in a user namespace of its own.
+fn degraded_row(r: &mut Run, bin: &Path, log: &Path) -> Result<(), String> {
+    eprintln!(
+        "[{}] W1d: turns with half the dirs unwatched (watch limit)",
+        r.name
+    );
+    let picks: Vec<String> =
+        r.g.files
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % 10 == 3)
+            .map(|(_, f)| f.rel.clone())
+            .collect();
+    let setup = degraded::Setup {
+        bin,
+        tree: &r.tree,
+        state: &r.state,
+        log,
+        dirs: r.g.dirs,
+        picks: &picks,
+        reps: r.o.reps,
+    };
+    if let Some(row) = degraded::run(&setup)? {
+        r.rows.push(row);
+    }
+    Ok(())
 }
 
 /// The Codex ghost commit of repetition `rep`, timed, if the peer runs and `rep` is among the
@@ -983,6 +1015,9 @@ fn run_tree(
         d = restart_row(&mut r, d, bin, &base.path().join("daemon-restart.log"))?;
     }
     let stop = d.stop();
+    if o.runs("w1d") {
+        degraded_row(&mut r, bin, &base.path().join("daemon-degraded.log"))?;
+    }
     sed_alone_row(&mut r, &sed)?;
     checkout_alone_row(&mut r)?;
     let shadow_end = gentree::disk_usage(&base.path().join("shadow.git"));

@@ -15,7 +15,8 @@
 //! ```
 //!
 //! - [`watch`]: one non-recursive inotify watch per tracked directory (ignored directories get
-//!   none), and [`watch::filter`], the ignore rules. The callback only forwards path hints.
+//!   none; those the watch limit refuses are listed as unwatched), and [`watch::filter`], the
+//!   ignore rules. The callback only forwards path hints (and events for the root itself).
 //! - [`capture`]: the worker that owns the writer connection. Hints are facts only after a
 //!   re-read (`capture::read`: confined, symlink-free, stable reads); a settled burst is
 //!   recorded in one transaction (`capture::record`); the first index, the restart reconcile
@@ -27,7 +28,11 @@
 //!   written before it passes. After lost events (`capture::lost`) the hints queued before
 //!   the loss are dropped: the full rescan that follows has seen what they name.
 //!   Every command (turn markers, rollbacks, forks, gc) waits for its cookie
-//!   (`capture::barrier`, G1), so writes are attributed by position.
+//!   (`capture::barrier`, G1), so writes are attributed by position; then the directories the
+//!   watch limit left unwatched are verified by a stat walk of those only
+//!   (`capture::unwatched`, G2). A root whose path no longer names the directory held open
+//!   (`capture::lost_root`: checked at every command and batch, and on the root's own events)
+//!   stops capture for good: commands that would write are refused, reads go on.
 //! - [`restore`]: rollback, undo, redo and time rollback: `chain` finds the target, `plan`
 //!   lists actions and conflicts (the dry run; every path re-read in parallel), `apply` journals the plan durably and changes
 //!   files through `fsops` (openat2-confined, temp + fsync + rename), `recover` finishes an

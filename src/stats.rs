@@ -2,7 +2,7 @@
 //! `status`.
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use crate::paths::RelPath;
 use crate::store::fault::StorageFault;
@@ -10,6 +10,8 @@ use crate::store::fault::StorageFault;
 #[derive(Default)]
 pub struct Stats {
     pub watched_dirs: AtomicUsize,
+    /// Directories the inotify watch limit left unwatched (verified at every marker).
+    pub unwatched_dirs: AtomicUsize,
     /// Path hints received from the watcher (each names one path an event touched).
     pub hints: AtomicU64,
     pub rescans: AtomicU64,
@@ -26,6 +28,41 @@ pub struct Stats {
     last_error: Mutex<Option<String>>,
     degraded: Mutex<Option<String>>,
     last_rescan: Mutex<Option<RescanReport>>,
+    last_verify: Mutex<Option<VerifyReport>>,
+    /// Set once, when the workspace root is lost: capture has stopped for good.
+    lost: AtomicBool,
+    workspace_lost: Mutex<Option<WorkspaceLost>>,
+}
+
+/// The workspace root no longer names the directory the daemon holds open (moved away,
+/// removed, replaced): capture has stopped, nothing is written, reads still work.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct WorkspaceLost {
+    pub root: String,
+    /// What became of it: "was moved to /x/ws.moved", "was removed", ...
+    pub what: String,
+    pub since: String,
+    pub remedy: String,
+}
+
+impl WorkspaceLost {
+    /// One sentence for an error answer and the log.
+    pub fn message(&self) -> String {
+        format!(
+            "workspace lost: the workspace root {} {}; capture has stopped and nothing is written. {}",
+            self.root, self.what, self.remedy
+        )
+    }
+}
+
+/// The latest stat walk of the directories the watch limit left unwatched (`capture::unwatched`).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct VerifyReport {
+    /// The directories walked (each with what lies beneath it).
+    pub dirs: usize,
+    pub walked: usize,
+    pub recorded: usize,
+    pub ms: u64,
 }
 
 /// What the latest rescan (start-up walk, lost events, ignore-file change) did and how long
@@ -98,6 +135,38 @@ impl Stats {
         }
     }
 
+    /// Clears `degraded` if it says `reason` (the fault is gone).
+    pub fn clear_degraded(&self, reason: &str) {
+        if let Ok(mut slot) = self.degraded.lock()
+            && slot.as_deref() == Some(reason)
+        {
+            tracing::info!("watcher no longer degraded");
+            *slot = None;
+        }
+    }
+
+    pub fn set_workspace_lost(&self, lost: WorkspaceLost) {
+        if let Ok(mut slot) = self.workspace_lost.lock() {
+            *slot = Some(lost);
+        }
+        self.lost.store(true, Ordering::Release);
+    }
+
+    /// A load, cheap enough for every hint.
+    pub fn is_workspace_lost(&self) -> bool {
+        self.lost.load(Ordering::Acquire)
+    }
+
+    pub fn workspace_lost(&self) -> Option<WorkspaceLost> {
+        self.workspace_lost.lock().ok().and_then(|l| l.clone())
+    }
+
+    pub fn set_last_verify(&self, report: VerifyReport) {
+        if let Ok(mut slot) = self.last_verify.lock() {
+            *slot = Some(report);
+        }
+    }
+
     pub fn set_last_rescan(&self, report: RescanReport) {
         if let Ok(mut slot) = self.last_rescan.lock() {
             *slot = Some(report);
@@ -116,6 +185,8 @@ impl Stats {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
         serde_json::json!({
             "watched_dirs": self.watched_dirs.load(Ordering::Relaxed),
+            "unwatched_dirs": self.unwatched_dirs.load(Ordering::Relaxed),
+            "last_unwatched_verify": self.last_verify.lock().ok().and_then(|r| r.clone()),
             "hints": get(&self.hints),
             "rescans": get(&self.rescans),
             "overflows": get(&self.overflows),

@@ -49,6 +49,19 @@ impl Daemon {
         log: &Path,
         limit: Duration,
     ) -> Result<(Daemon, Duration), String> {
+        Daemon::spawn_via(&[], bin, root, state, log, limit)
+    }
+
+    /// `spawn` through a wrapper that ends by running the rest of its arguments in its own
+    /// process (`unshare -Ur sh -c '...; exec "$@"' sh`): the daemon's pid is the child's.
+    pub fn spawn_via(
+        wrapper: &[&str],
+        bin: &Path,
+        root: &Path,
+        state: &Path,
+        log: &Path,
+        limit: Duration,
+    ) -> Result<(Daemon, Duration), String> {
         fs::create_dir_all(state).map_err(|e| format!("create {}: {e}", state.display()))?;
         let logf = fs::File::create(log).map_err(|e| format!("create {}: {e}", log.display()))?;
         let logf2 = logf.try_clone().map_err(|e| e.to_string())?;
@@ -57,7 +70,15 @@ impl Daemon {
         let poll = agent(Duration::from_secs(5));
 
         let t0 = Instant::now();
-        let child = Command::new(bin)
+        let mut command = match wrapper.split_first() {
+            Some((program, args)) => {
+                let mut command = Command::new(program);
+                command.args(args).arg(bin);
+                command
+            }
+            None => Command::new(bin),
+        };
+        let child = command
             .arg("serve")
             .arg("--root")
             .arg(root)

@@ -8,6 +8,7 @@ pub mod burst;
 pub mod checkout;
 pub mod codex;
 pub mod daemon;
+pub mod degraded;
 pub mod edits;
 pub mod floor;
 pub mod gentree;

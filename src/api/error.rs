@@ -53,6 +53,12 @@ impl ApiError {
     pub fn unavailable(message: impl Into<String>) -> Self {
         Self::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", message)
     }
+
+    /// The workspace root was moved away, removed or replaced: nothing can be recorded or
+    /// rolled back until the daemon is restarted.
+    pub fn workspace_lost(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::SERVICE_UNAVAILABLE, "workspace_lost", message)
+    }
 }
 
 impl IntoResponse for ApiError {
@@ -77,6 +83,7 @@ impl From<TurnError> for ApiError {
             TurnError::Store(e) => Self::from(e),
             TurnError::Unrecorded(_) => Self::storage(message),
             TurnError::Unavailable => Self::unavailable(message),
+            TurnError::WorkspaceLost(_) => Self::workspace_lost(message),
         }
     }
 }

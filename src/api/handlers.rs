@@ -46,6 +46,7 @@ pub async fn status(State(state): State<Arc<AppState>>) -> Answer {
                 "latest_seq": sql::latest_seq(conn)?,
                 "open_turns": open,
                 "watcher": state.stats.snapshot(),
+                "workspace_lost": state.stats.workspace_lost(),
                 "recovery": recovery(conn)?,
             })))
         })
@@ -298,13 +299,23 @@ pub struct GcBody {
 
 /// `POST /v1/gc`: retention now (or what it would remove).
 pub async fn gc(State(state): State<Arc<AppState>>, JsonBody(body): JsonBody<GcBody>) -> Answer {
+    // With the workspace lost the history is all the user has left: retention waits.
+    let lost = |state: &AppState| {
+        state
+            .stats
+            .workspace_lost()
+            .map(|l| ApiError::workspace_lost(l.message()))
+    };
+    if let Some(err) = lost(&state) {
+        return Err(err);
+    }
     let (reply, answer) = oneshot::channel();
     state.worker.send(Command::Gc {
         dry_run: body.dry_run,
         reply,
     })?;
-    let report = answer
-        .await
-        .map_err(|_| ApiError::unavailable("the daemon is shutting down"))??;
+    let report = answer.await.map_err(|_| {
+        lost(&state).unwrap_or_else(|| ApiError::unavailable("the daemon is shutting down"))
+    })??;
     Ok(Json(serde_json::to_value(report).map_err(ApiError::internal)?))
 }

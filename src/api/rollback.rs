@@ -175,6 +175,7 @@ impl From<RollbackError> for ApiError {
                 Self::new(StatusCode::SERVICE_UNAVAILABLE, "rollback_failed", message).with_details(details)
             }
             RollbackError::Unavailable => Self::unavailable(message),
+            RollbackError::WorkspaceLost(_) => Self::workspace_lost(message),
         }
     }
 }

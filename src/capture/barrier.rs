@@ -81,6 +81,13 @@ impl Barrier {
             .collect()
     }
 
+    /// Every waiting command, oldest first, with its cookie, which the caller removes.
+    pub fn drain(&mut self) -> Vec<(RelPath, Command)> {
+        let mut all: Vec<(RelPath, Waiting)> = self.waiting.drain().collect();
+        all.sort_by_key(|(_, w)| w.since);
+        all.into_iter().map(|(cookie, w)| (cookie, w.command)).collect()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.waiting.is_empty()
     }

@@ -5,10 +5,12 @@
 pub mod barrier;
 pub(crate) mod feed;
 mod lost;
+mod lost_root;
 pub mod read;
 pub mod record;
 pub mod rescan;
 pub mod turns;
+mod unwatched;
 pub mod walk;
 mod worker;
 
@@ -35,6 +37,9 @@ pub enum Msg {
     Hint(RelPath),
     /// The watcher lost events: everything must be re-checked.
     Rescan,
+    /// An event named the root itself (moved, removed, its attributes changed): is the root
+    /// still the directory held open? (`lost_root`)
+    RootChanged,
     Command(Command),
     Shutdown,
 }
@@ -121,6 +126,9 @@ pub enum TurnError {
     Unrecorded(crate::store::fault::Unrecorded),
     #[error("the daemon is shutting down")]
     Unavailable,
+    /// The workspace root was moved away, removed or replaced (`lost_root`).
+    #[error("{0}")]
+    WorkspaceLost(String),
 }
 
 /// Everything the worker reads and watches with, apart from the database connection.

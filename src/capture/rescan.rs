@@ -10,7 +10,7 @@ use rusqlite::Connection;
 
 use super::Context;
 use super::record::{Attribution, Recorded, Walked, record_walked};
-use super::walk::{Entry, EntryKind, walk};
+use super::walk::{Entry, EntryKind, walk_from};
 use crate::model::{Kind, StatKey};
 use crate::paths::RelPath;
 use crate::stats::RescanReport;
@@ -48,12 +48,36 @@ pub struct Survey {
 /// The first half of a rescan: walks `under` (arming each directory's watch right before
 /// listing it), then merges the walk with the index's side, read one row at a time.
 pub fn survey(conn: &Connection, ctx: &mut Context, under: Option<&RelPath>) -> rusqlite::Result<Survey> {
-    let started = Instant::now();
     // With nothing recorded (a first index) there is no stat to compare: the walk skips it.
     let with_stat = under.is_some() || !sql::index_is_empty(conn)?;
+    let dir = under.map(RelPath::to_text);
+    survey_from(conn, ctx, vec![under.cloned()], with_stat, dir)
+}
+
+/// `survey` beneath several directories at once, none beneath another, in the order of the
+/// paths beneath them (as `Watches::unwatched_tops` gives them): what to record, and how many
+/// paths were walked.
+pub fn survey_dirs(
+    conn: &Connection,
+    ctx: &mut Context,
+    dirs: &[RelPath],
+) -> rusqlite::Result<(Vec<Walked>, usize)> {
+    let starts = dirs.iter().cloned().map(Some).collect();
+    let survey = survey_from(conn, ctx, starts, true, None)?;
+    Ok((survey.work, survey.walked))
+}
+
+fn survey_from(
+    conn: &Connection,
+    ctx: &mut Context,
+    starts: Vec<Option<RelPath>>,
+    with_stat: bool,
+    dir: Option<String>,
+) -> rusqlite::Result<Survey> {
+    let started = Instant::now();
     let watches = &mut ctx.watches;
     let arm = |dirs: &[RelPath]| watches.watch_all(dirs);
-    let (entries, unreadable) = walk(&ctx.root.path, under, &mut ctx.rules, arm, with_stat);
+    let (entries, unreadable) = walk_from(&ctx.root.path, starts.clone(), &mut ctx.rules, arm, with_stat);
     if unreadable > 0 {
         ctx.stats
             .unreadable
@@ -61,10 +85,13 @@ pub fn survey(conn: &Connection, ctx: &mut Context, under: Option<&RelPath>) -> 
     }
     let walked = entries.len();
     // The index's side is never held whole: at 130,000 paths it was a third of the peak.
+    // Subtree after subtree, in path order, as the merge needs it.
     let mut merge = Merge::new(entries);
-    sql::each_present(conn, under, |path, latest| merge.known(path, latest))?;
+    for start in &starts {
+        sql::each_present(conn, start.as_ref(), |path, latest| merge.known(path, latest))?;
+    }
     Ok(Survey {
-        dir: under.map(RelPath::to_text),
+        dir,
         work: merge.finish(),
         walked,
         survey_ms: started.elapsed().as_millis() as u64,

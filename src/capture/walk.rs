@@ -40,11 +40,23 @@ pub fn walk(
     root: &Path,
     start: Option<&RelPath>,
     rules: &mut IgnoreRules,
+    arm: impl FnMut(&[RelPath]) + Send,
+    with_stat: bool,
+) -> (Vec<Entry>, usize) {
+    walk_from(root, vec![start.cloned()], rules, arm, with_stat)
+}
+
+/// `walk` beneath each of several directories (`None`: the root) at once.
+pub fn walk_from(
+    root: &Path,
+    starts: Vec<Option<RelPath>>,
+    rules: &mut IgnoreRules,
     mut arm: impl FnMut(&[RelPath]) + Send,
     with_stat: bool,
 ) -> (Vec<Entry>, usize) {
-    if let Some(start) = start {
-        arm(std::slice::from_ref(start));
+    let below_root: Vec<RelPath> = starts.iter().flatten().cloned().collect();
+    if !below_root.is_empty() {
+        arm(&below_root);
     }
     let shared = Shared {
         root,
@@ -52,7 +64,7 @@ pub fn walk(
         rules: RwLock::new(rules),
         arm: Mutex::new(arm),
         queue: Mutex::new(Queue {
-            dirs: vec![start.cloned()],
+            dirs: starts,
             busy: 0,
             failed: false,
         }),

@@ -13,7 +13,9 @@ use super::barrier::{Barrier, remove_stale_cookies};
 use super::lost::LostEvents;
 use super::record::{Attribution, record};
 use super::rescan::{RACY_NS, record_survey, rescan, survey};
-use super::{Command, Context, Msg, TRIM_AFTER, TurnError, release_freed_memory, turns};
+use super::{
+    Command, Context, Msg, TRIM_AFTER, TurnError, lost_root, release_freed_memory, turns, unwatched,
+};
 use crate::paths::RelPath;
 use crate::restore::RollbackError;
 use crate::store::db::IntegrityCheck;
@@ -194,8 +196,11 @@ impl Worker {
             }
             self.after_message();
         }
-        self.flush();
-        self.settle_racy();
+        // A lost root takes no more cookies or records (`lost_root`).
+        if !self.ctx.stats.is_workspace_lost() {
+            self.flush();
+            self.settle_racy();
+        }
         tracing::info!("capture stopped");
     }
 
@@ -252,6 +257,9 @@ impl Worker {
         match msg {
             Msg::Hint(path) => {
                 self.queued.fetch_sub(1, Ordering::AcqRel);
+                if self.ctx.stats.is_workspace_lost() {
+                    return;
+                }
                 if IgnoreRules::is_cookie(&path) {
                     if let Some(command) = self.barrier.arrived(&self.ctx.root.path, &path) {
                         // Events were lost before this cookie came back (a burst handled at once
@@ -259,11 +267,11 @@ impl Worker {
                         // first, or the command would miss what the lost events named.
                         if self.lost.take() || self.rescan_owed {
                             self.full_rescan();
-                            self.execute(command);
+                            self.run_command(command);
                             self.release_waiting();
                         } else {
                             self.flush();
-                            self.execute(command);
+                            self.run_command(command);
                         }
                     }
                     return;
@@ -276,10 +284,16 @@ impl Worker {
                 self.pending.insert(path);
             }
             Msg::Rescan => self.lost.marker_arrived(),
+            Msg::RootChanged => {
+                self.root_lost();
+            }
             Msg::Command(command) => {
+                let Some(command) = self.admit(command) else {
+                    return;
+                };
                 if let Err(command) = self.barrier.begin(&self.ctx.root.path, command) {
                     self.full_rescan();
-                    self.execute(command);
+                    self.run_command(command);
                 }
             }
             Msg::Shutdown => {}
@@ -287,12 +301,17 @@ impl Worker {
     }
 
     fn after_message(&mut self) {
+        if self.ctx.stats.is_workspace_lost() {
+            return;
+        }
         let now = Instant::now();
         let owed = self.rescan_owed && self.retry_at.is_none_or(|at| now >= at);
         if self.lost.take() || self.barrier.overdue(now) || owed {
             self.rescan_and_release();
         }
-        if self.flush_due(now) {
+        // A removed root sends no event of its own while its descriptor is held open: the
+        // removals of its children lead here first.
+        if self.flush_due(now) && !self.root_lost() {
             self.flush();
         }
         self.trim_when_idle(now);
@@ -331,7 +350,7 @@ impl Worker {
 
     fn release_waiting(&mut self) {
         for command in self.barrier.take_all(&self.ctx.root.path) {
-            self.execute(command);
+            self.run_command(command);
         }
     }
 
@@ -461,6 +480,9 @@ impl Worker {
 
     /// Everything re-checked: after lost events, or when a cookie never came back.
     fn full_rescan(&mut self) {
+        if self.root_lost() {
+            return;
+        }
         self.pending.clear();
         self.first_pending = None;
         self.ctx.stats.rescans.fetch_add(1, Ordering::Relaxed);
@@ -468,6 +490,80 @@ impl Worker {
         let began = self.lost.rescan_begins();
         if self.rescan_dir(None, self.who()) {
             self.lost.rescanned(began);
+        }
+    }
+
+    /// Runs a command whose barrier has passed, unless the root was lost meanwhile, once
+    /// the directories the watch limit left unwatched are verified.
+    fn run_command(&mut self, command: Command) {
+        let Some(command) = self.admit(command) else {
+            return;
+        };
+        self.verify_unwatched();
+        self.execute(command);
+    }
+
+    /// The command back if the workspace root is still the directory held open; refused
+    /// (`workspace_lost`) otherwise.
+    fn admit(&mut self, command: Command) -> Option<Command> {
+        if !self.root_lost() {
+            return Some(command);
+        }
+        if let Some(lost) = self.ctx.stats.workspace_lost() {
+            lost_root::refuse(command, &lost);
+        }
+        None
+    }
+
+    /// True when the root is lost, now or before. The first time, capture stops: nothing
+    /// pending is recorded and every command waiting for its cookie is refused.
+    fn root_lost(&mut self) -> bool {
+        if self.ctx.stats.is_workspace_lost() {
+            return true;
+        }
+        let Some(lost) = lost_root::check(&self.ctx.root) else {
+            return false;
+        };
+        tracing::error!(root = %lost.root, what = %lost.what, "the workspace root is lost; capture has stopped");
+        self.pending.clear();
+        self.first_pending = None;
+        for (cookie, command) in self.barrier.drain() {
+            lost_root::remove_cookie(&self.ctx.root, &cookie);
+            lost_root::refuse(command, &lost);
+        }
+        self.ctx.stats.set_workspace_lost(lost);
+        true
+    }
+
+    /// What the directories the watch limit left unwatched hold now is recorded before a
+    /// command runs (`unwatched`, G2).
+    fn verify_unwatched(&mut self) {
+        let who = self.who();
+        match unwatched::verify(&mut self.conn, &mut self.ctx, who) {
+            Ok(recorded) => {
+                self.since_trim += recorded.versions;
+                if !recorded.requeue.is_empty() {
+                    self.first_pending.get_or_insert_with(Instant::now);
+                    self.pending.extend(recorded.requeue);
+                }
+                if !recorded.failed.is_empty() {
+                    let mut failed = recorded.failed;
+                    failed.extend(self.unrecorded.take().into_iter().flat_map(|u| u.paths));
+                    self.storage_outcome(failed, recorded.fault);
+                }
+            }
+            Err(err) => {
+                // What the walk would have recorded is owed: the whole rescan runs again
+                // before the next command, which is refused until it succeeds (G12).
+                let fault = batch_fault(&err);
+                self.ctx.stats.storage_failed(&fault);
+                self.ctx.stats.set_storage(Some((&fault, &[])));
+                self.unrecorded = Some(Unrecorded {
+                    fault,
+                    paths: Vec::new(),
+                });
+                self.rescan_owed = true;
+            }
         }
     }
 

@@ -48,6 +48,7 @@ fn text_or(value: &Value, absent: &str) -> String {
 
 pub fn status(a: &Value) {
     let w = &a["watcher"];
+    workspace_lost(&a["workspace_lost"]);
     println!("root:          {}", text(&a["root"]));
     println!("state:         {}", text(&a["state_dir"]));
     println!("daemon:        pid {}, version {}", a["pid"], text(&a["version"]));
@@ -92,6 +93,7 @@ pub fn status(a: &Value) {
             text(&storage["remedy"])
         );
     }
+    unwatched(w);
     if !w["degraded"].is_null() {
         println!("degraded:      {}", text(&w["degraded"]));
     }
@@ -105,6 +107,41 @@ pub fn status(a: &Value) {
             text(&r["operation"]),
             r["rollback_id"],
             text(&r["note"])
+        );
+    }
+}
+
+/// The first lines of `status` when the root is lost: what happened and what to do.
+fn workspace_lost(lost: &Value) {
+    if !lost.is_object() {
+        return;
+    }
+    println!(
+        "WORKSPACE LOST: {} {} (noticed {}).",
+        text(&lost["root"]),
+        text(&lost["what"]),
+        text(&lost["since"])
+    );
+    println!(
+        "capture:       stopped; turn markers, rollbacks, undo and redo are refused, nothing is written"
+    );
+    println!("what to do:    {}", text(&lost["remedy"]));
+}
+
+/// The directories the inotify watch limit left unwatched, and the cost of walking them.
+fn unwatched(w: &Value) {
+    if w["unwatched_dirs"].as_u64().unwrap_or(0) == 0 {
+        return;
+    }
+    println!(
+        "unwatched:     {} dirs over the inotify watch limit: raise fs.inotify.max_user_watches",
+        w["unwatched_dirs"]
+    );
+    let v = &w["last_unwatched_verify"];
+    if v.is_object() {
+        println!(
+            "               verified by a stat walk at every marker and rollback: last {} ms ({} paths walked, {} versions recorded)",
+            v["ms"], v["walked"], v["recorded"]
         );
     }
 }

@@ -229,5 +229,6 @@ fn turn_error(err: TurnError) -> RollbackError {
         TurnError::Store(e) => RollbackError::Store(e),
         TurnError::Unrecorded(u) => RollbackError::Unrecorded(u),
         TurnError::Unavailable => RollbackError::Unavailable,
+        TurnError::WorkspaceLost(message) => RollbackError::WorkspaceLost(message),
     }
 }

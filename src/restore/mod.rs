@@ -139,6 +139,9 @@ pub enum RollbackError {
     Failed(Box<finish::Failure>),
     #[error("the daemon is shutting down")]
     Unavailable,
+    /// The workspace root was moved away, removed or replaced: nothing is written.
+    #[error("{0}")]
+    WorkspaceLost(String),
 }
 
 /// The names of one rollback's temp files (CRASH-06, issue 14.3 and 14.9): the journal names

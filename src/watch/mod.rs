@@ -8,7 +8,7 @@
 
 pub mod filter;
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -65,6 +65,10 @@ impl HintSender {
             return;
         }
         for abs in &event.paths {
+            if abs == &self.root {
+                let _ = self.tx.send(Msg::RootChanged);
+                continue;
+            }
             let Some(rel) = RelPath::from_abs(&self.root, abs) else {
                 continue;
             };
@@ -82,8 +86,7 @@ impl HintSender {
 
     fn forward_error(&self, err: notify::Error) {
         if matches!(err.kind, notify::ErrorKind::MaxFilesWatch) {
-            self.stats
-                .set_degraded("watch_limit: raise fs.inotify.max_user_watches");
+            self.stats.set_degraded(WATCH_LIMIT);
         }
         self.stats.set_error(format!("watcher: {err}"));
         self.request_rescan();
@@ -96,11 +99,19 @@ impl HintSender {
     }
 }
 
-/// The directories under watch, owned by the capture worker.
+/// What `status` says while the watch limit leaves directories unwatched.
+pub const WATCH_LIMIT: &str = "watch_limit: raise fs.inotify.max_user_watches \
+    (sysctl -w fs.inotify.max_user_watches=524288); until then the directories it left \
+    unwatched are verified by a stat walk at every turn marker and rollback";
+
+/// The directories under watch, owned by the capture worker, and those the inotify watch
+/// limit left unwatched: nothing reports their changes, so `capture::unwatched` walks them at
+/// every marker (G2).
 pub struct Watches {
     root: PathBuf,
     inner: INotifyWatcher,
     watched: HashSet<RelPath>,
+    unwatched: BTreeSet<RelPath>,
     stats: Arc<Stats>,
 }
 
@@ -115,6 +126,7 @@ impl Watches {
             root,
             inner,
             watched: HashSet::new(),
+            unwatched: BTreeSet::new(),
             stats,
         };
         watches
@@ -139,33 +151,46 @@ impl Watches {
                 .map(|d| PathOp::watch_non_recursive(d.to_abs(&self.root)))
                 .collect();
             let Err(err) = self.inner.update_paths(ops) else {
-                self.watched.extend(todo.drain(..).cloned());
+                self.armed(todo.drain(..));
                 break;
             };
             let applied = match err.origin {
                 Some(_) => todo.len().saturating_sub(err.remaining.len() + 1),
                 None => 0,
             };
-            self.watched.extend(todo.drain(..applied).cloned());
+            self.armed(todo.drain(..applied));
             let failed = todo.first().copied().unwrap_or(first);
-            let stop = err.origin.is_none() || matches!(err.source.kind, notify::ErrorKind::MaxFilesWatch);
-            self.watch_failed(failed, err.source);
-            if stop {
+            if matches!(err.source.kind, notify::ErrorKind::MaxFilesWatch) {
+                // The limit holds for the rest of the batch too: none of it is watched.
+                self.unwatched.extend(todo.drain(..).cloned());
+                self.stats.set_degraded(WATCH_LIMIT);
+                break;
+            }
+            tracing::debug!(dir = %failed, error = %err.source, "could not watch a directory");
+            if err.origin.is_none() {
                 break;
             }
             todo.remove(0);
         }
+        self.count();
+    }
+
+    fn armed<'a>(&mut self, dirs: impl Iterator<Item = &'a RelPath>) {
+        for dir in dirs {
+            self.unwatched.remove(dir);
+            self.watched.insert(dir.clone());
+        }
+    }
+
+    fn count(&self) {
         self.stats
             .watched_dirs
             .store(self.watched.len() + 1, Ordering::Relaxed);
-    }
-
-    fn watch_failed(&self, dir: &RelPath, err: notify::Error) {
-        if matches!(err.kind, notify::ErrorKind::MaxFilesWatch) {
-            self.stats
-                .set_degraded("watch_limit: raise fs.inotify.max_user_watches");
-        } else {
-            tracing::debug!(dir = %dir, error = %err, "could not watch a directory");
+        self.stats
+            .unwatched_dirs
+            .store(self.unwatched.len(), Ordering::Relaxed);
+        if self.unwatched.is_empty() {
+            self.stats.clear_degraded(WATCH_LIMIT);
         }
     }
 
@@ -181,12 +206,34 @@ impl Watches {
             self.watched.remove(&path);
             let _ = self.inner.unwatch(&path.to_abs(&self.root));
         }
-        self.stats
-            .watched_dirs
-            .store(self.watched.len() + 1, Ordering::Relaxed);
+        self.unwatched.retain(|u| !u.starts_with(dir));
+        self.count();
     }
 
     pub fn is_watched(&self, dir: &RelPath) -> bool {
         self.watched.contains(dir)
+    }
+
+    /// The directories the watch limit left unwatched that lie beneath no other such
+    /// directory, in the order of the paths beneath them (`dir/` sorts apart from `dir`: `a-b/`
+    /// comes before `a/`). A walk of each covers every unwatched directory.
+    pub fn unwatched_tops(&self) -> Vec<RelPath> {
+        let beneath_another = |dir: &RelPath| {
+            std::iter::successors(dir.parent(), RelPath::parent).any(|up| self.unwatched.contains(&up))
+        };
+        let mut tops: Vec<RelPath> = self
+            .unwatched
+            .iter()
+            .filter(|dir| !beneath_another(dir))
+            .cloned()
+            .collect();
+        tops.sort_by_key(RelPath::child_prefix);
+        tops
+    }
+
+    /// Forgets an unwatched directory that is no longer a directory.
+    pub fn forget_unwatched(&mut self, dir: &RelPath) {
+        self.unwatched.retain(|u| !u.starts_with(dir));
+        self.count();
     }
 }

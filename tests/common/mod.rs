@@ -1198,3 +1198,56 @@ impl Drop for Strace {
         self.child.wait().ok();
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Daemons run through a wrapper (a user namespace, a resource limit)
+
+impl Workspace {
+    /// `PROGRAM ARGS... filewatchd serve --root ROOT --state-dir STATE`: the daemon started by
+    /// a wrapper (`unshare`, `prlimit`) that ends by running the rest of its arguments, with
+    /// this workspace's environment.
+    pub fn wrapped_serve(&self, program: &str, args: &[&str]) -> Command {
+        let env = self.command();
+        let mut wrapped = Command::new(program);
+        wrapped.args(args).arg(BIN).args(self.serve_args());
+        for (name, value) in env.get_envs() {
+            match value {
+                Some(value) => wrapped.env(name, value),
+                None => wrapped.env_remove(name),
+            };
+        }
+        wrapped.current_dir(&self.root);
+        wrapped
+    }
+}
+
+impl Daemon {
+    /// Starts `cmd` (from `Workspace::wrapped_serve`), which must exec the daemon in its own
+    /// process (the pid in `daemon.json` is the child's), and waits until it answers.
+    pub fn start_command(ws: &Workspace, cmd: Command) -> Daemon {
+        Daemon::spawn(cmd, StateLocation::Dir(ws.state_dir().to_path_buf()))
+    }
+}
+
+/// Whether `unshare -Ur` works here and lets a shell inside set its own inotify watch limit
+/// (`user.max_inotify_watches` is per user namespace); prints why not when it does not.
+pub fn user_namespace_watch_limit_works() -> bool {
+    let probe = Command::new("unshare")
+        .args(["-Ur", "sh", "-c", "echo 50 > /proc/sys/user/max_inotify_watches"])
+        .stdin(Stdio::null())
+        .output();
+    match probe {
+        Ok(out) if out.status.success() => true,
+        Ok(out) => {
+            eprintln!(
+                "skipped: cannot set an inotify watch limit in a user namespace: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+            false
+        }
+        Err(err) => {
+            eprintln!("skipped: cannot run unshare: {err}");
+            false
+        }
+    }
+}

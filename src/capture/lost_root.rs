@@ -1,0 +1,95 @@
+//! The workspace root lost while the daemon runs (`mv ws ws.moved && mkdir ws`, `rm -rf ws`):
+//! every read goes through the root's descriptor, every cookie and walk through its path, so
+//! once the two name different directories the daemon would record one tree as the other and
+//! roll back files outside the root. The worker checks at every command, before every batch it
+//! records and on the watcher's events for the root itself (a removed root held open sends
+//! none: the removals of its children lead to a batch first); once lost, capture stops for good, every command that would
+//! write answers `workspace_lost`, and reads of the history keep working.
+
+use std::os::fd::AsRawFd;
+use std::path::PathBuf;
+
+use rustix::fs::{AtFlags, Stat};
+use rustix::io::Errno;
+
+use super::read::RootDir;
+use super::{Command, TurnError};
+use crate::paths::RelPath;
+use crate::restore::RollbackError;
+use crate::stats::WorkspaceLost;
+
+/// What became of the root, or `None` while its path still names the directory held open.
+pub fn check(root: &RootDir) -> Option<WorkspaceLost> {
+    let held = match rustix::fs::fstat(root.fd()) {
+        Ok(held) => held,
+        Err(err) => return Some(lost(root, format!("can no longer be examined ({err})"))),
+    };
+    let now = rustix::fs::lstat(&root.path);
+    if now.as_ref().is_ok_and(|now| same_inode(now, &held)) {
+        return None;
+    }
+    let moved = (held.st_nlink > 0).then(|| held_at(root)).flatten();
+    let gone = match moved {
+        Some(to) if to != root.path => format!("was moved to {}", to.display()),
+        _ if held.st_nlink == 0 => "was removed".to_string(),
+        _ => "was moved away".to_string(),
+    };
+    let standing = match now {
+        Err(Errno::NOENT) => "nothing stands at its path now".to_string(),
+        Err(err) => format!("its path cannot be examined ({err})"),
+        Ok(_) => "another directory (or file) stands at its path now".to_string(),
+    };
+    Some(lost(root, format!("{gone}, and {standing}")))
+}
+
+fn same_inode(a: &Stat, b: &Stat) -> bool {
+    a.st_dev == b.st_dev && a.st_ino == b.st_ino
+}
+
+/// Where the directory held open is now, as the kernel names it.
+fn held_at(root: &RootDir) -> Option<PathBuf> {
+    std::fs::read_link(format!("/proc/self/fd/{}", root.fd().as_raw_fd())).ok()
+}
+
+fn lost(root: &RootDir, what: String) -> WorkspaceLost {
+    let shown = root.path.display();
+    WorkspaceLost {
+        root: shown.to_string(),
+        what,
+        since: crate::model::format_time(crate::model::now_ms()),
+        remedy: format!(
+            "The recorded history can still be read (log, show, history). To record again, stop \
+             this daemon (filewatchd stop, or SIGTERM); then either move the directory back to \
+             {shown} and start filewatchd there, or start it in the new {shown}: what differs from \
+             the history is then recorded as changed while the daemon was not running (offline)"
+        ),
+    }
+}
+
+/// Answers a command that cannot run: markers and rollbacks with `workspace_lost`; a sync (a
+/// read of the history waiting for earlier writes) at once, since nothing more is recorded;
+/// garbage collection by dropping its reply (the API says `workspace_lost`).
+pub fn refuse(command: Command, lost: &WorkspaceLost) {
+    let message = lost.message();
+    match command {
+        Command::TurnStart { reply, .. } => {
+            let _ = reply.send(Err(TurnError::WorkspaceLost(message)));
+        }
+        Command::TurnEnd { reply, .. } | Command::Fork { reply, .. } => {
+            let _ = reply.send(Err(TurnError::WorkspaceLost(message)));
+        }
+        Command::Rollback { reply, .. } => {
+            let _ = reply.send(Err(RollbackError::WorkspaceLost(message)));
+        }
+        Command::Sync { reply } => {
+            let _ = reply.send(());
+        }
+        Command::Gc { .. } => {}
+    }
+}
+
+/// Removes a barrier cookie planted before the root was lost, from the directory it was
+/// planted in (through the descriptor), never from whatever now stands at the root's path.
+pub fn remove_cookie(root: &RootDir, cookie: &RelPath) {
+    let _ = rustix::fs::unlinkat(root.fd(), cookie.as_path(), AtFlags::empty());
+}
