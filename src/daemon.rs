@@ -12,6 +12,7 @@ use crate::api::{self, AppState};
 use crate::capture::read::RootDir;
 use crate::capture::{Context, Worker};
 use crate::config::Config;
+use crate::instance::{self, Holder, Refusal, TreeLock};
 use crate::state::{self, DaemonInfo, StateDir};
 use crate::stats::Stats;
 use crate::store::blobs::BlobDir;
@@ -54,7 +55,7 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
     crate::capture::limit_malloc_arenas();
     let (root, dir) = locate(options.root.as_deref(), options.state_dir.as_deref())?;
     let config = Config::load(&root, options.config.as_deref())?;
-    refuse_overlap(&root, &dir)?;
+    let _tree_lock = lock_tree(&root, &dir)?;
     let state_dir = StateDir::acquire(dir, &root)?;
     if unjournaled::discard_interrupted(&state_dir.db_path()).context("cannot remove an unfinished index")? {
         tracing::warn!("the first index was interrupted: indexing again from the start");
@@ -100,35 +101,51 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
     served
 }
 
-/// One daemon per tree: refuses to start for a watched workspace, inside one, or around one.
-fn refuse_overlap(root: &Path, own: &Path) -> anyhow::Result<()> {
-    let Some(other) = state::state_home()
-        .ok()
-        .and_then(|home| state::overlapping_daemon(&home, root, own))
-    else {
-        return Ok(());
+/// One daemon per tree, machine-wide: takes the tree's lock (`instance`), then refuses to
+/// start inside or around a watched tree, naming the other daemon. A lock that cannot be used
+/// at all (another user's, an unsafe lock directory) is reported and the start goes on: the
+/// state directory's own lock still keeps out a second daemon of the same state.
+fn lock_tree(root: &Path, state_dir: &Path) -> anyhow::Result<Option<TreeLock>> {
+    let lock = match TreeLock::acquire(root, state_dir) {
+        Ok(lock) => Some(lock),
+        Err(Refusal::Held(holder)) => anyhow::bail!(refusal(root, holder.as_ref())),
+        Err(Refusal::Unusable(why)) => {
+            tracing::warn!(%why, "cannot take the machine-wide lock of the workspace: a daemon with another state directory would not be seen");
+            None
+        }
     };
-    let (here, theirs) = (root.display(), other.root.display());
-    let (who, stop) = match &other.info {
-        Some(info) => (
-            format!("filewatchd (pid {}, {})", info.pid, info.url),
-            format!("Stop it first (kill {})", info.pid),
-        ),
-        None => (
-            "a filewatchd that is still indexing".to_string(),
-            "Stop it first".to_string(),
-        ),
+    if let Some(other) = instance::overlapping(root) {
+        anyhow::bail!(refusal(root, Some(&other)));
+    }
+    Ok(lock)
+}
+
+/// Why this daemon does not start: `other` watches `root`, a tree holding it or one inside it.
+fn refusal(root: &Path, other: Option<&Holder>) -> String {
+    let here = root.display();
+    let Some(other) = other else {
+        return format!("another filewatchd already watches {here} (it is still starting). Stop it first");
     };
+    let who = match &other.url {
+        Some(url) => format!("filewatchd (pid {}, {url})", other.pid),
+        None => "a filewatchd that is still indexing".to_string(),
+    };
+    let (theirs, pid) = (other.root.display(), other.pid);
+    let detail = match &other.url {
+        Some(_) => format!("state in {}", other.state_dir.display()),
+        None => format!("pid {pid}, state in {}", other.state_dir.display()),
+    };
+    let stop = format!("Stop it first (kill {pid})");
     if other.root == root {
-        anyhow::bail!("{who} already watches {here} with another state directory. {stop}");
+        return format!("{who} already watches {here} ({detail}). {stop}");
     }
     if root.starts_with(&other.root) {
-        anyhow::bail!(
-            "{who} already watches {theirs}, which holds {here}: its history covers this directory, and the CLI finds it from here. {stop} to watch only this directory"
+        return format!(
+            "{who} already watches {theirs} ({detail}), which holds {here}: its history covers this directory, and the CLI finds it from here. {stop} to watch only this directory"
         );
     }
-    anyhow::bail!(
-        "{who} already watches {theirs}, inside {here}: two daemons would each record the other's turns as outside work. {stop}"
+    format!(
+        "{who} already watches {theirs} ({detail}), inside {here}: two daemons would each record the other's turns as outside work. {stop}"
     )
 }
 

@@ -42,8 +42,9 @@
 //!   content behind the barrier; [`cli`]: the command line of 5.3; [`hook`]: the agents' hook
 //!   adapters and their installer (5.4, 9); [`daemon`]: starts everything and
 //!   shuts it down on one signal.
-//! - [`state`]: the state directory (lock, the root it watches, token, `daemon.json`), and one
-//!   daemon per tree; [`config`]: `.filewatchd.toml`;
+//! - [`state`]: the state directory (lock, the root it watches, token, `daemon.json`);
+//!   [`instance`]: one daemon per tree, machine-wide (a lock named by the root's device and
+//!   inode, whatever the state directory); [`config`]: `.filewatchd.toml`;
 //!   [`paths`]: workspace-relative byte paths and their lossless text form; [`model`]: the
 //!   words of PRODUCT.md 2 as types; [`stats`]: report-and-continue counters for `status`.
 
@@ -54,6 +55,7 @@ pub mod config;
 pub mod daemon;
 pub mod history;
 pub mod hook;
+pub mod instance;
 pub mod model;
 pub mod paths;
 pub mod restore;

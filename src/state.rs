@@ -109,42 +109,6 @@ impl StateDir {
     }
 }
 
-/// A live daemon of another state directory under the same state home.
-pub struct Neighbour {
-    /// The workspace it watches.
-    pub root: PathBuf,
-    /// Its `daemon.json`; `None` while it is still indexing.
-    pub info: Option<DaemonInfo>,
-}
-
-/// A live daemon under the same state home, other than the one `own` would hold, whose
-/// workspace is `root`, holds it or lies inside it: two such daemons would each record the
-/// other's agents' writes as work from outside their turns.
-pub fn overlapping_daemon(home: &Path, root: &Path, own: &Path) -> Option<Neighbour> {
-    let projects = std::fs::read_dir(home.join("projects")).ok()?;
-    projects
-        .flatten()
-        .map(|entry| entry.path())
-        .filter(|dir| dir != own)
-        .find_map(|dir| {
-            let theirs = watched_root(&dir)?;
-            let overlaps = root.starts_with(&theirs) || theirs.starts_with(root);
-            (overlaps && is_held(&dir)).then(|| Neighbour {
-                root: theirs,
-                info: read_info(&dir).ok(),
-            })
-        })
-}
-
-/// The workspace a state directory's daemon watches (or last watched).
-fn watched_root(dir: &Path) -> Option<PathBuf> {
-    use std::os::unix::ffi::OsStringExt;
-    match std::fs::read(dir.join("root")) {
-        Ok(bytes) => Some(PathBuf::from(std::ffi::OsString::from_vec(bytes))),
-        Err(_) => read_info(dir).ok().map(|info| info.root),
-    }
-}
-
 /// Whether a live daemon holds the directory's lock: a shared lock cannot be had beside its
 /// exclusive one, and the kernel drops that the moment the daemon dies.
 pub fn is_held(dir: &Path) -> bool {
