@@ -9,6 +9,7 @@ use anyhow::Context as _;
 use tokio::net::TcpListener;
 
 use crate::api::{self, AppState};
+use crate::capture::barrier;
 use crate::capture::read::RootDir;
 use crate::capture::{Context, Worker};
 use crate::config::Config;
@@ -17,7 +18,7 @@ use crate::state::{self, DaemonInfo, StateDir};
 use crate::stats::Stats;
 use crate::store::blobs::BlobDir;
 use crate::store::{db, unjournaled};
-use crate::watch::filter::IgnoreRules;
+use crate::watch::filter::{IgnoreRules, cookie_instance};
 use crate::watch::{HintSender, Watches};
 
 /// What `filewatchd serve` was asked to do.
@@ -64,6 +65,7 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
     let blobs = BlobDir::open(state_dir.blob_dir()).context("cannot open the blob store")?;
     blobs.remove_leftovers().context("cannot clean the blob store")?;
 
+    remove_stale_cookies(&root, &state_dir)?;
     let stats = Arc::new(Stats::default());
     let (tx, inbox) = mpsc::channel();
     let hints = HintSender::new(&root, tx.clone(), stats.clone());
@@ -147,6 +149,22 @@ fn refusal(root: &Path, other: Option<&Holder>) -> String {
     format!(
         "{who} already watches {theirs} ({detail}), inside {here}: two daemons would each record the other's turns as outside work. {stop}"
     )
+}
+
+/// Removes the cookies earlier daemons of this state directory left, and records this one's
+/// cookie instance before it plants any.
+fn remove_stale_cookies(root: &Path, state_dir: &StateDir) -> anyhow::Result<()> {
+    let mut instances = barrier::remove_stale_cookies(root, &state_dir.cookie_instances());
+    if !instances.is_empty() {
+        tracing::warn!(
+            ?instances,
+            "cannot remove cookies an earlier daemon left in the root"
+        );
+    }
+    instances.push(cookie_instance().to_string());
+    state_dir
+        .write_cookie_instances(&instances)
+        .context("cannot record the barrier's cookie instance")
 }
 
 async fn listen(

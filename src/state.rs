@@ -103,6 +103,22 @@ impl StateDir {
         write_atomic(&self.dir.join("daemon.json"), &json)
     }
 
+    /// The cookie instances (`watch::filter::cookie_instance`) of earlier daemons of this
+    /// state directory whose cookies may still lie in the root.
+    pub fn cookie_instances(&self) -> Vec<String> {
+        let text = std::fs::read_to_string(self.dir.join("cookies")).unwrap_or_default();
+        text.lines()
+            .map(str::to_string)
+            .filter(|l| !l.is_empty())
+            .collect()
+    }
+
+    /// Remembers `instances` durably: written before this daemon plants its first cookie, so
+    /// a cookie a crash leaves is always recognised as this state directory's own.
+    pub fn write_cookie_instances(&self, instances: &[String]) -> anyhow::Result<()> {
+        write_atomic(&self.dir.join("cookies"), instances.join("\n").as_bytes())
+    }
+
     /// Removes `daemon.json` at a clean shutdown so clients do not try a dead URL.
     pub fn remove_info(&self) {
         let _ = std::fs::remove_file(self.dir.join("daemon.json"));
