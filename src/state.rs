@@ -59,7 +59,7 @@ impl StateDir {
     /// It then says which workspace it watches (`root`), and drops a `daemon.json` an earlier,
     /// killed daemon left (the new one is written once it listens).
     pub fn acquire(dir: PathBuf, root: &Path) -> anyhow::Result<Self> {
-        std::fs::create_dir_all(&dir)
+        crate::store::create_dir_all_durably(&dir)
             .with_context(|| format!("cannot create state directory {}", dir.display()))?;
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
             .with_context(|| format!("cannot set permissions on {}", dir.display()))?;
