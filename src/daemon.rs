@@ -7,6 +7,7 @@ use std::sync::mpsc;
 
 use anyhow::Context as _;
 use tokio::net::TcpListener;
+use tokio::sync::oneshot;
 
 use crate::api::{self, AppState};
 use crate::capture::barrier;
@@ -83,10 +84,7 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
     eprintln!("filewatchd: indexing {}", root.display());
     let (worker, handle) = Worker::start(conn, check, ctx, (tx, inbox), queued, overflow)
         .context("indexing the workspace failed")?;
-    let worker_thread = std::thread::Builder::new()
-        .name("capture".into())
-        .spawn(move || worker.run())
-        .context("cannot start the capture thread")?;
+    let (worker_thread, capture_ended) = spawn_capture(worker, stats.clone())?;
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -94,13 +92,83 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
         .build()
         .context("cannot start the async runtime")?;
     let port = options.port.or(config.port).unwrap_or(0);
-    let served = runtime.block_on(listen(&root, &state_dir, port, handle.clone(), stats));
+    let live = Live {
+        worker: handle.clone(),
+        stats: stats.clone(),
+        capture_ended,
+    };
+    let served = runtime.block_on(listen(&root, &state_dir, port, live));
+    // Set only by the thread's end: before `shutdown` is sent, it ended on its own.
+    let died = stats.capture_stopped();
     handle.shutdown();
-    if worker_thread.join().is_err() {
-        tracing::error!("the capture thread panicked");
-    }
+    let joined = worker_thread.join();
     state_dir.remove_info();
+    if died || joined.is_err() {
+        let why = joined.err().map_or_else(
+            || "it ended on its own".to_string(),
+            |p| panic_message(p.as_ref()),
+        );
+        anyhow::bail!(
+            "the capture thread died ({why}), so nothing would be recorded: the daemon stopped. Start it again: it recovers as after a crash"
+        );
+    }
     served
+}
+
+/// What the HTTP side serves with: the worker, the counters, and word of the capture
+/// thread's end.
+struct Live {
+    worker: crate::capture::WorkerHandle,
+    stats: Arc<Stats>,
+    capture_ended: oneshot::Receiver<()>,
+}
+
+/// Runs the worker on its own thread. However the thread ends (a panic included), `status`
+/// stops calling the daemon healthy and the HTTP side is told to stop (issue 14 item 10):
+/// no daemon serves on whose capture is dead.
+fn spawn_capture(
+    worker: Worker,
+    stats: Arc<Stats>,
+) -> anyhow::Result<(std::thread::JoinHandle<()>, oneshot::Receiver<()>)> {
+    let (ended, capture_ended) = oneshot::channel();
+    let exit = CaptureExit {
+        stats,
+        ended: Some(ended),
+    };
+    let thread = std::thread::Builder::new()
+        .name("capture".into())
+        .spawn(move || {
+            let _exit = exit;
+            worker.run();
+        })
+        .context("cannot start the capture thread")?;
+    Ok((thread, capture_ended))
+}
+
+/// Dropped when the capture thread ends, by unwinding too.
+struct CaptureExit {
+    stats: Arc<Stats>,
+    ended: Option<oneshot::Sender<()>>,
+}
+
+impl Drop for CaptureExit {
+    fn drop(&mut self) {
+        self.stats.set_capture_stopped();
+        if let Some(ended) = self.ended.take() {
+            let _ = ended.send(());
+        }
+    }
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    let text = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned());
+    match text {
+        Some(text) => format!("it panicked: {text}"),
+        None => "it panicked".to_string(),
+    }
 }
 
 /// One daemon per tree, machine-wide: takes the tree's lock (`instance`), then refuses to
@@ -167,13 +235,12 @@ fn remove_stale_cookies(root: &Path, state_dir: &StateDir) -> anyhow::Result<()>
         .context("cannot record the barrier's cookie instance")
 }
 
-async fn listen(
-    root: &Path,
-    state_dir: &StateDir,
-    port: u16,
-    worker: crate::capture::WorkerHandle,
-    stats: Arc<Stats>,
-) -> anyhow::Result<()> {
+async fn listen(root: &Path, state_dir: &StateDir, port: u16, live: Live) -> anyhow::Result<()> {
+    let Live {
+        worker,
+        stats,
+        capture_ended,
+    } = live;
     let token = state_dir.write_token()?;
     let listener = TcpListener::bind(("127.0.0.1", port))
         .await
@@ -203,7 +270,13 @@ async fn listen(
         root.display(),
         state_dir.dir.display()
     );
-    api::serve::serve(listener, app, shutdown_signal()).await;
+    let stop = async {
+        tokio::select! {
+            () = shutdown_signal() => {}
+            _ = capture_ended => {}
+        }
+    };
+    api::serve::serve(listener, app, stop).await;
     tracing::info!("shutting down");
     Ok(())
 }

@@ -41,7 +41,8 @@
 //!   connection cap, header and body timeouts), each answer read in one snapshot, history and
 //!   content behind the barrier; [`cli`]: the command line of 5.3; [`hook`]: the agents' hook
 //!   adapters and their installer (5.4, 9); [`daemon`]: starts everything and
-//!   shuts it down on one signal.
+//!   shuts it down on one signal, or with a non-zero exit when the capture thread dies (no
+//!   daemon serves on whose capture is dead).
 //! - [`state`]: the state directory (lock, the root it watches, token, `daemon.json`);
 //!   [`instance`]: one daemon per tree, machine-wide (a lock named by the root's device and
 //!   inode, whatever the state directory); [`config`]: `.filewatchd.toml`;

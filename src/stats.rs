@@ -2,7 +2,7 @@
 //! `status`.
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 #[derive(Default)]
 pub struct Stats {
@@ -20,6 +20,8 @@ pub struct Stats {
     last_error: Mutex<Option<String>>,
     degraded: Mutex<Option<String>>,
     last_rescan: Mutex<Option<RescanReport>>,
+    /// The capture thread has ended: nothing is recorded any more (the daemon is stopping).
+    capture_stopped: AtomicBool,
 }
 
 /// What the latest rescan (start-up walk, lost events, ignore-file change) did and how long
@@ -55,6 +57,14 @@ impl Stats {
         if let Ok(mut slot) = self.last_rescan.lock() {
             *slot = Some(report);
         }
+    }
+
+    pub fn set_capture_stopped(&self) {
+        self.capture_stopped.store(true, Ordering::Release);
+    }
+
+    pub fn capture_stopped(&self) -> bool {
+        self.capture_stopped.load(Ordering::Acquire)
     }
 
     pub fn last_error(&self) -> Option<String> {
