@@ -32,9 +32,20 @@ pub struct Holder {
     pub url: Option<String>,
 }
 
-/// The lock of the tree this daemon watches, held until the process ends.
+/// The lock of the tree this daemon watches, held until the process ends. A clean exit
+/// removes the file while still holding it; a locker checks, once it holds a lock, that the
+/// file is still the one at the path (else it was removed meanwhile and it tries again).
 pub struct TreeLock {
-    _file: File,
+    file: File,
+    path: PathBuf,
+}
+
+impl Drop for TreeLock {
+    fn drop(&mut self) {
+        if is_at_path(&self.file, &self.path) {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
 }
 
 /// Why the lock of a tree could not be had.
@@ -50,20 +61,7 @@ impl TreeLock {
     pub fn acquire(root: &Path, state_dir: &Path) -> Result<Self, Refusal> {
         let dir = lock_dir().map_err(Refusal::Unusable)?;
         let path = lock_path(&dir, root).map_err(|e| Refusal::Unusable(e.to_string()))?;
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o644)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&path)
-            .map_err(|e| Refusal::Unusable(format!("cannot open {}: {e}", path.display())))?;
-        match set_write_lock(&file) {
-            Ok(true) => {}
-            Ok(false) => return Err(Refusal::Held(read_holder(&path))),
-            Err(e) => return Err(Refusal::Unusable(format!("cannot lock {}: {e}", path.display()))),
-        }
+        let file = lock_file(&path)?;
         let holder = Holder {
             pid: std::process::id(),
             root: root.to_path_buf(),
@@ -72,7 +70,43 @@ impl TreeLock {
         };
         write_note(&file, &holder)
             .map_err(|e| Refusal::Unusable(format!("cannot write {}: {e}", path.display())))?;
-        Ok(Self { _file: file })
+        Ok(Self { file, path })
+    }
+}
+
+/// Opens and write-locks the lock file at `path`, again if a clean exit removed the one it
+/// opened before it got the lock.
+fn lock_file(path: &Path) -> Result<File, Refusal> {
+    let unusable =
+        |what: &str, e: io::Error| Refusal::Unusable(format!("cannot {what} {}: {e}", path.display()));
+    for _ in 0..8 {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o644)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(path)
+            .map_err(|e| unusable("open", e))?;
+        match set_write_lock(&file) {
+            Ok(true) if is_at_path(&file, path) => return Ok(file),
+            Ok(true) => continue,
+            Ok(false) => return Err(Refusal::Held(read_holder(path))),
+            Err(e) => return Err(unusable("lock", e)),
+        }
+    }
+    Err(Refusal::Unusable(format!(
+        "{} keeps being replaced",
+        path.display()
+    )))
+}
+
+/// Whether `path` still names the open `file`.
+fn is_at_path(file: &File, path: &Path) -> bool {
+    match (file.metadata(), std::fs::symlink_metadata(path)) {
+        (Ok(open), Ok(named)) => open.dev() == named.dev() && open.ino() == named.ino(),
+        _ => false,
     }
 }
 
@@ -206,7 +240,9 @@ mod tests {
         let sub = root.join("sub");
         std::fs::create_dir(&sub).expect("mkdir");
         assert_eq!(overlapping(&sub).map(|h| h.root), Some(root.clone()));
+        let path = lock.path.clone();
         drop(lock);
         assert!(overlapping(&sub).is_none(), "a released lock still counts");
+        assert!(!path.exists(), "a released lock leaves its file");
     }
 }
