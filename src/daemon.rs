@@ -98,21 +98,31 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
         capture_ended,
     };
     let served = runtime.block_on(listen(&root, &state_dir, port, live));
+    let stopped = stop_capture(&handle, worker_thread, &stats);
+    state_dir.remove_info();
+    stopped.and(served)
+}
+
+/// Stops the capture worker and joins its thread: an error when it had died on its own.
+fn stop_capture(
+    handle: &crate::capture::WorkerHandle,
+    thread: std::thread::JoinHandle<()>,
+    stats: &Stats,
+) -> anyhow::Result<()> {
     // Set only by the thread's end: before `shutdown` is sent, it ended on its own.
     let died = stats.capture_stopped();
     handle.shutdown();
-    let joined = worker_thread.join();
-    state_dir.remove_info();
-    if died || joined.is_err() {
-        let why = joined.err().map_or_else(
-            || "it ended on its own".to_string(),
-            |p| panic_message(p.as_ref()),
-        );
-        anyhow::bail!(
-            "the capture thread died ({why}), so nothing would be recorded: the daemon stopped. Start it again: it recovers as after a crash"
-        );
+    let joined = thread.join();
+    if !died && joined.is_ok() {
+        return Ok(());
     }
-    served
+    let why = joined.err().map_or_else(
+        || "it ended on its own".to_string(),
+        |p| panic_message(p.as_ref()),
+    );
+    anyhow::bail!(
+        "the capture thread died ({why}), so nothing would be recorded: the daemon stopped. Start it again: it recovers as after a crash"
+    )
 }
 
 /// What the HTTP side serves with: the worker, the counters, and word of the capture
