@@ -7,16 +7,19 @@ use std::sync::mpsc;
 
 use anyhow::Context as _;
 use tokio::net::TcpListener;
+use tokio::sync::oneshot;
 
 use crate::api::{self, AppState};
+use crate::capture::barrier;
 use crate::capture::read::RootDir;
 use crate::capture::{Context, Worker};
 use crate::config::Config;
+use crate::instance::{self, Holder, Refusal, TreeLock};
 use crate::state::{self, DaemonInfo, StateDir};
 use crate::stats::Stats;
 use crate::store::blobs::BlobDir;
 use crate::store::{db, unjournaled};
-use crate::watch::filter::IgnoreRules;
+use crate::watch::filter::{IgnoreRules, cookie_instance};
 use crate::watch::{HintSender, Watches};
 
 /// What `filewatchd serve` was asked to do.
@@ -55,7 +58,7 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
     crate::store::fault::survive_file_size_limit();
     let (root, dir) = locate(options.root.as_deref(), options.state_dir.as_deref())?;
     let config = Config::load(&root, options.config.as_deref())?;
-    refuse_overlap(&root, &dir)?;
+    let _tree_lock = lock_tree(&root, &dir)?;
     let state_dir = StateDir::acquire(dir, &root)?;
     if unjournaled::discard_interrupted(&state_dir.db_path()).context("cannot remove an unfinished index")? {
         tracing::warn!("the first index was interrupted: indexing again from the start");
@@ -64,6 +67,7 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
     let blobs = BlobDir::open(state_dir.blob_dir()).context("cannot open the blob store")?;
     blobs.remove_leftovers().context("cannot clean the blob store")?;
 
+    remove_stale_cookies(&root, &state_dir)?;
     let stats = Arc::new(Stats::default());
     let (tx, inbox) = mpsc::channel();
     let hints = HintSender::new(&root, tx.clone(), stats.clone());
@@ -81,10 +85,7 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
     eprintln!("filewatchd: indexing {}", root.display());
     let (worker, handle) = Worker::start(conn, check, ctx, (tx, inbox), queued, overflow)
         .context("indexing the workspace failed")?;
-    let worker_thread = std::thread::Builder::new()
-        .name("capture".into())
-        .spawn(move || worker.run())
-        .context("cannot start the capture thread")?;
+    let (worker_thread, capture_ended) = spawn_capture(worker, stats.clone())?;
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -92,54 +93,165 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
         .build()
         .context("cannot start the async runtime")?;
     let port = options.port.or(config.port).unwrap_or(0);
-    let served = runtime.block_on(listen(&root, &state_dir, port, handle.clone(), stats));
-    handle.shutdown();
-    if worker_thread.join().is_err() {
-        tracing::error!("the capture thread panicked");
-    }
+    let live = Live {
+        worker: handle.clone(),
+        stats: stats.clone(),
+        capture_ended,
+    };
+    let served = runtime.block_on(listen(&root, &state_dir, port, live));
+    let stopped = stop_capture(&handle, worker_thread, &stats);
     state_dir.remove_info();
-    served
+    stopped.and(served)
 }
 
-/// One daemon per tree: refuses to start for a watched workspace, inside one, or around one.
-fn refuse_overlap(root: &Path, own: &Path) -> anyhow::Result<()> {
-    let Some(other) = state::state_home()
-        .ok()
-        .and_then(|home| state::overlapping_daemon(&home, root, own))
-    else {
+/// Stops the capture worker and joins its thread: an error when it had died on its own.
+fn stop_capture(
+    handle: &crate::capture::WorkerHandle,
+    thread: std::thread::JoinHandle<()>,
+    stats: &Stats,
+) -> anyhow::Result<()> {
+    // Set only by the thread's end: before `shutdown` is sent, it ended on its own.
+    let died = stats.capture_stopped();
+    handle.shutdown();
+    let joined = thread.join();
+    if !died && joined.is_ok() {
         return Ok(());
-    };
-    let (here, theirs) = (root.display(), other.root.display());
-    let (who, stop) = match &other.info {
-        Some(info) => (
-            format!("filewatchd (pid {}, {})", info.pid, info.url),
-            format!("Stop it first (kill {})", info.pid),
-        ),
-        None => (
-            "a filewatchd that is still indexing".to_string(),
-            "Stop it first".to_string(),
-        ),
-    };
-    if other.root == root {
-        anyhow::bail!("{who} already watches {here} with another state directory. {stop}");
     }
-    if root.starts_with(&other.root) {
-        anyhow::bail!(
-            "{who} already watches {theirs}, which holds {here}: its history covers this directory, and the CLI finds it from here. {stop} to watch only this directory"
-        );
-    }
+    let why = joined.err().map_or_else(
+        || "it ended on its own".to_string(),
+        |p| panic_message(p.as_ref()),
+    );
     anyhow::bail!(
-        "{who} already watches {theirs}, inside {here}: two daemons would each record the other's turns as outside work. {stop}"
+        "the capture thread died ({why}), so nothing would be recorded: the daemon stopped. Start it again: it recovers as after a crash"
     )
 }
 
-async fn listen(
-    root: &Path,
-    state_dir: &StateDir,
-    port: u16,
+/// What the HTTP side serves with: the worker, the counters, and word of the capture
+/// thread's end.
+struct Live {
     worker: crate::capture::WorkerHandle,
     stats: Arc<Stats>,
-) -> anyhow::Result<()> {
+    capture_ended: oneshot::Receiver<()>,
+}
+
+/// Runs the worker on its own thread. However the thread ends (a panic included), `status`
+/// stops calling the daemon healthy and the HTTP side is told to stop (issue 14 item 10):
+/// no daemon serves on whose capture is dead.
+fn spawn_capture(
+    worker: Worker,
+    stats: Arc<Stats>,
+) -> anyhow::Result<(std::thread::JoinHandle<()>, oneshot::Receiver<()>)> {
+    let (ended, capture_ended) = oneshot::channel();
+    let exit = CaptureExit {
+        stats,
+        ended: Some(ended),
+    };
+    let thread = std::thread::Builder::new()
+        .name("capture".into())
+        .spawn(move || {
+            let _exit = exit;
+            worker.run();
+        })
+        .context("cannot start the capture thread")?;
+    Ok((thread, capture_ended))
+}
+
+/// Dropped when the capture thread ends, by unwinding too.
+struct CaptureExit {
+    stats: Arc<Stats>,
+    ended: Option<oneshot::Sender<()>>,
+}
+
+impl Drop for CaptureExit {
+    fn drop(&mut self) {
+        self.stats.set_capture_stopped();
+        if let Some(ended) = self.ended.take() {
+            let _ = ended.send(());
+        }
+    }
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    let text = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned());
+    match text {
+        Some(text) => format!("it panicked: {text}"),
+        None => "it panicked".to_string(),
+    }
+}
+
+/// One daemon per tree, machine-wide: takes the tree's lock (`instance`), then refuses to
+/// start inside or around a watched tree, naming the other daemon. A lock that cannot be used
+/// at all (another user's, an unsafe lock directory) is reported and the start goes on: the
+/// state directory's own lock still keeps out a second daemon of the same state.
+fn lock_tree(root: &Path, state_dir: &Path) -> anyhow::Result<Option<TreeLock>> {
+    let lock = match TreeLock::acquire(root, state_dir) {
+        Ok(lock) => Some(lock),
+        Err(Refusal::Held(holder)) => anyhow::bail!(refusal(root, holder.as_ref())),
+        Err(Refusal::Unusable(why)) => {
+            tracing::warn!(%why, "cannot take the machine-wide lock of the workspace: a daemon with another state directory would not be seen");
+            None
+        }
+    };
+    if let Some(other) = instance::overlapping(root) {
+        anyhow::bail!(refusal(root, Some(&other)));
+    }
+    Ok(lock)
+}
+
+/// Why this daemon does not start: `other` watches `root`, a tree holding it or one inside it.
+fn refusal(root: &Path, other: Option<&Holder>) -> String {
+    let here = root.display();
+    let Some(other) = other else {
+        return format!("another filewatchd already watches {here} (it is still starting). Stop it first");
+    };
+    let who = match &other.url {
+        Some(url) => format!("filewatchd (pid {}, {url})", other.pid),
+        None => "a filewatchd that is still indexing".to_string(),
+    };
+    let (theirs, pid) = (other.root.display(), other.pid);
+    let detail = match &other.url {
+        Some(_) => format!("state in {}", other.state_dir.display()),
+        None => format!("pid {pid}, state in {}", other.state_dir.display()),
+    };
+    let stop = format!("Stop it first (kill {pid})");
+    if other.root == root {
+        return format!("{who} already watches {here} ({detail}). {stop}");
+    }
+    if root.starts_with(&other.root) {
+        return format!(
+            "{who} already watches {theirs} ({detail}), which holds {here}: its history covers this directory, and the CLI finds it from here. {stop} to watch only this directory"
+        );
+    }
+    format!(
+        "{who} already watches {theirs} ({detail}), inside {here}: two daemons would each record the other's turns as outside work. {stop}"
+    )
+}
+
+/// Removes the cookies earlier daemons of this state directory left, and records this one's
+/// cookie instance before it plants any.
+fn remove_stale_cookies(root: &Path, state_dir: &StateDir) -> anyhow::Result<()> {
+    let mut instances = barrier::remove_stale_cookies(root, &state_dir.cookie_instances());
+    if !instances.is_empty() {
+        tracing::warn!(
+            ?instances,
+            "cannot remove cookies an earlier daemon left in the root"
+        );
+    }
+    instances.push(cookie_instance().to_string());
+    state_dir
+        .write_cookie_instances(&instances)
+        .context("cannot record the barrier's cookie instance")
+}
+
+async fn listen(root: &Path, state_dir: &StateDir, port: u16, live: Live) -> anyhow::Result<()> {
+    let Live {
+        worker,
+        stats,
+        capture_ended,
+    } = live;
     let token = state_dir.write_token()?;
     let listener = TcpListener::bind(("127.0.0.1", port))
         .await
@@ -169,7 +281,13 @@ async fn listen(
         root.display(),
         state_dir.dir.display()
     );
-    api::serve::serve(listener, app, shutdown_signal()).await;
+    let stop = async {
+        tokio::select! {
+            () = shutdown_signal() => {}
+            _ = capture_ended => {}
+        }
+    };
+    api::serve::serve(listener, app, stop).await;
     tracing::info!("shutting down");
     Ok(())
 }

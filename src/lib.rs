@@ -46,9 +46,11 @@
 //!   connection cap, header and body timeouts), each answer read in one snapshot, history and
 //!   content behind the barrier; [`cli`]: the command line of 5.3; [`hook`]: the agents' hook
 //!   adapters and their installer (5.4, 9); [`daemon`]: starts everything and
-//!   shuts it down on one signal.
-//! - [`state`]: the state directory (lock, the root it watches, token, `daemon.json`), and one
-//!   daemon per tree; [`config`]: `.filewatchd.toml`;
+//!   shuts it down on one signal, or with a non-zero exit when the capture thread dies (no
+//!   daemon serves on whose capture is dead).
+//! - [`state`]: the state directory (lock, the root it watches, token, `daemon.json`);
+//!   [`instance`]: one daemon per tree, machine-wide (a lock named by the root's device and
+//!   inode, whatever the state directory); [`config`]: `.filewatchd.toml`;
 //!   [`paths`]: workspace-relative byte paths and their lossless text form; [`model`]: the
 //!   words of PRODUCT.md 2 as types; [`stats`]: report-and-continue counters for `status`.
 
@@ -59,6 +61,7 @@ pub mod config;
 pub mod daemon;
 pub mod history;
 pub mod hook;
+pub mod instance;
 pub mod model;
 pub mod paths;
 pub mod restore;

@@ -59,7 +59,7 @@ impl StateDir {
     /// It then says which workspace it watches (`root`), and drops a `daemon.json` an earlier,
     /// killed daemon left (the new one is written once it listens).
     pub fn acquire(dir: PathBuf, root: &Path) -> anyhow::Result<Self> {
-        std::fs::create_dir_all(&dir)
+        crate::store::create_dir_all_durably(&dir)
             .with_context(|| format!("cannot create state directory {}", dir.display()))?;
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
             .with_context(|| format!("cannot set permissions on {}", dir.display()))?;
@@ -103,45 +103,25 @@ impl StateDir {
         write_atomic(&self.dir.join("daemon.json"), &json)
     }
 
+    /// The cookie instances (`watch::filter::cookie_instance`) of earlier daemons of this
+    /// state directory whose cookies may still lie in the root.
+    pub fn cookie_instances(&self) -> Vec<String> {
+        let text = std::fs::read_to_string(self.dir.join("cookies")).unwrap_or_default();
+        text.lines()
+            .map(str::to_string)
+            .filter(|l| !l.is_empty())
+            .collect()
+    }
+
+    /// Remembers `instances` durably: written before this daemon plants its first cookie, so
+    /// a cookie a crash leaves is always recognised as this state directory's own.
+    pub fn write_cookie_instances(&self, instances: &[String]) -> anyhow::Result<()> {
+        write_atomic(&self.dir.join("cookies"), instances.join("\n").as_bytes())
+    }
+
     /// Removes `daemon.json` at a clean shutdown so clients do not try a dead URL.
     pub fn remove_info(&self) {
         let _ = std::fs::remove_file(self.dir.join("daemon.json"));
-    }
-}
-
-/// A live daemon of another state directory under the same state home.
-pub struct Neighbour {
-    /// The workspace it watches.
-    pub root: PathBuf,
-    /// Its `daemon.json`; `None` while it is still indexing.
-    pub info: Option<DaemonInfo>,
-}
-
-/// A live daemon under the same state home, other than the one `own` would hold, whose
-/// workspace is `root`, holds it or lies inside it: two such daemons would each record the
-/// other's agents' writes as work from outside their turns.
-pub fn overlapping_daemon(home: &Path, root: &Path, own: &Path) -> Option<Neighbour> {
-    let projects = std::fs::read_dir(home.join("projects")).ok()?;
-    projects
-        .flatten()
-        .map(|entry| entry.path())
-        .filter(|dir| dir != own)
-        .find_map(|dir| {
-            let theirs = watched_root(&dir)?;
-            let overlaps = root.starts_with(&theirs) || theirs.starts_with(root);
-            (overlaps && is_held(&dir)).then(|| Neighbour {
-                root: theirs,
-                info: read_info(&dir).ok(),
-            })
-        })
-}
-
-/// The workspace a state directory's daemon watches (or last watched).
-fn watched_root(dir: &Path) -> Option<PathBuf> {
-    use std::os::unix::ffi::OsStringExt;
-    match std::fs::read(dir.join("root")) {
-        Ok(bytes) => Some(PathBuf::from(std::ffi::OsString::from_vec(bytes))),
-        Err(_) => read_info(dir).ok().map(|info| info.root),
     }
 }
 

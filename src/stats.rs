@@ -29,6 +29,8 @@ pub struct Stats {
     degraded: Mutex<Option<String>>,
     last_rescan: Mutex<Option<RescanReport>>,
     last_verify: Mutex<Option<VerifyReport>>,
+    /// The capture thread has ended: nothing is recorded any more (the daemon is stopping).
+    capture_stopped: AtomicBool,
     /// Set once, when the workspace root is lost: capture has stopped for good.
     lost: AtomicBool,
     workspace_lost: Mutex<Option<WorkspaceLost>>,
@@ -171,6 +173,14 @@ impl Stats {
         if let Ok(mut slot) = self.last_rescan.lock() {
             *slot = Some(report);
         }
+    }
+
+    pub fn set_capture_stopped(&self) {
+        self.capture_stopped.store(true, Ordering::Release);
+    }
+
+    pub fn capture_stopped(&self) -> bool {
+        self.capture_stopped.load(Ordering::Acquire)
     }
 
     pub fn last_error(&self) -> Option<String> {

@@ -83,6 +83,51 @@ fn a_daemon_inside_or_around_a_watched_workspace_refuses_and_names_the_other() {
     inner.status();
 }
 
+/// Issue 14 item 8: the check is machine-wide per tree. A daemon keeping its state elsewhere
+/// (`--state-dir`) and one under another state home both see it; `kill -9` releases it.
+#[test]
+fn one_daemon_per_tree_whatever_the_state_directory() {
+    let ws = Workspace::new();
+    ws.write("sub/a.txt", "a\n");
+    let first = Daemon::start(&ws); // --state-dir outside the home
+    let state = first.state_dir.display().to_string();
+    let named = |stderr: &str| {
+        stderr.contains(&format!("(pid {}, {}) already watches", first.pid, first.url))
+            && stderr.contains(&state)
+    };
+    let (status, stderr) = ws.serve_in_home_expecting_exit(ws.root());
+    assert!(
+        !status.success(),
+        "a second daemon with the default state dir started"
+    );
+    assert!(named(&stderr), "the first daemon is not named:\n{stderr}");
+
+    let other_home = tempfile::tempdir().expect("tempdir");
+    let out = ws
+        .command()
+        .env("FILEWATCHD_HOME", other_home.path())
+        .args(["serve", "--root"])
+        .arg(ws.root())
+        .output()
+        .expect("run serve");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "a daemon under another state home started");
+    assert!(named(&stderr), "the first daemon is not named:\n{stderr}");
+
+    let (status, stderr) = ws.serve_in_home_expecting_exit(&ws.path("sub"));
+    assert!(!status.success(), "a daemon inside the tree started");
+    assert!(named(&stderr) && stderr.contains("which holds"), "{stderr}");
+    first.status(); // still serving
+
+    first.kill9();
+    let second = Daemon::start_in_home(&ws);
+    assert_eq!(
+        second.status()["pid"],
+        second.pid,
+        "a killed daemon's lock blocked the restart"
+    );
+}
+
 /// Kills (SIGKILL) and reaps a child process when dropped, even when the test panics.
 struct KillOnDrop(std::process::Child);
 

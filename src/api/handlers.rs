@@ -30,6 +30,13 @@ pub fn valid_session(name: &str) -> Result<(), ApiError> {
 }
 
 pub async fn status(State(state): State<Arc<AppState>>) -> Answer {
+    if state.stats.capture_stopped() {
+        return Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "capture_stopped",
+            "the capture thread died: nothing is recorded any more and the daemon is stopping; start it again (it recovers as after a crash)",
+        ));
+    }
     state
         .read(|conn, state| {
             let open: Vec<Value> = sql::open_turns(conn)?

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::Command;
 use crate::paths::RelPath;
-use crate::watch::filter::COOKIE_PREFIX;
+use crate::watch::filter::{COOKIE_PREFIX, cookie_instance, cookie_instance_of};
 
 /// A cookie whose event does not come back in this time (lost events, a stalled queue) is
 /// replaced by a full rescan, which is just as exact, only slower.
@@ -45,7 +45,7 @@ impl Barrier {
         let name = format!(
             "{}{}-{}",
             String::from_utf8_lossy(COOKIE_PREFIX),
-            std::process::id(),
+            cookie_instance(),
             self.counter
         );
         let cookie = RelPath::from_fs_bytes(name.into_bytes());
@@ -103,15 +103,27 @@ impl Barrier {
     }
 }
 
-/// Removes cookies a killed daemon left in the root; their names are ours alone.
-pub fn remove_stale_cookies(root: &Path) {
+/// Removes the cookies a killed daemon of this state directory left in the root: empty files
+/// whose name carries one of `instances` (the ones it recorded before planting any). Any
+/// other file, whatever its name, is the user's. Returns the instances whose cookies are
+/// still there (they could not be removed), to be remembered for the next start.
+pub fn remove_stale_cookies(root: &Path, instances: &[String]) -> Vec<String> {
     let Ok(listing) = std::fs::read_dir(root) else {
-        return;
+        return instances.to_vec();
     };
+    let mut left = Vec::new();
     for entry in listing.flatten() {
         let name = entry.file_name();
-        if name.as_encoded_bytes().starts_with(COOKIE_PREFIX) {
-            let _ = std::fs::remove_file(entry.path());
+        let Some(instance) = cookie_instance_of(name.as_encoded_bytes()) else {
+            continue;
+        };
+        let Some(known) = instances.iter().find(|i| i.as_bytes() == instance) else {
+            continue;
+        };
+        let empty_file = entry.metadata().is_ok_and(|m| m.is_file() && m.len() == 0);
+        if empty_file && std::fs::remove_file(entry.path()).is_err() && !left.contains(known) {
+            left.push(known.clone());
         }
     }
+    left
 }

@@ -156,6 +156,7 @@ impl Context {
 impl Observer {
     /// Reads one path; `file` when a walk has just seen a regular file there.
     fn observe_one(&self, path: &RelPath, file: bool, progress: Option<&ProgressBar>) -> Observation {
+        super::panic_if_asked(path);
         let observed = if file {
             observe_file(&self.root, path, self.max_file_size, &self.blobs)
         } else {

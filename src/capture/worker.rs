@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
-use super::barrier::{Barrier, remove_stale_cookies};
+use super::barrier::Barrier;
 use super::lost::LostEvents;
 use super::record::{Attribution, record};
 use super::rescan::{RACY_NS, record_survey, rescan, survey};
@@ -131,7 +131,6 @@ impl Worker {
         overflow: Arc<AtomicBool>,
     ) -> anyhow::Result<(Self, WorkerHandle)> {
         let (tx, inbox) = channel;
-        remove_stale_cookies(&ctx.root.path);
         if checked(&mut check, journal::needs_recovery(&conn))? {
             check.wait()?;
             for outcome in crate::restore::recover::recover(&mut conn, &mut ctx)? {

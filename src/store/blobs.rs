@@ -1,6 +1,7 @@
 //! The content-addressed blob store: blake3 of the raw bytes names a blob, stored once,
 //! zstd-compressed where it pays. Small blobs go inline into SQLite (one fsync for a whole
-//! batch, no 4 KiB-per-file overhead); larger ones are files written temp + fsync + rename.
+//! batch, no 4 KiB-per-file overhead); larger ones are files written temp + fsync + rename,
+//! in directories whose creation is made durable (`create_dir_all_durably`).
 
 use std::fmt;
 use std::fs::{File, OpenOptions};
@@ -94,7 +95,7 @@ pub struct BlobDir {
 
 impl BlobDir {
     pub fn open(dir: PathBuf) -> io::Result<Self> {
-        std::fs::create_dir_all(dir.join("tmp"))?;
+        super::create_dir_all_durably(&dir.join("tmp"))?;
         Ok(Self {
             dir,
             tmp_counter: AtomicU64::new(0),
@@ -187,7 +188,7 @@ impl BlobDir {
         let dest = self.path_of(hash);
         let result = (|| {
             if let Some(parent) = dest.parent() {
-                std::fs::create_dir_all(parent)?;
+                super::create_dir_all_durably(parent)?;
             }
             std::fs::rename(tmp, &dest)
         })();
@@ -225,7 +226,7 @@ impl BlobDir {
             return Err(e);
         }
         if let Some(parent) = dest.parent() {
-            std::fs::create_dir_all(parent)?;
+            super::create_dir_all_durably(parent)?;
         }
         std::fs::rename(&tmp, &dest)
     }

@@ -10,9 +10,44 @@ pub mod journal;
 pub mod sql;
 pub mod unjournaled;
 
+use std::io;
+use std::path::Path;
+
 use rusqlite::Connection;
 
 use blobs::{BlobDir, BlobError, Hash};
+
+/// `create_dir_all` that makes every directory it creates durable: the parent of each new
+/// one is fsynced, so after a power loss no committed row names a blob whose directory entry
+/// is gone. A directory that exists costs one failed `mkdir`, as with `create_dir_all`.
+pub fn create_dir_all_durably(path: &Path) -> io::Result<()> {
+    match std::fs::create_dir(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists && path.is_dir() => return Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            let Some(parent) = path.parent() else {
+                return Err(e);
+            };
+            create_dir_all_durably(parent)?;
+            match std::fs::create_dir(path) {
+                Ok(()) => {}
+                // Another thread made it meanwhile, and syncs its parent before it goes on.
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && path.is_dir() => return Ok(()),
+                Err(e) => return Err(e),
+            }
+        }
+        Err(e) => return Err(e),
+    }
+    sync_parent(path)
+}
+
+fn sync_parent(path: &Path) -> io::Result<()> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    std::fs::File::open(parent)?.sync_all()
+}
 
 /// The raw content of a blob, wherever it is stored, verified against its hash.
 pub fn read_blob(conn: &Connection, dir: &BlobDir, hash: Hash) -> Result<Vec<u8>, BlobError> {

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
@@ -14,7 +15,37 @@ use crate::paths::RelPath;
 pub const IGNORE_FILES: [&str; 2] = [".gitignore", ".filewatchdignore"];
 
 /// Name prefix of the barrier's cookie files, created and removed in the root by the daemon.
+/// The prefix alone does not make a cookie: see [`cookie_instance`].
 pub const COOKIE_PREFIX: &[u8] = b".filewatchd-cookie-";
+
+/// This process's cookie instance: 128 random bits drawn once and written into the name of
+/// every cookie it makes (`.filewatchd-cookie-<instance>-<n>`). A file whose name merely
+/// starts with the prefix is the user's, tracked like any other; the state directory keeps
+/// the instances whose cookies a killed daemon may have left (`state::StateDir`).
+pub fn cookie_instance() -> &'static str {
+    static INSTANCE: OnceLock<String> = OnceLock::new();
+    INSTANCE.get_or_init(|| {
+        let mut raw = [0u8; 16];
+        if rustix::rand::getrandom(&mut raw, rustix::rand::GetRandomFlags::empty()).is_err() {
+            // No kernel randomness: still unique to this process and moment.
+            let seed = format!("{}-{:?}", std::process::id(), std::time::SystemTime::now());
+            raw.copy_from_slice(&blake3::hash(seed.as_bytes()).as_bytes()[..16]);
+        }
+        raw.iter().map(|b| format!("{b:02x}")).collect()
+    })
+}
+
+/// The instance a cookie's file name carries (`<prefix><32 hex>-<digits>`), if it has that shape.
+pub fn cookie_instance_of(name: &[u8]) -> Option<&[u8]> {
+    let rest = name.strip_prefix(COOKIE_PREFIX)?;
+    let (instance, counter) = (rest.get(..32)?, rest.get(32..)?);
+    let counter = counter.strip_prefix(b"-")?;
+    let hex = instance
+        .iter()
+        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b));
+    let digits = !counter.is_empty() && counter.iter().all(u8::is_ascii_digit);
+    (hex && digits).then_some(instance)
+}
 
 pub struct IgnoreRules {
     root: PathBuf,
@@ -77,8 +108,9 @@ impl IgnoreRules {
             .any(|name| path.file_name() == name.as_bytes())
     }
 
+    /// Whether `path` is one of this process's cookies (only those are not tracked).
     pub fn is_cookie(path: &RelPath) -> bool {
-        path.parent().is_none() && path.as_bytes().starts_with(COOKIE_PREFIX)
+        path.parent().is_none() && cookie_instance_of(path.as_bytes()) == Some(cookie_instance().as_bytes())
     }
 
     /// Whether `path` (whose ancestors are tracked) is excluded from tracking.
@@ -147,7 +179,21 @@ mod tests {
         assert!(rules.is_ignored(&rel(".git"), true));
         assert!(rules.is_ignored(&rel("vendor/.git"), true));
         assert!(rules.is_ignored(&rel(".state/index.sqlite"), false));
-        assert!(rules.is_ignored(&rel(".filewatchd-cookie-1-2"), false));
+        let own = format!(".filewatchd-cookie-{}-2", cookie_instance());
+        assert!(rules.is_ignored(&rel(&own), false));
+        let foreign = format!(".filewatchd-cookie-{}-2", "0".repeat(32));
+        assert!(
+            !rules.is_ignored(&rel(&foreign), false),
+            "another instance's cookie is a file"
+        );
+        assert!(
+            !rules.is_ignored(&rel(".filewatchd-cookie-1-2"), false),
+            "the prefix alone"
+        );
+        assert!(
+            !rules.is_ignored(&rel(&format!("sub/{own}")), false),
+            "only the root has cookies"
+        );
         assert!(!rules.is_ignored(&rel("src/main.rs"), false));
     }
 

@@ -353,6 +353,18 @@ impl Daemon {
         self.child.wait().unwrap();
     }
 
+    /// Waits until the process exits on its own; `None` if it still runs after `deadline`.
+    pub fn wait_exit(&mut self, deadline: Duration) -> Option<ExitStatus> {
+        let until = Instant::now() + deadline;
+        while Instant::now() < until {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(20)); // polling a condition, not synchronising
+        }
+        None
+    }
+
     /// Asserts the process is still running.
     pub fn assert_alive(&mut self) {
         if let Some(status) = self.child.try_wait().unwrap() {
