@@ -46,6 +46,7 @@ pub async fn status(State(state): State<Arc<AppState>>) -> Answer {
                 "latest_seq": sql::latest_seq(conn)?,
                 "open_turns": open,
                 "watcher": state.stats.snapshot(),
+                "verify": state.stats.verify(),
                 "recovery": recovery(conn)?,
             })))
         })
@@ -307,4 +308,19 @@ pub async fn gc(State(state): State<Arc<AppState>>, JsonBody(body): JsonBody<GcB
         .await
         .map_err(|_| ApiError::unavailable("the daemon is shutting down"))??;
     Ok(Json(serde_json::to_value(report).map_err(ApiError::internal)?))
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VerifyBody {}
+
+/// `POST /v1/verify`: a verification pass now (G2), behind the barrier: what it recorded.
+pub async fn verify(State(state): State<Arc<AppState>>, JsonBody(_): JsonBody<VerifyBody>) -> Answer {
+    let (reply, answer) = oneshot::channel();
+    state.worker.send(Command::Verify { reply })?;
+    let found = answer
+        .await
+        .map_err(|_| ApiError::unavailable("the daemon is shutting down"))?
+        .map_err(ApiError::internal)?;
+    Ok(Json(serde_json::to_value(found).map_err(ApiError::internal)?))
 }

@@ -10,7 +10,7 @@ use rusqlite::Connection;
 
 use super::Context;
 use super::record::{Attribution, Recorded, Walked, record_walked};
-use super::walk::{Entry, EntryKind, walk};
+use super::walk::{Entry, EntryKind, walk_unless};
 use crate::model::{Kind, StatKey};
 use crate::paths::RelPath;
 use crate::stats::RescanReport;
@@ -49,16 +49,51 @@ pub struct Survey {
 /// listing it), then merges the walk with the index's side, read one row at a time.
 pub fn survey(conn: &Connection, ctx: &mut Context, under: Option<&RelPath>) -> rusqlite::Result<Survey> {
     let started = Instant::now();
+    let (entries, _) = walk_tracked(conn, ctx, under, &|| false)?;
+    merge_with_index(conn, under, entries, started)
+}
+
+/// `survey`, abandoned (`None`) as soon as `stop` says so while the walk runs.
+pub fn survey_unless(
+    conn: &Connection,
+    ctx: &mut Context,
+    under: Option<&RelPath>,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> rusqlite::Result<Option<Survey>> {
+    let started = Instant::now();
+    let (entries, stopped) = walk_tracked(conn, ctx, under, stop)?;
+    if stopped {
+        return Ok(None);
+    }
+    merge_with_index(conn, under, entries, started).map(Some)
+}
+
+fn walk_tracked(
+    conn: &Connection,
+    ctx: &mut Context,
+    under: Option<&RelPath>,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> rusqlite::Result<(Vec<Entry>, bool)> {
     // With nothing recorded (a first index) there is no stat to compare: the walk skips it.
     let with_stat = under.is_some() || !sql::index_is_empty(conn)?;
     let watches = &mut ctx.watches;
     let arm = |dirs: &[RelPath]| watches.watch_all(dirs);
-    let (entries, unreadable) = walk(&ctx.root.path, under, &mut ctx.rules, arm, with_stat);
+    let (entries, unreadable, stopped) =
+        walk_unless(&ctx.root.path, under, &mut ctx.rules, arm, with_stat, stop);
     if unreadable > 0 {
         ctx.stats
             .unreadable
             .fetch_add(unreadable as u64, Ordering::Relaxed);
     }
+    Ok((entries, stopped))
+}
+
+fn merge_with_index(
+    conn: &Connection,
+    under: Option<&RelPath>,
+    entries: Vec<Entry>,
+    started: Instant,
+) -> rusqlite::Result<Survey> {
     let walked = entries.len();
     // The index's side is never held whole: at 130,000 paths it was a third of the peak.
     let mut merge = Merge::new(entries);
@@ -70,6 +105,18 @@ pub fn survey(conn: &Connection, ctx: &mut Context, under: Option<&RelPath>) -> 
         survey_ms: started.elapsed().as_millis() as u64,
         started,
     })
+}
+
+impl Survey {
+    /// Paths walked.
+    pub fn walked(&self) -> usize {
+        self.walked
+    }
+
+    /// What was found to record, in path order.
+    pub fn into_work(self) -> Vec<Walked> {
+        self.work
+    }
 }
 
 /// The second half of a rescan: reads and records what the survey found.

@@ -13,12 +13,15 @@ use super::barrier::{Barrier, remove_stale_cookies};
 use super::lost::LostEvents;
 use super::record::{Attribution, record};
 use super::rescan::{RACY_NS, record_survey, rescan, survey};
+use super::verify::{Schedule, Sent};
 use super::{Command, Context, Msg, TRIM_AFTER, TurnError, release_freed_memory, turns};
 use crate::paths::RelPath;
 use crate::store::db::IntegrityCheck;
 use crate::store::sql::{self, TurnRow};
 use crate::store::{journal, unjournaled};
 use crate::watch::filter::IgnoreRules;
+
+mod verify_pass;
 
 /// Quiet time after the last hint before a batch is recorded (editors' save bursts, `sed -i`
 /// temp files). A turn marker does not wait for it.
@@ -64,16 +67,20 @@ const RETRY_AFTER: Duration = Duration::from_secs(1);
 #[derive(Clone)]
 pub struct WorkerHandle {
     tx: Sender<Msg>,
+    /// Counted before sending: a background verification pass yields to the command.
+    sent: Sent,
 }
 
 impl WorkerHandle {
     pub fn send(&self, command: Command) -> Result<(), TurnError> {
+        self.sent.one_more();
         self.tx
             .send(Msg::Command(command))
             .map_err(|_| TurnError::Unavailable)
     }
 
     pub fn shutdown(&self) {
+        self.sent.one_more();
         let _ = self.tx.send(Msg::Shutdown);
     }
 }
@@ -96,6 +103,10 @@ pub struct Worker {
     /// it will be, once idle.
     since_trim: usize,
     trim_at: Option<Instant>,
+    /// The background verification pass, and the commands sent and taken it yields to.
+    verify: Schedule,
+    sent: Sent,
+    taken: u64,
 }
 
 /// A query's result while the integrity check may still run: a damaged index is reported as
@@ -142,6 +153,11 @@ impl Worker {
             "workspace indexed"
         );
         let open = sql::open_turns(&conn)?;
+        let verify = Schedule::new(ctx.verify, Instant::now());
+        let interval_ms = ctx.verify.interval.map(|i| i.as_millis() as u64);
+        ctx.stats
+            .set_verify_schedule(interval_ms, ctx.verify.quiet.as_millis() as u64);
+        let sent = Sent::default();
         let worker = Self {
             conn,
             ctx,
@@ -157,8 +173,11 @@ impl Worker {
             next_gc: Instant::now() + GC_INTERVAL,
             since_trim: 0,
             trim_at: None,
+            verify,
+            sent: sent.clone(),
+            taken: 0,
         };
-        Ok((worker, WorkerHandle { tx }))
+        Ok((worker, WorkerHandle { tx, sent }))
     }
 
     pub fn run(mut self) {
@@ -265,6 +284,7 @@ impl Worker {
             }
             Msg::Rescan => self.lost.marker_arrived(),
             Msg::Command(command) => {
+                self.taken += 1;
                 if let Err(command) = self.barrier.begin(&self.ctx.root.path, command) {
                     self.full_rescan();
                     self.execute(command);
@@ -283,6 +303,7 @@ impl Worker {
             self.flush();
         }
         self.trim_when_idle(now);
+        self.verify_when_due(now);
         if now >= self.next_gc {
             if let Err(err) = self.collect_garbage(false) {
                 self.ctx
@@ -344,6 +365,7 @@ impl Worker {
             self.barrier.next_deadline(),
             Some(self.next_gc),
             self.trim_at,
+            self.verify_deadline(),
         ]
         .into_iter()
         .flatten()
@@ -459,6 +481,9 @@ impl Worker {
                 reply,
             } => {
                 let _ = reply.send(turns::fork(&mut self.conn, &parent, &new_session, &turn));
+            }
+            Command::Verify { reply } => {
+                let _ = reply.send(self.verify_now());
             }
             Command::Rollback { request, reply } => {
                 let result = crate::restore::perform(&mut self.conn, &mut self.ctx, &request);
