@@ -53,22 +53,9 @@ pub fn survey(conn: &Connection, ctx: &mut Context, under: Option<&RelPath>) -> 
     merge_with_index(conn, under, entries, started)
 }
 
-/// `survey`, abandoned (`None`) as soon as `stop` says so while the walk runs.
-pub fn survey_unless(
-    conn: &Connection,
-    ctx: &mut Context,
-    under: Option<&RelPath>,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> rusqlite::Result<Option<Survey>> {
-    let started = Instant::now();
-    let (entries, stopped) = walk_tracked(conn, ctx, under, stop)?;
-    if stopped {
-        return Ok(None);
-    }
-    merge_with_index(conn, under, entries, started).map(Some)
-}
-
-fn walk_tracked(
+/// The survey's walk, abandoned as soon as `stop` says so (then the entries are incomplete
+/// and the second value is true); `merge_with_index` completes it.
+pub fn walk_tracked(
     conn: &Connection,
     ctx: &mut Context,
     under: Option<&RelPath>,
@@ -88,7 +75,8 @@ fn walk_tracked(
     Ok((entries, stopped))
 }
 
-fn merge_with_index(
+/// The survey's comparison of a complete walk with the index; `started`: when the walk began.
+pub fn merge_with_index(
     conn: &Connection,
     under: Option<&RelPath>,
     entries: Vec<Entry>,

@@ -10,7 +10,8 @@
 //! (`Schedule`). A background pass walks on a thread of its own at idle CPU and I/O priority
 //! (the walk's threads inherit both; the worker's own priority never changes, so nothing has
 //! to be restored), and yields to any command that arrives meanwhile: the walk stops, the
-//! command is served, the pass runs again once the workspace is quiet. What a pass finds is
+//! command is served, the pass runs again once the workspace is quiet. The comparison with
+//! the index and the recording run on the worker at normal priority. What a pass finds is
 //! recorded attributed by the time the path last changed (`attribution_at`).
 
 use std::path::Path;
@@ -22,7 +23,8 @@ use rusqlite::Connection;
 
 use super::Context;
 use super::record::{Attribution, Recorded, Walked, record_walked};
-use super::rescan::{Survey, survey, survey_unless};
+use super::rescan::{Survey, merge_with_index, survey, walk_tracked};
+use super::walk::Entry;
 use crate::config::Verify;
 use crate::model::{Origin, now_ms};
 use crate::stats::VerifyRun;
@@ -90,13 +92,7 @@ fn record_found(
     before: i64,
 ) -> Result<Pass, VerifyError> {
     let walked = survey.walked();
-    let mut recorded = Recorded::default();
-    for (who, group) in attribute(conn, &ctx.root.path, survey.into_work())? {
-        let some = record_walked(conn, ctx, group, who, None)?;
-        recorded.versions += some.versions;
-        recorded.requeue.extend(some.requeue);
-        recorded.rescan_dirs.extend(some.rescan_dirs);
-    }
+    let recorded = record_attributed(conn, ctx, survey.into_work())?;
     let versions = found::versions_after(conn, before, LISTED)?;
     let found = Found {
         walked,
@@ -111,33 +107,71 @@ fn record_found(
         walked,
         changed: found.changed,
     });
-    tracing::info!(
-        walked,
-        changed = found.changed,
-        elapsed_ms = found.duration_ms,
-        "verification pass done"
-    );
+    let (changed, elapsed_ms) = (found.changed, found.duration_ms);
+    if changed > 0 {
+        tracing::info!(
+            walked,
+            changed,
+            elapsed_ms,
+            "verification pass found changes no event reported"
+        );
+    } else {
+        tracing::debug!(walked, elapsed_ms, "verification pass found nothing");
+    }
     Ok(Pass { found, recorded })
 }
 
-/// The survey on a thread of its own at idle priority; the worker waits for it.
+/// Records each run of paths with the same attribution as one group.
+fn record_attributed(
+    conn: &mut Connection,
+    ctx: &mut Context,
+    work: Vec<Walked>,
+) -> rusqlite::Result<Recorded> {
+    let mut recorded = Recorded::default();
+    for (who, group) in attribute(conn, &ctx.root.path, work)? {
+        let some = record_walked(conn, ctx, group, who, None)?;
+        recorded.versions += some.versions;
+        recorded.requeue.extend(some.requeue);
+        recorded.rescan_dirs.extend(some.rescan_dirs);
+    }
+    Ok(recorded)
+}
+
+/// The survey with its walk on a thread of its own at idle priority (the worker waits for it),
+/// and its comparison with the index back on the worker at normal priority: a command that
+/// arrives meanwhile waits for the comparison only, not for a starved walk.
 fn survey_at_idle(
     conn: &mut Connection,
     ctx: &mut Context,
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Result<Option<Survey>, VerifyError> {
+    let started = Instant::now();
+    let Some(entries) = walk_at_idle(conn, ctx, stop)? else {
+        return Ok(None);
+    };
+    if stop() {
+        return Ok(None);
+    }
+    Ok(Some(merge_with_index(conn, None, entries, started)?))
+}
+
+fn walk_at_idle(
+    conn: &mut Connection,
+    ctx: &mut Context,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Result<Option<Vec<Entry>>, VerifyError> {
     std::thread::scope(|scope| {
         let walker = std::thread::Builder::new()
             .name("verify".into())
             .spawn_scoped(scope, move || {
                 lower_own_priority();
-                survey_unless(conn, ctx, None, stop)
+                walk_tracked(conn, ctx, None, stop)
             })
             .map_err(VerifyError::Thread)?;
-        let survey = walker
+        let (entries, stopped) = walker
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
-        Ok(survey)
+        Ok((!stopped).then_some(entries))
     })
 }
 
