@@ -190,6 +190,7 @@ fn context(root: &Path, state: &Path, blobs: BlobDir) -> Context {
         stats,
         max_file_size: 64 * 1024 * 1024,
         retention: Retention::default(),
+        verify: filewatchd::config::Verify::default(),
     }
 }
 

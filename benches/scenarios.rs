@@ -26,7 +26,7 @@ use common::report::{self, Row, best_ratio, ratio_cell};
 use common::rollback::{self, RollbackRun, Written};
 use common::shadow::{self, Shadow};
 use common::stats::{fmt_bytes, fmt_dur, fmt_int, fmt_med_p95, fmt_ratio, median, percentile, ratio};
-use common::{burst, checkout, degraded, floor, restart, stall, storm, sysinfo, verify};
+use common::{burst, checkout, degraded, floor, restart, stall, storm, sysinfo, verify, verify_pass};
 
 const USAGE: &str = "\
 scenarios: filewatchd vs peers (opencode-style shadow git, Codex-style ghost commits, agent-undo),
@@ -57,8 +57,8 @@ Options:
   --checkout-reps N  W4 repetitions (each: git checkout B, then main)
   --burst-reps N   W3a pairs of bursts (daemon running / stopped); W3b runs half as many, rounded up
   --skip LIST      comma-separated workloads to leave out: codex, w3a, w3b, w4, w5, w7, w8,
-                   restart, au (agent-undo), w1d (degraded: half the dirs unwatched, needs
-                   unshare -Ur)
+                   verify (the verification pass), restart, au (agent-undo), w1d (degraded:
+                   half the dirs unwatched, needs unshare -Ur)
   --bin PATH       filewatchd binary (default: $FILEWATCHD_BIN, else target/release/filewatchd)
   --au-bin PATH    agent-undo's `au` binary (default: install agent-undo 0.0.3 with
                    `cargo install --root target/bench-tools/agent-undo-0.0.3`, once)
@@ -72,7 +72,7 @@ Markdown (machine, one table per tree) goes to stdout, progress to stderr:
 
 /// Names `--skip` accepts.
 const SKIPPABLE: &[&str] = &[
-    "codex", "w3a", "w3b", "w4", "w5", "w7", "w8", "restart", "au", "w1d",
+    "codex", "w3a", "w3b", "w4", "w5", "w7", "w8", "verify", "restart", "au", "w1d",
 ];
 
 struct Opts {
@@ -998,6 +998,11 @@ fn run_tree(
         w8_stall(&mut r, &d)?;
     }
     rss_row(&mut r, &d, rss_index)?;
+    if o.runs("verify") {
+        eprintln!("[{name}] verification pass (POST /v1/verify)...");
+        let out = verify_pass::run(name, &d, tck)?;
+        r.push_verified(verify_pass::row(name, &out), "the verification passes");
+    }
     let st = d.status()?;
     let store_end = u64_at(&st, "/store_bytes").unwrap_or(0);
     let w = |k: &str| u64_at(&st, &format!("/watcher/{k}")).map_or("?".into(), |v| v.to_string());

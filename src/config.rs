@@ -1,6 +1,7 @@
 //! `.filewatchd.toml` plus command-line flags, validated into one `Config`.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
 
@@ -28,6 +29,15 @@ struct FileConfig {
     keep_days: Option<u32>,
     keep_turns: Option<u32>,
     max_store_bytes: Option<u64>,
+    verify: Option<VerifyFile>,
+}
+
+/// `[verify]`: durations as text (`"5m"`, `"30s"`); `interval = "0"` or `"off"` disables.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VerifyFile {
+    interval: Option<String>,
+    quiet: Option<String>,
 }
 
 /// The validated settings the daemon runs with.
@@ -39,6 +49,48 @@ pub struct Config {
     /// `None`: a free port chosen at start.
     pub port: Option<u16>,
     pub retention: Retention,
+    pub verify: Verify,
+}
+
+/// The background verification pass (G2: writes through a shared mapping have no event): at
+/// most every `interval`, once no hint has come for `quiet`. `interval: None` turns it off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Verify {
+    pub interval: Option<Duration>,
+    pub quiet: Duration,
+}
+
+impl Default for Verify {
+    fn default() -> Self {
+        Self {
+            interval: Some(Duration::from_secs(5 * 60)),
+            quiet: Duration::from_secs(30),
+        }
+    }
+}
+
+impl Verify {
+    fn parse(file: Option<VerifyFile>) -> Result<Self, String> {
+        let defaults = Self::default();
+        let Some(file) = file else {
+            return Ok(defaults);
+        };
+        let interval = match file.interval.as_deref().map(str::trim) {
+            None => defaults.interval,
+            Some("off" | "0") => None,
+            Some(text) => Some(duration("verify.interval", text)?).filter(|d| !d.is_zero()),
+        };
+        let quiet = match file.quiet.as_deref() {
+            None => defaults.quiet,
+            Some(text) => duration("verify.quiet", text)?,
+        };
+        Ok(Self { interval, quiet })
+    }
+}
+
+fn duration(key: &str, text: &str) -> Result<Duration, String> {
+    humantime::parse_duration(text.trim())
+        .map_err(|e| format!("{key}: bad duration {text:?} (say \"30s\", \"5m\"): {e}"))
 }
 
 /// How much history garbage collection keeps (PRODUCT.md 8): every version of the last
@@ -68,6 +120,7 @@ impl Default for Config {
             max_file_size: DEFAULT_MAX_FILE_SIZE,
             port: None,
             retention: Retention::default(),
+            verify: Verify::default(),
         }
     }
 }
@@ -105,6 +158,7 @@ impl Config {
             max_file_size: file.max_file_size.unwrap_or(DEFAULT_MAX_FILE_SIZE),
             port: file.port,
             retention,
+            verify: Verify::parse(file.verify)?,
         })
     }
 }
@@ -128,5 +182,25 @@ mod tests {
         assert!(err.contains("max_file_size"), "{err}");
         let err = Config::parse("ignore = [\"a[\"]").expect_err("bad glob");
         assert!(err.contains("ignore"), "{err}");
+    }
+
+    #[test]
+    fn the_verify_pass_is_configured_by_durations_and_can_be_turned_off() {
+        let config = Config::parse("[verify]\ninterval = \"2m\"\nquiet = \"500ms\"").expect("valid");
+        assert_eq!(config.verify.interval, Some(Duration::from_secs(120)));
+        assert_eq!(config.verify.quiet, Duration::from_millis(500));
+        for off in ["off", "0", "0s"] {
+            let text = format!("[verify]\ninterval = \"{off}\"");
+            assert_eq!(
+                Config::parse(&text).expect("valid").verify.interval,
+                None,
+                "{off}"
+            );
+        }
+        assert_eq!(Config::parse("").expect("valid").verify, Verify::default());
+        let err = Config::parse("[verify]\nquiet = \"soon\"").expect_err("bad duration");
+        assert!(err.contains("verify.quiet"), "{err}");
+        let err = Config::parse("[verify]\nevery = \"1m\"").expect_err("unknown key");
+        assert!(err.contains("every"), "{err}");
     }
 }

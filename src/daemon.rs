@@ -81,6 +81,7 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
         stats: stats.clone(),
         max_file_size: config.max_file_size,
         retention: config.retention,
+        verify: config.verify,
     };
     eprintln!("filewatchd: indexing {}", root.display());
     let (worker, handle) = Worker::start(conn, check, ctx, (tx, inbox), queued, overflow)

@@ -27,12 +27,16 @@
 //!   runs beside the index's integrity check (`store::db::IntegrityCheck`); nothing is
 //!   written before it passes. After lost events (`capture::lost`) the hints queued before
 //!   the loss are dropped: the full rescan that follows has seen what they name.
-//!   Every command (turn markers, rollbacks, forks, gc) waits for its cookie
+//!   Every command (turn markers, rollbacks, forks, gc, verify) waits for its cookie
 //!   (`capture::barrier`, G1), so writes are attributed by position; then the directories the
 //!   watch limit left unwatched are verified by a stat walk of those only
 //!   (`capture::unwatched`, G2). A root whose path no longer names the directory held open
 //!   (`capture::lost_root`: checked at every command and batch, and on the root's own events)
-//!   stops capture for good: commands that would write are refused, reads go on.
+//!   stops capture for good: commands that would write are refused, reads go on. The
+//!   verification pass (`capture::verify`: the rescan's survey of the whole workspace) finds
+//!   what no event reported (writes through a shared mapping): on demand, and in the
+//!   background when the workspace is quiet, walking at idle priority and yielding to any
+//!   command; what it finds is attributed by the time it changed (`store::found`).
 //! - [`restore`]: rollback, undo, redo and time rollback: `chain` finds the target, `plan`
 //!   lists actions and conflicts (the dry run; every path re-read in parallel), `apply` journals the plan durably and changes
 //!   files through `fsops` (openat2-confined, temp + fsync + rename), `recover` finishes an

@@ -34,6 +34,7 @@ pub struct Stats {
     /// Set once, when the workspace root is lost: capture has stopped for good.
     lost: AtomicBool,
     workspace_lost: Mutex<Option<WorkspaceLost>>,
+    verify: Mutex<VerifyStatus>,
 }
 
 /// The workspace root no longer names the directory the daemon holds open (moved away,
@@ -210,5 +211,67 @@ impl Stats {
             "last_error": self.last_error(),
             "last_rescan": self.last_rescan.lock().ok().and_then(|r| r.clone()),
         })
+    }
+}
+
+/// The verification pass (G2: what no event reported, such as writes through a shared
+/// mapping): its schedule and what its runs found, for `status`.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct VerifyStatus {
+    /// The background pass's interval and quiet time; `None` when it is off.
+    pub interval_ms: Option<u64>,
+    pub quiet_ms: u64,
+    /// When the latest pass finished (RFC 3339), how long it took and what it found.
+    pub last_run: Option<String>,
+    pub last_duration_ms: u64,
+    pub last_walked: usize,
+    pub last_changed: usize,
+    /// Passes run (on demand and in the background), and versions they recorded in all.
+    pub runs: u64,
+    pub changed_total: u64,
+    /// Background passes abandoned to serve a command (run again once quiet).
+    pub yielded: u64,
+}
+
+/// One finished pass.
+#[derive(Clone, Copy, Debug)]
+pub struct VerifyRun {
+    pub finished_ms: i64,
+    pub duration_ms: u64,
+    pub walked: usize,
+    pub changed: usize,
+}
+
+impl Stats {
+    fn update_verify(&self, change: impl FnOnce(&mut VerifyStatus)) {
+        if let Ok(mut slot) = self.verify.lock() {
+            change(&mut slot);
+        }
+    }
+
+    pub fn set_verify_schedule(&self, interval_ms: Option<u64>, quiet_ms: u64) {
+        self.update_verify(|v| {
+            v.interval_ms = interval_ms;
+            v.quiet_ms = quiet_ms;
+        });
+    }
+
+    pub fn verify_ran(&self, run: VerifyRun) {
+        self.update_verify(|v| {
+            v.last_run = Some(crate::model::format_time(run.finished_ms));
+            v.last_duration_ms = run.duration_ms;
+            v.last_walked = run.walked;
+            v.last_changed = run.changed;
+            v.runs += 1;
+            v.changed_total += run.changed as u64;
+        });
+    }
+
+    pub fn verify_yielded(&self) {
+        self.update_verify(|v| v.yielded += 1);
+    }
+
+    pub fn verify(&self) -> VerifyStatus {
+        self.verify.lock().map(|v| v.clone()).unwrap_or_default()
     }
 }

@@ -21,3 +21,4 @@ pub mod stats;
 pub mod storm;
 pub mod sysinfo;
 pub mod verify;
+pub mod verify_pass;

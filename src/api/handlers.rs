@@ -12,6 +12,7 @@ use tokio::sync::oneshot;
 use super::access::JsonBody;
 use super::error::ApiError;
 use super::{AppState, render};
+use crate::capture::verify::VerifyError;
 use crate::capture::{Command, TurnSelector, turns};
 use crate::history::{self, Counts};
 use crate::paths::RelPath;
@@ -54,6 +55,7 @@ pub async fn status(State(state): State<Arc<AppState>>) -> Answer {
                 "open_turns": open,
                 "watcher": state.stats.snapshot(),
                 "workspace_lost": state.stats.workspace_lost(),
+                "verify": state.stats.verify(),
                 "recovery": recovery(conn)?,
             })))
         })
@@ -325,4 +327,27 @@ pub async fn gc(State(state): State<Arc<AppState>>, JsonBody(body): JsonBody<GcB
         lost(&state).unwrap_or_else(|| ApiError::unavailable("the daemon is shutting down"))
     })??;
     Ok(Json(serde_json::to_value(report).map_err(ApiError::internal)?))
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VerifyBody {}
+
+/// `POST /v1/verify`: a verification pass now (G2), behind the barrier: what it recorded.
+pub async fn verify(State(state): State<Arc<AppState>>, JsonBody(_): JsonBody<VerifyBody>) -> Answer {
+    let (reply, answer) = oneshot::channel();
+    state.worker.send(Command::Verify { reply })?;
+    let found = answer
+        .await
+        .map_err(|_| ApiError::unavailable("the daemon is shutting down"))?
+        .map_err(|err| match err {
+            VerifyError::Store(e) => ApiError::from(e),
+            VerifyError::WorkspaceLost(message) => ApiError::new(
+                axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                "workspace_lost",
+                message,
+            ),
+            other => ApiError::internal(other),
+        })?;
+    Ok(Json(serde_json::to_value(found).map_err(ApiError::internal)?))
 }

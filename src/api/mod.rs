@@ -118,6 +118,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/rollback", post(rollback::rollback_in_time))
         .route("/redo", post(rollback::redo_in_time))
         .route("/gc", post(handlers::gc))
+        .route("/verify", post(handlers::verify))
         .route("/history", get(handlers::history))
         .route("/content", get(content::content));
     Router::new()

@@ -13,6 +13,7 @@ use rustix::fs::{AtFlags, Stat};
 use rustix::io::Errno;
 
 use super::read::RootDir;
+use super::verify::VerifyError;
 use super::{Command, TurnError};
 use crate::paths::RelPath;
 use crate::restore::RollbackError;
@@ -83,6 +84,9 @@ pub fn refuse(command: Command, lost: &WorkspaceLost) {
         }
         Command::Sync { reply } => {
             let _ = reply.send(());
+        }
+        Command::Verify { reply } => {
+            let _ = reply.send(Err(VerifyError::WorkspaceLost(message)));
         }
         Command::Gc { .. } => {}
     }

@@ -1,6 +1,7 @@
 //! The capture worker: the one owner of the SQLite writer. It turns watcher hints into
 //! versions (`record`), runs the first index, the restart reconcile and rescans (`rescan`),
-//! and executes turn markers behind the barrier (`barrier`, `turns`).
+//! executes turn markers behind the barrier (`barrier`, `turns`), and runs the verification
+//! pass for what no event reported (`verify`).
 
 pub mod barrier;
 pub(crate) mod feed;
@@ -11,6 +12,7 @@ pub mod record;
 pub mod rescan;
 pub mod turns;
 mod unwatched;
+pub mod verify;
 pub mod walk;
 mod worker;
 
@@ -79,6 +81,10 @@ pub enum Command {
         request: Request,
         reply: oneshot::Sender<Result<Outcome, RollbackError>>,
     },
+    /// A verification pass now (G2), once every earlier write is recorded.
+    Verify {
+        reply: oneshot::Sender<Result<verify::Found, verify::VerifyError>>,
+    },
 }
 
 #[derive(Debug)]
@@ -140,6 +146,7 @@ pub struct Context {
     pub stats: Arc<Stats>,
     pub max_file_size: u64,
     pub retention: crate::config::Retention,
+    pub verify: crate::config::Verify,
 }
 
 /// Work above this many paths is followed by `release_freed_memory`.

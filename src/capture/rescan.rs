@@ -10,7 +10,7 @@ use rusqlite::Connection;
 
 use super::Context;
 use super::record::{Attribution, Recorded, Walked, record_walked};
-use super::walk::{Entry, EntryKind, walk_from};
+use super::walk::{Entry, EntryKind, walk_from_unless};
 use crate::model::{Kind, StatKey};
 use crate::paths::RelPath;
 use crate::stats::RescanReport;
@@ -48,10 +48,9 @@ pub struct Survey {
 /// The first half of a rescan: walks `under` (arming each directory's watch right before
 /// listing it), then merges the walk with the index's side, read one row at a time.
 pub fn survey(conn: &Connection, ctx: &mut Context, under: Option<&RelPath>) -> rusqlite::Result<Survey> {
-    // With nothing recorded (a first index) there is no stat to compare: the walk skips it.
-    let with_stat = under.is_some() || !sql::index_is_empty(conn)?;
-    let dir = under.map(RelPath::to_text);
-    survey_from(conn, ctx, vec![under.cloned()], with_stat, dir)
+    let started = Instant::now();
+    let (entries, _) = walk_tracked(conn, ctx, under, &|| false)?;
+    merge_with_index(conn, under, entries, started)
 }
 
 /// `survey` beneath several directories at once, none beneath another, in the order of the
@@ -62,32 +61,72 @@ pub fn survey_dirs(
     ctx: &mut Context,
     dirs: &[RelPath],
 ) -> rusqlite::Result<(Vec<Walked>, usize)> {
-    let starts = dirs.iter().cloned().map(Some).collect();
-    let survey = survey_from(conn, ctx, starts, true, None)?;
+    let started = Instant::now();
+    let starts: Vec<Option<RelPath>> = dirs.iter().cloned().map(Some).collect();
+    let (entries, _) = walk_starts(ctx, starts.clone(), true, &|| false);
+    let survey = merge_starts(conn, &starts, entries, started, None)?;
     Ok((survey.work, survey.walked))
 }
 
-fn survey_from(
+/// The survey's walk, abandoned as soon as `stop` says so (then the entries are incomplete
+/// and the second value is true); `merge_with_index` completes it.
+pub fn walk_tracked(
     conn: &Connection,
+    ctx: &mut Context,
+    under: Option<&RelPath>,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> rusqlite::Result<(Vec<Entry>, bool)> {
+    // With nothing recorded (a first index) there is no stat to compare: the walk skips it.
+    let with_stat = under.is_some() || !sql::index_is_empty(conn)?;
+    Ok(walk_starts(ctx, vec![under.cloned()], with_stat, stop))
+}
+
+fn walk_starts(
     ctx: &mut Context,
     starts: Vec<Option<RelPath>>,
     with_stat: bool,
-    dir: Option<String>,
-) -> rusqlite::Result<Survey> {
-    let started = Instant::now();
+    stop: &(dyn Fn() -> bool + Sync),
+) -> (Vec<Entry>, bool) {
     let watches = &mut ctx.watches;
     let arm = |dirs: &[RelPath]| watches.watch_all(dirs);
-    let (entries, unreadable) = walk_from(&ctx.root.path, starts.clone(), &mut ctx.rules, arm, with_stat);
+    let (entries, unreadable, stopped) =
+        walk_from_unless(&ctx.root.path, starts, &mut ctx.rules, arm, with_stat, stop);
     if unreadable > 0 {
         ctx.stats
             .unreadable
             .fetch_add(unreadable as u64, Ordering::Relaxed);
     }
+    (entries, stopped)
+}
+
+/// The survey's comparison of a complete walk with the index; `started`: when the walk began.
+pub fn merge_with_index(
+    conn: &Connection,
+    under: Option<&RelPath>,
+    entries: Vec<Entry>,
+    started: Instant,
+) -> rusqlite::Result<Survey> {
+    merge_starts(
+        conn,
+        &[under.cloned()],
+        entries,
+        started,
+        under.map(RelPath::to_text),
+    )
+}
+
+fn merge_starts(
+    conn: &Connection,
+    starts: &[Option<RelPath>],
+    entries: Vec<Entry>,
+    started: Instant,
+    dir: Option<String>,
+) -> rusqlite::Result<Survey> {
     let walked = entries.len();
     // The index's side is never held whole: at 130,000 paths it was a third of the peak.
     // Subtree after subtree, in path order, as the merge needs it.
     let mut merge = Merge::new(entries);
-    for start in &starts {
+    for start in starts {
         sql::each_present(conn, start.as_ref(), |path, latest| merge.known(path, latest))?;
     }
     Ok(Survey {
@@ -97,6 +136,18 @@ fn survey_from(
         survey_ms: started.elapsed().as_millis() as u64,
         started,
     })
+}
+
+impl Survey {
+    /// Paths walked.
+    pub fn walked(&self) -> usize {
+        self.walked
+    }
+
+    /// What was found to record, in path order.
+    pub fn into_work(self) -> Vec<Walked> {
+        self.work
+    }
 }
 
 /// The second half of a rescan: reads and records what the survey found.

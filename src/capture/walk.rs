@@ -51,9 +51,35 @@ pub fn walk_from(
     root: &Path,
     starts: Vec<Option<RelPath>>,
     rules: &mut IgnoreRules,
-    mut arm: impl FnMut(&[RelPath]) + Send,
+    arm: impl FnMut(&[RelPath]) + Send,
     with_stat: bool,
 ) -> (Vec<Entry>, usize) {
+    let (entries, unreadable, _) = walk_from_unless(root, starts, rules, arm, with_stat, &|| false);
+    (entries, unreadable)
+}
+
+/// `walk`, abandoned as soon as `stop` says so (asked before each directory is listed): the
+/// third value says whether it was, and then the entries are incomplete (the verification
+/// pass yields this way to a command waiting for the worker).
+pub fn walk_unless(
+    root: &Path,
+    start: Option<&RelPath>,
+    rules: &mut IgnoreRules,
+    arm: impl FnMut(&[RelPath]) + Send,
+    with_stat: bool,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> (Vec<Entry>, usize, bool) {
+    walk_from_unless(root, vec![start.cloned()], rules, arm, with_stat, stop)
+}
+
+pub fn walk_from_unless(
+    root: &Path,
+    starts: Vec<Option<RelPath>>,
+    rules: &mut IgnoreRules,
+    mut arm: impl FnMut(&[RelPath]) + Send,
+    with_stat: bool,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> (Vec<Entry>, usize, bool) {
     let below_root: Vec<RelPath> = starts.iter().flatten().cloned().collect();
     if !below_root.is_empty() {
         arm(&below_root);
@@ -61,12 +87,14 @@ pub fn walk_from(
     let shared = Shared {
         root,
         with_stat,
+        stop,
         rules: RwLock::new(rules),
         arm: Mutex::new(arm),
         queue: Mutex::new(Queue {
             dirs: starts,
             busy: 0,
             failed: false,
+            stopped: false,
         }),
         ready: Condvar::new(),
     };
@@ -77,18 +105,20 @@ pub fn walk_from(
             .map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
             .collect()
     });
+    let stopped = shared.queue.lock().unwrap_or_else(|p| p.into_inner()).stopped;
     let unreadable = found.iter().map(|(_, n)| n).sum();
     // Exactly sized: a rescan of 100,000 paths holds this list beside the index's map.
     let mut entries = Vec::with_capacity(found.iter().map(|(e, _)| e.len()).sum());
     for (mut some, _) in found {
         entries.append(&mut some);
     }
-    (entries, unreadable)
+    (entries, unreadable, stopped)
 }
 
 struct Shared<'a, A> {
     root: &'a Path,
     with_stat: bool,
+    stop: &'a (dyn Fn() -> bool + Sync),
     rules: RwLock<&'a mut IgnoreRules>,
     arm: Mutex<A>,
     queue: Mutex<Queue>,
@@ -101,6 +131,8 @@ struct Queue {
     busy: usize,
     /// A walker panicked: the others stop instead of waiting for it (the scope re-raises).
     failed: bool,
+    /// `stop` said so: the walk ends unfinished.
+    stopped: bool,
 }
 
 impl<A: FnMut(&[RelPath])> Shared<'_, A> {
@@ -124,7 +156,12 @@ impl<A: FnMut(&[RelPath])> Shared<'_, A> {
     fn next_dir(&self) -> Option<Option<RelPath>> {
         let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
         loop {
-            if queue.failed {
+            if queue.failed || queue.stopped {
+                return None;
+            }
+            if (self.stop)() {
+                queue.stopped = true;
+                self.ready.notify_all();
                 return None;
             }
             if let Some(dir) = queue.dirs.pop() {
@@ -225,5 +262,25 @@ fn rel_child(dir: &Option<RelPath>, name: &OsStr) -> RelPath {
     match dir {
         Some(d) => d.join(name.as_bytes()),
         None => RelPath::from_fs_bytes(name.as_bytes().to_vec()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_walk_told_to_stop_says_it_is_incomplete() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let state = tempfile::tempdir().expect("tempdir");
+        for dir in ["a/b", "c"] {
+            std::fs::create_dir_all(root.path().join(dir)).expect("mkdir");
+            std::fs::write(root.path().join(dir).join("f"), "x").expect("write");
+        }
+        let mut rules = IgnoreRules::new(root.path(), state.path(), &[]).expect("rules");
+        let (entries, _, stopped) = walk_unless(root.path(), None, &mut rules, |_| {}, true, &|| false);
+        assert_eq!((entries.len(), stopped), (5, false));
+        let (entries, _, stopped) = walk_unless(root.path(), None, &mut rules, |_| {}, true, &|| true);
+        assert_eq!((entries.len(), stopped), (0, true));
     }
 }

@@ -13,6 +13,7 @@ use super::barrier::Barrier;
 use super::lost::LostEvents;
 use super::record::{Attribution, record};
 use super::rescan::{RACY_NS, record_survey, rescan, survey};
+use super::verify::{Schedule, Sent};
 use super::{
     Command, Context, Msg, TRIM_AFTER, TurnError, lost_root, release_freed_memory, turns, unwatched,
 };
@@ -23,6 +24,8 @@ use crate::store::fault::{StorageFault, Unrecorded};
 use crate::store::sql::{self, TurnRow};
 use crate::store::{journal, unjournaled};
 use crate::watch::filter::IgnoreRules;
+
+mod verify_pass;
 
 /// Quiet time after the last hint before a batch is recorded (editors' save bursts, `sed -i`
 /// temp files). A turn marker does not wait for it.
@@ -70,16 +73,20 @@ const RETRY_MAX: Duration = Duration::from_secs(5);
 #[derive(Clone)]
 pub struct WorkerHandle {
     tx: Sender<Msg>,
+    /// Counted before sending: a background verification pass yields to the command.
+    sent: Sent,
 }
 
 impl WorkerHandle {
     pub fn send(&self, command: Command) -> Result<(), TurnError> {
+        self.sent.one_more();
         self.tx
             .send(Msg::Command(command))
             .map_err(|_| TurnError::Unavailable)
     }
 
     pub fn shutdown(&self) {
+        self.sent.one_more();
         let _ = self.tx.send(Msg::Shutdown);
     }
 }
@@ -107,6 +114,10 @@ pub struct Worker {
     /// it will be, once idle.
     since_trim: usize,
     trim_at: Option<Instant>,
+    /// The background verification pass, and the commands sent and taken it yields to.
+    verify: Schedule,
+    sent: Sent,
+    taken: u64,
 }
 
 /// A query's result while the integrity check may still run: a damaged index is reported as
@@ -152,6 +163,11 @@ impl Worker {
             "workspace indexed"
         );
         let open = sql::open_turns(&conn)?;
+        let verify = Schedule::new(ctx.verify, Instant::now());
+        let interval_ms = ctx.verify.interval.map(|i| i.as_millis() as u64);
+        ctx.stats
+            .set_verify_schedule(interval_ms, ctx.verify.quiet.as_millis() as u64);
+        let sent = Sent::default();
         let worker = Self {
             conn,
             ctx,
@@ -170,8 +186,11 @@ impl Worker {
             next_gc: Instant::now() + GC_INTERVAL,
             since_trim: 0,
             trim_at: None,
+            verify,
+            sent: sent.clone(),
+            taken: 0,
         };
-        Ok((worker, WorkerHandle { tx }))
+        Ok((worker, WorkerHandle { tx, sent }))
     }
 
     pub fn run(mut self) {
@@ -287,6 +306,7 @@ impl Worker {
                 self.root_lost();
             }
             Msg::Command(command) => {
+                self.taken += 1;
                 let Some(command) = self.admit(command) else {
                     return;
                 };
@@ -314,6 +334,7 @@ impl Worker {
             self.flush();
         }
         self.trim_when_idle(now);
+        self.verify_when_due(now);
         if now >= self.next_gc {
             if let Err(err) = self.collect_garbage(false) {
                 self.ctx
@@ -376,6 +397,7 @@ impl Worker {
             self.retry_at.filter(|_| self.rescan_owed),
             Some(self.next_gc),
             self.trim_at,
+            self.verify_deadline(),
         ]
         .into_iter()
         .flatten()
@@ -608,6 +630,9 @@ impl Worker {
                 reply,
             } => {
                 let _ = reply.send(turns::fork(&mut self.conn, &parent, &new_session, &turn));
+            }
+            Command::Verify { reply } => {
+                let _ = reply.send(self.verify_now());
             }
             Command::Rollback { request, reply } => {
                 let result = crate::restore::perform(&mut self.conn, &mut self.ctx, &request);

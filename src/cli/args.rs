@@ -65,6 +65,10 @@ pub enum Command {
     Restore(RestoreCmd),
     /// Remove history outside the retention policy (keep_days, keep_turns, max_store_bytes).
     Gc(GcCmd),
+    /// Compare the whole workspace with the record now and record what differs (writes no
+    /// event reported, such as through a shared mapping); the daemon also does this in the
+    /// background when the workspace is quiet (`[verify]` in .filewatchd.toml).
+    Verify(JsonFlag),
     /// Agent hooks: `hook <agent>` reads one hook event on stdin (what the agent runs);
     /// `hook install|uninstall <agent>` writes or removes the agent's hook configuration.
     Hook(HookCmd),

@@ -46,6 +46,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let answer = client.post("/v1/gc", &json!({"dry_run": cmd.dry_run}))?;
             print::answer(&answer, cmd.json.json, print::gc)
         }
+        Command::Verify(flag) => {
+            let answer = client.post("/v1/verify", &json!({}))?;
+            print::answer(&answer, flag.json, print::verified)
+        }
         Command::Rollback(cmd) => return rollback::rollback(&client, &args, cmd),
         Command::Undo(flags) => return rollback::undo(&client, &args, flags),
         Command::Redo(flags) => return rollback::redo(&client, &args, flags),

@@ -100,6 +100,7 @@ pub fn status(a: &Value) {
     if !w["last_error"].is_null() {
         println!("last error:    {}", text(&w["last_error"]));
     }
+    verify_status(&a["verify"]);
     let r = &a["recovery"];
     if r.is_object() {
         println!(
@@ -430,4 +431,51 @@ pub fn gc(a: &Value) {
         "store: {} bytes before, {} after",
         a["store_bytes_before"], a["store_bytes_after"]
     );
+}
+
+/// The verification pass's line in `status`.
+fn verify_status(v: &Value) {
+    if !v.is_object() {
+        return;
+    }
+    let span =
+        |ms: &Value| humantime::format_duration(std::time::Duration::from_millis(ms.as_u64().unwrap_or(0)));
+    let schedule = match v["interval_ms"] {
+        Value::Null => "background pass off".to_string(),
+        ref every => format!(
+            "at most every {} once quiet {}",
+            span(every),
+            span(&v["quiet_ms"])
+        ),
+    };
+    let last = match v["last_run"].as_str() {
+        Some(at) => format!(
+            "last {at}: {} paths in {} ms, {} changed",
+            v["last_walked"], v["last_duration_ms"], v["last_changed"]
+        ),
+        None => "not run yet".to_string(),
+    };
+    println!(
+        "verify:        {schedule}; {} runs, {} changed in all; {last}",
+        v["runs"], v["changed_total"]
+    );
+}
+
+pub fn verified(a: &Value) {
+    println!(
+        "verified {} paths in {} ms: {} recorded",
+        a["walked"],
+        a["duration_ms"],
+        count(&a["changed"], "change")
+    );
+    for v in a["versions"].as_array().into_iter().flatten() {
+        let by = match (v["session"].as_str(), v["turn"].as_i64()) {
+            (Some(session), Some(turn)) => format!("{session} turn {turn}"),
+            _ => text(&v["origin"]),
+        };
+        println!("  {}  ({by})", text(&v["path"]));
+    }
+    if a["truncated"] == Value::Bool(true) {
+        println!("  ... and more (see `filewatchd log`)");
+    }
 }

@@ -1,10 +1,12 @@
 //! The store: content-addressed blobs and the SQLite index of paths, versions, sessions and
 //! turns. SQL lives in `sql`, the schema and its migrations in `db`, blob files in `blobs`;
-//! `unjournaled` writes a first index into an empty index without SQLite's journal.
+//! `unjournaled` writes a first index into an empty index without SQLite's journal; `gc`,
+//! `journal` and `found` hold the SQL of retention, rollbacks and the verification pass.
 
 pub mod blobs;
 pub mod db;
 pub mod fault;
+pub mod found;
 pub mod gc;
 pub mod journal;
 pub mod sql;

@@ -1,0 +1,437 @@
+//! The verification pass (G2): a stat walk of the whole workspace compared with the index's
+//! stat cache (`rescan::survey`), for changes no event reported. A process that writes
+//! through a shared mapping (mmap `MAP_SHARED`, msync) and never closes the file makes no
+//! inotify event at all; the kernel still updates the file's mtime and ctime (lazily: at the
+//! first write to a page after it was written back), so the stat cache sees it, and the
+//! racy-entry rule re-reads what was recorded too close to its mtime.
+//!
+//! The worker runs it on demand (`filewatchd verify`, behind the barrier) and in the
+//! background, when the workspace has been quiet for `quiet` and at most every `interval`
+//! (`Schedule`). A background pass walks on a thread of its own at idle CPU and I/O priority
+//! (the walk's threads inherit both; the worker's own priority never changes, so nothing has
+//! to be restored), and yields to any command that arrives meanwhile: the walk stops, the
+//! command is served, the pass runs again once the workspace is quiet. The comparison with
+//! the index and the recording run on the worker at normal priority. What a pass finds is
+//! recorded attributed by the time the path last changed (`attribution_at`).
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use rusqlite::Connection;
+
+use super::Context;
+use super::record::{Attribution, Recorded, Walked, record_walked};
+use super::rescan::{Survey, merge_with_index, survey, walk_tracked};
+use super::walk::Entry;
+use crate::config::Verify;
+use crate::model::{Origin, now_ms};
+use crate::stats::VerifyRun;
+use crate::store::found::{self, FoundVersion, TurnSpan};
+use crate::store::sql;
+
+/// Versions listed in a pass's answer; the count covers them all.
+pub const LISTED: usize = 100;
+/// Background passes yielding this many times in a row: the next one runs to its end.
+const YIELDS_BEFORE_INSISTING: u32 = 3;
+
+/// What one pass found: `changed` versions recorded, the first `LISTED` of them in `versions`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Found {
+    pub walked: usize,
+    pub changed: usize,
+    pub versions: Vec<FoundVersion>,
+    pub truncated: bool,
+    pub duration_ms: u64,
+}
+
+/// A finished pass: what it found, and what its recording left for the worker (paths that
+/// kept changing while read, directories whose ignore files changed).
+pub struct Pass {
+    pub found: Found,
+    pub recorded: Recorded,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    #[error("the index failed: {0}")]
+    Store(#[from] rusqlite::Error),
+    #[error("cannot start the verification thread: {0}")]
+    Thread(std::io::Error),
+    #[error("{0}")]
+    WorkspaceLost(String),
+}
+
+/// A pass now, at normal priority (on demand: someone waits for the answer).
+pub fn pass(conn: &mut Connection, ctx: &mut Context) -> Result<Pass, VerifyError> {
+    let (started, before) = (Instant::now(), sql::latest_seq(conn)?);
+    let survey = survey(conn, ctx, None)?;
+    record_found(conn, ctx, survey, started, before)
+}
+
+/// A background pass at idle priority; `None` when it yielded (`stop` said a command waits)
+/// before its walk was done.
+pub fn pass_at_idle(
+    conn: &mut Connection,
+    ctx: &mut Context,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Result<Option<Pass>, VerifyError> {
+    let (started, before) = (Instant::now(), sql::latest_seq(conn)?);
+    let Some(survey) = survey_at_idle(conn, ctx, stop)? else {
+        ctx.stats.verify_yielded();
+        return Ok(None);
+    };
+    record_found(conn, ctx, survey, started, before).map(Some)
+}
+
+/// Records what the survey found, each path attributed by when it changed.
+fn record_found(
+    conn: &mut Connection,
+    ctx: &mut Context,
+    survey: Survey,
+    started: Instant,
+    before: i64,
+) -> Result<Pass, VerifyError> {
+    let walked = survey.walked();
+    let recorded = record_attributed(conn, ctx, survey.into_work())?;
+    let versions = found::versions_after(conn, before, LISTED)?;
+    let found = Found {
+        walked,
+        changed: recorded.versions,
+        truncated: recorded.versions > versions.len(),
+        versions,
+        duration_ms: started.elapsed().as_millis() as u64,
+    };
+    ctx.stats.verify_ran(VerifyRun {
+        finished_ms: now_ms(),
+        duration_ms: found.duration_ms,
+        walked,
+        changed: found.changed,
+    });
+    let (changed, elapsed_ms) = (found.changed, found.duration_ms);
+    if changed > 0 {
+        tracing::info!(
+            walked,
+            changed,
+            elapsed_ms,
+            "verification pass found changes no event reported"
+        );
+    } else {
+        tracing::debug!(walked, elapsed_ms, "verification pass found nothing");
+    }
+    Ok(Pass { found, recorded })
+}
+
+/// Records each run of paths with the same attribution as one group.
+fn record_attributed(
+    conn: &mut Connection,
+    ctx: &mut Context,
+    work: Vec<Walked>,
+) -> rusqlite::Result<Recorded> {
+    let mut recorded = Recorded::default();
+    for (who, group) in attribute(conn, &ctx.root.path, work)? {
+        let some = record_walked(conn, ctx, group, who, None)?;
+        recorded.versions += some.versions;
+        recorded.requeue.extend(some.requeue);
+        recorded.rescan_dirs.extend(some.rescan_dirs);
+    }
+    Ok(recorded)
+}
+
+/// The survey with its walk on a thread of its own at idle priority (the worker waits for it),
+/// and its comparison with the index back on the worker at normal priority: a command that
+/// arrives meanwhile waits for the comparison only, not for a starved walk.
+fn survey_at_idle(
+    conn: &mut Connection,
+    ctx: &mut Context,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Result<Option<Survey>, VerifyError> {
+    let started = Instant::now();
+    let Some(entries) = walk_at_idle(conn, ctx, stop)? else {
+        return Ok(None);
+    };
+    if stop() {
+        return Ok(None);
+    }
+    Ok(Some(merge_with_index(conn, None, entries, started)?))
+}
+
+fn walk_at_idle(
+    conn: &mut Connection,
+    ctx: &mut Context,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Result<Option<Vec<Entry>>, VerifyError> {
+    std::thread::scope(|scope| {
+        let walker = std::thread::Builder::new()
+            .name("verify".into())
+            .spawn_scoped(scope, move || {
+                lower_own_priority();
+                walk_tracked(conn, ctx, None, stop)
+            })
+            .map_err(VerifyError::Thread)?;
+        let (entries, stopped) = walker
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+        Ok((!stopped).then_some(entries))
+    })
+}
+
+const IOPRIO_CLASS_SHIFT: libc::c_int = 13;
+const IOPRIO_CLASS_IDLE: libc::c_int = 3;
+const IOPRIO_WHO_PROCESS: libc::c_int = 1;
+
+/// Idle CPU (`SCHED_IDLE`, else nice 19) and idle I/O priority for the calling thread, and
+/// so for the threads it starts. Best effort: a kernel that refuses leaves it as it was. An
+/// unprivileged thread cannot raise its priority again, so this is only ever called on a
+/// thread that ends with its work.
+pub fn lower_own_priority() {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: pid 0 is the calling thread; `param` is a valid sched_param for SCHED_IDLE.
+    let idle = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) } == 0;
+    if !idle {
+        // SAFETY: setpriority on the calling thread (0) only changes its nice value.
+        unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 19) };
+    }
+    // SAFETY: ioprio_set(IOPRIO_WHO_PROCESS, 0 = the calling thread, IDLE) takes plain ints.
+    let io = unsafe {
+        libc::syscall(
+            libc::SYS_ioprio_set,
+            IOPRIO_WHO_PROCESS,
+            0,
+            IOPRIO_CLASS_IDLE << IOPRIO_CLASS_SHIFT,
+        )
+    };
+    if !idle || io != 0 {
+        tracing::debug!(
+            sched_idle = idle,
+            io_idle = io == 0,
+            "verification pass priority only partly lowered"
+        );
+    }
+}
+
+/// The found paths in path order, cut into runs of the same attribution: each run is
+/// recorded as one group, so a new directory is still recorded before what it holds.
+fn attribute(
+    conn: &Connection,
+    root: &Path,
+    work: Vec<Walked>,
+) -> rusqlite::Result<Vec<(Attribution, Vec<Walked>)>> {
+    let times: Vec<Option<i64>> = work.iter().map(|w| changed_at_ms(&w.path.to_abs(root))).collect();
+    let spans = match (times.iter().flatten().min(), times.iter().flatten().max()) {
+        (Some(&from), Some(&to)) => found::turns_open_between(conn, from, to)?,
+        _ => Vec::new(),
+    };
+    let mut runs: Vec<(Attribution, Vec<Walked>)> = Vec::new();
+    for (walked, at) in work.into_iter().zip(times) {
+        let who = attribution_at(&spans, at);
+        match runs.last_mut() {
+            Some((last, group)) if last.origin == who.origin && last.turn_id == who.turn_id => {
+                group.push(walked)
+            }
+            _ => runs.push((who, vec![walked])),
+        }
+    }
+    Ok(runs)
+}
+
+/// When a path last changed: its inode's ctime (unix ms). That is the mtime of a write
+/// through a mapping, and unlike the mtime it cannot be set back (`touch -d`, `tar -x`,
+/// `cp -p`), and it moves with a mode change too. `None` for a path that is gone.
+fn changed_at_ms(abs: &Path) -> Option<i64> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(abs).ok()?;
+    Some(meta.ctime() * 1000 + meta.ctime_nsec() / 1_000_000)
+}
+
+const OUTSIDE: Attribution = Attribution {
+    origin: Origin::Outside,
+    turn_id: None,
+};
+
+/// Who made a change found at `at` (unix ms): the turn open then, when the open turns
+/// (ended since or not) all belong to one session (the latest started, at a boundary where
+/// one turn ended as the next began); anyone else's (`outside`) when none or several
+/// sessions' turns were open, or when the time is unknown (a path found gone).
+pub fn attribution_at(spans: &[TurnSpan], at: Option<i64>) -> Attribution {
+    let Some(at) = at else {
+        return OUTSIDE;
+    };
+    let open: Vec<&TurnSpan> = spans
+        .iter()
+        .filter(|t| t.started_at <= at && t.ended_at.is_none_or(|end| at <= end))
+        .collect();
+    let Some(latest) = open.iter().max_by_key(|t| (t.started_at, t.turn_id)) else {
+        return OUTSIDE;
+    };
+    if open.iter().any(|t| t.session_id != latest.session_id) {
+        return OUTSIDE;
+    }
+    Attribution {
+        origin: Origin::Turn,
+        turn_id: Some(latest.turn_id),
+    }
+}
+
+/// Commands sent to the worker, counted by the senders before sending: a background pass
+/// yields while more were sent than the worker has taken.
+#[derive(Clone, Default)]
+pub struct Sent(Arc<AtomicU64>);
+
+impl Sent {
+    pub fn one_more(&self) {
+        self.0.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// True while a command sent is not yet taken, given how many the worker took.
+    pub fn waiting(&self, taken: u64) -> bool {
+        self.0.load(Ordering::Acquire) != taken
+    }
+}
+
+/// When the background pass runs: once `quiet` has passed since the last hint, at most every
+/// `interval` (the first one an interval after start-up: the start-up walk just verified).
+pub struct Schedule {
+    config: Verify,
+    next_at: Instant,
+    yields_in_a_row: u32,
+}
+
+impl Schedule {
+    pub fn new(config: Verify, now: Instant) -> Self {
+        Self {
+            config,
+            next_at: now + config.interval.unwrap_or(Duration::ZERO),
+            yields_in_a_row: 0,
+        }
+    }
+
+    /// When the pass is due, given the last hint; `None` when it is off.
+    pub fn due_at(&self, last_hint: Instant) -> Option<Instant> {
+        self.config.interval?;
+        Some(self.next_at.max(last_hint + self.config.quiet))
+    }
+
+    /// Whether the next pass may yield to a command (not after yielding again and again).
+    pub fn may_yield(&self) -> bool {
+        self.yields_in_a_row < YIELDS_BEFORE_INSISTING
+    }
+
+    /// A pass ran (in the background or on demand): the next one an interval from now.
+    pub fn ran(&mut self, now: Instant) {
+        self.next_at = now + self.config.interval.unwrap_or(Duration::ZERO);
+        self.yields_in_a_row = 0;
+    }
+
+    /// A background pass yielded: again once the workspace has been quiet another while.
+    pub fn yielded(&mut self, now: Instant) {
+        self.next_at = now + self.config.quiet;
+        self.yields_in_a_row += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn span(turn_id: i64, session_id: i64, started_at: i64, ended_at: Option<i64>) -> TurnSpan {
+        TurnSpan {
+            turn_id,
+            session_id,
+            started_at,
+            ended_at,
+        }
+    }
+
+    fn who(spans: &[TurnSpan], at: i64) -> (Origin, Option<i64>) {
+        let a = attribution_at(spans, Some(at));
+        (a.origin, a.turn_id)
+    }
+
+    #[test]
+    fn a_change_belongs_to_the_turn_open_at_its_time() {
+        // Session 1: turn 10 from 100 to 200, turn 11 from 200 (still open); session 2: turn
+        // 20 from 500 to 600.
+        let spans = [
+            span(10, 1, 100, Some(200)),
+            span(11, 1, 200, None),
+            span(20, 2, 500, Some(600)),
+        ];
+        assert_eq!(who(&spans, 50), (Origin::Outside, None));
+        assert_eq!(who(&spans, 150), (Origin::Turn, Some(10)));
+        assert_eq!(
+            who(&spans, 200),
+            (Origin::Turn, Some(11)),
+            "the boundary: the turn that began"
+        );
+        assert_eq!(who(&spans, 300), (Origin::Turn, Some(11)));
+        assert_eq!(
+            who(&spans, 550),
+            (Origin::Outside, None),
+            "two sessions' turns were open"
+        );
+        assert_eq!(who(&spans, 700), (Origin::Turn, Some(11)));
+        assert_eq!(attribution_at(&spans, None).origin, Origin::Outside);
+    }
+
+    #[test]
+    fn the_schedule_waits_for_quiet_and_the_interval() {
+        let start = Instant::now();
+        let config = Verify {
+            interval: Some(Duration::from_secs(60)),
+            quiet: Duration::from_secs(10),
+        };
+        let mut schedule = Schedule::new(config, start);
+        let at = |secs| Some(start + Duration::from_secs(secs));
+        assert_eq!(schedule.due_at(start), at(60), "an interval after start-up");
+        assert_eq!(
+            schedule.due_at(start + Duration::from_secs(55)),
+            at(65),
+            "quiet after a hint"
+        );
+        schedule.ran(start + Duration::from_secs(65));
+        assert_eq!(schedule.due_at(start), at(125));
+        schedule.yielded(start + Duration::from_secs(70));
+        assert_eq!(schedule.due_at(start), at(80), "yielded: again once quiet");
+        for _ in 1..YIELDS_BEFORE_INSISTING {
+            assert!(schedule.may_yield());
+            schedule.yielded(start);
+        }
+        assert!(!schedule.may_yield());
+        let off = Schedule::new(
+            Verify {
+                interval: None,
+                ..config
+            },
+            start,
+        );
+        assert_eq!(off.due_at(start), None);
+    }
+
+    fn scheduler_and_io_class() -> (libc::c_int, libc::c_long) {
+        // SAFETY: both only read the calling thread's own scheduling state.
+        unsafe {
+            let policy = libc::sched_getscheduler(0);
+            let io = libc::syscall(libc::SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0);
+            (policy, io >> IOPRIO_CLASS_SHIFT)
+        }
+    }
+
+    #[test]
+    fn the_walk_threads_run_at_idle_cpu_and_io_priority() {
+        let (policy, io_class) = std::thread::spawn(|| {
+            lower_own_priority();
+            // The walk's own threads are started from the lowered one: they inherit it.
+            std::thread::spawn(scheduler_and_io_class)
+                .join()
+                .expect("inner thread")
+        })
+        .join()
+        .expect("lowered thread");
+        assert_eq!(policy, libc::SCHED_IDLE);
+        assert_eq!(io_class, libc::c_long::from(IOPRIO_CLASS_IDLE));
+        // The thread that started it is untouched.
+        assert_ne!(scheduler_and_io_class().0, libc::SCHED_IDLE);
+    }
+}

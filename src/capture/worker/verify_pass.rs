@@ -1,0 +1,66 @@
+//! The worker's side of the verification pass (`capture::verify`): when the background pass
+//! runs, `filewatchd verify`, and what a pass leaves to retry.
+
+use std::time::Instant;
+
+use super::Worker;
+use crate::capture::record::{Attribution, Recorded};
+use crate::capture::verify::{self, Found, VerifyError};
+
+impl Worker {
+    /// The background verification pass, once the workspace has been quiet long enough and
+    /// nothing else is waiting; it yields to a command sent meanwhile.
+    pub(super) fn verify_when_due(&mut self, now: Instant) {
+        if self.verify_deadline().is_none_or(|at| now < at) {
+            return;
+        }
+        let (sent, taken) = (self.sent.clone(), self.taken);
+        let yield_now = move || sent.waiting(taken);
+        let never = || false;
+        let stop: &(dyn Fn() -> bool + Sync) = if self.verify.may_yield() {
+            &yield_now
+        } else {
+            &never
+        };
+        match verify::pass_at_idle(&mut self.conn, &mut self.ctx, stop) {
+            Ok(Some(pass)) => self.verified(pass.recorded),
+            Ok(None) => self.verify.yielded(Instant::now()),
+            Err(err) => {
+                self.ctx
+                    .stats
+                    .set_error(format!("verification pass failed: {err}"));
+                self.verify.ran(Instant::now());
+            }
+        }
+    }
+
+    /// When the background pass is due; `None` while it is off or other work waits (that work
+    /// wakes the worker anyway, and the deadline is asked again after it).
+    pub(super) fn verify_deadline(&self) -> Option<Instant> {
+        let busy = !self.pending.is_empty() || !self.barrier.is_empty() || self.lost.signalled();
+        if busy {
+            return None;
+        }
+        self.verify.due_at(self.last_hint)
+    }
+
+    /// `filewatchd verify`: a pass now, at normal priority.
+    pub(super) fn verify_now(&mut self) -> Result<Found, VerifyError> {
+        let verify::Pass { found, recorded } = verify::pass(&mut self.conn, &mut self.ctx)?;
+        self.verified(recorded);
+        Ok(found)
+    }
+
+    /// After a pass: the next one an interval from now; what kept changing is retried.
+    fn verified(&mut self, recorded: Recorded) {
+        self.verify.ran(Instant::now());
+        self.since_trim += recorded.versions;
+        if !recorded.requeue.is_empty() {
+            self.first_pending.get_or_insert_with(Instant::now);
+            self.pending.extend(recorded.requeue);
+        }
+        for dir in recorded.rescan_dirs {
+            self.rescan_dir(dir.as_ref(), Attribution::FOUND);
+        }
+    }
+}
