@@ -14,17 +14,16 @@ use super::lost::LostEvents;
 use super::record::{Attribution, record};
 use super::rescan::{RACY_NS, record_survey, rescan, survey};
 use super::verify::{Schedule, Sent};
-use super::{
-    Command, Context, Msg, TRIM_AFTER, TurnError, lost_root, release_freed_memory, turns, unwatched,
-};
+use super::{Command, Context, Msg, TRIM_AFTER, TurnError, release_freed_memory, turns};
 use crate::paths::RelPath;
-use crate::restore::RollbackError;
 use crate::store::db::IntegrityCheck;
-use crate::store::fault::{StorageFault, Unrecorded};
+use crate::store::fault::Unrecorded;
 use crate::store::sql::{self, TurnRow};
 use crate::store::{journal, unjournaled};
 use crate::watch::filter::IgnoreRules;
 
+mod checks;
+use checks::{batch_fault, refuse};
 mod verify_pass;
 
 /// Quiet time after the last hint before a batch is recorded (editors' save bursts, `sed -i`
@@ -441,25 +440,6 @@ impl Worker {
         }
     }
 
-    /// After a batch: paths the store failed stay pending and are retried with back-off; with
-    /// none, the fault (if any) is over.
-    fn storage_outcome(&mut self, failed: Vec<RelPath>, fault: Option<StorageFault>) {
-        let (false, Some(fault)) = (failed.is_empty(), fault) else {
-            self.retry_at = None;
-            self.backoff = RETRY_AFTER;
-            if self.unrecorded.take().is_some() {
-                self.ctx.stats.set_storage(None);
-            }
-            return;
-        };
-        self.ctx.stats.set_storage(Some((&fault, &failed)));
-        self.first_pending.get_or_insert_with(Instant::now);
-        self.pending.extend(failed.iter().cloned());
-        self.retry_at = Some(Instant::now() + self.backoff);
-        self.backoff = (self.backoff * 2).min(RETRY_MAX);
-        self.unrecorded = Some(Unrecorded { fault, paths: failed });
-    }
-
     /// True when every path under `dir` was recorded as it is now; paths that kept changing
     /// while read are retried with the next batch, paths the store failed until recorded.
     fn rescan_dir(&mut self, dir: Option<&RelPath>, who: Attribution) -> bool {
@@ -511,80 +491,6 @@ impl Worker {
         let began = self.lost.rescan_begins();
         if self.rescan_dir(None, self.who()) {
             self.lost.rescanned(began);
-        }
-    }
-
-    /// Runs a command whose barrier has passed, unless the root was lost meanwhile, once
-    /// the directories the watch limit left unwatched are verified.
-    fn run_command(&mut self, command: Command) {
-        let Some(command) = self.admit(command) else {
-            return;
-        };
-        self.verify_unwatched();
-        self.execute(command);
-    }
-
-    /// The command back if the workspace root is still the directory held open; refused
-    /// (`workspace_lost`) otherwise.
-    fn admit(&mut self, command: Command) -> Option<Command> {
-        if !self.root_lost() {
-            return Some(command);
-        }
-        if let Some(lost) = self.ctx.stats.workspace_lost() {
-            lost_root::refuse(command, &lost);
-        }
-        None
-    }
-
-    /// True when the root is lost, now or before. The first time, capture stops: nothing
-    /// pending is recorded and every command waiting for its cookie is refused.
-    fn root_lost(&mut self) -> bool {
-        if self.ctx.stats.is_workspace_lost() {
-            return true;
-        }
-        let Some(lost) = lost_root::check(&self.ctx.root) else {
-            return false;
-        };
-        tracing::error!(root = %lost.root, what = %lost.what, "the workspace root is lost; capture has stopped");
-        self.pending.clear();
-        self.first_pending = None;
-        for (cookie, command) in self.barrier.drain() {
-            lost_root::remove_cookie(&self.ctx.root, &cookie);
-            lost_root::refuse(command, &lost);
-        }
-        self.ctx.stats.set_workspace_lost(lost);
-        true
-    }
-
-    /// What the directories the watch limit left unwatched hold now is recorded before a
-    /// command runs (`unwatched`, G2).
-    fn verify_unwatched(&mut self) {
-        let who = self.who();
-        match unwatched::verify(&mut self.conn, &mut self.ctx, who) {
-            Ok(recorded) => {
-                self.since_trim += recorded.versions;
-                if !recorded.requeue.is_empty() {
-                    self.first_pending.get_or_insert_with(Instant::now);
-                    self.pending.extend(recorded.requeue);
-                }
-                if !recorded.failed.is_empty() {
-                    let mut failed = recorded.failed;
-                    failed.extend(self.unrecorded.take().into_iter().flat_map(|u| u.paths));
-                    self.storage_outcome(failed, recorded.fault);
-                }
-            }
-            Err(err) => {
-                // What the walk would have recorded is owed: the whole rescan runs again
-                // before the next command, which is refused until it succeeds (G12).
-                let fault = batch_fault(&err);
-                self.ctx.stats.storage_failed(&fault);
-                self.ctx.stats.set_storage(Some((&fault, &[])));
-                self.unrecorded = Some(Unrecorded {
-                    fault,
-                    paths: Vec::new(),
-                });
-                self.rescan_owed = true;
-            }
         }
     }
 
@@ -660,31 +566,4 @@ impl Worker {
             Err(err) => self.ctx.stats.set_error(format!("cannot read open turns: {err}")),
         }
     }
-}
-
-/// The storage fault behind a failed batch; an error of another kind is reported as what it is.
-fn batch_fault(err: &rusqlite::Error) -> StorageFault {
-    StorageFault::from_sqlite(err).unwrap_or_else(|| StorageFault {
-        cause: "index_error".to_string(),
-        message: format!("recording a batch failed: {err}"),
-    })
-}
-
-/// Answers a command that needs every earlier write recorded while some cannot be (G12):
-/// turn markers, forks and rollbacks get `storage_error`; a sync and a collection (which may
-/// free the space) come back to run as usual.
-fn refuse(command: Command, unrecorded: Unrecorded) -> Option<Command> {
-    match command {
-        Command::TurnStart { reply, .. } => {
-            let _ = reply.send(Err(TurnError::Unrecorded(unrecorded)));
-        }
-        Command::TurnEnd { reply, .. } | Command::Fork { reply, .. } => {
-            let _ = reply.send(Err(TurnError::Unrecorded(unrecorded)));
-        }
-        Command::Rollback { reply, .. } => {
-            let _ = reply.send(Err(RollbackError::Unrecorded(unrecorded)));
-        }
-        other => return Some(other),
-    }
-    None
 }

@@ -13,6 +13,7 @@ use super::TempNames;
 use super::chain::Resolved;
 use super::fsops::{FsError, Parent, file_mode};
 use super::outcome::Outcome;
+use super::pause::PauseHook;
 use super::plan::{Note, Step};
 use crate::capture::Context;
 use crate::capture::feed::map_parallel;
@@ -599,42 +600,4 @@ fn changed(step: &Step) -> Finished {
 fn stat_now(ctx: &Context, path: &RelPath) -> Option<StatKey> {
     let parent = ctx.root.parent_of(path).ok()?;
     parent.stat(path).ok().flatten().map(|s| StatKey::from_rustix(&s))
-}
-
-/// Test-only: `FILEWATCHD_TEST_PAUSE_AFTER=K` stops a rollback after K file changes so a test
-/// can kill the daemon mid-apply (issue 3's crash tests). Unset in normal use.
-struct PauseHook {
-    left: Option<u64>,
-}
-
-impl PauseHook {
-    fn from_env() -> Self {
-        let left = std::env::var("FILEWATCHD_TEST_PAUSE_AFTER")
-            .ok()
-            .and_then(|v| v.parse().ok());
-        Self { left }
-    }
-
-    fn before_first(&self) {
-        if self.left == Some(0) {
-            Self::pause();
-        }
-    }
-
-    fn tick(&mut self) {
-        let Some(left) = self.left.as_mut() else {
-            return;
-        };
-        *left = left.saturating_sub(1);
-        if *left == 0 {
-            Self::pause();
-        }
-    }
-
-    fn pause() -> ! {
-        tracing::warn!("FILEWATCHD_TEST_PAUSE_AFTER reached: pausing the rollback until killed");
-        loop {
-            std::thread::park();
-        }
-    }
 }

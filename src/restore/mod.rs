@@ -17,6 +17,7 @@ pub mod chain;
 pub mod finish;
 pub mod fsops;
 pub mod outcome;
+mod pause;
 pub mod plan;
 pub mod recover;
 mod run;

@@ -1,0 +1,134 @@
+//! What a command passes before it runs, and what a failed batch leaves: the root still the
+//! directory held open (`lost_root`), the directories the watch limit left unwatched verified
+//! (`unwatched`), every earlier write recorded (G12: paths the store failed stay pending and
+//! are retried with back-off; meanwhile commands that need them are refused).
+
+use std::time::Instant;
+
+use super::{RETRY_AFTER, RETRY_MAX, Worker};
+use crate::capture::{Command, TurnError, lost_root, unwatched};
+use crate::paths::RelPath;
+use crate::restore::RollbackError;
+use crate::store::fault::{StorageFault, Unrecorded};
+
+impl Worker {
+    /// After a batch: paths the store failed stay pending and are retried with back-off; with
+    /// none, the fault (if any) is over.
+    pub(super) fn storage_outcome(&mut self, failed: Vec<RelPath>, fault: Option<StorageFault>) {
+        let (false, Some(fault)) = (failed.is_empty(), fault) else {
+            self.retry_at = None;
+            self.backoff = RETRY_AFTER;
+            if self.unrecorded.take().is_some() {
+                self.ctx.stats.set_storage(None);
+            }
+            return;
+        };
+        self.ctx.stats.set_storage(Some((&fault, &failed)));
+        self.first_pending.get_or_insert_with(Instant::now);
+        self.pending.extend(failed.iter().cloned());
+        self.retry_at = Some(Instant::now() + self.backoff);
+        self.backoff = (self.backoff * 2).min(RETRY_MAX);
+        self.unrecorded = Some(Unrecorded { fault, paths: failed });
+    }
+
+    /// Runs a command whose barrier has passed, unless the root was lost meanwhile, once
+    /// the directories the watch limit left unwatched are verified.
+    pub(super) fn run_command(&mut self, command: Command) {
+        let Some(command) = self.admit(command) else {
+            return;
+        };
+        self.verify_unwatched();
+        self.execute(command);
+    }
+
+    /// The command back if the workspace root is still the directory held open; refused
+    /// (`workspace_lost`) otherwise.
+    pub(super) fn admit(&mut self, command: Command) -> Option<Command> {
+        if !self.root_lost() {
+            return Some(command);
+        }
+        if let Some(lost) = self.ctx.stats.workspace_lost() {
+            lost_root::refuse(command, &lost);
+        }
+        None
+    }
+
+    /// True when the root is lost, now or before. The first time, capture stops: nothing
+    /// pending is recorded and every command waiting for its cookie is refused.
+    pub(super) fn root_lost(&mut self) -> bool {
+        if self.ctx.stats.is_workspace_lost() {
+            return true;
+        }
+        let Some(lost) = lost_root::check(&self.ctx.root) else {
+            return false;
+        };
+        tracing::error!(root = %lost.root, what = %lost.what, "the workspace root is lost; capture has stopped");
+        self.pending.clear();
+        self.first_pending = None;
+        for (cookie, command) in self.barrier.drain() {
+            lost_root::remove_cookie(&self.ctx.root, &cookie);
+            lost_root::refuse(command, &lost);
+        }
+        self.ctx.stats.set_workspace_lost(lost);
+        true
+    }
+
+    /// What the directories the watch limit left unwatched hold now is recorded before a
+    /// command runs (`unwatched`, G2).
+    pub(super) fn verify_unwatched(&mut self) {
+        let who = self.who();
+        match unwatched::verify(&mut self.conn, &mut self.ctx, who) {
+            Ok(recorded) => {
+                self.since_trim += recorded.versions;
+                if !recorded.requeue.is_empty() {
+                    self.first_pending.get_or_insert_with(Instant::now);
+                    self.pending.extend(recorded.requeue);
+                }
+                if !recorded.failed.is_empty() {
+                    let mut failed = recorded.failed;
+                    failed.extend(self.unrecorded.take().into_iter().flat_map(|u| u.paths));
+                    self.storage_outcome(failed, recorded.fault);
+                }
+            }
+            Err(err) => {
+                // What the walk would have recorded is owed: the whole rescan runs again
+                // before the next command, which is refused until it succeeds (G12).
+                let fault = batch_fault(&err);
+                self.ctx.stats.storage_failed(&fault);
+                self.ctx.stats.set_storage(Some((&fault, &[])));
+                self.unrecorded = Some(Unrecorded {
+                    fault,
+                    paths: Vec::new(),
+                });
+                self.rescan_owed = true;
+            }
+        }
+    }
+}
+
+/// The storage fault behind a failed batch; an error of another kind is reported as what it is.
+pub(super) fn batch_fault(err: &rusqlite::Error) -> StorageFault {
+    StorageFault::from_sqlite(err).unwrap_or_else(|| StorageFault {
+        cause: "index_error".to_string(),
+        message: format!("recording a batch failed: {err}"),
+    })
+}
+
+/// Answers a command that needs every earlier write recorded while some cannot be (G12):
+/// turn markers, forks and rollbacks get `storage_error`; a sync and a collection (which may
+/// free the space) come back to run as usual.
+pub(super) fn refuse(command: Command, unrecorded: Unrecorded) -> Option<Command> {
+    match command {
+        Command::TurnStart { reply, .. } => {
+            let _ = reply.send(Err(TurnError::Unrecorded(unrecorded)));
+        }
+        Command::TurnEnd { reply, .. } | Command::Fork { reply, .. } => {
+            let _ = reply.send(Err(TurnError::Unrecorded(unrecorded)));
+        }
+        Command::Rollback { reply, .. } => {
+            let _ = reply.send(Err(RollbackError::Unrecorded(unrecorded)));
+        }
+        other => return Some(other),
+    }
+    None
+}
