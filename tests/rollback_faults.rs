@@ -112,6 +112,11 @@ fn an_error_after_some_renames_puts_every_changed_path_back() {
     };
     assert_failed(d.undo("s", json!({})), "ENOSPC", true);
     strace.detach();
+    let log = cli_state_text(&ws, &["log"]);
+    assert!(
+        log.contains("failed: everything it changed was put back"),
+        "{log}"
+    );
     assert_tree_eq(
         &after,
         &snapshot(ws.root()),

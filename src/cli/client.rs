@@ -145,11 +145,30 @@ impl Client {
         Err(ApiFailure {
             status,
             code: field("code"),
-            message: field("message"),
+            message: field("message") + &path_states(&body["error"]["paths"]),
             body: body.clone(),
         }
         .into())
     }
+}
+
+/// A failed rollback that could not put everything back lists where each path is.
+fn path_states(paths: &Value) -> String {
+    let lines: Vec<String> = paths
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            let state = match p["state"].as_str() {
+                Some("as_before") => "as before the rollback",
+                Some("rolled_back") => "rolled back (not yet put back)",
+                Some("absent") => "absent (not yet re-created)",
+                _ => "changed by someone else",
+            };
+            format!("\n  {}: {state}", p["path"].as_str().unwrap_or_default())
+        })
+        .collect();
+    lines.concat()
 }
 
 fn find_state_dir(start: Option<&Path>) -> anyhow::Result<PathBuf> {

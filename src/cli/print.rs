@@ -263,12 +263,22 @@ pub fn log(sessions: &Value) {
                 text(&r["time"]),
                 count(&r["paths_done"], "path"),
                 r["skipped"],
-                text(&r["status"])
+                rollback_status(&r["status"])
             );
             if let Some(note) = r["recovery"].as_str() {
                 println!("  {note}");
             }
         }
+    }
+}
+
+/// A rollback's journal status in words.
+fn rollback_status(status: &Value) -> String {
+    match status.as_str() {
+        Some("reverted") => "failed: everything it changed was put back, nothing changed".into(),
+        Some("reverting") => "failed: putting back what it changed, finished at the next start".into(),
+        Some("prepared") => "being applied".into(),
+        _ => text(status),
     }
 }
 
