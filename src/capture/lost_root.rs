@@ -14,9 +14,8 @@ use rustix::io::Errno;
 
 use super::read::RootDir;
 use super::verify::VerifyError;
-use super::{Command, TurnError};
+use super::{Command, Refusal};
 use crate::paths::RelPath;
-use crate::restore::RollbackError;
 use crate::stats::WorkspaceLost;
 
 /// What became of the root, or `None` while its path still names the directory held open.
@@ -72,23 +71,14 @@ fn lost(root: &RootDir, what: String) -> WorkspaceLost {
 /// garbage collection by dropping its reply (the API says `workspace_lost`).
 pub fn refuse(command: Command, lost: &WorkspaceLost) {
     let message = lost.message();
-    match command {
-        Command::TurnStart { reply, .. } => {
-            let _ = reply.send(Err(TurnError::WorkspaceLost(message)));
-        }
-        Command::TurnEnd { reply, .. } | Command::Fork { reply, .. } => {
-            let _ = reply.send(Err(TurnError::WorkspaceLost(message)));
-        }
-        Command::Rollback { reply, .. } => {
-            let _ = reply.send(Err(RollbackError::WorkspaceLost(message)));
-        }
-        Command::Sync { reply } => {
+    match command.refuse(&Refusal::WorkspaceLost(message.clone())) {
+        Some(Command::Sync { reply }) => {
             let _ = reply.send(());
         }
-        Command::Verify { reply } => {
+        Some(Command::Verify { reply }) => {
             let _ = reply.send(Err(VerifyError::WorkspaceLost(message)));
         }
-        Command::Gc { .. } => {}
+        _ => {}
     }
 }
 

@@ -87,6 +87,52 @@ pub enum Command {
     },
 }
 
+/// Why a command that changes the record (a turn marker, a fork, a rollback) cannot run now.
+#[derive(Debug, Clone)]
+pub enum Refusal {
+    /// The workspace root is lost (`lost_root`): the message says what became of it.
+    WorkspaceLost(String),
+    /// Writes made before it cannot be recorded (G12).
+    Unrecorded(crate::store::fault::Unrecorded),
+}
+
+impl Command {
+    /// Answers a turn marker, fork or rollback with `why`; gives any other command back.
+    pub fn refuse(self, why: &Refusal) -> Option<Command> {
+        match self {
+            Command::TurnStart { reply, .. } => {
+                let _ = reply.send(Err(why.into()));
+            }
+            Command::TurnEnd { reply, .. } | Command::Fork { reply, .. } => {
+                let _ = reply.send(Err(why.into()));
+            }
+            Command::Rollback { reply, .. } => {
+                let _ = reply.send(Err(why.into()));
+            }
+            other => return Some(other),
+        }
+        None
+    }
+}
+
+impl From<&Refusal> for TurnError {
+    fn from(why: &Refusal) -> Self {
+        match why {
+            Refusal::WorkspaceLost(message) => Self::WorkspaceLost(message.clone()),
+            Refusal::Unrecorded(unrecorded) => Self::Unrecorded(unrecorded.clone()),
+        }
+    }
+}
+
+impl From<&Refusal> for RollbackError {
+    fn from(why: &Refusal) -> Self {
+        match why {
+            Refusal::WorkspaceLost(message) => Self::WorkspaceLost(message.clone()),
+            Refusal::Unrecorded(unrecorded) => Self::Unrecorded(unrecorded.clone()),
+        }
+    }
+}
+
 #[derive(Debug)]
 pub struct TurnStarted {
     pub turn: TurnRow,

@@ -231,10 +231,7 @@ pub fn forget_op_id(conn: &Connection, id: i64) -> Result<()> {
 
 /// Rollbacks whose temp files are still on disk.
 pub fn with_temps_left(conn: &Connection) -> Result<Vec<RollbackRow>> {
-    let sql = format!("{ROLLBACK_SELECT} WHERE temps_left = 1 ORDER BY id");
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map([], rollback_from_row)?;
-    rows.collect()
+    rollbacks_where(conn, "temps_left = 1")
 }
 
 /// True when `tag` is one of our rollbacks' temp-file tags: a file so named is ours.
@@ -247,10 +244,7 @@ pub fn is_temp_tag(conn: &Connection, tag: &str) -> Result<bool> {
 
 /// Rollbacks that failed and still have paths to put back (finished at start-up).
 pub fn reverting_rollbacks(conn: &Connection) -> Result<Vec<RollbackRow>> {
-    let sql = format!("{ROLLBACK_SELECT} WHERE status = 'reverting' ORDER BY id");
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map([], rollback_from_row)?;
-    rows.collect()
+    rollbacks_where(conn, "status = 'reverting'")
 }
 
 /// A rollback a crash interrupted, a failed one still putting back, or temp files left.
@@ -263,11 +257,16 @@ pub fn needs_recovery(conn: &Connection) -> Result<bool> {
     .map(|found| found.is_some())
 }
 
-pub fn prepared_rollbacks(conn: &Connection) -> Result<Vec<RollbackRow>> {
-    let sql = format!("{ROLLBACK_SELECT} WHERE status = 'prepared' ORDER BY id");
+/// Every rollback whose row meets `condition` (SQL over the table's columns), oldest first.
+fn rollbacks_where(conn: &Connection, condition: &str) -> Result<Vec<RollbackRow>> {
+    let sql = format!("{ROLLBACK_SELECT} WHERE {condition} ORDER BY id");
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map([], rollback_from_row)?;
     rows.collect()
+}
+
+pub fn prepared_rollbacks(conn: &Connection) -> Result<Vec<RollbackRow>> {
+    rollbacks_where(conn, "status = 'prepared'")
 }
 
 /// The session's applied rollbacks made at or after `since_seq`, oldest first (`None`: the

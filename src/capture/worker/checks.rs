@@ -6,9 +6,8 @@
 use std::time::Instant;
 
 use super::{RETRY_AFTER, RETRY_MAX, Worker};
-use crate::capture::{Command, TurnError, lost_root, unwatched};
+use crate::capture::{Command, Refusal, lost_root, unwatched};
 use crate::paths::RelPath;
-use crate::restore::RollbackError;
 use crate::store::fault::{StorageFault, Unrecorded};
 
 impl Worker {
@@ -115,20 +114,8 @@ pub(super) fn batch_fault(err: &rusqlite::Error) -> StorageFault {
 }
 
 /// Answers a command that needs every earlier write recorded while some cannot be (G12):
-/// turn markers, forks and rollbacks get `storage_error`; a sync and a collection (which may
-/// free the space) come back to run as usual.
+/// turn markers, forks and rollbacks get `storage_error`; a sync, a collection (which may
+/// free the space) and a verification pass come back to run as usual.
 pub(super) fn refuse(command: Command, unrecorded: Unrecorded) -> Option<Command> {
-    match command {
-        Command::TurnStart { reply, .. } => {
-            let _ = reply.send(Err(TurnError::Unrecorded(unrecorded)));
-        }
-        Command::TurnEnd { reply, .. } | Command::Fork { reply, .. } => {
-            let _ = reply.send(Err(TurnError::Unrecorded(unrecorded)));
-        }
-        Command::Rollback { reply, .. } => {
-            let _ = reply.send(Err(RollbackError::Unrecorded(unrecorded)));
-        }
-        other => return Some(other),
-    }
-    None
+    command.refuse(&Refusal::Unrecorded(unrecorded))
 }
