@@ -5,6 +5,8 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Parser;
+use filewatchd::cli::{self, Cli, Command};
+use tracing_subscriber::EnvFilter;
 
 /// `filewatchd hook <something>` other than `hook install|uninstall`.
 fn is_agent_hook() -> bool {
@@ -12,11 +14,20 @@ fn is_agent_hook() -> bool {
     args.first().is_some_and(|a| a == "hook")
         && !args.get(1).is_some_and(|a| a == "install" || a == "uninstall")
 }
-use filewatchd::cli::{self, Cli, Command};
-use tracing_subscriber::EnvFilter;
 
-/// A query piped into `head` ends like any Unix tool when the pipe closes, not with a panic
-/// ("failed printing to stdout"). The daemon and agent hooks keep Rust's default (ignored).
+/// Every command that prints ends like any Unix tool when its stdout closes. The daemon and an
+/// agent hook print nothing on stdout and keep Rust's default (SIGPIPE ignored): a hook exits 0
+/// whatever its pipes do, and the daemon outlives whoever started it.
+fn prints_to_stdout(command: Option<&Command>) -> bool {
+    match command {
+        None | Some(Command::Serve(_)) => false,
+        Some(Command::Hook(hook)) => hook.manage.is_some(),
+        Some(_) => true,
+    }
+}
+
+/// A command piped into `head` ends like any Unix tool when the pipe closes, not with a panic
+/// ("failed printing to stdout").
 fn die_quietly_on_closed_stdout() {
     // SAFETY: sets the disposition of one signal at start-up, before any thread is spawned.
     unsafe {
@@ -35,7 +46,7 @@ fn main() -> ExitCode {
         }
         Err(err) => err.exit(),
     };
-    if matches!(cli.command, Some(ref c) if !matches!(c, Command::Serve(_) | Command::Hook(_))) {
+    if prints_to_stdout(cli.command.as_ref()) {
         die_quietly_on_closed_stdout();
     }
     let default_level = match cli.verbose {

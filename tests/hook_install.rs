@@ -1,24 +1,11 @@
-//! `filewatchd hook install|uninstall`: merging into the agents' settings, idempotence, and
-//! an uninstall that gives back the original byte for byte.
+//! `filewatchd hook install|uninstall`: merging into the agents' settings in place (the user's
+//! formatting and comments kept), idempotence, an uninstall that gives back the original byte
+//! for byte, and backups kept out of the workspace.
 
 mod common;
 
-use std::path::Path;
-
-use common::*;
+use common::install::*;
 use serde_json::Value;
-
-fn run(ws: &Workspace, home: &Path, args: &[&str]) -> String {
-    let mut cmd = ws.command();
-    cmd.env("HOME", home).args(args).arg("--root").arg(ws.root());
-    let out = cmd.output().expect("run");
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 /// A settings file that already holds someone else's hooks and keys.
 const CLAUDE_BEFORE: &str = r#"{
@@ -30,40 +17,22 @@ const CLAUDE_BEFORE: &str = r#"{
 }
 "#;
 
-fn json_at(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).expect("read")).expect("json")
-}
-
-fn commands(settings: &Value, event: &str) -> Vec<String> {
-    settings["hooks"][event]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|entry| entry["hooks"].as_array().into_iter().flatten())
-        .filter_map(|h| h["command"].as_str().map(str::to_string))
-        .collect()
-}
-
 /// Install keeps everything else, a second install changes nothing, uninstall restores the
 /// original bytes.
 fn round_trip(agent: &str, rel: &str, before: &str, events: &[&str]) {
-    let ws = Workspace::new();
-    let home = tempfile::tempdir().expect("home");
-    let path = ws.path(rel);
-    ws.write(rel, before);
+    let t = Installer::new();
+    let path = t.ws.path(rel);
+    t.ws.write(rel, before);
 
-    let dry = run(&ws, home.path(), &["hook", "install", agent, "--dry-run"]);
+    let dry = t.install(agent, &["--dry-run"]);
     assert!(dry.contains("would install"), "{dry}");
-    assert_eq!(
-        std::fs::read_to_string(&path).expect("read"),
-        before,
-        "a dry run wrote"
-    );
+    assert_eq!(read(&path), before, "a dry run wrote");
 
-    run(&ws, home.path(), &["hook", "install", agent]);
-    let installed = std::fs::read(&path).expect("read");
+    let out = t.install(agent, &[]);
+    assert!(out.contains(&path.display().to_string()), "{out}");
+    let installed = read(&path);
     let settings = json_at(&path);
-    let original: Value = serde_json::from_str(before).expect("json");
+    let original: Value = serde_json::from_str(before).unwrap();
     for (key, value) in original
         .as_object()
         .into_iter()
@@ -86,27 +55,19 @@ fn round_trip(agent: &str, rel: &str, before: &str, events: &[&str]) {
         );
     }
 
-    let again = run(&ws, home.path(), &["hook", "install", agent]);
+    let again = t.install(agent, &[]);
     assert!(again.contains("already installed"), "{again}");
-    assert_eq!(
-        std::fs::read(&path).expect("read"),
-        installed,
-        "a second install changed the file"
-    );
+    assert_eq!(read(&path), installed, "a second install changed the file");
 
-    run(&ws, home.path(), &["hook", "uninstall", agent]);
-    assert_eq!(
-        std::fs::read_to_string(&path).expect("read"),
-        before,
-        "uninstall did not restore the original"
-    );
+    t.uninstall(agent, &[]);
+    assert_eq!(read(&path), before, "uninstall did not restore the original");
 }
 
 #[test]
 fn claude_code_install_merges_and_uninstall_restores() {
     round_trip(
         "claude-code",
-        ".claude/settings.json",
+        ".claude/settings.local.json",
         CLAUDE_BEFORE,
         &["UserPromptSubmit", "Stop", "SessionEnd"],
     );
@@ -137,16 +98,15 @@ fn codex_hooks_install_merges_and_uninstall_restores() {
 
 #[test]
 fn uninstall_after_a_later_edit_removes_only_ours() {
-    let ws = Workspace::new();
-    let home = tempfile::tempdir().expect("home");
-    let rel = ".claude/settings.json";
-    ws.write(rel, CLAUDE_BEFORE);
-    run(&ws, home.path(), &["hook", "install", "claude-code"]);
-    let mut edited = json_at(&ws.path(rel));
+    let t = Installer::new();
+    let rel = ".claude/settings.local.json";
+    t.ws.write(rel, CLAUDE_BEFORE);
+    t.install("claude-code", &[]);
+    let mut edited = json_at(&t.ws.path(rel));
     edited["theme"] = Value::from("dark");
-    ws.write(rel, serde_json::to_string_pretty(&edited).expect("json"));
-    run(&ws, home.path(), &["hook", "uninstall", "claude-code"]);
-    let after = json_at(&ws.path(rel));
+    t.ws.write(rel, serde_json::to_string_pretty(&edited).unwrap());
+    t.uninstall("claude-code", &[]);
+    let after = json_at(&t.ws.path(rel));
     assert_eq!(after["theme"], "dark", "the user's later edit was lost");
     assert_eq!(commands(&after, "Stop"), vec!["notify-send done".to_string()]);
     assert!(commands(&after, "UserPromptSubmit").is_empty(), "{after:#}");
@@ -154,70 +114,174 @@ fn uninstall_after_a_later_edit_removes_only_ours() {
 
 #[test]
 fn a_file_install_created_is_removed_by_uninstall() {
-    let ws = Workspace::new();
-    let home = tempfile::tempdir().expect("home");
+    let t = Installer::new();
     for (agent, rel) in [
-        ("claude-code", ".claude/settings.json"),
+        ("claude-code", ".claude/settings.local.json"),
+        ("gemini-cli", ".gemini/settings.json"),
         ("opencode", ".opencode/plugin/filewatchd.js"),
         ("pi", ".pi/extensions/filewatchd.ts"),
     ] {
-        run(&ws, home.path(), &["hook", "install", agent]);
-        assert!(ws.path(rel).is_file(), "{agent}: {rel} not written");
-        run(&ws, home.path(), &["hook", "uninstall", agent]);
-        assert!(!ws.path(rel).exists(), "{agent}: {rel} left behind");
+        t.install(agent, &[]);
+        assert!(t.ws.path(rel).is_file(), "{agent}: {rel} not written");
+        t.uninstall(agent, &[]);
+        assert!(!t.ws.path(rel).exists(), "{agent}: {rel} left behind");
     }
 }
 
+/// Issue 15.11: a file without filewatchd's entries is not rewritten by uninstall.
 #[test]
-fn user_scope_writes_under_home() {
-    let ws = Workspace::new();
-    let home = tempfile::tempdir().expect("home");
-    run(&ws, home.path(), &["hook", "install", "gemini-cli", "--user"]);
-    let settings = json_at(&home.path().join(".gemini/settings.json"));
-    assert!(!commands(&settings, "BeforeAgent").is_empty(), "{settings:#}");
-    assert!(!ws.path(".gemini").exists());
-    run(&ws, home.path(), &["hook", "uninstall", "gemini-cli", "--user"]);
-    assert!(!home.path().join(".gemini/settings.json").exists());
+fn uninstall_without_our_entries_leaves_the_file_byte_for_byte() {
+    let t = Installer::new();
+    let compact = "{\"hooks\":{\"Stop\":[{\"hooks\":[{\"type\":\"command\",\"command\":\"say done\"}]}]},\"model\":\"opus\"}";
+    for (agent, rel) in [
+        ("claude-code", ".claude/settings.local.json"),
+        ("gemini-cli", ".gemini/settings.json"),
+        ("codex", ".codex/hooks.json"),
+    ] {
+        t.ws.write(rel, compact);
+        let out = t.uninstall(agent, &[]);
+        assert!(out.contains("nothing to remove"), "{agent}: {out}");
+        assert!(!out.contains("removed from"), "{agent}: {out}");
+        assert_eq!(read(&t.ws.path(rel)), compact, "{agent}: the file was rewritten");
+    }
+}
+
+/// Issue 15.11: install adds filewatchd's lines and changes none of the user's.
+#[test]
+fn install_keeps_the_users_formatting() {
+    let t = Installer::new();
+    let rel = ".claude/settings.local.json";
+    let before = "{\n\t\"permissions\": {\"allow\": [\"Bash(npm test)\", \"Read\"]},\n\t\"hooks\": {\n\t\t\"PreToolUse\": [\n\t\t\t{\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"audit\"}]}\n\t\t]\n\t},\n\t\"model\": \"opus\"\n}\n";
+    t.ws.write(rel, before);
+    t.install("claude-code", &[]);
+    let after = read(&t.ws.path(rel));
+    assert!(
+        only_lines_added(before, &after),
+        "install changed the user's lines:\n{after}"
+    );
+    assert!(
+        after.contains("\t\t\"UserPromptSubmit\": ["),
+        "not in the file's own indentation:\n{after}"
+    );
+    t.uninstall("claude-code", &[]);
+    assert_eq!(read(&t.ws.path(rel)), before);
+}
+
+/// Issue 15.12: Gemini accepts comments in settings.json, so install and uninstall do too.
+#[test]
+fn gemini_settings_with_comments_are_edited_keeping_them() {
+    let t = Installer::new();
+    let rel = ".gemini/settings.json";
+    let before = "{\n  // my theme\n  \"ui\": {\"theme\": \"GitHub\"}, /* trailing comma next */\n  \"general\": {\"vimMode\": true},\n}\n";
+    t.ws.write(rel, before);
+    let out = t.install("gemini-cli", &[]);
+    assert!(out.contains("installed into"), "{out}");
+    let installed = read(&t.ws.path(rel));
+    assert!(
+        only_lines_added(before.trim_end_matches("}\n"), &installed),
+        "{installed}"
+    );
+    assert!(installed.contains("\"BeforeAgent\""), "{installed}");
+
+    // An edit after install: uninstall strips only ours, the comments stay.
+    t.ws.write(rel, installed.replace("// my theme", "// my new theme"));
+    t.uninstall("gemini-cli", &[]);
+    let after = read(&t.ws.path(rel));
+    assert_eq!(after, before.replace("// my theme", "// my new theme"));
+}
+
+/// Issue 15.14: the original is kept in filewatchd's state directory, never in the workspace,
+/// and uninstall leaves no backup behind, whether or not the file was edited since.
+#[test]
+fn backups_live_in_the_state_directory_and_go_with_uninstall() {
+    for edit_between in [false, true] {
+        let t = Installer::new();
+        let rel = ".gemini/settings.json";
+        t.ws.write(rel, "{\"general\": {\"vimMode\": true}}\n");
+        let out = t.install("gemini-cli", &[]);
+        let in_workspace = files_under(t.ws.root());
+        assert_eq!(
+            in_workspace,
+            vec![t.ws.path(rel)],
+            "install left files in the workspace"
+        );
+        let saved = t.state_files();
+        assert!(
+            saved
+                .iter()
+                .any(|p| p.to_string_lossy().contains("hook-backups/settings.json-")),
+            "no backup in the state directory: {saved:?}"
+        );
+        assert!(
+            out.contains("hook-backups"),
+            "the output does not say where: {out}"
+        );
+        if edit_between {
+            let edited = read(&t.ws.path(rel)).replace("true", "false");
+            t.ws.write(rel, edited);
+        }
+        t.uninstall("gemini-cli", &[]);
+        assert_eq!(
+            files_under(t.ws.root()),
+            vec![t.ws.path(rel)],
+            "edited: {edit_between}"
+        );
+        assert!(
+            t.state_files().is_empty(),
+            "a backup was left: {:?}",
+            t.state_files()
+        );
+    }
+}
+
+/// A backup an earlier version left beside the file is still the original, and goes away.
+#[test]
+fn a_legacy_backup_beside_the_file_is_used_and_removed() {
+    let t = Installer::new();
+    let rel = ".codex/hooks.json";
+    let original = "{\"hooks\": {}}\n";
+    t.ws.write(rel, original);
+    t.install("codex", &[]);
+    let installed = read(&t.ws.path(rel));
+    // What an earlier version left: the original beside the file, no state backup.
+    for file in t.state_files() {
+        std::fs::remove_file(file).unwrap();
+    }
+    t.ws.write(".codex/hooks.json.filewatchd-backup", original);
+    assert_eq!(read(&t.ws.path(rel)), installed);
+    t.uninstall("codex", &[]);
+    assert_eq!(read(&t.ws.path(rel)), original);
+    assert_eq!(files_under(t.ws.root()), vec![t.ws.path(rel)]);
 }
 
 #[test]
 fn codex_notify_is_merged_into_config_toml_and_removed_exactly() {
-    let ws = Workspace::new();
-    let home = tempfile::tempdir().expect("home");
-    let config = home.path().join(".codex/config.toml");
-    std::fs::create_dir_all(config.parent().expect("parent")).expect("mkdir");
+    let t = Installer::new();
+    let config = t.home().join(".codex/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
     let before = "# my settings\nmodel = \"gpt-5-codex\"\n\n[profiles.fast]\nmodel = \"o4-mini\"\n";
-    std::fs::write(&config, before).expect("write");
-    run(&ws, home.path(), &["hook", "install", "codex", "--notify"]);
-    let installed = std::fs::read_to_string(&config).expect("read");
+    std::fs::write(&config, before).unwrap();
+    t.install("codex", &["--notify"]);
+    let installed = read(&config);
     assert!(
         installed.contains("# my settings") && installed.contains("[profiles.fast]"),
         "{installed}"
     );
     assert!(installed.contains("\"hook\", \"codex\"]"), "{installed}");
-    run(&ws, home.path(), &["hook", "install", "codex", "--notify"]);
-    assert_eq!(std::fs::read_to_string(&config).expect("read"), installed);
-    run(&ws, home.path(), &["hook", "uninstall", "codex", "--notify"]);
-    assert_eq!(std::fs::read_to_string(&config).expect("read"), before);
+    t.install("codex", &["--notify"]);
+    assert_eq!(read(&config), installed);
+    t.uninstall("codex", &["--notify"]);
+    assert_eq!(read(&config), before);
 }
 
 #[test]
 fn an_existing_foreign_notify_is_not_replaced() {
-    let ws = Workspace::new();
-    let home = tempfile::tempdir().expect("home");
-    let config = home.path().join(".codex/config.toml");
-    std::fs::create_dir_all(config.parent().expect("parent")).expect("mkdir");
-    std::fs::write(&config, "notify = [\"my-notifier\"]\n").expect("write");
-    let out = ws
-        .command()
-        .env("HOME", home.path())
-        .args(["hook", "install", "codex", "--notify"])
-        .output()
-        .expect("run");
+    let t = Installer::new();
+    let config = t.home().join(".codex/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(&config, "notify = [\"my-notifier\"]\n").unwrap();
+    let out = t.output(&["hook", "install", "codex", "--notify"]);
     assert_eq!(out.status.code(), Some(1), "a foreign notify must be refused");
     assert!(String::from_utf8_lossy(&out.stderr).contains("my-notifier"));
-    assert_eq!(
-        std::fs::read_to_string(&config).expect("read"),
-        "notify = [\"my-notifier\"]\n"
-    );
+    assert_eq!(read(&config), "notify = [\"my-notifier\"]\n");
 }

@@ -12,7 +12,9 @@
 // It never hurts pi: no shell, at most 2 s per call (then the process is killed), every error
 // caught, nothing printed on stdout, at most one warning line on stderr per outage.
 // The binary is $FILEWATCHD_BIN, else the default below: `filewatchd` on PATH in this file as
-// shipped, the installing binary's full path once `filewatchd hook install` has copied it.
+// shipped and in a project copy, the installing binary's full path once
+// `filewatchd hook install --user` has copied it. The first line marks the file as filewatchd's
+// (install and uninstall recognise it by that line): keep it as it is.
 //
 // Written without type annotations so the same text is valid TypeScript and plain JavaScript.
 

@@ -1,14 +1,16 @@
 //! `filewatchd hook ...`: run one agent hook event, or install / uninstall the hooks.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
 
 use super::args::{HookCmd, HookManage, InstallArgs, ServeArgs};
-use crate::hook::install::{self, Report, Scope, Target};
+use crate::hook::Agent;
+use crate::hook::install::{self, AgentDirs, Backups, Invocation, Report, Scope, Target};
 use crate::hook::run;
+use crate::state;
 
 pub fn hook(args: &ServeArgs, cmd: HookCmd) -> anyhow::Result<ExitCode> {
     match (cmd.manage, cmd.agent) {
@@ -28,38 +30,57 @@ fn manage(args: &ServeArgs, cmd: InstallArgs, installing: bool) -> anyhow::Resul
         Some(root) => root.clone(),
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .context("HOME is not set")?;
-    let program = std::env::current_exe().context("cannot find the filewatchd binary")?;
     let target = Target {
         agent: cmd.agent,
         scope: if cmd.user { Scope::User } else { Scope::Project },
+        backups: backups(args, &root)?,
         root,
-        home,
-        program,
+        dirs: AgentDirs::from_env()?,
+        program: std::env::current_exe().context("cannot find the filewatchd binary")?,
         notify: cmd.notify,
     };
-    let report = if installing {
+    let reports = if installing {
         install::install(&target, cmd.dry_run)?
     } else {
         install::uninstall(&target, cmd.dry_run)?
     };
-    print_report(&report, installing, cmd.dry_run);
+    for (i, report) in reports.iter().enumerate() {
+        // After the target's own file, install lists the older files it moved hooks out of.
+        print_report(report, installing && i == 0, cmd.dry_run);
+    }
+    if installing {
+        print_invocation(&target);
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `hook-backups/` in the workspace's state directory and in the state home.
+fn backups(args: &ServeArgs, root: &Path) -> anyhow::Result<Backups> {
+    let home = state::state_home()?;
+    let project = match &args.state_dir {
+        Some(dir) => dir.clone(),
+        None => {
+            let canonical = root
+                .canonicalize()
+                .with_context(|| format!("cannot resolve {}", root.display()))?;
+            state::project_dir(&home, &canonical)
+        }
+    };
+    Ok(Backups {
+        project: project.join("hook-backups"),
+        user: home.join("hook-backups"),
+    })
 }
 
 fn print_report(report: &Report, installing: bool, dry_run: bool) {
     let path = report.path.display();
     if !report.changed() {
-        println!(
-            "{path}: {}",
-            if installing {
-                "already installed, nothing changed"
-            } else {
-                "nothing to remove"
-            }
-        );
+        let what = match (installing, report.before.is_some()) {
+            (true, _) => "already installed, nothing changed",
+            (false, true) => "no filewatchd hooks in it, nothing to remove (the file is unchanged)",
+            (false, false) => "not installed, nothing to remove",
+        };
+        println!("{path}: {what}");
         return;
     }
     let verb = match (installing, dry_run) {
@@ -69,21 +90,54 @@ fn print_report(report: &Report, installing: bool, dry_run: bool) {
         (false, false) => "removed from",
     };
     println!("{verb} {path}");
-    if !report.note.is_empty() {
-        println!("  {}", report.note);
+    for note in &report.notes {
+        println!("  {note}");
     }
     if dry_run {
-        let before = String::from_utf8_lossy(report.before.as_deref().unwrap_or_default()).into_owned();
-        let after = String::from_utf8_lossy(report.after.as_deref().unwrap_or_default()).into_owned();
-        let diff = similar::TextDiff::from_lines(&before, &after);
-        let text = diff.unified_diff().header("before", "after").to_string();
-        let color = std::io::stdout().is_terminal();
-        for line in text.lines() {
-            match (color, line.as_bytes().first()) {
-                (true, Some(b'+')) => println!("\x1b[32m{line}\x1b[0m"),
-                (true, Some(b'-')) => println!("\x1b[31m{line}\x1b[0m"),
-                _ => println!("{line}"),
-            }
+        print_diff(report);
+    }
+}
+
+fn print_diff(report: &Report) {
+    let before = String::from_utf8_lossy(report.before.as_deref().unwrap_or_default()).into_owned();
+    let after = String::from_utf8_lossy(report.after.as_deref().unwrap_or_default()).into_owned();
+    let diff = similar::TextDiff::from_lines(&before, &after);
+    let text = diff.unified_diff().header("before", "after").to_string();
+    let color = std::io::stdout().is_terminal();
+    for line in text.lines() {
+        match (color, line.as_bytes().first()) {
+            (true, Some(b'+')) => println!("\x1b[32m{line}\x1b[0m"),
+            (true, Some(b'-')) => println!("\x1b[31m{line}\x1b[0m"),
+            _ => println!("{line}"),
         }
+    }
+}
+
+/// Which binary the hooks run, and why: a file a team commits names `filewatchd` on `PATH`.
+fn print_invocation(target: &Target) {
+    if target.agent == Agent::ClaudeCode && target.scope == Scope::Project {
+        println!(
+            "  .claude/settings.local.json is Claude Code's settings for this machine only: do not commit it (add it to .gitignore if git does not ignore it yet)"
+        );
+    }
+    let Invocation::Portable = target.invocation() else {
+        println!("  the hooks run {}", target.program.display());
+        return;
+    };
+    println!(
+        "  this file may be committed: the hooks run `filewatchd` from PATH, on any machine that has it"
+    );
+    let here = target.program.canonicalize().ok();
+    match install::on_path() {
+        None => println!(
+            "  warning: no `filewatchd` on PATH: put {} on PATH, or the hooks will not run (`--user` names this binary by its full path instead)",
+            target.program.display()
+        ),
+        Some(found) if found.canonicalize().ok() != here => println!(
+            "  note: `filewatchd` on PATH is {}, not this binary ({})",
+            found.display(),
+            target.program.display()
+        ),
+        Some(_) => {}
     }
 }

@@ -183,7 +183,9 @@ fn opencode(p: &Value) -> Result<HookEvent, HookError> {
         Some("session.created" | "session.deleted") => (props["info"]["id"].as_str(), Action::CloseStale),
         _ => (props["sessionID"].as_str(), Action::Nothing),
     };
-    let session = session.ok_or(HookError::Missing("the session id"))?;
+    let session = session.ok_or(HookError::Missing(
+        "session id (event.properties.sessionID, or info.id)",
+    ))?;
     Ok(HookEvent {
         session: session_name(session),
         cwd,

@@ -5,6 +5,8 @@
 //! deadline.
 #![allow(dead_code)]
 
+pub mod install;
+
 use std::collections::BTreeSet;
 use std::ffi::OsStr;
 use std::io::{Read, Write};

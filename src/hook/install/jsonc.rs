@@ -1,0 +1,217 @@
+//! Format-preserving edits of the agents' JSON hook settings (Claude Code, Gemini CLI, Codex).
+//! The file is edited as a concrete syntax tree (`jsonc-parser`), so the user's indentation,
+//! key order, compact arrays and comments (Gemini accepts JSONC) stay as written: install adds
+//! only filewatchd's entries, uninstall takes out only those.
+
+use std::path::Path;
+
+use anyhow::{Context, anyhow, bail};
+use jsonc_parser::ParseOptions;
+use jsonc_parser::cst::{CstInputValue, CstNode, CstObject, CstRootNode};
+use serde_json::Value;
+
+/// What makes a hook entry filewatchd's: a command that runs `... filewatchd ... hook <agent>`
+/// (whatever binary path it names, so a moved binary's entries are still recognised), or the
+/// exact command this install writes.
+pub struct Ours<'a> {
+    pub agent: &'a str,
+    pub command: &'a str,
+}
+
+impl Ours<'_> {
+    fn matches(&self, command: &str) -> bool {
+        command == self.command
+            || (command.contains("filewatchd") && command.ends_with(&format!(" hook {}", self.agent)))
+    }
+
+    fn entry_is_ours(&self, entry: &Value) -> bool {
+        entry["hooks"].as_array().is_some_and(|hooks| {
+            hooks
+                .iter()
+                .any(|h| h["command"].as_str().is_some_and(|c| self.matches(c)))
+        })
+    }
+
+    fn node_is_ours(&self, node: &CstNode) -> bool {
+        node.to_serde_value()
+            .is_some_and(|entry| self.entry_is_ours(&entry))
+    }
+}
+
+fn parse(text: &str, path: &Path) -> anyhow::Result<CstRootNode> {
+    let root = CstRootNode::parse(text, &ParseOptions::default()).map_err(|e| {
+        anyhow!(
+            "{} is not valid JSON ({e}); fix it or install by hand",
+            path.display()
+        )
+    })?;
+    if root.value().is_some_and(|v| v.as_object().is_none()) {
+        bail!("{} is not a JSON object; install by hand", path.display());
+    }
+    Ok(root)
+}
+
+/// Whether the file holds any of filewatchd's hook entries.
+pub fn has_hooks(text: &str, path: &Path, ours: &Ours) -> anyhow::Result<bool> {
+    let root = parse(text, path)?;
+    let Some(settings) = root.value().and_then(|v| v.to_serde_value()) else {
+        return Ok(false);
+    };
+    let lists = settings["hooks"].as_object().into_iter().flat_map(|h| h.values());
+    Ok(lists
+        .filter_map(Value::as_array)
+        .flatten()
+        .any(|entry| ours.entry_is_ours(entry)))
+}
+
+/// The text with filewatchd's entry under each event: appended where there is none, and an
+/// existing one pointed at `ours.command` (the binary may have moved since).
+pub fn with_hooks(text: &str, path: &Path, entries: &[(&str, Value)], ours: &Ours) -> anyhow::Result<String> {
+    let root = parse(text, path)?;
+    let created = root.value().is_none();
+    let hooks = root
+        .object_value_or_set()
+        .object_value_or_create("hooks")
+        .with_context(|| format!("{}: `hooks` is not an object; install by hand", path.display()))?;
+    for (event, entry) in entries {
+        let list = hooks.array_value_or_create(event).with_context(|| {
+            format!(
+                "{}: `hooks.{event}` is not an array; install by hand",
+                path.display()
+            )
+        })?;
+        let mine: Vec<CstNode> = list
+            .elements()
+            .into_iter()
+            .filter(|e| ours.node_is_ours(e))
+            .collect();
+        if mine.is_empty() {
+            // A one-line list gets one entry per line first: an object appended to it would
+            // otherwise straddle the user's line.
+            if !list.elements().is_empty() && !list.to_string().contains('\n') {
+                list.ensure_multiline();
+            }
+            list.append(input_value(entry));
+        }
+        for node in mine.iter().filter_map(CstNode::as_object) {
+            point_at(&node, ours);
+        }
+    }
+    let mut out = root.to_string();
+    if created && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+/// Rewrites the commands of one of our entries that name another binary.
+fn point_at(entry: &CstObject, ours: &Ours) {
+    let Some(hooks) = entry.array_value("hooks") else {
+        return;
+    };
+    for hook in hooks.elements().iter().filter_map(CstNode::as_object) {
+        let Some(prop) = hook.get("command") else {
+            continue;
+        };
+        let current = prop.value().and_then(|v| v.to_serde_value());
+        let Some(Value::String(current)) = current else {
+            continue;
+        };
+        if current != ours.command && ours.matches(&current) {
+            prop.set_value(ours.command.into());
+        }
+    }
+}
+
+/// The text without filewatchd's entries (and without the event lists and `hooks` object
+/// that held nothing else), and whether the settings object is empty then. `None` when the
+/// file holds none of them: it is left as it is.
+pub fn without_hooks(text: &str, path: &Path, ours: &Ours) -> anyhow::Result<Option<(String, bool)>> {
+    let root = parse(text, path)?;
+    let Some(settings) = root.object_value() else {
+        return Ok(None);
+    };
+    let Some(hooks) = settings.object_value("hooks") else {
+        return Ok(None);
+    };
+    let mut removed = false;
+    for prop in hooks.properties() {
+        let Some(list) = prop.array_value() else {
+            continue;
+        };
+        let mine: Vec<CstNode> = list
+            .elements()
+            .into_iter()
+            .filter(|e| ours.node_is_ours(e))
+            .collect();
+        removed |= !mine.is_empty();
+        if mine.is_empty() {
+            continue;
+        }
+        mine.into_iter().for_each(CstNode::remove);
+        if list.elements().is_empty() {
+            prop.remove();
+        }
+    }
+    if !removed {
+        return Ok(None);
+    }
+    if hooks.properties().is_empty()
+        && let Some(prop) = settings.get("hooks")
+    {
+        prop.remove();
+    }
+    let empty = settings.properties().is_empty();
+    Ok(Some((root.to_string(), empty)))
+}
+
+fn input_value(value: &Value) -> CstInputValue {
+    match value {
+        Value::Null => CstInputValue::Null,
+        Value::Bool(b) => CstInputValue::Bool(*b),
+        Value::Number(n) => CstInputValue::Number(n.to_string()),
+        Value::String(s) => CstInputValue::String(s.clone()),
+        Value::Array(items) => CstInputValue::Array(items.iter().map(input_value).collect()),
+        Value::Object(map) => {
+            CstInputValue::Object(map.iter().map(|(k, v)| (k.clone(), input_value(v))).collect())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const OURS: Ours = Ours {
+        agent: "gemini-cli",
+        command: "/new/filewatchd hook gemini-cli",
+    };
+
+    fn entries() -> Vec<(&'static str, Value)> {
+        let entry = json!({"hooks": [{"type": "command", "command": OURS.command}]});
+        vec![("BeforeAgent", entry)]
+    }
+
+    #[test]
+    fn comments_survive_install_and_uninstall() {
+        let text = "{\n  // the user's note\n  \"general\": {\"vimMode\": true}, /* kept */\n}\n";
+        let path = Path::new("settings.json");
+        let installed = with_hooks(text, path, &entries(), &OURS).expect("install");
+        assert!(installed.contains("// the user's note") && installed.contains("/* kept */"));
+        assert!(has_hooks(&installed, path, &OURS).expect("parse"));
+        let (back, empty) = without_hooks(&installed, path, &OURS)
+            .expect("parse")
+            .expect("ours");
+        assert_eq!(back, text);
+        assert!(!empty);
+    }
+
+    #[test]
+    fn a_moved_binary_is_pointed_at_the_new_one() {
+        let text = "{\"hooks\": {\"BeforeAgent\": [{\"hooks\": [{\"command\": \"/old/filewatchd hook gemini-cli\"}]}]}}";
+        let path = Path::new("settings.json");
+        let installed = with_hooks(text, path, &entries(), &OURS).expect("install");
+        assert_eq!(installed, text.replace("/old/", "/new/"));
+    }
+}
