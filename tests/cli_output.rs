@@ -76,6 +76,7 @@ fn every_command_ends_quietly_on_a_closed_stdout() {
         (&["undo", "--session", "s"], ""),
         (&["redo", "--session", "s"], ""),
         (&["gc", "--dry-run"], ""),
+        (&["verify"], ""),
         (&["hook", "install", "opencode", "--dry-run"], ""),
         (&["hook", "install", "claude-code"], ""),
         (&["hook", "uninstall", "claude-code"], ""),
