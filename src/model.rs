@@ -54,6 +54,11 @@ impl State {
     pub fn is_dir(&self) -> bool {
         matches!(self, Self::Dir)
     }
+
+    /// A file the daemon could not read (`FileState::unreadable`).
+    pub fn is_unreadable(&self) -> bool {
+        matches!(self, Self::File(f) if f.unreadable)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -113,3 +113,28 @@ fn an_unreadable_file_is_listed_by_its_turn_and_named_by_a_rollback() {
         "{note}"
     );
 }
+
+/// `--force` rolls an unreadable file back too, as for any conflict: the undo deletes the file
+/// it made and puts back the one it hid.
+#[test]
+fn a_forced_undo_rolls_unreadable_files_back_too() {
+    let ws = Workspace::new();
+    ws.write("secret.txt", "readable at first\n");
+    let Some(daemon) = daemon_as_nobody(&ws) else {
+        return;
+    };
+    daemon.turn_start("alpha", "hide things");
+    ws.sh("printf 'hidden\\n' > secret.txt && chmod 000 secret.txt");
+    ws.sh("umask 077 && printf 'root only\\n' > roots.txt");
+    daemon.turn_end("alpha");
+
+    let answer = expect(200, daemon.undo("alpha", json!({"on_conflict": "force"})));
+    assert_eq!(answer["applied"], true, "{answer:#}");
+    assert_eq!(
+        listed_paths(&answer, "conflicts"),
+        set(["secret.txt", "roots.txt"]),
+        "{answer:#}"
+    );
+    assert_eq!(ws.read("secret.txt"), b"readable at first\n", "{answer:#}");
+    assert!(!ws.path("roots.txt").exists(), "{answer:#}");
+}

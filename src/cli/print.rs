@@ -290,7 +290,10 @@ pub fn history(a: &Value) {
         };
         let what = match v["kind"].as_str() {
             Some("file") => {
-                let hash = v["hash"].as_str().map_or("", |h| &h[..h.len().min(12)]);
+                let hash = match v["hash"].as_str() {
+                    Some(h) => &h[..h.len().min(12)],
+                    None => "(unreadable: content not recorded)",
+                };
                 format!(
                     "file {} bytes {hash}{}",
                     v["size"],

@@ -9,7 +9,7 @@ use super::OnConflict;
 use super::fsops::FsError;
 use crate::capture::Context;
 use crate::capture::feed::map_parallel;
-use crate::capture::read::{Observation, probe};
+use crate::capture::read::{Observation, probe, unreadable_file};
 use crate::model::{Origin, StatKey, State, format_time};
 use crate::paths::RelPath;
 use crate::sessions::Lineage;
@@ -225,7 +225,14 @@ fn check_disk(ctx: &Context, step: &Step) -> (Option<Note>, Option<StatKey>) {
             return (conflict("changed_on_disk", reason), None);
         }
         Observation::Unreadable(e) | Observation::StoreFailed(e) => {
-            return (conflict("unreadable", format!("cannot read it: {e}")), None);
+            // Known by its stat only: `force` may replace it if that is still what was recorded.
+            let checked = unreadable_file(&ctx.root, &step.path)
+                .filter(|seen| seen.state == step.current)
+                .map(|seen| seen.stat);
+            let reason = format!(
+                "cannot read it ({e}): filewatchd can neither check it nor keep what it holds, so only force replaces it, and its content is then lost"
+            );
+            return (conflict("unreadable", reason), checked);
         }
     };
     if on_disk == step.current {
