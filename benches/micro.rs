@@ -87,6 +87,7 @@ fn file_state(n: u64) -> State {
         size: n,
         executable: false,
         too_large: false,
+        unreadable: false,
     })
 }
 
@@ -159,6 +160,7 @@ fn planning(c: &mut Criterion) {
                 size: data.len() as u64,
                 executable: false,
                 too_large: false,
+                unreadable: false,
             });
             let id = sql::ensure_path(&tx, path).expect("path");
             sql::insert_version(&tx, id, &state, Origin::Turn, None, 0).expect("version");

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap, btree_map};
 
 use rusqlite::Connection;
 
-use crate::model::State;
+use crate::model::{Origin, State};
 use crate::paths::RelPath;
 use crate::store::blobs::{BlobDir, Hash};
 use crate::store::read_blob;
@@ -39,6 +39,9 @@ pub struct Change {
     pub kind: ChangeKind,
     pub before: State,
     pub after: State,
+    /// Some of the path's versions in the turn were made while turns of other sessions were
+    /// open too (origin `ambiguous`): each of those turns lists the change.
+    pub ambiguous: bool,
     /// For a deletion: the last state the path had before it went (an edit, then `mv`).
     last_present: Option<State>,
 }
@@ -49,6 +52,8 @@ pub struct Counts {
     pub modified: usize,
     pub deleted: usize,
     pub renamed: usize,
+    /// Changes marked `ambiguous`, whatever their kind (counted in the four above too).
+    pub ambiguous: usize,
 }
 
 impl Counts {
@@ -61,6 +66,7 @@ impl Counts {
                 ChangeKind::Deleted => counts.deleted += 1,
                 ChangeKind::Renamed => counts.renamed += 1,
             }
+            counts.ambiguous += usize::from(change.ambiguous);
         }
         counts
     }
@@ -71,22 +77,28 @@ struct LastInTurn {
     path_id: i64,
     state: State,
     present: Option<State>,
+    ambiguous: bool,
 }
 
-/// The net changes of a turn: paths whose state at its end differs from its start.
+/// The net changes of a turn: paths whose state at its end differs from its start. The
+/// versions written while turns of several sessions were open (origin `ambiguous`) count
+/// in each of those turns, marked.
 pub fn turn_changes(conn: &Connection, turn: &TurnRow) -> rusqlite::Result<Vec<Change>> {
     let mut last: BTreeMap<RelPath, LastInTurn> = BTreeMap::new();
-    for (path_id, version) in sql::turn_versions(conn, turn.id)? {
+    for (path_id, version) in sql::turn_versions(conn, turn)? {
+        let ambiguous = version.origin == Origin::Ambiguous;
         match last.entry(version.path) {
             btree_map::Entry::Vacant(slot) => {
                 slot.insert(LastInTurn {
                     path_id,
                     state: version.state,
                     present: None,
+                    ambiguous,
                 });
             }
             btree_map::Entry::Occupied(mut slot) => {
                 let slot = slot.get_mut();
+                slot.ambiguous |= ambiguous;
                 let earlier = std::mem::replace(&mut slot.state, version.state);
                 if earlier.is_present() {
                     slot.present = Some(earlier);
@@ -100,6 +112,7 @@ pub fn turn_changes(conn: &Connection, turn: &TurnRow) -> rusqlite::Result<Vec<C
             path_id,
             state: after,
             present,
+            ambiguous,
         } = last;
         let last_present = if after.is_present() { None } else { present };
         let before = sql::state_at(conn, path_id, turn.start_seq)?;
@@ -115,6 +128,7 @@ pub fn turn_changes(conn: &Connection, turn: &TurnRow) -> rusqlite::Result<Vec<C
             kind,
             before,
             after,
+            ambiguous,
             last_present,
         });
     }
@@ -160,6 +174,7 @@ fn pair_renames(changes: Vec<Change>) -> Vec<Change> {
             change.kind = ChangeKind::Renamed;
             change.before = changes[from].before.clone();
             change.from = Some(changes[from].path.clone());
+            change.ambiguous |= changes[from].ambiguous;
         }
         out.push(change);
     }
@@ -194,6 +209,7 @@ enum RenameKey {
 
 fn rename_key(state: &State) -> Option<RenameKey> {
     match state {
+        State::File(f) if f.unreadable => None,
         State::File(f) => Some(RenameKey::File(f.hash, f.executable)),
         State::Symlink { target } => Some(RenameKey::Symlink(target.clone())),
         State::Dir | State::Absent => None,
@@ -214,6 +230,7 @@ pub fn diff(conn: &Connection, blobs: &BlobDir, change: &Change) -> Diff {
     let side = |state: &State| -> Result<Option<Vec<u8>>, Diff> {
         match state {
             State::File(f) if f.too_large => Err(Diff::TooLarge),
+            State::File(f) if f.unreadable => Err(Diff::None),
             State::File(f) => read_blob(conn, blobs, f.hash).map(Some).map_err(|_| Diff::Binary),
             State::Absent => Ok(Some(Vec::new())),
             _ => Err(Diff::None),

@@ -18,7 +18,8 @@
 //!   none; those the watch limit refuses are listed as unwatched), and [`watch::filter`], the
 //!   ignore rules. The callback only forwards path hints (and events for the root itself).
 //! - [`capture`]: the worker that owns the writer connection. Hints are facts only after a
-//!   re-read (`capture::read`: confined, symlink-free, stable reads); a settled burst is
+//!   re-read (`capture::read`: confined, symlink-free, stable reads; a file it cannot read is
+//!   recorded by its `stat` as `unreadable`); a settled burst is
 //!   recorded in one transaction (`capture::record`); the first index, the restart reconcile
 //!   and rescans after lost events share one parallel walk (`capture::rescan`,
 //!   `capture::walk`; no stat when the index is empty), whose paths readers observe ahead of
@@ -42,13 +43,14 @@
 //!   files through `fsops` (openat2-confined, temp + fsync + rename), `recover` finishes an
 //!   interrupted rollback at start-up.
 //! - [`sessions`]: a session with its fork ancestors (`Lineage`): inherited turns and whose
-//!   changes are a session's own work. [`history`]: a turn's net changes and diffs.
+//!   changes are a session's own work. [`history`]: a turn's net changes (a write made while
+//!   turns of several sessions were open is in each of them, marked `ambiguous`) and diffs.
 //! - [`retention`]: garbage collection by keep_days / keep_turns / max_store_bytes.
 //! - [`store`]: `blobs` (blake3-addressed, zstd, small ones inline in SQLite, large ones as
 //!   files), `db` (pragmas, migrations from `migrations/`), `sql`, `journal`, `gc` (the SQL).
 //! - [`api`]: the HTTP API of PRODUCT.md 5.2, served by its own hyper loop (`api::serve`:
-//!   connection cap, header and body timeouts), each answer read in one snapshot, history and
-//!   content behind the barrier; [`cli`]: the command line of 5.3; [`hook`]: the agents' hook
+//!   connection cap, header and body timeouts), each answer read in one snapshot, history,
+//!   content and open turns behind the barrier; [`cli`]: the command line of 5.3; [`hook`]: the agents' hook
 //!   adapters and their installer (5.4, 9); [`daemon`]: starts everything and
 //!   shuts it down on one signal, or with a non-zero exit when the capture thread dies (no
 //!   daemon serves on whose capture is dead).

@@ -12,13 +12,29 @@ pub enum State {
 }
 
 /// A regular file: its content and executable bit. A file over `max_file_size` is known by
-/// size and hash only (`too_large`), its content is not stored (G9).
+/// size and hash only (`too_large`), its content is not stored (G9). A file the daemon could
+/// not read (`unreadable`: another owner's mode 0600, mode 000) is known by size and mode
+/// only: its `hash` means nothing (the index holds none) and its content cannot be restored.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileState {
     pub hash: Hash,
     pub size: u64,
     pub executable: bool,
     pub too_large: bool,
+    pub unreadable: bool,
+}
+
+impl FileState {
+    /// A regular file whose content could not be read: only what `stat` says.
+    pub fn unreadable(size: u64, executable: bool) -> Self {
+        Self {
+            hash: Hash([0; 32]),
+            size,
+            executable,
+            too_large: false,
+            unreadable: true,
+        }
+    }
 }
 
 impl State {
@@ -37,6 +53,11 @@ impl State {
 
     pub fn is_dir(&self) -> bool {
         matches!(self, Self::Dir)
+    }
+
+    /// A file the daemon could not read (`FileState::unreadable`).
+    pub fn is_unreadable(&self) -> bool {
+        matches!(self, Self::File(f) if f.unreadable)
     }
 }
 

@@ -61,6 +61,11 @@ pub async fn content(
                     "too_large",
                     format!("{path} was over max_file_size: only its size and hash were recorded"),
                 )),
+                Recorded::File(f) if f.unreadable => Err(ApiError::new(
+                    StatusCode::CONFLICT,
+                    "unreadable",
+                    format!("filewatchd could not read {path} then: its content was never recorded"),
+                )),
                 Recorded::File(f) => Ok((
                     read_blob(conn, &state.blobs, f.hash).map_err(ApiError::internal)?,
                     "file",

@@ -177,6 +177,11 @@ pub async fn get_turn(
     Query(query): Query<TurnQuery>,
 ) -> TurnAnswer {
     valid_session(&session)?;
+    let (name, selector) = (session.clone(), TurnSelector::parse(&turn));
+    sync_if(&state, move |conn| {
+        Ok(turns::find(conn, &name, &selector)?.end_seq.is_none())
+    })
+    .await?;
     state
         .read(move |conn, state| {
             let found = turns::find(conn, &session, &TurnSelector::parse(&turn))?;
@@ -185,8 +190,30 @@ pub async fn get_turn(
         .await
 }
 
+/// Passes the barrier when `can_change` says the answer's state can still change (an open
+/// turn): every write made before the request is then in it, as for `history` and `content`.
+async fn sync_if<F>(state: &Arc<AppState>, can_change: F) -> Result<(), ApiError>
+where
+    F: FnOnce(&rusqlite::Connection) -> Result<bool, ApiError> + Send + 'static,
+{
+    if state.read(move |conn, _| can_change(conn)).await? {
+        synced(state).await?;
+    }
+    Ok(())
+}
+
+/// The session's latest turn is open (404 for an unknown session).
+fn has_open_turn(conn: &rusqlite::Connection, session: &str) -> Result<bool, ApiError> {
+    let id = sql::session_id(conn, session)?
+        .ok_or_else(|| ApiError::not_found(format!("no session named {session:?}")))?;
+    let last = crate::sessions::Lineage::of(conn, id)?.last_turn(conn)?;
+    Ok(last.is_some_and(|turn| turn.end_seq.is_none()))
+}
+
 pub async fn list_turns(State(state): State<Arc<AppState>>, Path(session): Path<String>) -> Answer {
     valid_session(&session)?;
+    let name = session.clone();
+    sync_if(&state, move |conn| has_open_turn(conn, &name)).await?;
     state
         .read(move |conn, _| {
             let id = sql::session_id(conn, &session)?

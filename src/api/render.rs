@@ -62,6 +62,9 @@ struct ChangeView {
     state: StateFields,
     #[serde(skip_serializing_if = "Option::is_none")]
     mode_changed: Option<bool>,
+    /// Only when true: see `Change::ambiguous`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ambiguous: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     diff: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -95,6 +98,7 @@ impl ChangeView {
                 StateFields::default()
             },
             mode_changed,
+            ambiguous: change.ambiguous.then_some(true),
             diff,
             binary,
         }
@@ -113,6 +117,9 @@ struct StateFields {
     /// Only when true.
     #[serde(skip_serializing_if = "Option::is_none")]
     too_large: Option<bool>,
+    /// Only when true: the daemon could not read the file, it has no hash.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unreadable: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     target: Option<String>,
 }
@@ -122,9 +129,10 @@ impl StateFields {
         match state {
             State::File(f) => Self {
                 size: Some(f.size),
-                hash: Some(f.hash.to_hex()),
+                hash: (!f.unreadable).then(|| f.hash.to_hex()),
                 executable: Some(f.executable),
                 too_large: f.too_large.then_some(true),
+                unreadable: f.unreadable.then_some(true),
                 target: None,
             },
             State::Symlink { target } => Self {

@@ -162,6 +162,24 @@ fn look(root: &RootDir, rel: &RelPath, max_file_size: u64, blobs: Option<&BlobDi
     }
 }
 
+/// A regular file whose content cannot be read (it gave `Observation::Unreadable`), as `stat`
+/// sees it: recorded as `FileState::unreadable`, so its turn lists it and a rollback that
+/// would touch it says so. `None` when it is not a regular file (or cannot even be stat'd).
+pub fn unreadable_file(root: &RootDir, rel: &RelPath) -> Option<Present> {
+    let fd = root.open_beneath(rel, OFlags::PATH).ok()?;
+    let stat = StatKey::from_rustix(&rustix::fs::fstat(&fd).ok()?);
+    if FileType::from_raw_mode(stat.mode) != FileType::RegularFile {
+        return None;
+    }
+    let file = FileState::unreadable(stat.size, stat.mode & 0o111 != 0);
+    Some(Present {
+        state: State::File(file),
+        stat,
+        blob: None,
+        streamed: None,
+    })
+}
+
 fn present(state: State, stat: StatKey) -> Observation {
     Observation::Present(Present {
         state,
@@ -275,6 +293,7 @@ fn file_state(hash: Hash, size: u64, executable: bool, too_large: bool) -> State
         size,
         executable,
         too_large,
+        unreadable: false,
     })
 }
 

@@ -11,7 +11,7 @@ use rusqlite::{Connection, TransactionBehavior};
 
 use super::Context;
 use super::feed::{CancelOnDrop, Feed, map_parallel};
-use super::read::{Observation, Present, RootDir, observe, observe_file};
+use super::read::{Observation, Present, RootDir, observe, observe_file, unreadable_file};
 use crate::model::{Origin, State, now_ms, now_ns};
 use crate::paths::RelPath;
 use crate::store::blobs::{BlobDir, Hash};
@@ -259,7 +259,11 @@ impl Batch {
             Observation::Unreadable(err) => {
                 ctx.stats.unreadable.fetch_add(1, Ordering::Relaxed);
                 ctx.stats.set_error(format!("cannot read {path}: {err}"));
-                Ok(())
+                // Known by its metadata, so the turn lists it and a rollback names it.
+                match unreadable_file(&ctx.root, path) {
+                    Some(present) => self.record_present(conn, ctx, path, present, next),
+                    None => Ok(()),
+                }
             }
             Observation::StoreFailed(err) => {
                 let fault = StorageFault::from_io(&format!("cannot store {path}"), &err);

@@ -301,6 +301,7 @@ mod tests {
             size: 10,
             executable: false,
             too_large: false,
+            unreadable: false,
         });
         let latest = Latest {
             path_id: ino as i64,

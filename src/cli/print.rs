@@ -167,8 +167,12 @@ fn heading(t: &Value) -> String {
     let c = &t["counts"];
     let label = t["label"].as_str().map(|l| format!("  {l}")).unwrap_or_default();
     let ended = text_or(&t["ended_at"], "open");
+    let ambiguous = match c["ambiguous"].as_u64() {
+        Some(n) if n > 0 => format!("  ({n} ambiguous: written while turns of several sessions were open)"),
+        _ => String::new(),
+    };
     format!(
-        "turn {} of {}{label}\n  {} .. {}  +{} ~{} -{} >{}",
+        "turn {} of {}{label}\n  {} .. {}  +{} ~{} -{} >{}{ambiguous}",
         t["turn"],
         text(&t["session"]),
         text(&t["started_at"]),
@@ -201,6 +205,12 @@ fn change_line(c: &Value) -> String {
     }
     if c["too_large"] == Value::Bool(true) {
         notes.push("too large: content not stored".into());
+    }
+    if c["unreadable"] == Value::Bool(true) {
+        notes.push("unreadable: filewatchd cannot read it, content not recorded".into());
+    }
+    if c["ambiguous"] == Value::Bool(true) {
+        notes.push("ambiguous: another session's turn was open too".into());
     }
     format!("  {mark} {path}  ({})", notes.join(", "))
 }
@@ -291,7 +301,10 @@ pub fn history(a: &Value) {
         };
         let what = match v["kind"].as_str() {
             Some("file") => {
-                let hash = v["hash"].as_str().map_or("", |h| &h[..h.len().min(12)]);
+                let hash = match v["hash"].as_str() {
+                    Some(h) => &h[..h.len().min(12)],
+                    None => "(unreadable: content not recorded)",
+                };
                 format!(
                     "file {} bytes {hash}{}",
                     v["size"],

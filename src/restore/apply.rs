@@ -352,8 +352,10 @@ impl Run<'_> {
                     .stat(&step.path)
                     .map_err(|e| skipped(step, &e))?
                     .map(|s| s.st_mode);
-                let replace = step.current.is_present() && !step.current.is_dir();
-                let mode = file_mode(current_mode.filter(|_| replace), file.executable);
+                // An unreadable file's mode is what hid it: its replacement gets the default.
+                let keep =
+                    step.current.is_present() && !step.current.is_dir() && !step.current.is_unreadable();
+                let mode = file_mode(current_mode.filter(|_| keep), file.executable);
                 if let Err(e) = self.content(file.hash) {
                     let source = std::io::Error::other(e);
                     return Err(skipped(
@@ -463,7 +465,8 @@ impl Run<'_> {
         let unchanged = step.checked.is_some_and(|c| {
             (c.dev, c.ino, c.size, c.mtime_ns, c.mode) == (now.dev, now.ino, now.size, now.mtime_ns, now.mode)
         });
-        if unchanged && now_ns() - now.mtime_ns > RACY_NS {
+        // A file the daemon cannot read has only its stat to go by (a forced rollback of it).
+        if unchanged && (step.current.is_unreadable() || now_ns() - now.mtime_ns > RACY_NS) {
             return Swapped::Expected;
         }
         let swapped = match step.path.parent() {

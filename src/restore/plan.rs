@@ -9,7 +9,7 @@ use super::OnConflict;
 use super::fsops::FsError;
 use crate::capture::Context;
 use crate::capture::feed::map_parallel;
-use crate::capture::read::{Observation, probe};
+use crate::capture::read::{Observation, probe, unreadable_file};
 use crate::model::{Origin, StatKey, State, format_time};
 use crate::paths::RelPath;
 use crate::sessions::Lineage;
@@ -145,8 +145,8 @@ fn check_disks(ctx: &Context, steps: &[(Step, Option<Note>)]) -> Vec<(Option<Not
     map_parallel(steps.len(), READERS, |i| check_disk(ctx, &steps[i].0))
 }
 
-/// G4 (a): the first change since the boundary not made by the session's own turns or
-/// rollbacks.
+/// G4 (a): the latest change since the boundary not made by the session's own turns or
+/// rollbacks, and how many others there were.
 fn foreign_change(
     conn: &Connection,
     step: &Step,
@@ -157,13 +157,28 @@ fn foreign_change(
         return Ok(None);
     };
     let later = journal::versions_after(conn, step.path_id, boundary)?;
-    let foreign = later
+    let foreign: Vec<&LaterVersion> = later
         .iter()
-        .find(|v| !(matches!(v.origin, Origin::Turn | Origin::Rollback) && owner.owns(v.session_id, v.seq)));
-    Ok(foreign.map(|v| Note {
+        .filter(|v| !(matches!(v.origin, Origin::Turn | Origin::Rollback) && owner.owns(v.session_id, v.seq)))
+        .collect();
+    let Some(latest) = foreign.last() else {
+        return Ok(None);
+    };
+    let reason = match foreign.len() - 1 {
+        0 => describe(latest),
+        1 => format!(
+            "{} (and 1 earlier change by others since the boundary)",
+            describe(latest)
+        ),
+        n => format!(
+            "{} (and {n} earlier changes by others since the boundary)",
+            describe(latest)
+        ),
+    };
+    Ok(Some(Note {
         path: step.path.clone(),
         code: "changed_by_other",
-        reason: describe(v),
+        reason,
     }))
 }
 
@@ -210,7 +225,14 @@ fn check_disk(ctx: &Context, step: &Step) -> (Option<Note>, Option<StatKey>) {
             return (conflict("changed_on_disk", reason), None);
         }
         Observation::Unreadable(e) | Observation::StoreFailed(e) => {
-            return (conflict("unreadable", format!("cannot read it: {e}")), None);
+            // Known by its stat only: `force` may replace it if that is still what was recorded.
+            let checked = unreadable_file(&ctx.root, &step.path)
+                .filter(|seen| seen.state == step.current)
+                .map(|seen| seen.stat);
+            let reason = format!(
+                "cannot read it ({e}): filewatchd can neither check it nor keep what it holds, so only force replaces it, and its content is then lost"
+            );
+            return (conflict("unreadable", reason), checked);
         }
     };
     if on_disk == step.current {
@@ -231,9 +253,6 @@ fn load_target(
     let State::File(file) = &step.target else {
         return None;
     };
-    if matches!(&step.current, State::File(c) if c.hash == file.hash) {
-        return None;
-    }
     let note = |code, reason: String| {
         Some(Note {
             path: step.path.clone(),
@@ -241,6 +260,13 @@ fn load_target(
             reason,
         })
     };
+    if file.unreadable {
+        let reason = "filewatchd could not read it then (permission denied): its content was never recorded";
+        return note("unreadable", reason.into());
+    }
+    if matches!(&step.current, State::File(c) if c.hash == file.hash) {
+        return None;
+    }
     if file.too_large {
         return note(
             "too_large",

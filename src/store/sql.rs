@@ -57,18 +57,24 @@ pub struct TurnRow {
 
 pub(crate) const VERSION_COLUMNS: &str = "v.kind, v.hash, v.size, v.executable, v.link_target, v.too_large";
 
-/// Decodes the six version columns starting at `at` (see `VERSION_COLUMNS`).
+/// Decodes the six version columns starting at `at` (see `VERSION_COLUMNS`). A file version
+/// without a hash is a file the daemon could not read (`FileState::unreadable`).
 pub(crate) fn state_at_column(row: &Row<'_>, at: usize) -> Result<State> {
     let kind: i64 = row.get(at)?;
     let state = match Kind::from_i64(kind) {
         Some(Kind::File) => {
-            let hash: Vec<u8> = row.get(at + 1)?;
-            let size: i64 = row.get(at + 2)?;
+            let hash: Option<Vec<u8>> = row.get(at + 1)?;
+            let size = u64::try_from(row.get::<_, i64>(at + 2)?).unwrap_or(0);
+            let executable = row.get(at + 3)?;
+            let Some(hash) = hash else {
+                return Ok(State::File(FileState::unreadable(size, executable)));
+            };
             State::File(FileState {
                 hash: Hash::from_slice(&hash).unwrap_or(Hash([0; 32])),
-                size: u64::try_from(size).unwrap_or(0),
-                executable: row.get(at + 3)?,
+                size,
+                executable,
                 too_large: row.get(at + 5)?,
+                unreadable: false,
             })
         }
         Some(Kind::Symlink) => State::Symlink {
@@ -223,7 +229,7 @@ pub fn insert_version(
 ) -> Result<i64> {
     let (hash, size, executable, link, too_large) = match state {
         State::File(f) => (
-            Some(f.hash.0.to_vec()),
+            (!f.unreadable).then(|| f.hash.0.to_vec()),
             Some(f.size as i64),
             f.executable,
             None,
@@ -326,15 +332,22 @@ fn version_from_row(row: &Row<'_>) -> Result<VersionRow> {
     })
 }
 
-/// Every version a turn recorded, oldest first.
-pub fn turn_versions(conn: &Connection, turn_id: i64) -> Result<Vec<(i64, VersionRow)>> {
+/// Every version a turn recorded, and every `ambiguous` one written while it was open
+/// (`start_seq < seq <= end_seq`: turns of several sessions were open, this one among them),
+/// oldest first.
+pub fn turn_versions(conn: &Connection, turn: &TurnRow) -> Result<Vec<(i64, VersionRow)>> {
+    let columns = format!("v.seq, p.path, v.origin, v.turn_id, v.recorded_at, {VERSION_COLUMNS}, v.path_id");
     let sql = format!(
-        "SELECT v.seq, p.path, v.origin, v.turn_id, v.recorded_at, {VERSION_COLUMNS}, v.path_id
-         FROM versions v JOIN paths p ON p.id = v.path_id
-         WHERE v.turn_id = ?1 ORDER BY v.seq"
+        "SELECT {columns} FROM versions v JOIN paths p ON p.id = v.path_id WHERE v.turn_id = ?1
+         UNION ALL
+         SELECT {columns} FROM versions v JOIN paths p ON p.id = v.path_id
+          WHERE v.seq > ?2 AND v.seq <= ?3 AND v.origin = ?4
+         ORDER BY 1"
     );
+    let end = turn.end_seq.unwrap_or(i64::MAX);
     let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map([turn_id], |r| Ok((r.get(11)?, version_from_row(r)?)))?;
+    let bounds = params![turn.id, turn.start_seq, end, Origin::Ambiguous as i64];
+    let rows = stmt.query_map(bounds, |r| Ok((r.get(11)?, version_from_row(r)?)))?;
     rows.collect()
 }
 

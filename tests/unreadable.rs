@@ -1,0 +1,140 @@
+//! A file the daemon cannot read (issue 15, item 6): it is recorded by what `stat` says, so
+//! its turn lists it (`unreadable: true`) and a rollback that would touch it names it per path
+//! (code `unreadable`), never silently leaves it out.
+//!
+//! Root reads every file, so the daemon runs as `nobody` (`setpriv`) on a workspace and state
+//! directory it owns; a file of mode 000, and one of root's with mode 0600, are what it cannot
+//! read. Skipped where the test does not run as root or `setpriv` is missing.
+
+mod common;
+
+use std::process::Command;
+
+use common::*;
+use serde_json::json;
+
+const AS_NOBODY: &[&str] = &["--reuid=nobody", "--regid=nogroup", "--clear-groups"];
+
+/// The daemon as `nobody`, the workspace, its state and home handed to `nobody` first.
+fn daemon_as_nobody(ws: &Workspace) -> Option<Daemon> {
+    let root = Command::new("id").arg("-u").output().ok()?;
+    if String::from_utf8_lossy(&root.stdout).trim() != "0" {
+        eprintln!("skipped: needs root to run the daemon as another user");
+        return None;
+    }
+    let works = Command::new("setpriv").args(AS_NOBODY).arg("true").status();
+    if !works.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: setpriv cannot run a command as nobody here");
+        return None;
+    }
+    for dir in [ws.root(), ws.state_dir(), ws.home()] {
+        let owned = Command::new("chown")
+            .arg("-R")
+            .arg("nobody:nogroup")
+            .arg(dir)
+            .status();
+        assert!(owned.is_ok_and(|s| s.success()), "chown {}", dir.display());
+    }
+    Some(Daemon::start_command(ws, ws.wrapped_serve("setpriv", AS_NOBODY)))
+}
+
+/// In alpha's turn a tracked file (nobody's) gets mode 000 and root makes a file of its own
+/// with mode 0600: the turn lists both, `unreadable`, without a hash, and `show` says so. The
+/// undo would delete or rewrite them: each is a conflict with code `unreadable`, and nothing
+/// changes. Later, a rollback to the state in which `secret.txt` was unreadable names it as
+/// not restorable.
+#[test]
+fn an_unreadable_file_is_listed_by_its_turn_and_named_by_a_rollback() {
+    let ws = Workspace::new();
+    ws.write("secret.txt", "readable at first\n");
+    ws.write("keep.txt", "kept\n");
+    let Some(daemon) = daemon_as_nobody(&ws) else {
+        return;
+    };
+
+    daemon.turn_start("alpha", "hide things");
+    ws.sh("printf 'hidden\\n' > secret.txt && chmod 000 secret.txt");
+    ws.sh("umask 077 && printf 'root only\\n' > roots.txt");
+    ws.write("plain.txt", "readable\n");
+    let turn = daemon.turn_end("alpha");
+
+    assert_eq!(
+        changed_files(&turn),
+        set(["secret.txt", "roots.txt", "plain.txt"]),
+        "{turn:#}"
+    );
+    for (path, kind) in [("secret.txt", "modified"), ("roots.txt", "added")] {
+        let listed = change(&turn, path);
+        assert_eq!(listed["change"], kind, "{turn:#}");
+        assert_eq!(listed["unreadable"], true, "{turn:#}");
+        assert_eq!(listed.get("hash"), None, "no content, no hash: {turn:#}");
+    }
+    assert_eq!(change(&turn, "roots.txt")["size"], "root only\n".len());
+    assert_eq!(change(&turn, "plain.txt").get("unreadable"), None, "{turn:#}");
+    let shown = cli_state_text(&ws, &["show", "1", "--session", "alpha"]);
+    let line = shown
+        .lines()
+        .find(|l| l.contains("roots.txt"))
+        .unwrap_or_default();
+    assert!(line.contains("unreadable"), "{shown}");
+
+    let tree = snapshot(ws.root());
+    let (status, refused) = daemon.undo("alpha", json!({}));
+    assert_eq!(status, 409, "{refused:#}");
+    assert_eq!(
+        listed_paths(&refused, "conflicts"),
+        set(["secret.txt", "roots.txt"]),
+        "{refused:#}"
+    );
+    for path in ["secret.txt", "roots.txt"] {
+        let conflict = listed(&refused, "conflicts", path);
+        assert_eq!(conflict["code"], "unreadable", "{conflict}");
+        assert!(
+            conflict["reason"]
+                .as_str()
+                .is_some_and(|r| r.contains("cannot read")),
+            "{conflict}"
+        );
+    }
+    assert_tree_eq(&tree, &snapshot(ws.root()), "after a refused undo");
+
+    ws.sh("chmod 644 secret.txt");
+    daemon.turn_start("alpha", "write it again");
+    ws.write("secret.txt", "written again\n");
+    daemon.turn_end("alpha");
+    let plan = daemon.rollback("alpha", json!({"to": "after", "turn": 1, "dry_run": true}));
+    let plan = plan.1;
+    let note = listed(&plan, "not_restorable", "secret.txt");
+    assert_eq!(note["code"], "unreadable", "{plan:#}");
+    assert!(
+        note["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("could not read")),
+        "{note}"
+    );
+}
+
+/// `--force` rolls an unreadable file back too, as for any conflict: the undo deletes the file
+/// it made and puts back the one it hid.
+#[test]
+fn a_forced_undo_rolls_unreadable_files_back_too() {
+    let ws = Workspace::new();
+    ws.write("secret.txt", "readable at first\n");
+    let Some(daemon) = daemon_as_nobody(&ws) else {
+        return;
+    };
+    daemon.turn_start("alpha", "hide things");
+    ws.sh("printf 'hidden\\n' > secret.txt && chmod 000 secret.txt");
+    ws.sh("umask 077 && printf 'root only\\n' > roots.txt");
+    daemon.turn_end("alpha");
+
+    let answer = expect(200, daemon.undo("alpha", json!({"on_conflict": "force"})));
+    assert_eq!(answer["applied"], true, "{answer:#}");
+    assert_eq!(
+        listed_paths(&answer, "conflicts"),
+        set(["secret.txt", "roots.txt"]),
+        "{answer:#}"
+    );
+    assert_eq!(ws.read("secret.txt"), b"readable at first\n", "{answer:#}");
+    assert!(!ws.path("roots.txt").exists(), "{answer:#}");
+}
