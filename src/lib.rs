@@ -34,7 +34,8 @@
 //!   (`capture::lost_root`: checked at every command and batch, and on the root's own events)
 //!   stops capture for good: commands that would write are refused, reads go on.
 //! - [`restore`]: rollback, undo, redo and time rollback: `chain` finds the target, `plan`
-//!   lists actions and conflicts (the dry run; every path re-read in parallel), `apply` journals the plan durably and changes
+//!   lists actions and conflicts (the dry run; every path re-read in parallel), `redo` plans a
+//!   redo (only the paths the rollback it names changed), `apply` journals the plan durably and changes
 //!   files through `fsops` (openat2-confined, temp + fsync + rename), `recover` finishes an
 //!   interrupted rollback at start-up.
 //! - [`sessions`]: a session with its fork ancestors (`Lineage`): inherited turns and whose
