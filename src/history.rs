@@ -196,7 +196,7 @@ fn rename_key(state: &State) -> Option<RenameKey> {
     match state {
         State::File(f) => Some(RenameKey::File(f.hash, f.executable)),
         State::Symlink { target } => Some(RenameKey::Symlink(target.clone())),
-        State::Dir | State::Absent => None,
+        State::Dir | State::Absent | State::Untracked => None,
     }
 }
 

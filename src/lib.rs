@@ -26,7 +26,9 @@
 //!   stat-cache entries so the next start re-reads nothing unchanged. At start-up the walk
 //!   runs beside the index's integrity check (`store::db::IntegrityCheck`); nothing is
 //!   written before it passes. After lost events (`capture::lost`) the hints queued before
-//!   the loss are dropped: the full rescan that follows has seen what they name.
+//!   the loss are dropped: the full rescan that follows has seen what they name. When an
+//!   ignore rule hides a path or brings one into view, `capture::tracked` records it (versions
+//!   of kind `untracked`), and every rollback leaves a path alone at a moment it was untracked.
 //!   Every command (turn markers, rollbacks, forks, gc) waits for its cookie
 //!   (`capture::barrier`, G1), so writes are attributed by position; then the directories the
 //!   watch limit left unwatched are verified by a stat walk of those only

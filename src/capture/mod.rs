@@ -1,6 +1,7 @@
 //! The capture worker: the one owner of the SQLite writer. It turns watcher hints into
 //! versions (`record`), runs the first index, the restart reconcile and rescans (`rescan`),
-//! and executes turn markers behind the barrier (`barrier`, `turns`).
+//! and executes turn markers behind the barrier (`barrier`, `turns`). `tracked` records when
+//! a path leaves or enters the tracked set.
 
 pub mod barrier;
 pub(crate) mod feed;
@@ -9,6 +10,7 @@ mod lost_root;
 pub mod read;
 pub mod record;
 pub mod rescan;
+pub mod tracked;
 pub mod turns;
 mod unwatched;
 pub mod walk;

@@ -89,9 +89,9 @@ pub fn build(
         let Some((current_seq, current)) = journal::version_at(conn, path_id, i64::MAX)? else {
             continue;
         };
-        let target = journal::version_at(conn, path_id, boundary)?;
-        let (target_seq, target) = target.map_or((None, State::Absent), |(s, t)| (Some(s), t));
-        if current == target {
+        let (target_seq, target) = journal::rollback_target(conn, path_id, boundary)?;
+        // Untracked then or now (issue 15.4): not the rollback's to touch.
+        if current == target || current.is_untracked() || target.is_untracked() {
             continue;
         }
         let step = Step {

@@ -33,7 +33,8 @@ pub fn build(
         };
         let target = journal::version_at(conn, changed.path_id, from_seq)?;
         let (target_seq, target) = target.map_or((None, State::Absent), |(s, t)| (Some(s), t));
-        if current == target {
+        // Untracked now (issue 15.4): not the redo's to touch.
+        if current == target || current.is_untracked() {
             continue;
         }
         let step = Step {

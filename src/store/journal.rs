@@ -84,6 +84,24 @@ pub fn version_at(conn: &Connection, path_id: i64, at: i64) -> Result<Option<(i6
         .optional()
 }
 
+/// A path's state at `at` as a rollback sees it (issue 15.4): its version then; or, when it
+/// had none or was absent then and its next version says `untracked`, untracked (it came into
+/// view later, from behind an ignore rule: what it was at `at` was never recorded).
+pub fn rollback_target(conn: &Connection, path_id: i64, at: i64) -> Result<(Option<i64>, State)> {
+    let then = version_at(conn, path_id, at)?;
+    if let Some((seq, state)) = then.as_ref().filter(|(_, state)| *state != State::Absent) {
+        return Ok((Some(*seq), state.clone()));
+    }
+    let next: Option<i64> = conn
+        .prepare_cached("SELECT kind FROM versions WHERE path_id = ?1 AND seq > ?2 ORDER BY seq LIMIT 1")?
+        .query_row([path_id, at], |r| r.get(0))
+        .optional()?;
+    if next == Some(crate::model::Kind::Untracked as i64) {
+        return Ok((None, State::Untracked));
+    }
+    Ok(then.map_or((None, State::Absent), |(seq, state)| (Some(seq), state)))
+}
+
 pub fn version_state(conn: &Connection, seq: i64) -> Result<State> {
     let sql = format!("SELECT {VERSION_COLUMNS} FROM versions v WHERE v.seq = ?1");
     conn.prepare_cached(&sql)?
