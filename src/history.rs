@@ -212,7 +212,7 @@ fn rename_key(state: &State) -> Option<RenameKey> {
         State::File(f) if f.unreadable => None,
         State::File(f) => Some(RenameKey::File(f.hash, f.executable)),
         State::Symlink { target } => Some(RenameKey::Symlink(target.clone())),
-        State::Dir | State::Absent => None,
+        State::Dir | State::Absent | State::Untracked => None,
     }
 }
 

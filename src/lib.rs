@@ -27,7 +27,9 @@
 //!   stat-cache entries so the next start re-reads nothing unchanged. At start-up the walk
 //!   runs beside the index's integrity check (`store::db::IntegrityCheck`); nothing is
 //!   written before it passes. After lost events (`capture::lost`) the hints queued before
-//!   the loss are dropped: the full rescan that follows has seen what they name.
+//!   the loss are dropped: the full rescan that follows has seen what they name. When an
+//!   ignore rule hides a path or brings one into view, `capture::tracked` records it (versions
+//!   of kind `untracked`), and every rollback leaves a path alone at a moment it was untracked.
 //!   Every command (turn markers, rollbacks, forks, gc, verify) waits for its cookie
 //!   (`capture::barrier`, G1), so writes are attributed by position; then the directories the
 //!   watch limit left unwatched are verified by a stat walk of those only
@@ -39,7 +41,8 @@
 //!   background when the workspace is quiet, walking at idle priority and yielding to any
 //!   command; what it finds is attributed by the time it changed (`store::found`).
 //! - [`restore`]: rollback, undo, redo and time rollback: `chain` finds the target, `plan`
-//!   lists actions and conflicts (the dry run; every path re-read in parallel), `apply` journals the plan durably and changes
+//!   lists actions and conflicts (the dry run; every path re-read in parallel), `redo` plans a
+//!   redo (only the paths the rollback it names changed), `apply` journals the plan durably and changes
 //!   files through `fsops` (openat2-confined, temp + fsync + rename), `recover` finishes an
 //!   interrupted rollback at start-up.
 //! - [`sessions`]: a session with its fork ancestors (`Lineage`): inherited turns and whose

@@ -7,8 +7,13 @@ use crate::store::blobs::Hash;
 pub enum State {
     Absent,
     File(FileState),
-    Symlink { target: Vec<u8> },
+    Symlink {
+        target: Vec<u8>,
+    },
     Dir,
+    /// Not tracked from this version on: an ignore rule hid it (issue 15.4). What it held
+    /// then was never recorded, so a rollback to such a moment leaves the path alone.
+    Untracked,
 }
 
 /// A regular file: its content and executable bit. A file over `max_file_size` is known by
@@ -44,11 +49,17 @@ impl State {
             Self::File(_) => Kind::File,
             Self::Symlink { .. } => Kind::Symlink,
             Self::Dir => Kind::Dir,
+            Self::Untracked => Kind::Untracked,
         }
     }
 
+    /// Known to exist: an untracked path is not known to.
     pub fn is_present(&self) -> bool {
-        !matches!(self, Self::Absent)
+        !matches!(self, Self::Absent | Self::Untracked)
+    }
+
+    pub fn is_untracked(&self) -> bool {
+        matches!(self, Self::Untracked)
     }
 
     pub fn is_dir(&self) -> bool {
@@ -67,6 +78,7 @@ pub enum Kind {
     File = 1,
     Symlink = 2,
     Dir = 3,
+    Untracked = 4,
 }
 
 impl Kind {
@@ -76,6 +88,7 @@ impl Kind {
             1 => Some(Self::File),
             2 => Some(Self::Symlink),
             3 => Some(Self::Dir),
+            4 => Some(Self::Untracked),
             _ => None,
         }
     }
@@ -86,6 +99,7 @@ impl Kind {
             Self::File => "file",
             Self::Symlink => "symlink",
             Self::Dir => "dir",
+            Self::Untracked => "untracked",
         }
     }
 }

@@ -40,8 +40,8 @@ fn filewatchdignore_nested_gitignore_and_config_globs_are_honoured() {
 }
 
 /// Files an ignore rule hid existed before the turn that lifted the rule: undoing that turn
-/// must never delete them. They are found (`offline`), so an undo sees them as someone
-/// else's and refuses; skipping them brings the rule back and leaves them on disk.
+/// must never delete them. They are found (`offline`) and were untracked, not absent, before
+/// the turn (issue 15.4): the undo brings the rule back and leaves them on disk, no conflict.
 #[test]
 fn undoing_a_turn_that_stops_ignoring_files_never_deletes_them() {
     let ws = Workspace::new();
@@ -57,19 +57,8 @@ fn undoing_a_turn_that_stops_ignoring_files_never_deletes_them() {
     assert_eq!(latest(&found)["origin"], "offline", "{found:#}");
 
     let (status, answer) = daemon.undo("s1", serde_json::json!({}));
-    assert_eq!(status, 409, "{answer:#}");
-    assert_eq!(
-        listed_paths(&answer, "conflicts"),
-        set(["cache", "cache/model.bin", "x.log"]),
-        "{answer:#}"
-    );
-    let reason = listed(&answer, "conflicts", "x.log")["reason"]
-        .as_str()
-        .unwrap_or_default();
-    assert!(reason.contains("an ignore rule stopped hiding it"), "{reason}");
-
-    let (status, answer) = daemon.undo("s1", serde_json::json!({"on_conflict": "skip"}));
     assert_eq!(status, 200, "{answer:#}");
+    assert_eq!(action_paths(&answer), set([".gitignore"]), "{answer:#}");
     assert_eq!(ws.read(".gitignore"), b"cache/\n*.log\n");
     assert_eq!(ws.read("cache/model.bin"), b"weights\n");
     assert_eq!(ws.read("x.log"), b"old log\n");

@@ -78,6 +78,9 @@ pub async fn content(
                     format!("{path} was a directory then"),
                 )),
                 Recorded::Absent => Err(ApiError::not_found(format!("{path} did not exist then"))),
+                Recorded::Untracked => Err(ApiError::not_found(format!(
+                    "{path} was not tracked then (an ignore rule hid it): its content was not recorded"
+                ))),
             }
         })
         .await?;

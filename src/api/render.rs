@@ -139,7 +139,7 @@ impl StateFields {
                 target: Some(crate::paths::RelPath::from_fs_bytes(target.clone()).to_text()),
                 ..Self::default()
             },
-            State::Dir | State::Absent => Self::default(),
+            State::Dir | State::Absent | State::Untracked => Self::default(),
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The capture worker: the one owner of the SQLite writer. It turns watcher hints into
 //! versions (`record`), runs the first index, the restart reconcile and rescans (`rescan`),
 //! executes turn markers behind the barrier (`barrier`, `turns`), and runs the verification
-//! pass for what no event reported (`verify`).
+//! pass for what no event reported (`verify`). `tracked` records
+//! when a path leaves or enters the tracked set.
 
 pub mod barrier;
 pub(crate) mod feed;
@@ -10,6 +11,7 @@ mod lost_root;
 pub mod read;
 pub mod record;
 pub mod rescan;
+pub mod tracked;
 pub mod turns;
 mod unwatched;
 pub mod verify;

@@ -411,18 +411,23 @@ impl Batch {
     }
 }
 
-/// A path that became ignored stops being tracked; its history stays.
+/// A path that became ignored stops being tracked: its history stays, and says from when it
+/// (and all beneath it) was untracked.
 fn untrack(conn: &Connection, ctx: &mut Context, path: &RelPath) -> rusqlite::Result<()> {
     let Some(latest) = sql::latest(conn, path)? else {
         return Ok(());
     };
+    let mut left = vec![latest.path_id];
     if latest.state.is_dir() {
         ctx.watches.unwatch_tree(path);
         for (_, below) in sql::present_under::<Vec<_>>(conn, path)? {
-            sql::clear_path_state(conn, below.path_id)?;
+            left.push(below.path_id);
         }
     }
-    sql::clear_path_state(conn, latest.path_id)
+    for &path_id in &left {
+        sql::clear_path_state(conn, path_id)?;
+    }
+    super::tracked::mark_left(conn, &left)
 }
 
 fn discard_streamed(ctx: &Context, present: &Present) {

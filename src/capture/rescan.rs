@@ -36,6 +36,24 @@ pub fn rescan(
     record_survey(conn, ctx, survey, who, show_progress)
 }
 
+/// A rescan after an ignore rule changed beneath `under`: what comes into view was untracked
+/// until now, not absent (issue 15.4), and history says so before its first version.
+pub fn rescan_into_view(
+    conn: &mut Connection,
+    ctx: &mut Context,
+    under: Option<&RelPath>,
+) -> rusqlite::Result<Recorded> {
+    let survey = survey(conn, ctx, under)?;
+    let entering: Vec<&RelPath> = survey
+        .work
+        .iter()
+        .filter(|w| w.latest.is_none())
+        .map(|w| &w.path)
+        .collect();
+    super::tracked::mark_entering(conn, &entering)?;
+    record_survey(conn, ctx, survey, Attribution::FOUND, false)
+}
+
 /// What a rescan found to record; nothing is written to the index to find it.
 pub struct Survey {
     dir: Option<String>,

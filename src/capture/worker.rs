@@ -12,7 +12,7 @@ use rusqlite::Connection;
 use super::barrier::Barrier;
 use super::lost::LostEvents;
 use super::record::{Attribution, record};
-use super::rescan::{RACY_NS, record_survey, rescan, survey};
+use super::rescan::{RACY_NS, record_survey, rescan, rescan_into_view, survey};
 use super::verify::{Schedule, Sent};
 use super::{Command, Context, Msg, TRIM_AFTER, TurnError, release_freed_memory, turns};
 use crate::paths::RelPath;
@@ -428,7 +428,7 @@ impl Worker {
                 // may long predate the turn, so it is found (`offline`), never the turn's own
                 // work an undo would delete.
                 for dir in recorded.rescan_dirs {
-                    self.rescan_dir(dir.as_ref(), Attribution::FOUND);
+                    self.rescan_dir(dir.as_ref(), Attribution::FOUND, true);
                 }
             }
             Err(err) => {
@@ -442,9 +442,14 @@ impl Worker {
 
     /// True when every path under `dir` was recorded as it is now; paths that kept changing
     /// while read are retried with the next batch, paths the store failed until recorded.
-    fn rescan_dir(&mut self, dir: Option<&RelPath>, who: Attribution) -> bool {
+    /// `into_view`: an ignore rule changed (`rescan_into_view`).
+    fn rescan_dir(&mut self, dir: Option<&RelPath>, who: Attribution, into_view: bool) -> bool {
         let _trim = TrimOnDrop;
-        match rescan(&mut self.conn, &mut self.ctx, dir, who, false) {
+        let scanned = match into_view {
+            true => rescan_into_view(&mut self.conn, &mut self.ctx, dir),
+            false => rescan(&mut self.conn, &mut self.ctx, dir, who, false),
+        };
+        match scanned {
             Ok(recorded) => {
                 // The answers about what it recorded (a turn listing 30,000 new files) come
                 // after the trim on return: the idle trim gives their memory back too.
@@ -489,7 +494,7 @@ impl Worker {
         self.ctx.stats.rescans.fetch_add(1, Ordering::Relaxed);
         tracing::warn!("events may have been lost; rescanning the workspace");
         let began = self.lost.rescan_begins();
-        if self.rescan_dir(None, self.who()) {
+        if self.rescan_dir(None, self.who(), false) {
             self.lost.rescanned(began);
         }
     }

@@ -316,6 +316,7 @@ pub fn history(a: &Value) {
                 )
             }
             Some("symlink") => format!("symlink -> {}", text(&v["target"])),
+            Some("untracked") => "untracked (an ignore rule hides it: its content is not recorded)".into(),
             Some(kind) => kind.to_string(),
             None => "?".into(),
         };
@@ -326,8 +327,10 @@ pub fn history(a: &Value) {
 pub fn rollback(a: &Value) {
     let target = &a["target"];
     let boundary = match target["to"].as_str() {
-        Some("redo") if a["session"].is_null() => "the state before the latest time rollback".to_string(),
-        Some("redo") => "the state before the latest undo".to_string(),
+        Some("redo") if a["session"].is_null() => {
+            "the state before the latest time rollback, for the paths it changed".to_string()
+        }
+        Some("redo") => "the state before the latest undo, for the paths it changed".to_string(),
         Some("time") => format!("the state recorded at {}", text(&target["at"])),
         Some(to) => format!("{to} turn {}", target["turn"]),
         None => "?".to_string(),

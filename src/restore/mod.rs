@@ -9,6 +9,8 @@
 //! - `apply` writes the plan durably (the journal) before touching anything, then changes the
 //!   files through `fsops` (confined, symlink-free, temp + fsync + rename, no clobber) and
 //!   records the result as versions of origin `rollback`.
+//! - `redo` plans a redo: only the paths the rollback it names changed, each back to its
+//!   state just before it; any of them changed since by anything else is a conflict.
 //! - `recover` finishes, at start-up, a rollback a crash interrupted.
 //! - `outcome` is the answer: what was (or would be) done, path by path.
 
@@ -20,6 +22,7 @@ pub mod outcome;
 mod pause;
 pub mod plan;
 pub mod recover;
+pub mod redo;
 mod run;
 
 pub use run::perform;

@@ -81,7 +81,6 @@ pub fn build(
     boundary: i64,
     only: &[RelPath],
 ) -> rusqlite::Result<Plan> {
-    let mut plan = Plan::default();
     let mut changed = journal::changed_since(conn, boundary)?;
     changed.retain(|(_, path)| only.is_empty() || only.iter().any(|p| path.starts_with(p)));
     changed.sort_by(|a, b| a.1.cmp(&b.1));
@@ -90,9 +89,9 @@ pub fn build(
         let Some((current_seq, current)) = journal::version_at(conn, path_id, i64::MAX)? else {
             continue;
         };
-        let target = journal::version_at(conn, path_id, boundary)?;
-        let (target_seq, target) = target.map_or((None, State::Absent), |(s, t)| (Some(s), t));
-        if current == target {
+        let (target_seq, target) = journal::rollback_target(conn, path_id, boundary)?;
+        // Untracked then or now (issue 15.4): not the rollback's to touch.
+        if current == target || current.is_untracked() || target.is_untracked() {
             continue;
         }
         let step = Step {
@@ -107,6 +106,13 @@ pub fn build(
         let foreign = foreign_change(conn, &step, boundary, owner)?;
         steps.push((step, foreign));
     }
+    Ok(check(conn, ctx, steps))
+}
+
+/// Checks planned steps, each with its foreign change if any: the disk, what the content a
+/// step needs and whether it can be restored. The plan of a rollback and of a redo alike.
+pub(super) fn check(conn: &Connection, ctx: &Context, steps: Vec<(Step, Option<Note>)>) -> Plan {
+    let mut plan = Plan::default();
     // The disk is checked for every path, conflicting or not: with `force` the apply
     // re-checks each path against exactly what was seen here.
     let on_disk = check_disks(ctx, &steps);
@@ -120,7 +126,7 @@ pub fn build(
         }
         plan.steps.push(step);
     }
-    Ok(plan)
+    plan
 }
 
 /// G4: a file whose current content is over `max_file_size` was never stored; rewriting or
@@ -182,7 +188,7 @@ fn foreign_change(
     }))
 }
 
-fn describe(v: &LaterVersion) -> String {
+pub(super) fn describe(v: &LaterVersion) -> String {
     let when = format_time(v.recorded_at);
     match (v.origin, &v.session, v.turn) {
         (Origin::Turn, Some(s), Some(t)) => format!("changed by session {s} in turn {t} at {when}"),

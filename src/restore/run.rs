@@ -6,7 +6,7 @@ use rusqlite::Connection;
 use super::apply::{self, Check};
 use super::outcome::Outcome;
 use super::plan::{self, Plan, Step};
-use super::{OnConflict, Operation, Request, RollbackError, TempNames, chain, finish};
+use super::{OnConflict, Operation, Request, RollbackError, TempNames, chain, finish, redo};
 use crate::capture::Context;
 use crate::capture::record::{self, Attribution};
 use crate::model::Origin;
@@ -27,10 +27,9 @@ pub fn perform(
     if let Some(path) = never_recorded(conn, &request.paths)? {
         return Err(RollbackError::NeverRecorded(path.to_text()));
     }
-    let owner = resolved.lineage.as_ref();
-    let mut plan = plan::build(conn, ctx, owner, resolved.target_seq, &request.paths)?;
+    let mut plan = plan_for(conn, ctx, &resolved, &request.paths)?;
     if request.on_conflict == OnConflict::Force && !request.dry_run && record_unrecorded(conn, ctx, &plan)? {
-        plan = plan::build(conn, ctx, owner, resolved.target_seq, &request.paths)?;
+        plan = plan_for(conn, ctx, &resolved, &request.paths)?;
     }
     let decision = plan::decide(&plan, request.on_conflict);
     let target = resolved.target.clone();
@@ -95,6 +94,19 @@ pub fn perform(
         "rollback applied"
     );
     Ok(outcome)
+}
+
+/// A redo undoes exactly the rollback it names; anything else rolls back to the target.
+fn plan_for(
+    conn: &Connection,
+    ctx: &Context,
+    resolved: &chain::Resolved,
+    only: &[RelPath],
+) -> rusqlite::Result<Plan> {
+    match resolved.redo_of {
+        Some(redone) => redo::build(conn, ctx, redone, resolved.target_seq, only),
+        None => plan::build(conn, ctx, resolved.lineage.as_ref(), resolved.target_seq, only),
+    }
 }
 
 /// SEC-08: a repeated operation id gets the stored answer and is never applied twice.

@@ -17,6 +17,8 @@ pub struct LaterVersion {
     pub session_id: Option<i64>,
     pub session: Option<String>,
     pub turn: Option<i64>,
+    /// The rollback that wrote it (origin `rollback`).
+    pub rollback_id: Option<i64>,
 }
 
 #[derive(Debug, Clone)]
@@ -82,6 +84,24 @@ pub fn version_at(conn: &Connection, path_id: i64, at: i64) -> Result<Option<(i6
         .optional()
 }
 
+/// A path's state at `at` as a rollback sees it (issue 15.4): its version then; or, when it
+/// had none or was absent then and its next version says `untracked`, untracked (it came into
+/// view later, from behind an ignore rule: what it was at `at` was never recorded).
+pub fn rollback_target(conn: &Connection, path_id: i64, at: i64) -> Result<(Option<i64>, State)> {
+    let then = version_at(conn, path_id, at)?;
+    if let Some((seq, state)) = then.as_ref().filter(|(_, state)| *state != State::Absent) {
+        return Ok((Some(*seq), state.clone()));
+    }
+    let next: Option<i64> = conn
+        .prepare_cached("SELECT kind FROM versions WHERE path_id = ?1 AND seq > ?2 ORDER BY seq LIMIT 1")?
+        .query_row([path_id, at], |r| r.get(0))
+        .optional()?;
+    if next == Some(crate::model::Kind::Untracked as i64) {
+        return Ok((None, State::Untracked));
+    }
+    Ok(then.map_or((None, State::Absent), |(seq, state)| (Some(seq), state)))
+}
+
 pub fn version_state(conn: &Connection, seq: i64) -> Result<State> {
     let sql = format!("SELECT {VERSION_COLUMNS} FROM versions v WHERE v.seq = ?1");
     conn.prepare_cached(&sql)?
@@ -92,7 +112,7 @@ pub fn version_state(conn: &Connection, seq: i64) -> Result<State> {
 pub fn versions_after(conn: &Connection, path_id: i64, seq: i64) -> Result<Vec<LaterVersion>> {
     let mut stmt = conn.prepare_cached(
         "SELECT v.seq, v.origin, v.recorded_at, coalesce(t.session_id, r.session_id),
-                s.name, t.number
+                s.name, t.number, v.rollback_id
          FROM versions v
          LEFT JOIN turns t ON t.id = v.turn_id
          LEFT JOIN rollbacks r ON r.id = v.rollback_id
@@ -107,6 +127,7 @@ pub fn versions_after(conn: &Connection, path_id: i64, seq: i64) -> Result<Vec<L
             session_id: r.get(3)?,
             session: r.get(4)?,
             turn: r.get(5)?,
+            rollback_id: r.get(6)?,
         })
     })?;
     rows.collect()
@@ -288,6 +309,44 @@ pub fn session_chain_between(
     );
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(params![session_id, since_seq, until_seq], rollback_from_row)?;
+    rows.collect()
+}
+
+/// One path a rollback changed: the first version the rollback wrote for it.
+#[derive(Debug, Clone)]
+pub struct ChangedBy {
+    pub path_id: i64,
+    pub path: RelPath,
+    pub written_seq: i64,
+}
+
+/// The paths a rollback changed, in path order: those it wrote a version for. (Its journal
+/// steps say the same, but retention removes the steps whose versions it collapses; the
+/// rollback's own versions come after every cutoff a pending redo allows.)
+pub fn changed_by(conn: &Connection, rollback_id: i64) -> Result<Vec<ChangedBy>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT v.path_id, p.path, min(v.seq) FROM versions v JOIN paths p ON p.id = v.path_id
+         WHERE v.rollback_id = ?1 GROUP BY v.path_id ORDER BY p.path",
+    )?;
+    let rows = stmt.query_map([rollback_id], |r| {
+        Ok(ChangedBy {
+            path_id: r.get(0)?,
+            path: RelPath::from_fs_bytes(r.get(1)?),
+            written_seq: r.get(2)?,
+        })
+    })?;
+    rows.collect()
+}
+
+/// A rollback and the applied ones of its chain (its session's, or the time rollbacks) made
+/// after it: when it is the one a redo names, every later one was cancelled by a redo.
+pub fn chain_from(conn: &Connection, rollback_id: i64) -> Result<Vec<i64>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id FROM rollbacks WHERE id >= ?1
+           AND session_id IS (SELECT session_id FROM rollbacks WHERE id = ?1)
+           AND status IN ('committed', 'recovered') ORDER BY id",
+    )?;
+    let rows = stmt.query_map([rollback_id], |r| r.get(0))?;
     rows.collect()
 }
 

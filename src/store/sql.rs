@@ -81,6 +81,7 @@ pub(crate) fn state_at_column(row: &Row<'_>, at: usize) -> Result<State> {
             target: row.get(at + 4)?,
         },
         Some(Kind::Dir) => State::Dir,
+        Some(Kind::Untracked) => State::Untracked,
         Some(Kind::Absent) | None => State::Absent,
     };
     Ok(state)
@@ -236,7 +237,7 @@ pub fn insert_version(
             f.too_large,
         ),
         State::Symlink { target } => (None, None, false, Some(target.clone()), false),
-        State::Dir | State::Absent => (None, None, false, None, false),
+        State::Dir | State::Absent | State::Untracked => (None, None, false, None, false),
     };
     conn.prepare_cached(
         "INSERT INTO versions (path_id, kind, hash, size, executable, link_target, too_large,
