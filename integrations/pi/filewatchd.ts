@@ -5,8 +5,11 @@
 // (one JSON envelope on stdin):
 //   before_agent_start           -> the daemon starts a turn labelled with the prompt
 //   agent_end, agent_settled     -> the daemon ends the open turn (ending twice is harmless;
-//                                   agent_end is skipped once this pi has sent agent_settled)
-//   session_start, session_shutdown -> the daemon ends any turn left open
+//                                   agent_end is skipped once this pi has sent agent_settled,
+//                                   and when its last assistant message ended in an error:
+//                                   pi may then retry or compact and continue the same prompt)
+//   session_start                -> nothing (the turn goes on)
+//   session_shutdown             -> the daemon ends any turn left open
 // Only `type` (and `prompt` for before_agent_start) is sent; never systemPrompt or its options.
 //
 // It never hurts pi: no shell, at most 2 s per call (then the process is killed), every error
@@ -159,6 +162,24 @@ async function handle(event, ctx) {
   }
 }
 
+/**
+ * An agent_end whose last assistant message ended in an error (a context overflow, an overloaded
+ * API) may be followed by pi's auto-retry or by an auto-compaction and `agent.continue()`: the
+ * same prompt goes on (agent_start, tool calls, agent_end again) without a new
+ * before_agent_start. Its writes belong to the turn, so that agent_end does not end it.
+ * @param {any} event @returns {boolean}
+ */
+function mayContinue(event) {
+  try {
+    const messages = event && Array.isArray(event.messages) ? event.messages : []
+    for (let i = messages.length - 1; i >= 0; i--) {
+      const m = messages[i]
+      if (m && m.role === "assistant") return m.stopReason === "error"
+    }
+  } catch {}
+  return false
+}
+
 /** @param {any} pi */
 export default function filewatchd(pi) {
   // Registering handlers only: the factory itself starts no process.
@@ -170,7 +191,7 @@ export default function filewatchd(pi) {
     try {
       pi.on(name, async (/** @type {any} */ event, /** @type {any} */ ctx) => {
         if (name === "agent_settled") settledSeen = true
-        else if (name === "agent_end" && settledSeen) return
+        else if (name === "agent_end" && (settledSeen || mayContinue(event))) return
         // pi passes the event object; fall back to the registered name if `type` is missing.
         const typed = event && typeof event === "object" && event.type ? event : { ...(event || {}), type: name }
         await handle(typed, ctx)

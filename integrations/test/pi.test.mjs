@@ -146,6 +146,31 @@ test("pi: a pi without agent_settled (older pi-mono) ends the turn at agent_end;
   assert.equal(list.body.turns.length, 3)
 })
 
+// pi 0.73.1 (dist/core/agent-session.js, _checkCompaction): a context overflow ends the run with
+// an error message (agent_end), pi compacts (session_before_compact, session_compact) and calls
+// agent.continue(): agent_start, the rest of the work, agent_end again. No agent_settled in that
+// pi, no new before_agent_start: it is one prompt, one turn.
+test("pi: an auto-compaction after a context overflow does not end the turn (pi without agent_settled)", { skip: MISSING }, async () => {
+  const missingHook = hookSubcommandProblem()
+  assert.equal(missingHook, null, missingHook ?? "")
+  handlers = load() // never saw agent_settled, like `pi -p` of pi 0.73.1
+  await fire("session_start", { ...fixture("session_start"), reason: "resume" })
+  await fire("before_agent_start", prompt("Compact in the middle"))
+  fs.writeFileSync(path.join(root, "before-compaction.txt"), "x\n")
+  const overflow = { role: "assistant", stopReason: "error", errorMessage: "prompt is too long: context length exceeded" }
+  await fire("agent_end", { type: "agent_end", messages: [{ role: "user", content: "Compact in the middle" }, overflow] })
+  await fire("session_start", { ...fixture("session_start"), reason: "resume" })
+  // agent_start of the continued run: the extension does not listen to it.
+  fs.writeFileSync(path.join(root, "after-compaction.txt"), "y\n")
+  await fire("agent_end", fixture("agent_end"))
+  const list = await request(daemon, "GET", `/v1/sessions/${SID}/turns`)
+  const turn = list.body.turns[list.body.turns.length - 1]
+  assert.match(turn.label ?? "", /Compact in the middle/)
+  const res = await request(daemon, "GET", `/v1/sessions/${SID}/turns/${turn.turn}`)
+  assert.ok(res.body.ended_at, `the turn ended at the last agent_end: ${res.text}`)
+  assert.deepEqual(changeSummary(res.body), ["added after-compaction.txt", "added before-compaction.txt"])
+})
+
 test("pi: with the daemon hung, then stopped, every handler returns within 2.5 s and never throws", { skip: MISSING }, async () => {
   const playAll = async (how) => {
     for (const name of ["session_start", "before_agent_start", "agent_end", "agent_settled", "session_shutdown"]) {

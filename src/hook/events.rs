@@ -44,8 +44,10 @@ pub enum Action {
         label: Option<String>,
         next_ref: Option<String>,
     },
-    /// A session started or ended: close a turn a previous run left open (Claude Code's
-    /// `Stop` does not fire on an interrupt).
+    /// The session ended: close a turn it left open (Claude Code's `Stop` does not fire on
+    /// an interrupt). Session *starts* (startup, resume, clear, compact) never end a turn:
+    /// Claude Code and Codex fire `SessionStart` (source `compact`) inside a turn after an
+    /// auto-compaction, and only a new prompt starts the next turn.
     CloseStale,
     Nothing,
 }
@@ -102,8 +104,9 @@ fn claude_code(p: &Value) -> Result<HookEvent, HookError> {
     let action = match text(p, "hook_event_name").as_deref() {
         Some("UserPromptSubmit") => start(text(p, "prompt"), None),
         Some("Stop" | "StopFailure") => Action::EndTurn,
-        Some("SessionStart" | "SessionEnd") => Action::CloseStale,
-        // A subagent's writes belong to the parent's turn.
+        Some("SessionEnd") => Action::CloseStale,
+        // SessionStart (even source `compact`, inside a turn), PreCompact, PostCompact: the
+        // turn goes on. A subagent's writes belong to the parent's turn.
         _ => Action::Nothing,
     };
     event(p, "session_id", "cwd", action)
@@ -114,7 +117,8 @@ fn gemini_cli(p: &Value) -> Result<HookEvent, HookError> {
     let action = match text(p, "hook_event_name").as_deref() {
         Some("BeforeAgent") => start(text(p, "prompt"), None),
         Some("AfterAgent") => Action::EndTurn,
-        Some("SessionStart" | "SessionEnd") => Action::CloseStale,
+        Some("SessionEnd") => Action::CloseStale,
+        // PreCompress (auto, inside a turn) and SessionStart: the turn goes on.
         _ => Action::Nothing,
     };
     event(p, "session_id", "cwd", action)
@@ -125,25 +129,26 @@ fn codex(p: &Value) -> Result<HookEvent, HookError> {
     let action = match text(p, "hook_event_name").as_deref() {
         Some("UserPromptSubmit") => start(text(p, "prompt"), text(p, "turn_id")),
         Some("Stop" | "StopFailure" | "Interrupt") => Action::EndTurn,
-        Some("SessionStart") => Action::CloseStale,
+        // PreCompact, PostCompact and SessionStart (source `compact`) come inside a turn after
+        // an auto-compaction, with the turn's own turn_id: the turn goes on.
         _ => Action::Nothing,
     };
     event(p, "session_id", "cwd", action)
 }
 
-/// Codex legacy `notify`: `agent-turn-complete` with `thread-id`, `turn-id`, `cwd` and the
-/// turn's `input-messages`, as the last argv element [X-notify].
+/// Codex legacy `notify`: `agent-turn-complete` with `thread-id`, `turn-id`, `cwd` and
+/// `input-messages`, as the last argv element [X-notify]. `input-messages` lists every prompt
+/// of the thread so far (a resumed thread repeats the earlier ones): the turn's own prompt is
+/// the last.
 fn codex_notify(p: &Value) -> Result<HookEvent, HookError> {
     if text(p, "type").as_deref() != Some("agent-turn-complete") {
         return event(p, "thread-id", "cwd", Action::Nothing);
     }
-    let prompt = p.get("input-messages").and_then(Value::as_array).map(|messages| {
-        messages
-            .iter()
-            .filter_map(Value::as_str)
-            .collect::<Vec<_>>()
-            .join("\n")
-    });
+    let prompt = p
+        .get("input-messages")
+        .and_then(Value::as_array)
+        .and_then(|messages| messages.iter().rev().find_map(Value::as_str))
+        .map(str::to_string);
     let action = Action::CompleteAndContinue {
         label: label(prompt),
         next_ref: None,
@@ -180,12 +185,18 @@ fn opencode(p: &Value) -> Result<HookEvent, HookError> {
             (props["sessionID"].as_str(), Action::EndTurn)
         }
         Some("session.idle") => (props["sessionID"].as_str(), Action::EndTurn),
-        Some("session.created" | "session.deleted") => (props["info"]["id"].as_str(), Action::CloseStale),
+        Some("session.deleted") => (props["info"]["id"].as_str(), Action::CloseStale),
+        Some("session.created") => (props["info"]["id"].as_str(), Action::Nothing),
+        // session.created, session.compacted, the synthetic "continue" user message an
+        // auto-compaction adds (message.updated): the turn goes on until the session is idle.
         _ => (props["sessionID"].as_str(), Action::Nothing),
     };
-    let session = session.ok_or(HookError::Missing(
-        "session id (event.properties.sessionID, or info.id)",
-    ))?;
+    let session = match (session, &action) {
+        (Some(session), _) => session,
+        // Nothing to do: which session it was does not matter.
+        (None, Action::Nothing) => "",
+        (None, _) => return Err(HookError::Missing("session id (event.properties.sessionID, or info.id)")),
+    };
     Ok(HookEvent {
         session: session_name(session),
         cwd,
@@ -200,7 +211,8 @@ fn pi(p: &Value) -> Result<HookEvent, HookError> {
     let action = match what["type"].as_str() {
         Some("before_agent_start") => start(text(what, "prompt"), None),
         Some("agent_end" | "agent_settled") => Action::EndTurn,
-        Some("session_start" | "session_shutdown") => Action::CloseStale,
+        Some("session_shutdown") => Action::CloseStale,
+        // session_start (startup, reload, new, resume, fork): the turn goes on.
         _ => Action::Nothing,
     };
     event(p, "session_id", "cwd", action)
@@ -287,6 +299,21 @@ mod tests {
             action(Agent::ClaudeCode, "claude-code", "SessionEnd"),
             Action::CloseStale
         );
+        // Compaction, resume and clear never end a turn (issue 15.7).
+        for (agent, dir, name) in [
+            (Agent::ClaudeCode, "claude-code", "SessionStart"),
+            (Agent::ClaudeCode, "claude-code", "SessionStart-compact"),
+            (Agent::ClaudeCode, "claude-code", "PreCompact"),
+            (Agent::ClaudeCode, "claude-code", "PostCompact"),
+            (Agent::Codex, "codex", "SessionStart"),
+            (Agent::Codex, "codex", "SessionStart-compact"),
+            (Agent::Codex, "codex", "PreCompact"),
+            (Agent::Codex, "codex", "PostCompact"),
+            (Agent::GeminiCli, "gemini-cli", "SessionStart"),
+            (Agent::GeminiCli, "gemini-cli", "PreCompress"),
+        ] {
+            assert_eq!(action(agent, dir, name), Action::Nothing, "{dir} {name}");
+        }
         assert_eq!(action(Agent::GeminiCli, "gemini-cli", "BeforeAgent"), started);
         assert_eq!(
             action(Agent::GeminiCli, "gemini-cli", "AfterAgent"),

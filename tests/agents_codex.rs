@@ -1,0 +1,113 @@
+//! The real-CLI tier for Codex (issue 15): the pinned `@openai/codex` of tests/agents/codex/,
+//! driven offline by the scripted model server (tests/common/model.rs), with filewatchd's
+//! hooks installed as the README says. Skips (and says why) when `npm ci` has not been run
+//! in tests/agents/codex.
+
+mod common;
+#[path = "common/model.rs"]
+mod model;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+
+use common::*;
+use serde_json::json;
+
+fn codex_bin() -> Option<PathBuf> {
+    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/codex/node_modules/.bin/codex");
+    if bin.exists() {
+        return Some(bin);
+    }
+    eprintln!(
+        "skipped: {} is missing; run `npm ci --no-audit --no-fund` in tests/agents/codex",
+        bin.display()
+    );
+    None
+}
+
+/// `CODEX_HOME` pointing Codex at the model server, with the workspace trusted (so its
+/// `.codex/hooks.json` loads).
+fn codex_home(ws: &Workspace, server: &model::ModelServer) -> PathBuf {
+    let home = ws.home().join("codex-home");
+    std::fs::create_dir_all(&home).expect("codex home");
+    let config = format!(
+        "model = \"mock-model\"\nmodel_provider = \"mock\"\n\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"{}/v1\"\nwire_api = \"responses\"\nrequest_max_retries = 0\nstream_max_retries = 0\n\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
+        server.url,
+        ws.root().display()
+    );
+    std::fs::write(home.join("config.toml"), config).expect("config.toml");
+    home
+}
+
+/// One `codex exec [resume --last]` run, non-interactive, hooks run without the TUI's trust
+/// prompt (`--dangerously-bypass-hook-trust`, as the README says for automation).
+fn codex_exec(ws: &Workspace, bin: &Path, home: &Path, resume: bool, prompt: &str) {
+    let filewatchd = ws.command();
+    let mut cmd = Command::new(bin);
+    for (key, value) in filewatchd.get_envs() {
+        match value {
+            Some(value) => cmd.env(key, value),
+            None => cmd.env_remove(key),
+        };
+    }
+    cmd.env("CODEX_HOME", home).env("OPENAI_API_KEY", "test-key");
+    cmd.current_dir(ws.root()).arg("exec");
+    if resume {
+        cmd.args(["resume", "--last"]);
+    }
+    cmd.args([
+        "--skip-git-repo-check",
+        "--dangerously-bypass-approvals-and-sandbox",
+        "--dangerously-bypass-hook-trust",
+        prompt,
+    ]);
+    let out = cmd.stdin(Stdio::null()).output().expect("run codex");
+    assert!(
+        out.status.success(),
+        "codex exec failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn codex_exec_two_prompts_make_two_turns_and_undo_is_exact() {
+    let Some(bin) = codex_bin() else { return };
+    let ws = Workspace::new();
+    ws.write("a.txt", "fn one\n");
+    ws.write("b.txt", "fn two\n");
+    let daemon = Daemon::start_in_home(&ws);
+    let install = ws.cli(".", &["hook", "install", "codex", "--project"]);
+    assert!(install.status.success(), "{install:?}");
+    let server = model::ModelServer::start(Arc::new(|prompt: &str| {
+        if prompt.contains("second") {
+            "sed -i 's/two/2/' b.txt && echo made > c.txt".to_string()
+        } else {
+            "sed -i 's/one/1/' a.txt".to_string()
+        }
+    }));
+    let home = codex_home(&ws, &server);
+    codex_exec(&ws, &bin, &home, false, "first prompt: edit a");
+    let after_first = snapshot(ws.root());
+    codex_exec(&ws, &bin, &home, true, "second prompt: edit b");
+    let sessions = expect(200, daemon.get("/v1/sessions"));
+    let session = sessions["sessions"][0]["session"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no session: {sessions:#}\n{:#?}", server.requests))
+        .to_string();
+    let turns = daemon.turn_list(&session);
+    let labels: Vec<_> = turns.iter().map(|t| t["label"].clone()).collect();
+    assert_eq!(
+        labels,
+        vec![json!("first prompt: edit a"), json!("second prompt: edit b")]
+    );
+    let first = daemon.turn(&session, 1, false);
+    let second = daemon.turn(&session, 2, false);
+    assert_eq!(changed_paths(&first), set(["a.txt"]), "{first:#}");
+    assert_eq!(changed_paths(&second), set(["b.txt", "c.txt"]), "{second:#}");
+    assert!(turns.iter().all(|t| !t["ended_at"].is_null()), "{turns:#?}");
+    rollback_applied(daemon.undo(&session, json!({})));
+    assert_tree_eq(&after_first, &snapshot(ws.root()), "undo of the second prompt");
+    assert_eq!(ws.read("b.txt"), b"fn two\n");
+}
