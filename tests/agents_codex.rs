@@ -52,6 +52,8 @@ fn codex_exec(ws: &Workspace, bin: &Path, home: &Path, resume: bool, prompt: &st
         };
     }
     cmd.env("CODEX_HOME", home).env("OPENAI_API_KEY", "test-key");
+    // The project's hooks run `filewatchd` from PATH (a committed file works on any machine).
+    cmd.env("PATH", path_with_filewatchd());
     cmd.current_dir(ws.root()).arg("exec");
     if resume {
         cmd.args(["resume", "--last"]);
@@ -110,4 +112,11 @@ fn codex_exec_two_prompts_make_two_turns_and_undo_is_exact() {
     rollback_applied(daemon.undo(&session, json!({})));
     assert_tree_eq(&after_first, &snapshot(ws.root()), "undo of the second prompt");
     assert_eq!(ws.read("b.txt"), b"fn two\n");
+}
+
+/// `PATH` with the directory of the `filewatchd` under test first.
+fn path_with_filewatchd() -> std::ffi::OsString {
+    let dir = Path::new(BIN).parent().map(Path::to_path_buf).unwrap_or_default();
+    let rest = std::env::var_os("PATH").unwrap_or_default();
+    std::env::join_paths(std::iter::once(dir).chain(std::env::split_paths(&rest))).unwrap_or(rest)
 }

@@ -195,7 +195,11 @@ fn opencode(p: &Value) -> Result<HookEvent, HookError> {
         (Some(session), _) => session,
         // Nothing to do: which session it was does not matter.
         (None, Action::Nothing) => "",
-        (None, _) => return Err(HookError::Missing("session id (event.properties.sessionID, or info.id)")),
+        (None, _) => {
+            return Err(HookError::Missing(
+                "session id (event.properties.sessionID, or info.id)",
+            ));
+        }
     };
     Ok(HookEvent {
         session: session_name(session),
