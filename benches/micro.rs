@@ -14,11 +14,12 @@ use rusqlite::Connection;
 use filewatchd::capture::Context;
 use filewatchd::capture::read::RootDir;
 use filewatchd::config::Retention;
+use filewatchd::model::Hash;
 use filewatchd::model::{FileState, Origin, StatKey, State};
 use filewatchd::paths::RelPath;
 use filewatchd::restore::plan;
 use filewatchd::stats::Stats;
-use filewatchd::store::blobs::{BlobDir, Hash};
+use filewatchd::store::blobs::BlobDir;
 use filewatchd::store::{db, read_blob, sql};
 use filewatchd::watch::filter::IgnoreRules;
 use filewatchd::watch::{HintSender, Watches};
@@ -182,7 +183,7 @@ fn planning(c: &mut Criterion) {
 
 fn context(root: &Path, state: &Path, blobs: BlobDir) -> Context {
     let stats = Arc::new(Stats::default());
-    let (tx, _inbox) = mpsc::channel();
+    let (tx, _inbox) = mpsc::channel::<filewatchd::watch::Hint>();
     let hints = HintSender::new(root, tx, stats.clone());
     Context {
         root: Arc::new(RootDir::open(root).expect("root")),

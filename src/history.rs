@@ -5,9 +5,10 @@ use std::collections::{BTreeMap, HashMap, btree_map};
 
 use rusqlite::Connection;
 
+use crate::model::Hash;
 use crate::model::{Origin, State};
 use crate::paths::RelPath;
-use crate::store::blobs::{BlobDir, Hash};
+use crate::store::blobs::BlobDir;
 use crate::store::read_blob;
 use crate::store::sql::{self, TurnRow};
 

@@ -66,6 +66,7 @@
 pub mod api;
 pub mod capture;
 pub mod cli;
+pub mod client;
 pub mod config;
 pub mod daemon;
 pub mod history;

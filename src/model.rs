@@ -1,7 +1,5 @@
 //! The words of PRODUCT.md section 2 as types: a version's state, its origin, stat data.
 
-use crate::store::blobs::Hash;
-
 /// What a path was, in one recorded version.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum State {
@@ -234,6 +232,30 @@ fn split_offset(text: &str) -> Option<(&str, i64)> {
         return None;
     }
     Some((&text[..sign_at], sign * (hours * 60 + minutes)))
+}
+
+/// blake3 of a blob's raw bytes.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Hash(pub [u8; 32]);
+
+impl Hash {
+    pub fn of(bytes: &[u8]) -> Self {
+        Self(*blake3::hash(bytes).as_bytes())
+    }
+
+    pub fn from_slice(bytes: &[u8]) -> Option<Self> {
+        bytes.try_into().ok().map(Self)
+    }
+
+    pub fn to_hex(self) -> String {
+        blake3::Hash::from_bytes(self.0).to_hex().to_string()
+    }
+}
+
+impl std::fmt::Debug for Hash {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.to_hex()[..16])
+    }
 }
 
 #[cfg(test)]

@@ -81,7 +81,7 @@ fn apply(
     conn: &mut Connection,
     cutoff: i64,
     report: &mut GcReport,
-) -> rusqlite::Result<Vec<crate::store::blobs::Hash>> {
+) -> rusqlite::Result<Vec<crate::model::Hash>> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     report.versions_removed = gc::collapse(&tx, cutoff)? as i64;
     let mut files = Vec::new();

@@ -48,6 +48,16 @@ pub enum Msg {
     Shutdown,
 }
 
+impl From<crate::watch::Hint> for Msg {
+    fn from(hint: crate::watch::Hint) -> Self {
+        match hint {
+            crate::watch::Hint::Path(path) => Msg::Hint(path),
+            crate::watch::Hint::Rescan => Msg::Rescan,
+            crate::watch::Hint::RootChanged => Msg::RootChanged,
+        }
+    }
+}
+
 /// A turn marker, answered after the barrier.
 pub enum Command {
     TurnStart {

@@ -10,9 +10,10 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{FileType, Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
 
+use crate::model::Hash;
 use crate::model::{FileState, StatKey, State};
 use crate::paths::RelPath;
-use crate::store::blobs::{BlobDir, Hash, NewBlob};
+use crate::store::blobs::{BlobDir, NewBlob};
 
 /// Files above this size are streamed into a blob file instead of read into memory.
 const STREAM_ABOVE: u64 = 8 * 1024 * 1024;

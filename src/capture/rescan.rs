@@ -287,8 +287,8 @@ fn progress_bar(show: bool, total: usize) -> Option<ProgressBar> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Hash;
     use crate::model::{FileState, State};
-    use crate::store::blobs::Hash;
 
     fn stat(ino: u64) -> StatKey {
         StatKey {

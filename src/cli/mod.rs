@@ -2,7 +2,6 @@
 //! client of the running daemon, one function each (`rollback` holds the rollback-like ones).
 
 mod args;
-mod client;
 mod hooks;
 mod print;
 mod rollback;
@@ -13,9 +12,9 @@ use std::process::ExitCode;
 use anyhow::{anyhow, bail};
 use serde_json::{Value, json};
 
+use crate::client::{ApiFailure, Client, Hint};
 use crate::daemon::{self, ServeOptions};
 pub use args::*;
-pub use client::{ApiFailure, Client, Hint};
 
 /// Runs one command; the exit code follows PRODUCT.md 5.3.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {

@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::events::{Action, Agent, HookEvent, parse};
-use crate::cli::{ApiFailure, Client};
+use crate::client::{ApiFailure, Client};
 
 /// Every request of a hook, together, stays under the agents' patience (and our promise).
 const BUDGET: Duration = Duration::from_millis(1500);

@@ -19,9 +19,9 @@ use crate::capture::Context;
 use crate::capture::feed::map_parallel;
 use crate::capture::read::{Observation, probe};
 use crate::capture::rescan::RACY_NS;
+use crate::model::Hash;
 use crate::model::{StatKey, State, now_ms, now_ns};
 use crate::paths::RelPath;
-use crate::store::blobs::Hash;
 use crate::store::fault::io_cause;
 use crate::store::{journal, read_blob, sql};
 

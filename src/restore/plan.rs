@@ -10,10 +10,10 @@ use super::fsops::FsError;
 use crate::capture::Context;
 use crate::capture::feed::map_parallel;
 use crate::capture::read::{Observation, probe, unreadable_file};
+use crate::model::Hash;
 use crate::model::{Origin, StatKey, State, format_time};
 use crate::paths::RelPath;
 use crate::sessions::Lineage;
-use crate::store::blobs::Hash;
 use crate::store::journal::{self, LaterVersion};
 use crate::store::read_blob;
 

@@ -3,41 +3,18 @@
 //! batch, no 4 KiB-per-file overhead); larger ones are files written temp + fsync + rename,
 //! in directories whose creation is made durable (`create_dir_all_durably`).
 
-use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::model::Hash;
+
 /// Blobs whose stored form is at most this many bytes live inside SQLite.
 pub const INLINE_MAX: usize = 64 * 1024;
 
 const ZSTD_LEVEL: i32 = 1;
-
-/// blake3 of a blob's raw bytes.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Hash(pub [u8; 32]);
-
-impl Hash {
-    pub fn of(bytes: &[u8]) -> Self {
-        Self(*blake3::hash(bytes).as_bytes())
-    }
-
-    pub fn from_slice(bytes: &[u8]) -> Option<Self> {
-        bytes.try_into().ok().map(Self)
-    }
-
-    pub fn to_hex(self) -> String {
-        blake3::Hash::from_bytes(self.0).to_hex().to_string()
-    }
-}
-
-impl fmt::Debug for Hash {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.to_hex()[..16])
-    }
-}
 
 /// How a blob's bytes are stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::store::blobs::Hash;
+use crate::model::Hash;
 use crate::store::sql::Result;
 
 pub fn meta(conn: &Connection, key: &str) -> Result<Option<i64>> {

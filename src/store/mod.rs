@@ -17,7 +17,8 @@ use std::path::Path;
 
 use rusqlite::Connection;
 
-use blobs::{BlobDir, BlobError, Hash};
+use crate::model::Hash;
+use blobs::{BlobDir, BlobError};
 
 /// `create_dir_all` that makes every directory it creates durable: the parent of each new
 /// one is fsynced, so after a power loss no committed row names a blob whose directory entry

@@ -2,9 +2,10 @@
 
 use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
 
+use crate::model::Hash;
 use crate::model::{FileState, Kind, Origin, StatKey, State};
 use crate::paths::RelPath;
-use crate::store::blobs::{Codec, Hash, NewBlob};
+use crate::store::blobs::{Codec, NewBlob};
 
 pub type Result<T> = rusqlite::Result<T>;
 

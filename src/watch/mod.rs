@@ -17,7 +17,6 @@ use std::sync::mpsc::Sender;
 use notify::event::EventKindMask;
 use notify::{Config, Event, INotifyWatcher, PathOp, RecursiveMode, Watcher as _};
 
-use crate::capture::Msg;
 use crate::paths::RelPath;
 use crate::stats::Stats;
 
@@ -25,18 +24,38 @@ use crate::stats::Stats;
 /// instead, so a burst cannot grow memory without bound.
 const MAX_QUEUED_HINTS: usize = 1 << 20;
 
+/// What the watcher tells its receiver: hints, never facts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Hint {
+    /// A path an event named: something about it may have changed.
+    Path(RelPath),
+    /// Events were lost: everything must be re-checked.
+    Rescan,
+    /// The root directory itself had an event (moved, removed, replaced?).
+    RootChanged,
+}
+
+/// Where hints go: false once the receiver is gone.
+pub type Deliver = Arc<dyn Fn(Hint) -> bool + Send + Sync>;
+
 /// The forwarding end shared with notify's thread.
 #[derive(Clone)]
 pub struct HintSender {
     root: PathBuf,
-    tx: Sender<Msg>,
+    tx: Deliver,
     queued: Arc<AtomicUsize>,
     overflow: Arc<AtomicBool>,
     stats: Arc<Stats>,
 }
 
 impl HintSender {
-    pub fn new(root: &Path, tx: Sender<Msg>, stats: Arc<Stats>) -> Self {
+    /// Hints go into `tx` as messages of the receiver's own type.
+    pub fn new<M: From<Hint> + Send + 'static>(root: &Path, tx: Sender<M>, stats: Arc<Stats>) -> Self {
+        let deliver: Deliver = Arc::new(move |hint| tx.send(M::from(hint)).is_ok());
+        Self::with(root, deliver, stats)
+    }
+
+    fn with(root: &Path, tx: Deliver, stats: Arc<Stats>) -> Self {
         Self {
             root: root.to_path_buf(),
             tx,
@@ -66,7 +85,7 @@ impl HintSender {
         }
         for abs in &event.paths {
             if abs == &self.root {
-                let _ = self.tx.send(Msg::RootChanged);
+                let _ = (self.tx)(Hint::RootChanged);
                 continue;
             }
             let Some(rel) = RelPath::from_abs(&self.root, abs) else {
@@ -78,7 +97,7 @@ impl HintSender {
                 return;
             }
             self.stats.hints.fetch_add(1, Ordering::Relaxed);
-            if self.tx.send(Msg::Hint(rel)).is_err() {
+            if !(self.tx)(Hint::Path(rel)) {
                 return;
             }
         }
@@ -94,7 +113,7 @@ impl HintSender {
 
     fn request_rescan(&self) {
         if !self.overflow.swap(true, Ordering::AcqRel) {
-            let _ = self.tx.send(Msg::Rescan);
+            let _ = (self.tx)(Hint::Rescan);
         }
     }
 }

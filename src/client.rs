@@ -1,4 +1,5 @@
-//! Finding the daemon of the workspace the CLI runs in, and talking to it.
+//! The HTTP API's client: finding the daemon of the workspace a command runs in, and talking
+//! to it. The CLI and the agent hooks use it.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
