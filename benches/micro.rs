@@ -12,8 +12,8 @@ use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use rusqlite::Connection;
 
 use filewatchd::capture::Context;
-use filewatchd::capture::read::RootDir;
 use filewatchd::config::Retention;
+use filewatchd::fs::read::RootDir;
 use filewatchd::model::Hash;
 use filewatchd::model::{FileState, Origin, StatKey, State};
 use filewatchd::paths::RelPath;

@@ -11,9 +11,9 @@ use tokio::sync::oneshot;
 
 use crate::api::{self, AppState};
 use crate::capture::barrier;
-use crate::capture::read::RootDir;
 use crate::capture::{Context, Worker};
 use crate::config::Config;
+use crate::fs::read::RootDir;
 use crate::instance::{self, Holder, Refusal, TreeLock};
 use crate::state::{self, DaemonInfo, StateDir};
 use crate::stats::Stats;

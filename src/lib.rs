@@ -69,6 +69,7 @@ pub mod cli;
 pub mod client;
 pub mod config;
 pub mod daemon;
+pub mod fs;
 pub mod history;
 pub mod hook;
 pub mod instance;

@@ -258,6 +258,10 @@ impl std::fmt::Debug for Hash {
     }
 }
 
+/// A stat taken this close after the file's mtime cannot prove the file unchanged: a write in
+/// the same timestamp tick would leave it equal ("racy git"). Such entries are re-read.
+pub const RACY_NS: i64 = 100_000_000;
+
 #[cfg(test)]
 mod tests {
     use super::parse_time;

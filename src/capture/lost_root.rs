@@ -12,9 +12,9 @@ use std::path::PathBuf;
 use rustix::fs::{AtFlags, Stat};
 use rustix::io::Errno;
 
-use super::read::RootDir;
 use super::verify::VerifyError;
 use super::{Command, Refusal};
+use crate::fs::read::RootDir;
 use crate::paths::RelPath;
 use crate::stats::WorkspaceLost;
 

@@ -5,10 +5,8 @@
 //! when a path leaves or enters the tracked set.
 
 pub mod barrier;
-pub(crate) mod feed;
 mod lost;
 mod lost_root;
-pub mod read;
 pub mod record;
 pub mod rescan;
 pub mod tracked;
@@ -22,6 +20,7 @@ use std::sync::Arc;
 
 use tokio::sync::oneshot;
 
+use crate::fs::read::RootDir;
 use crate::paths::RelPath;
 use crate::restore::outcome::Outcome;
 use crate::restore::{Request, RollbackError};
@@ -31,7 +30,6 @@ use crate::store::blobs::BlobDir;
 use crate::store::sql::TurnRow;
 use crate::watch::Watches;
 use crate::watch::filter::IgnoreRules;
-use read::RootDir;
 
 pub use worker::{Worker, WorkerHandle};
 

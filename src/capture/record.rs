@@ -10,8 +10,8 @@ use indicatif::ProgressBar;
 use rusqlite::{Connection, TransactionBehavior};
 
 use super::Context;
-use super::feed::{CancelOnDrop, Feed, map_parallel};
-use super::read::{Observation, Present, RootDir, observe, observe_file, unreadable_file};
+use crate::fs::feed::{CancelOnDrop, Feed, map_parallel};
+use crate::fs::read::{Observation, Present, RootDir, observe, observe_file, unreadable_file};
 use crate::model::Hash;
 use crate::model::{Origin, State, now_ms, now_ns};
 use crate::paths::RelPath;
@@ -440,7 +440,7 @@ fn discard_streamed(ctx: &Context, present: &Present) {
 /// A temp file one of our rollbacks made: its name carries a tag the journal holds (a user's
 /// file with the same prefix is recorded like any other).
 fn is_own_temp(conn: &Connection, path: &RelPath) -> rusqlite::Result<bool> {
-    match crate::restore::TempNames::tag_of(path.file_name()) {
+    match crate::fs::temp::TempNames::tag_of(path.file_name()) {
         Some(tag) => crate::store::journal::is_temp_tag(conn, tag),
         None => Ok(false),
     }

@@ -11,14 +11,10 @@ use rusqlite::Connection;
 use super::Context;
 use super::record::{Attribution, Recorded, Walked, record_walked};
 use super::walk::{Entry, EntryKind, walk_from_unless};
-use crate::model::{Kind, StatKey};
+use crate::model::{Kind, RACY_NS, StatKey};
 use crate::paths::RelPath;
 use crate::stats::RescanReport;
 use crate::store::sql::{self, Latest};
-
-/// A stat taken this close after the file's mtime cannot prove the file unchanged: a write in
-/// the same timestamp tick would leave it equal ("racy git"). Such entries are re-read.
-pub const RACY_NS: i64 = 100_000_000;
 
 /// SQLite's `PRAGMA synchronous` levels: OFF 0, NORMAL 1, FULL 2, EXTRA 3.
 const SYNCHRONOUS_NORMAL: i64 = 1;

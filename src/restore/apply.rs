@@ -9,17 +9,17 @@ use std::collections::HashMap;
 
 use rusqlite::{Connection, TransactionBehavior};
 
-use super::TempNames;
 use super::chain::Resolved;
-use super::fsops::{FsError, Parent, file_mode};
 use super::outcome::Outcome;
 use super::pause::PauseHook;
 use super::plan::{Note, Step};
 use crate::capture::Context;
-use crate::capture::feed::map_parallel;
-use crate::capture::read::{Observation, probe};
-use crate::capture::rescan::RACY_NS;
+use crate::fs::feed::map_parallel;
+use crate::fs::ops::{FsError, Parent, file_mode};
+use crate::fs::read::{Observation, probe};
+use crate::fs::temp::TempNames;
 use crate::model::Hash;
+use crate::model::RACY_NS;
 use crate::model::{StatKey, State, now_ms, now_ns};
 use crate::paths::RelPath;
 use crate::store::fault::io_cause;
@@ -41,7 +41,7 @@ const FSYNC_THREADS: usize = 16;
 
 /// fsyncs, in parallel, the directory holding each path. Returns each one's error, if any, in
 /// order.
-fn fsync_dirs(root: &crate::capture::read::RootDir, children: &[RelPath]) -> Vec<Option<FsError>> {
+fn fsync_dirs(root: &crate::fs::read::RootDir, children: &[RelPath]) -> Vec<Option<FsError>> {
     map_parallel(children.len(), FSYNC_THREADS, |i| {
         let path = &children[i];
         match root.parent_of(path) {

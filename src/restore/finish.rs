@@ -14,10 +14,11 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::apply::{Applied, Check, Finished, execute, to_json};
 use super::outcome::{Outcome, PathLine};
 use super::plan::{Note, Step};
-use super::{OnConflict, RollbackError, TempNames};
+use super::{OnConflict, RollbackError};
 use crate::capture::Context;
-use crate::capture::feed::map_parallel;
-use crate::capture::read::{Observation, observe, probe};
+use crate::fs::feed::map_parallel;
+use crate::fs::read::{Observation, observe, probe};
+use crate::fs::temp::TempNames;
 use crate::model::{Origin, StatKey, State, now_ms, now_ns};
 use crate::store::{journal, sql};
 

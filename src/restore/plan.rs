@@ -6,10 +6,10 @@ use std::collections::{HashMap, HashSet};
 use rusqlite::Connection;
 
 use super::OnConflict;
-use super::fsops::FsError;
 use crate::capture::Context;
-use crate::capture::feed::map_parallel;
-use crate::capture::read::{Observation, probe, unreadable_file};
+use crate::fs::feed::map_parallel;
+use crate::fs::ops::FsError;
+use crate::fs::read::{Observation, probe, unreadable_file};
 use crate::model::Hash;
 use crate::model::{Origin, StatKey, State, format_time};
 use crate::paths::RelPath;

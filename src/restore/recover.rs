@@ -12,9 +12,10 @@ use super::apply::{self, Check, Finished};
 use super::chain::Target;
 use super::outcome::Outcome;
 use super::plan::Step;
-use super::{OnConflict, RollbackError, TempNames, finish};
+use super::{OnConflict, RollbackError, finish};
 use crate::capture::Context;
-use crate::capture::read::{Observation, probe};
+use crate::fs::read::{Observation, probe};
+use crate::fs::temp::TempNames;
 use crate::store::journal::{self, RollbackRow};
 
 /// Finishes every interrupted rollback, then every revert a failure left unfinished, then

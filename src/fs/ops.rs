@@ -11,7 +11,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags, ResolveFlags};
 use rustix::io::Errno;
 
-use crate::capture::read::RootDir;
+use super::read::RootDir;
 use crate::paths::RelPath;
 
 /// Why an operation on one path could not be done.

@@ -1,0 +1,11 @@
+//! The confined file system, beneath everything that reads or writes the workspace: the root
+//! held open and every path resolved beneath it without following a symlink (`read`: what one
+//! path is now, stable reads, `RootDir`), the operations a rollback makes on one path through
+//! the directory that holds it (`ops`: openat2-confined, temp + fsync + rename, exchange, no
+//! clobber), the names of a rollback's temp files (`temp`), and readers working ahead of a
+//! writer (`feed`, `map_parallel`). Capture and restore both use it; it uses neither.
+
+pub mod feed;
+pub mod ops;
+pub mod read;
+pub mod temp;
