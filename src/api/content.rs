@@ -9,9 +9,9 @@ use serde::Deserialize;
 
 use super::AppState;
 use super::error::ApiError;
-use crate::capture::{TurnSelector, turns};
 use crate::model::State as Recorded;
 use crate::paths::RelPath;
+use crate::sessions::turns::{self, TurnSelector};
 use crate::store::{read_blob, sql};
 
 #[derive(Debug, Deserialize)]

@@ -4,7 +4,7 @@ use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
-use crate::capture::TurnError;
+use crate::sessions::turns::{LookupError, TurnError};
 
 #[derive(Debug)]
 pub struct ApiError {
@@ -76,7 +76,7 @@ impl From<TurnError> for ApiError {
     fn from(err: TurnError) -> Self {
         let message = err.to_string();
         match err {
-            TurnError::UnknownSession(_) | TurnError::UnknownTurn { .. } => Self::not_found(message),
+            TurnError::Lookup(lookup) => Self::from(lookup),
             TurnError::NotOpen { .. } => Self::new(StatusCode::CONFLICT, "turn_not_open", message),
             TurnError::StillOpen { .. } => Self::new(StatusCode::CONFLICT, "turn_open", message),
             TurnError::SessionExists(_) => Self::new(StatusCode::CONFLICT, "session_exists", message),
@@ -84,6 +84,15 @@ impl From<TurnError> for ApiError {
             TurnError::Unrecorded(_) => Self::storage(message),
             TurnError::Unavailable => Self::unavailable(message),
             TurnError::WorkspaceLost(_) => Self::workspace_lost(message),
+        }
+    }
+}
+
+impl From<LookupError> for ApiError {
+    fn from(err: LookupError) -> Self {
+        match err {
+            LookupError::Store(e) => Self::from(e),
+            other => Self::not_found(other.to_string()),
         }
     }
 }

@@ -12,11 +12,12 @@ use tokio::sync::oneshot;
 use super::access::JsonBody;
 use super::error::ApiError;
 use super::{AppState, render};
+use crate::capture::Command;
 use crate::capture::verify::VerifyError;
-use crate::capture::{Command, TurnSelector, turns};
 use crate::history::{self, Counts};
 use crate::paths::RelPath;
 use crate::sessions;
+use crate::sessions::turns::{self, TurnSelector};
 use crate::store::sql;
 
 type Answer = Result<Json<Value>, ApiError>;

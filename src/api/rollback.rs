@@ -13,9 +13,10 @@ use super::AppState;
 use super::access::JsonBody;
 use super::error::ApiError;
 use super::handlers::valid_session;
-use crate::capture::{Command, TurnSelector};
+use crate::capture::Command;
 use crate::paths::RelPath;
 use crate::restore::{Boundary, OnConflict, Operation, Request, RollbackError};
+use crate::sessions::turns::TurnSelector;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -156,7 +157,7 @@ impl From<RollbackError> for ApiError {
     fn from(err: RollbackError) -> Self {
         let message = err.to_string();
         match err {
-            RollbackError::UnknownSession(_) | RollbackError::UnknownTurn { .. } => Self::not_found(message),
+            RollbackError::Lookup(lookup) => Self::from(lookup),
             RollbackError::NeverRecorded(_) => Self::new(StatusCode::NOT_FOUND, "not_recorded", message),
             RollbackError::TurnOpen { .. } => Self::new(StatusCode::CONFLICT, "turn_open", message),
             RollbackError::NothingToUndo(_) => Self::new(StatusCode::CONFLICT, "nothing_to_undo", message),

@@ -10,7 +10,6 @@ mod lost_root;
 pub mod record;
 pub mod rescan;
 pub mod tracked;
-pub mod turns;
 mod unwatched;
 pub mod verify;
 pub mod walk;
@@ -25,6 +24,7 @@ use crate::paths::RelPath;
 use crate::restore::outcome::Outcome;
 use crate::restore::{Request, RollbackError};
 use crate::retention::GcReport;
+use crate::sessions::turns::{TurnError, TurnSelector, TurnStarted};
 use crate::stats::Stats;
 use crate::store::blobs::BlobDir;
 use crate::store::sql::TurnRow;
@@ -141,56 +141,6 @@ impl From<&Refusal> for RollbackError {
             Refusal::Unrecorded(unrecorded) => Self::Unrecorded(unrecorded.clone()),
         }
     }
-}
-
-#[derive(Debug)]
-pub struct TurnStarted {
-    pub turn: TurnRow,
-    /// The session's turn that was still open and was ended first.
-    pub ended: Option<TurnRow>,
-}
-
-/// How a request names a turn: by number, by the agent's ref, or the open one.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TurnSelector {
-    Number(i64),
-    Ref(String),
-    Current,
-}
-
-impl TurnSelector {
-    pub fn parse(text: &str) -> Self {
-        if text == "current" {
-            return Self::Current;
-        }
-        match text.parse::<i64>() {
-            Ok(n) => Self::Number(n),
-            Err(_) => Self::Ref(text.to_string()),
-        }
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum TurnError {
-    #[error("no session named {0:?}")]
-    UnknownSession(String),
-    #[error("session {session:?} has no turn {turn}")]
-    UnknownTurn { session: String, turn: String },
-    #[error("turn {turn} of session {session:?} is not open")]
-    NotOpen { session: String, turn: i64 },
-    #[error("turn {turn} of session {session:?} is still open: end it first")]
-    StillOpen { session: String, turn: i64 },
-    #[error("a session named {0:?} already exists")]
-    SessionExists(String),
-    #[error("the index failed: {0}")]
-    Store(#[from] rusqlite::Error),
-    #[error("{0}")]
-    Unrecorded(crate::store::fault::Unrecorded),
-    #[error("the daemon is shutting down")]
-    Unavailable,
-    /// The workspace root was moved away, removed or replaced (`lost_root`).
-    #[error("{0}")]
-    WorkspaceLost(String),
 }
 
 /// Everything the worker reads and watches with, apart from the database connection.

@@ -36,6 +36,24 @@ impl Attribution {
     };
 }
 
+/// Who a write made now belongs to, given the open turns (PRODUCT.md 2).
+pub fn attribution(open: &[crate::store::sql::TurnRow]) -> Attribution {
+    match open {
+        [] => Attribution {
+            origin: Origin::Outside,
+            turn_id: None,
+        },
+        [one] => Attribution {
+            origin: Origin::Turn,
+            turn_id: Some(one.id),
+        },
+        _ => Attribution {
+            origin: Origin::Ambiguous,
+            turn_id: None,
+        },
+    }
+}
+
 /// What a batch left for later.
 #[derive(Debug, Default)]
 pub struct Recorded {

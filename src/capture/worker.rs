@@ -11,12 +11,14 @@ use rusqlite::Connection;
 
 use super::barrier::Barrier;
 use super::lost::LostEvents;
+use super::record::attribution;
 use super::record::{Attribution, record};
 use super::rescan::{record_survey, rescan, rescan_into_view, survey};
 use super::verify::{Schedule, Sent};
-use super::{Command, Context, Msg, TRIM_AFTER, TurnError, release_freed_memory, turns};
+use super::{Command, Context, Msg, TRIM_AFTER, release_freed_memory};
 use crate::model::RACY_NS;
 use crate::paths::RelPath;
+use crate::sessions::turns::{self, TurnError};
 use crate::store::db::IntegrityCheck;
 use crate::store::fault::Unrecorded;
 use crate::store::sql::{self, TurnRow};
@@ -405,7 +407,7 @@ impl Worker {
     }
 
     fn who(&self) -> Attribution {
-        turns::attribution(&self.open)
+        attribution(&self.open)
     }
 
     /// Records every pending hint in one batch.

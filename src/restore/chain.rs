@@ -7,9 +7,9 @@ use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
 use super::{Boundary, Operation, Request, RollbackError};
-use crate::capture::{TurnError, turns};
 use crate::model::format_time;
 use crate::sessions::Lineage;
+use crate::sessions::turns::{self, LookupError};
 use crate::store::journal::{self, RollbackRow};
 use crate::store::sql::{self, TurnRow};
 
@@ -71,7 +71,7 @@ fn resolve_in_session(
     name: &str,
     operation: &Operation,
 ) -> Result<Resolved, RollbackError> {
-    let unknown = || RollbackError::UnknownSession(name.to_string());
+    let unknown = || LookupError::UnknownSession(name.to_string());
     let session_id = sql::session_id(conn, name)?.ok_or_else(unknown)?;
     let lineage = Lineage::of(conn, session_id)?;
     let last = lineage.last_turn(conn)?;
@@ -99,7 +99,7 @@ fn resolve_in_session(
     };
     match operation {
         Operation::Rollback { to, turn } => {
-            let turn = turns::find(conn, name, turn).map_err(turn_error)?;
+            let turn = turns::find(conn, name, turn)?;
             let target = match to {
                 Boundary::Before => Target::new("before", Some(turn.number), turn.start_seq),
                 Boundary::After => {
@@ -217,18 +217,4 @@ fn undo_stack(chain: Vec<RollbackRow>) -> Vec<RollbackRow> {
         }
     }
     stack
-}
-
-fn turn_error(err: TurnError) -> RollbackError {
-    match err {
-        TurnError::UnknownSession(s) | TurnError::SessionExists(s) => RollbackError::UnknownSession(s),
-        TurnError::UnknownTurn { session, turn } => RollbackError::UnknownTurn { session, turn },
-        TurnError::NotOpen { session, turn } | TurnError::StillOpen { session, turn } => {
-            RollbackError::TurnOpen { session, turn }
-        }
-        TurnError::Store(e) => RollbackError::Store(e),
-        TurnError::Unrecorded(u) => RollbackError::Unrecorded(u),
-        TurnError::Unavailable => RollbackError::Unavailable,
-        TurnError::WorkspaceLost(message) => RollbackError::WorkspaceLost(message),
-    }
 }

@@ -28,8 +28,8 @@ pub use run::perform;
 
 use serde::Deserialize;
 
-use crate::capture::TurnSelector;
 use crate::paths::RelPath;
+use crate::sessions::turns::TurnSelector;
 
 /// What to do with conflicting paths (G4).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -104,10 +104,8 @@ pub struct Request {
 
 #[derive(Debug, thiserror::Error)]
 pub enum RollbackError {
-    #[error("no session named {0:?}")]
-    UnknownSession(String),
-    #[error("session {session:?} has no turn {turn}")]
-    UnknownTurn { session: String, turn: String },
+    #[error(transparent)]
+    Lookup(#[from] crate::sessions::turns::LookupError),
     #[error("turn {turn} of session {session:?} is still open: end it first")]
     TurnOpen { session: String, turn: i64 },
     #[error(

@@ -1,30 +1,71 @@
-//! Opening and closing turns. Called by the worker once the barrier has recorded every write
-//! that came before the marker, so a turn's `start_seq` / `end_seq` split the history exactly.
+//! Turns: how a request names one (`TurnSelector`), finding it (`find`, `LookupError`), and
+//! opening, closing and forking them (`start`, `end`, `fork`: called by the worker once the
+//! barrier has recorded every write that came before the marker, so a turn's `start_seq` /
+//! `end_seq` split the history exactly).
 
 use rusqlite::{Connection, TransactionBehavior};
 
-use super::record::Attribution;
-use super::{TurnError, TurnSelector, TurnStarted};
-use crate::model::{Origin, now_ms};
-use crate::sessions::Lineage;
+use super::Lineage;
+use crate::model::now_ms;
 use crate::store::sql::{self, TurnRow};
 
-/// Who a write made now belongs to, given the open turns (PRODUCT.md 2).
-pub fn attribution(open: &[TurnRow]) -> Attribution {
-    match open {
-        [] => Attribution {
-            origin: Origin::Outside,
-            turn_id: None,
-        },
-        [one] => Attribution {
-            origin: Origin::Turn,
-            turn_id: Some(one.id),
-        },
-        _ => Attribution {
-            origin: Origin::Ambiguous,
-            turn_id: None,
-        },
+/// A session or turn a request names that does not exist.
+#[derive(Debug, thiserror::Error)]
+pub enum LookupError {
+    #[error("no session named {0:?}")]
+    UnknownSession(String),
+    #[error("session {session:?} has no turn {turn}")]
+    UnknownTurn { session: String, turn: String },
+    #[error("the index failed: {0}")]
+    Store(#[from] rusqlite::Error),
+}
+
+#[derive(Debug)]
+pub struct TurnStarted {
+    pub turn: TurnRow,
+    /// The session's turn that was still open and was ended first.
+    pub ended: Option<TurnRow>,
+}
+
+/// How a request names a turn: by number, by the agent's ref, or the open one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TurnSelector {
+    Number(i64),
+    Ref(String),
+    Current,
+}
+
+impl TurnSelector {
+    pub fn parse(text: &str) -> Self {
+        if text == "current" {
+            return Self::Current;
+        }
+        match text.parse::<i64>() {
+            Ok(n) => Self::Number(n),
+            Err(_) => Self::Ref(text.to_string()),
+        }
     }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TurnError {
+    #[error(transparent)]
+    Lookup(#[from] LookupError),
+    #[error("turn {turn} of session {session:?} is not open")]
+    NotOpen { session: String, turn: i64 },
+    #[error("turn {turn} of session {session:?} is still open: end it first")]
+    StillOpen { session: String, turn: i64 },
+    #[error("a session named {0:?} already exists")]
+    SessionExists(String),
+    #[error("the index failed: {0}")]
+    Store(#[from] rusqlite::Error),
+    #[error("{0}")]
+    Unrecorded(crate::store::fault::Unrecorded),
+    #[error("the daemon is shutting down")]
+    Unavailable,
+    /// The workspace root was moved away, removed or replaced (`lost_root`).
+    #[error("{0}")]
+    WorkspaceLost(String),
 }
 
 pub fn start(
@@ -81,16 +122,16 @@ pub fn end(
 }
 
 /// Resolves a session name and a turn selector, or says which of the two is unknown.
-pub fn find(conn: &Connection, session: &str, selector: &TurnSelector) -> Result<TurnRow, TurnError> {
+pub fn find(conn: &Connection, session: &str, selector: &TurnSelector) -> Result<TurnRow, LookupError> {
     let session_id =
-        sql::session_id(conn, session)?.ok_or_else(|| TurnError::UnknownSession(session.to_string()))?;
+        sql::session_id(conn, session)?.ok_or_else(|| LookupError::UnknownSession(session.to_string()))?;
     let lineage = Lineage::of(conn, session_id)?;
     let found = match selector {
         TurnSelector::Number(n) => lineage.turn(conn, *n)?,
         TurnSelector::Ref(r) => lineage.turn_by_ref(conn, r)?,
         TurnSelector::Current => lineage.last_turn(conn)?,
     };
-    found.ok_or_else(|| TurnError::UnknownTurn {
+    found.ok_or_else(|| LookupError::UnknownTurn {
         session: session.to_string(),
         turn: match selector {
             TurnSelector::Number(n) => n.to_string(),
@@ -119,7 +160,7 @@ pub fn fork(
         return Err(TurnError::SessionExists(new_session.to_string()));
     }
     let parent_id =
-        sql::session_id(&tx, parent)?.ok_or_else(|| TurnError::UnknownSession(parent.to_string()))?;
+        sql::session_id(&tx, parent)?.ok_or_else(|| LookupError::UnknownSession(parent.to_string()))?;
     sql::create_fork(&tx, new_session, parent_id, turn.number, now_ms())?;
     tx.commit()?;
     Ok(turn)

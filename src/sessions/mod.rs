@@ -3,6 +3,8 @@
 //! forked: it finds turns by number across the fork (inherited turns keep their numbers) and
 //! says which versions are the session's own work.
 
+pub mod turns;
+
 use rusqlite::Connection;
 
 use crate::store::sql::{self, TurnRow};
