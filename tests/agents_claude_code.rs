@@ -56,6 +56,42 @@ impl Claude<'_> {
         }
     }
 
+    /// A user-settings hook (they run besides the project's) appending every event's payload to
+    /// a file outside the workspace: the real sequence, read back by [`Claude::events`].
+    fn record_events(&self) {
+        let log = self.home.join("events.jsonl");
+        let command = format!("cat >> '{}' && echo >> '{}'", log.display(), log.display());
+        let hook = json!([{"hooks": [{"type": "command", "command": command}]}]);
+        let events = [
+            "UserPromptSubmit",
+            "PreCompact",
+            "PostCompact",
+            "SessionStart",
+            "Stop",
+            "SessionEnd",
+        ];
+        let hooks: serde_json::Map<String, Value> =
+            events.iter().map(|e| (e.to_string(), hook.clone())).collect();
+        let settings = json!({"hooks": hooks}).to_string();
+        std::fs::write(self.home.join(".claude/settings.json"), settings).expect("user settings");
+    }
+
+    /// The recorded events, each as `name` or `name:source-or-trigger`.
+    fn events(&self) -> Vec<String> {
+        let text = std::fs::read_to_string(self.home.join("events.jsonl")).unwrap_or_default();
+        let tag = |e: Value| {
+            let name = e["hook_event_name"].as_str().unwrap_or("?").to_string();
+            match e["source"].as_str().or(e["trigger"].as_str()) {
+                Some(detail) => format!("{name}:{detail}"),
+                None => name,
+            }
+        };
+        text.lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .map(tag)
+            .collect()
+    }
+
     /// One `claude -p` run (`--continue`: the same session as the run before).
     fn prompt(&self, resume: bool, prompt: &str, env: &[(&str, &str)]) {
         let mut cmd = Command::new(&self.argv[0]);
@@ -162,4 +198,75 @@ fn path_with_filewatchd() -> std::ffi::OsString {
     let dir = Path::new(BIN).parent().map(Path::to_path_buf).unwrap_or_default();
     let rest = std::env::var_os("PATH").unwrap_or_default();
     std::env::join_paths(std::iter::once(dir).chain(std::env::split_paths(&rest))).unwrap_or(rest)
+}
+
+/// Whether the agent sent the server a request whose text holds `needle`.
+fn requested(server: &model::ModelServer, needle: &str) -> bool {
+    let requests = server.requests.lock().unwrap();
+    requests.iter().any(|r| r["body"].to_string().contains(needle))
+}
+
+/// Issue 15.7 with the real CLI: the answer to the tool call reports a nearly full context,
+/// Claude Code auto-compacts before its next request (PreCompact, SessionStart `compact`,
+/// PostCompact) and goes on with the same turn from the summary.
+#[test]
+fn claude_auto_compaction_in_a_turn_keeps_the_turn_whole() {
+    let Some(argv) = claude_bin() else { return };
+    let ws = Workspace::new();
+    ws.write("a.txt", "fn one\n");
+    let daemon = start(&ws);
+    let script = Arc::new(|prompt: &str| {
+        if prompt.contains(model::SUMMARY) {
+            "echo after > after.txt && sed -i 's/1/ONE/' a.txt".to_string()
+        } else if prompt.contains("compact") {
+            "echo before > before.txt && sed -i 's/one/1/' a.txt".to_string()
+        } else {
+            "echo warm > warm.txt".to_string()
+        }
+    });
+    let server = model::ModelServer::start_compacting(script, "compact", 990_000);
+    let claude = Claude::new(&ws, argv, &server);
+    claude.record_events();
+    claude.prompt(false, "warm-up prompt", &[]);
+    let after_first = snapshot(ws.root());
+    claude.prompt(true, "compact prompt: edit a twice", &[]);
+    assert!(
+        requested(&server, "Your task is to create a detailed summary"),
+        "no compaction request: {:#}",
+        json!(*server.requests.lock().unwrap())
+    );
+    let events = claude.events();
+    let second_run = &events[events
+        .iter()
+        .rposition(|e| e.starts_with("SessionStart:resume"))
+        .unwrap_or(0)..];
+    assert_eq!(
+        second_run,
+        [
+            "SessionStart:resume",
+            "UserPromptSubmit",
+            "PreCompact:auto",
+            "SessionStart:compact",
+            "PostCompact:auto",
+            "Stop",
+            "SessionEnd",
+        ],
+        "{events:?}"
+    );
+    let (session, turns) = only_session(&daemon, &server);
+    assert_eq!(
+        labels(&turns),
+        vec![json!("warm-up prompt"), json!("compact prompt: edit a twice")]
+    );
+    let second = daemon.turn(&session, 2, false);
+    assert_eq!(
+        changed_paths(&second),
+        set(["a.txt", "after.txt", "before.txt"]),
+        "{second:#}\nrequests: {:#}",
+        json!(*server.requests.lock().unwrap())
+    );
+    assert_eq!(ws.read("a.txt"), b"fn ONE\n");
+    assert!(turns.iter().all(|t| !t["ended_at"].is_null()), "{turns:#?}");
+    rollback_applied(daemon.undo(&session, json!({})));
+    assert_tree_eq(&after_first, &snapshot(ws.root()), "undo of the compacted turn");
 }

@@ -8,6 +8,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
@@ -27,9 +28,27 @@ pub const SUMMARY: &str = "COMPACTED-SUMMARY: the work so far";
 pub struct Plan {
     pub script: Script,
     pub compact: Option<(String, u64)>,
+    /// A summary was served and the agent has not asked for the turn's next step since.
+    summarized: AtomicBool,
 }
 
 impl Plan {
+    /// Notes that a compaction summary was served; returns the summary text.
+    pub fn summarize(&self) -> &'static str {
+        self.summarized.store(true, Ordering::SeqCst);
+        SUMMARY
+    }
+
+    /// The prompt to script the next tool call from: after a compaction the agent goes on
+    /// from the summary (whatever of the old turn it kept), so the script gets [`SUMMARY`].
+    pub fn prompt_for(&self, prompt: String) -> String {
+        if self.summarized.swap(false, Ordering::SeqCst) {
+            SUMMARY.to_string()
+        } else {
+            prompt
+        }
+    }
+
     /// Input tokens to report for the tool call answering `prompt`.
     pub fn input_tokens(&self, prompt: &str) -> u64 {
         match &self.compact {
@@ -50,6 +69,7 @@ impl ModelServer {
         ModelServer::serve(Plan {
             script,
             compact: None,
+            summarized: AtomicBool::new(false),
         })
     }
 
@@ -58,6 +78,7 @@ impl ModelServer {
         ModelServer::serve(Plan {
             script,
             compact: Some((trigger.to_string(), full)),
+            summarized: AtomicBool::new(false),
         })
     }
 
@@ -171,10 +192,11 @@ fn responses_turn(request: &Value, plan: &Plan) -> Vec<Value> {
             "content": [{"type": "output_text", "text": text}]})
     };
     let (item, tokens) = if prompt.contains(CODEX_COMPACT_PROMPT) {
-        (message(SUMMARY), 100)
+        (message(plan.summarize()), 100)
     } else if answered {
         (message("Done."), 100)
     } else {
+        let prompt = plan.prompt_for(prompt);
         let command = (plan.script)(&prompt);
         let (name, arguments) = shell_tool(request, &command);
         let call = json!({"type": "function_call", "id": "fc_1",

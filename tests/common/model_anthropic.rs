@@ -47,53 +47,57 @@ fn usage(input_tokens: u64) -> Value {
 
 /// The content blocks, stop reason and reported input tokens of the answer to `request`.
 fn answer(request: &Value, plan: &Plan) -> (Vec<Value>, &'static str, u64) {
-    let last = last_user_text(request);
+    let blocks = trailing_user_blocks(request);
+    let last = texts(&blocks);
     let text = |t: &str| vec![json!({"type": "text", "text": t})];
     if last.contains(COMPACT_PROMPT) {
-        let summary = format!("<analysis>ok</analysis>\n<summary>{}</summary>", super::SUMMARY);
+        let summary = format!("<analysis>ok</analysis>\n<summary>{}</summary>", plan.summarize());
         return (text(&summary), "end_turn", 100);
     }
     let offers_bash = request["tools"]
         .as_array()
         .is_some_and(|tools| tools.iter().any(|t| t["name"] == "Bash"));
-    if !offers_bash || last_user_has_tool_result(request) {
+    if !offers_bash {
         return (text("Done."), "end_turn", 100);
     }
-    let command = (plan.script)(&last);
+    let prompt = plan.prompt_for(last);
+    if prompt != super::SUMMARY && blocks.iter().any(|b| b["type"] == "tool_result") {
+        return (text("Done."), "end_turn", 100);
+    }
+    let command = (plan.script)(&prompt);
     let id = format!("toolu_{}", request["messages"].as_array().map_or(0, Vec::len));
     let tool = json!({"type": "tool_use", "id": id, "name": "Bash",
         "input": {"command": command, "description": "Run the scripted command"}});
-    (vec![tool], "tool_use", plan.input_tokens(&last))
+    (vec![tool], "tool_use", plan.input_tokens(&prompt))
 }
 
-/// The last user message's content blocks (a string content is one text block).
-fn last_user_blocks(request: &Value) -> Vec<Value> {
-    let Some(message) = request["messages"]
-        .as_array()
-        .and_then(|all| all.iter().rev().find(|m| m["role"] == "user"))
-    else {
-        return Vec::new();
-    };
-    match &message["content"] {
-        Value::String(text) => vec![json!({"type": "text", "text": text})],
-        Value::Array(blocks) => blocks.clone(),
-        _ => Vec::new(),
-    }
-}
-
-/// The text of the last user message (its text blocks joined).
-fn last_user_text(request: &Value) -> String {
-    last_user_blocks(request)
+/// The content blocks of the user messages after the last assistant message (a string
+/// content is one text block). Claude Code may send several user messages in a row.
+fn trailing_user_blocks(request: &Value) -> Vec<Value> {
+    let empty = Vec::new();
+    let messages = request["messages"].as_array().unwrap_or(&empty);
+    let start = messages
         .iter()
-        .filter_map(|b| b["text"].as_str().map(str::to_string))
+        .rposition(|m| m["role"] == "assistant")
+        .map_or(0, |i| i + 1);
+    let mut blocks = Vec::new();
+    for message in messages[start..].iter().filter(|m| m["role"] == "user") {
+        match &message["content"] {
+            Value::String(text) => blocks.push(json!({"type": "text", "text": text})),
+            Value::Array(all) => blocks.extend(all.iter().cloned()),
+            _ => {}
+        }
+    }
+    blocks
+}
+
+/// The text blocks, joined.
+fn texts(blocks: &[Value]) -> String {
+    blocks
+        .iter()
+        .filter_map(|b| b["text"].as_str())
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-fn last_user_has_tool_result(request: &Value) -> bool {
-    last_user_blocks(request)
-        .iter()
-        .any(|b| b["type"] == "tool_result")
 }
 
 /// The SSE events of one streamed message with these content blocks.
