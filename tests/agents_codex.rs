@@ -166,15 +166,7 @@ fn codex_auto_compaction_in_a_turn_keeps_the_turn_whole() {
     let daemon = Daemon::start_in_home(&ws);
     let install = ws.cli(".", &["hook", "install", "codex", "--project"]);
     assert!(install.status.success(), "{install:?}");
-    let script = Arc::new(|prompt: &str| {
-        if prompt.contains(model::SUMMARY) {
-            "echo after > after.txt && sed -i 's/1/ONE/' a.txt".to_string()
-        } else if prompt.contains("compact") {
-            "echo before > before.txt && sed -i 's/one/1/' a.txt".to_string()
-        } else {
-            "echo warm > warm.txt".to_string()
-        }
-    });
+    let script = model::compaction_script();
     let server = model::ModelServer::start_compacting(script, "compact", 90_000);
     let extra = "model_context_window = 100000\nmodel_auto_compact_token_limit = 50000\n";
     let home = codex_home(&ws, &server, extra);
@@ -200,6 +192,12 @@ fn codex_auto_compaction_in_a_turn_keeps_the_turn_whole() {
         "{events:?}\n{:#}",
         json!(*server.requests.lock().unwrap())
     );
+    assert_compacted_turn(&daemon, &ws, &after_first);
+}
+
+/// The compacted prompt is one ended turn with its label, holding the writes from before and
+/// after the compaction, and its undo gives back the tree as it was after the warm-up.
+fn assert_compacted_turn(daemon: &Daemon, ws: &Workspace, after_first: &Tree) {
     let sessions = expect(200, daemon.get("/v1/sessions"));
     let session = sessions["sessions"][0]["session"]
         .as_str()
@@ -220,5 +218,5 @@ fn codex_auto_compaction_in_a_turn_keeps_the_turn_whole() {
     assert_eq!(ws.read("a.txt"), b"fn ONE\n");
     assert!(turns.iter().all(|t| !t["ended_at"].is_null()), "{turns:#?}");
     rollback_applied(daemon.undo(&session, json!({})));
-    assert_tree_eq(&after_first, &snapshot(ws.root()), "undo of the compacted turn");
+    assert_tree_eq(after_first, &snapshot(ws.root()), "undo of the compacted turn");
 }

@@ -58,6 +58,21 @@ impl Plan {
     }
 }
 
+/// The script of the auto-compaction tests: a prompt holding "compact" writes `before.txt` and
+/// edits `a.txt`; the turn's step after the compaction (scripted from [`SUMMARY`]) writes
+/// `after.txt` and edits `a.txt` again; any other prompt writes `warm.txt`.
+pub fn compaction_script() -> Script {
+    Arc::new(|prompt: &str| {
+        if prompt.contains(SUMMARY) {
+            "echo after > after.txt && sed -i 's/1/ONE/' a.txt".to_string()
+        } else if prompt.contains("compact") {
+            "echo before > before.txt && sed -i 's/one/1/' a.txt".to_string()
+        } else {
+            "echo warm > warm.txt".to_string()
+        }
+    })
+}
+
 pub struct ModelServer {
     pub url: String,
     /// Every request body received, in order (for failure messages).
