@@ -27,12 +27,12 @@ fn codex_bin() -> Option<PathBuf> {
 }
 
 /// `CODEX_HOME` pointing Codex at the model server, with the workspace trusted (so its
-/// `.codex/hooks.json` loads).
-fn codex_home(ws: &Workspace, server: &model::ModelServer) -> PathBuf {
+/// `.codex/hooks.json` loads). `extra` goes on top of the file (top-level keys).
+fn codex_home(ws: &Workspace, server: &model::ModelServer, extra: &str) -> PathBuf {
     let home = ws.home().join("codex-home");
     std::fs::create_dir_all(&home).expect("codex home");
     let config = format!(
-        "model = \"mock-model\"\nmodel_provider = \"mock\"\n\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"{}/v1\"\nwire_api = \"responses\"\nrequest_max_retries = 0\nstream_max_retries = 0\n\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
+        "{extra}model = \"mock-model\"\nmodel_provider = \"mock\"\n\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"{}/v1\"\nwire_api = \"responses\"\nrequest_max_retries = 0\nstream_max_retries = 0\n\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
         server.url,
         ws.root().display()
     );
@@ -89,7 +89,7 @@ fn codex_exec_two_prompts_make_two_turns_and_undo_is_exact() {
             "sed -i 's/one/1/' a.txt".to_string()
         }
     }));
-    let home = codex_home(&ws, &server);
+    let home = codex_home(&ws, &server, "");
     codex_exec(&ws, &bin, &home, false, "first prompt: edit a");
     let after_first = snapshot(ws.root());
     codex_exec(&ws, &bin, &home, true, "second prompt: edit b");
@@ -119,4 +119,104 @@ fn path_with_filewatchd() -> std::ffi::OsString {
     let dir = Path::new(BIN).parent().map(Path::to_path_buf).unwrap_or_default();
     let rest = std::env::var_os("PATH").unwrap_or_default();
     std::env::join_paths(std::iter::once(dir).chain(std::env::split_paths(&rest))).unwrap_or(rest)
+}
+
+/// A user-level `hooks.json` (it runs besides the project's) appending every event's payload
+/// to a file: the real sequence, read back by [`recorded_events`].
+fn record_events(home: &Path) {
+    let log = home.join("events.jsonl");
+    let command = format!("cat >> '{}' && echo >> '{}'", log.display(), log.display());
+    let hook = json!([{"hooks": [{"type": "command", "command": command, "timeout": 10}]}]);
+    let events = [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreCompact",
+        "PostCompact",
+        "Stop",
+    ];
+    let hooks: serde_json::Map<String, serde_json::Value> =
+        events.iter().map(|e| (e.to_string(), hook.clone())).collect();
+    std::fs::write(home.join("hooks.json"), json!({"hooks": hooks}).to_string()).expect("hooks.json");
+}
+
+/// The recorded events, each as `name` or `name:source-or-trigger`.
+fn recorded_events(home: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(home.join("events.jsonl")).unwrap_or_default();
+    let tag = |e: serde_json::Value| {
+        let name = e["hook_event_name"].as_str().unwrap_or("?").to_string();
+        match e["source"].as_str().or(e["trigger"].as_str()) {
+            Some(detail) => format!("{name}:{detail}"),
+            None => name,
+        }
+    };
+    text.lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .map(tag)
+        .collect()
+}
+
+/// Issue 15.7 with the real CLI: the answer to the tool call reports more tokens than
+/// `model_auto_compact_token_limit`, Codex compacts inside the turn (its local compaction: a
+/// summary request to the same server) and goes on with the same turn from the summary.
+#[test]
+fn codex_auto_compaction_in_a_turn_keeps_the_turn_whole() {
+    let Some(bin) = codex_bin() else { return };
+    let ws = Workspace::new();
+    ws.write("a.txt", "fn one\n");
+    let daemon = Daemon::start_in_home(&ws);
+    let install = ws.cli(".", &["hook", "install", "codex", "--project"]);
+    assert!(install.status.success(), "{install:?}");
+    let script = model::compaction_script();
+    let server = model::ModelServer::start_compacting(script, "compact", 90_000);
+    let extra = "model_context_window = 100000\nmodel_auto_compact_token_limit = 50000\n";
+    let home = codex_home(&ws, &server, extra);
+    record_events(&home);
+    codex_exec(&ws, &bin, &home, false, "warm-up prompt");
+    let after_first = snapshot(ws.root());
+    codex_exec(&ws, &bin, &home, true, "compact prompt: edit a twice");
+    let events = recorded_events(&home);
+    let second_run = &events[events
+        .iter()
+        .rposition(|e| e.starts_with("SessionStart:resume"))
+        .unwrap_or(0)..];
+    assert_eq!(
+        second_run,
+        [
+            "SessionStart:resume",
+            "UserPromptSubmit",
+            "PreCompact:auto",
+            "PostCompact:auto",
+            "SessionStart:compact",
+            "Stop"
+        ],
+        "{events:?}\n{:#}",
+        json!(*server.requests.lock().unwrap())
+    );
+    assert_compacted_turn(&daemon, &ws, &after_first);
+}
+
+/// The compacted prompt is one ended turn with its label, holding the writes from before and
+/// after the compaction, and its undo gives back the tree as it was after the warm-up.
+fn assert_compacted_turn(daemon: &Daemon, ws: &Workspace, after_first: &Tree) {
+    let sessions = expect(200, daemon.get("/v1/sessions"));
+    let session = sessions["sessions"][0]["session"]
+        .as_str()
+        .expect("a session")
+        .to_string();
+    let turns = daemon.turn_list(&session);
+    let labels: Vec<_> = turns.iter().map(|t| t["label"].clone()).collect();
+    assert_eq!(
+        labels,
+        vec![json!("warm-up prompt"), json!("compact prompt: edit a twice")]
+    );
+    let second = daemon.turn(&session, 2, false);
+    assert_eq!(
+        changed_paths(&second),
+        set(["a.txt", "after.txt", "before.txt"]),
+        "{second:#}"
+    );
+    assert_eq!(ws.read("a.txt"), b"fn ONE\n");
+    assert!(turns.iter().all(|t| !t["ended_at"].is_null()), "{turns:#?}");
+    rollback_applied(daemon.undo(&session, json!({})));
+    assert_tree_eq(after_first, &snapshot(ws.root()), "undo of the compacted turn");
 }

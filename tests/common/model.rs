@@ -1,16 +1,77 @@
 //! A scripted model server on loopback for the real-CLI tier (tests/agents_*.rs): HTTP/1.1 on
 //! a std TcpListener, one thread per connection. Each prompt is answered with one tool call
 //! that runs the prompt's bash command, then, once the tool's output comes back, a final text.
-//! Speaks the OpenAI Responses API with SSE streaming (Codex).
+//! Speaks the OpenAI Responses API with SSE streaming (Codex) and the Anthropic Messages API
+//! (Claude Code, model_anthropic.rs). A server started with [`ModelServer::start_compacting`]
+//! reports a nearly full context in its tool call for one prompt, then answers the agent's
+//! compaction request with a summary holding [`SUMMARY`].
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
+#[path = "model_anthropic.rs"]
+mod anthropic;
+
 /// The bash command a prompt's tool call runs.
 pub type Script = Arc<dyn Fn(&str) -> String + Send + Sync>;
+
+/// The text of every compaction summary: after an auto-compaction the agent continues the
+/// turn from it, so a script sees it in place of the prompt.
+pub const SUMMARY: &str = "COMPACTED-SUMMARY: the work so far";
+
+/// What the server answers: the script, and the prompt (a substring) whose tool call reports
+/// `full` input tokens, a nearly full context that makes the agent compact.
+pub struct Plan {
+    pub script: Script,
+    pub compact: Option<(String, u64)>,
+    /// A summary was served and the agent has not asked for the turn's next step since.
+    summarized: AtomicBool,
+}
+
+impl Plan {
+    /// Notes that a compaction summary was served; returns the summary text.
+    pub fn summarize(&self) -> &'static str {
+        self.summarized.store(true, Ordering::SeqCst);
+        SUMMARY
+    }
+
+    /// The prompt to script the next tool call from: after a compaction the agent goes on
+    /// from the summary (whatever of the old turn it kept), so the script gets [`SUMMARY`].
+    pub fn prompt_for(&self, prompt: String) -> String {
+        if self.summarized.swap(false, Ordering::SeqCst) {
+            SUMMARY.to_string()
+        } else {
+            prompt
+        }
+    }
+
+    /// Input tokens to report for the tool call answering `prompt`.
+    pub fn input_tokens(&self, prompt: &str) -> u64 {
+        match &self.compact {
+            Some((trigger, full)) if prompt.contains(trigger.as_str()) && !prompt.contains(SUMMARY) => *full,
+            _ => 100,
+        }
+    }
+}
+
+/// The script of the auto-compaction tests: a prompt holding "compact" writes `before.txt` and
+/// edits `a.txt`; the turn's step after the compaction (scripted from [`SUMMARY`]) writes
+/// `after.txt` and edits `a.txt` again; any other prompt writes `warm.txt`.
+pub fn compaction_script() -> Script {
+    Arc::new(|prompt: &str| {
+        if prompt.contains(SUMMARY) {
+            "echo after > after.txt && sed -i 's/1/ONE/' a.txt".to_string()
+        } else if prompt.contains("compact") {
+            "echo before > before.txt && sed -i 's/one/1/' a.txt".to_string()
+        } else {
+            "echo warm > warm.txt".to_string()
+        }
+    })
+}
 
 pub struct ModelServer {
     pub url: String,
@@ -20,27 +81,53 @@ pub struct ModelServer {
 
 impl ModelServer {
     pub fn start(script: Script) -> ModelServer {
+        ModelServer::serve(Plan {
+            script,
+            compact: None,
+            summarized: AtomicBool::new(false),
+        })
+    }
+
+    /// A server whose tool call for a prompt containing `trigger` reports `full` input tokens.
+    pub fn start_compacting(script: Script, trigger: &str, full: u64) -> ModelServer {
+        ModelServer::serve(Plan {
+            script,
+            compact: Some((trigger.to_string(), full)),
+            summarized: AtomicBool::new(false),
+        })
+    }
+
+    fn serve(plan: Plan) -> ModelServer {
+        let plan = Arc::new(plan);
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind the model server");
         let url = format!("http://{}", listener.local_addr().expect("addr"));
         let requests = Arc::new(Mutex::new(Vec::new()));
         let seen = requests.clone();
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
-                let (script, seen) = (script.clone(), seen.clone());
-                std::thread::spawn(move || serve(stream, &script, &seen));
+                let (plan, seen) = (plan.clone(), seen.clone());
+                std::thread::spawn(move || serve(stream, &plan, &seen));
             }
         });
         ModelServer { url, requests }
     }
 }
 
-fn serve(mut stream: TcpStream, script: &Script, seen: &Mutex<Vec<Value>>) {
+fn serve(mut stream: TcpStream, plan: &Plan, seen: &Mutex<Vec<Value>>) {
     let Some((method, path, body)) = read_request(&stream) else {
         return;
     };
     let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     if let Ok(mut all) = seen.lock() {
         all.push(json!({"method": method, "path": path, "body": request.clone()}));
+    }
+    if method == "POST"
+        && path
+            .split('?')
+            .next()
+            .is_some_and(|p| p.ends_with("/v1/messages"))
+    {
+        return anthropic::serve_messages(&mut stream, &request, plan);
     }
     if method != "POST" || !path.ends_with("/responses") {
         let body = r#"{"data":[],"models":[]}"#;
@@ -51,7 +138,7 @@ fn serve(mut stream: TcpStream, script: &Script, seen: &Mutex<Vec<Value>>) {
         );
         return;
     }
-    let events = responses_turn(&request, script);
+    let events = responses_turn(&request, plan);
     let _ = write!(
         stream,
         "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n"
@@ -103,28 +190,41 @@ fn last_prompt(input: &[Value]) -> String {
         .unwrap_or_default()
 }
 
-/// One model response: a tool call for a new prompt, the final text once its output is back.
-fn responses_turn(request: &Value, script: &Script) -> Vec<Value> {
+/// The start of Codex's local compaction prompt (codex-rs templates/compact/prompt.md).
+const CODEX_COMPACT_PROMPT: &str = "CONTEXT CHECKPOINT COMPACTION";
+
+/// One model response: a tool call for a new prompt, the final text once its output is back,
+/// a summary for a compaction request.
+fn responses_turn(request: &Value, plan: &Plan) -> Vec<Value> {
     let empty = Vec::new();
     let input = request["input"].as_array().unwrap_or(&empty);
+    let prompt = last_prompt(input);
     let answered = input
         .last()
         .is_some_and(|item| item["type"] == "function_call_output");
-    let item = if answered {
+    let message = |text: &str| {
         json!({"type": "message", "role": "assistant", "id": "msg_done",
-            "content": [{"type": "output_text", "text": "Done."}]})
+            "content": [{"type": "output_text", "text": text}]})
+    };
+    let (item, tokens) = if prompt.contains(CODEX_COMPACT_PROMPT) {
+        (message(plan.summarize()), 100)
+    } else if answered {
+        (message("Done."), 100)
     } else {
-        let command = script(&last_prompt(input));
+        let prompt = plan.prompt_for(prompt);
+        let command = (plan.script)(&prompt);
         let (name, arguments) = shell_tool(request, &command);
-        json!({"type": "function_call", "id": "fc_1", "call_id": format!("call_{}", input.len()),
-            "name": name, "arguments": arguments.to_string()})
+        let call = json!({"type": "function_call", "id": "fc_1",
+            "call_id": format!("call_{}", input.len()), "name": name,
+            "arguments": arguments.to_string()});
+        (call, plan.input_tokens(&prompt))
     };
     vec![
         json!({"type": "response.created", "response": {"id": "resp_1"}}),
         json!({"type": "response.output_item.done", "item": item}),
         json!({"type": "response.completed", "response": {"id": "resp_1", "usage": {
-            "input_tokens": 100, "input_tokens_details": null, "output_tokens": 10,
-            "output_tokens_details": null, "total_tokens": 110}}}),
+            "input_tokens": tokens, "input_tokens_details": null, "output_tokens": 10,
+            "output_tokens_details": null, "total_tokens": tokens + 10}}}),
     ]
 }
 

@@ -1,0 +1,271 @@
+//! The real-CLI tier for Claude Code (issue 15): the pinned `@anthropic-ai/claude-code` of
+//! tests/agents/claude-code/, driven offline by the scripted model server (tests/common/model.rs,
+//! the Anthropic Messages API of model_anthropic.rs), with filewatchd's hooks installed as the
+//! README says. Skips (and says why) when `npm ci` has not been run in tests/agents/claude-code.
+
+mod common;
+#[path = "common/model.rs"]
+mod model;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+
+use common::*;
+use serde_json::{Value, json};
+
+/// The CLI, if installed and runnable. npm 11 may skip the package's postinstall, which puts
+/// the native binary in place of `bin/claude.exe`; its `cli-wrapper.cjs` finds it then.
+fn claude_bin() -> Option<Vec<PathBuf>> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/claude-code/node_modules");
+    let bin = dir.join(".bin/claude");
+    let wrapper = dir.join("@anthropic-ai/claude-code/cli-wrapper.cjs");
+    for argv in [vec![bin.clone()], vec![PathBuf::from("node"), wrapper]] {
+        let runs = argv[0].exists() || argv.len() > 1 && argv[1].exists();
+        let version = runs.then(|| Command::new(&argv[0]).args(&argv[1..]).arg("--version").output());
+        if let Some(Ok(out)) = version
+            && out.status.success()
+        {
+            return Some(argv);
+        }
+    }
+    eprintln!(
+        "skipped: {} is missing or does not run; run `npm ci --no-audit --no-fund` in tests/agents/claude-code",
+        bin.display()
+    );
+    None
+}
+
+/// A Claude Code session in `ws`, its home and config in the workspace's temporary home.
+struct Claude<'a> {
+    ws: &'a Workspace,
+    argv: Vec<PathBuf>,
+    server: &'a model::ModelServer,
+    home: PathBuf,
+}
+
+impl Claude<'_> {
+    fn new<'a>(ws: &'a Workspace, argv: Vec<PathBuf>, server: &'a model::ModelServer) -> Claude<'a> {
+        let home = ws.home().join("claude-home");
+        std::fs::create_dir_all(home.join(".claude")).expect("claude home");
+        Claude {
+            ws,
+            argv,
+            server,
+            home,
+        }
+    }
+
+    /// A user-settings hook (they run besides the project's) appending every event's payload to
+    /// a file outside the workspace: the real sequence, read back by [`Claude::events`].
+    fn record_events(&self) {
+        let log = self.home.join("events.jsonl");
+        let command = format!("cat >> '{}' && echo >> '{}'", log.display(), log.display());
+        let hook = json!([{"hooks": [{"type": "command", "command": command}]}]);
+        let events = [
+            "UserPromptSubmit",
+            "PreCompact",
+            "PostCompact",
+            "SessionStart",
+            "Stop",
+            "SessionEnd",
+        ];
+        let hooks: serde_json::Map<String, Value> =
+            events.iter().map(|e| (e.to_string(), hook.clone())).collect();
+        let settings = json!({"hooks": hooks}).to_string();
+        std::fs::write(self.home.join(".claude/settings.json"), settings).expect("user settings");
+    }
+
+    /// The recorded events, each as `name` or `name:source-or-trigger`.
+    fn events(&self) -> Vec<String> {
+        let text = std::fs::read_to_string(self.home.join("events.jsonl")).unwrap_or_default();
+        let tag = |e: Value| {
+            let name = e["hook_event_name"].as_str().unwrap_or("?").to_string();
+            match e["source"].as_str().or(e["trigger"].as_str()) {
+                Some(detail) => format!("{name}:{detail}"),
+                None => name,
+            }
+        };
+        text.lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .map(tag)
+            .collect()
+    }
+
+    /// One `claude -p` run (`--continue`: the same session as the run before).
+    fn prompt(&self, resume: bool, prompt: &str) {
+        let mut cmd = Command::new(&self.argv[0]);
+        cmd.args(&self.argv[1..]).env_clear();
+        for key in ["LANG", "TMPDIR"] {
+            if let Some(value) = std::env::var_os(key) {
+                cmd.env(key, value);
+            }
+        }
+        cmd.env("HOME", &self.home)
+            .env("CLAUDE_CONFIG_DIR", self.home.join(".claude"))
+            .env("FILEWATCHD_HOME", self.ws.home())
+            .env("PATH", path_with_filewatchd())
+            .env("ANTHROPIC_BASE_URL", &self.server.url)
+            .env("ANTHROPIC_API_KEY", "test-key")
+            .env("DISABLE_TELEMETRY", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("DISABLE_ERROR_REPORTING", "1")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+        cmd.current_dir(self.ws.root()).arg("-p");
+        if resume {
+            cmd.arg("--continue");
+        }
+        cmd.args(["--allowedTools", "Bash", "--output-format", "json", prompt]);
+        let out = cmd.stdin(Stdio::null()).output().expect("run claude");
+        assert!(
+            out.status.success(),
+            "claude -p failed: {}\n{}\nrequests: {:#}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+            json!(*self.server.requests.lock().unwrap())
+        );
+    }
+}
+
+/// The one session the daemon knows, with its turns.
+fn only_session(daemon: &Daemon, server: &model::ModelServer) -> (String, Vec<Value>) {
+    let sessions = expect(200, daemon.get("/v1/sessions"));
+    let session = sessions["sessions"][0]["session"]
+        .as_str()
+        .unwrap_or_else(|| {
+            panic!(
+                "no session: {sessions:#}\n{:#}",
+                json!(*server.requests.lock().unwrap())
+            )
+        })
+        .to_string();
+    assert_eq!(
+        sessions["sessions"].as_array().map(Vec::len),
+        Some(1),
+        "{sessions:#}"
+    );
+    let turns = daemon.turn_list(&session);
+    (session, turns)
+}
+
+fn labels(turns: &[Value]) -> Vec<Value> {
+    turns.iter().map(|t| t["label"].clone()).collect()
+}
+
+fn start(ws: &Workspace) -> Daemon {
+    let daemon = Daemon::start_in_home(ws);
+    let install = ws.cli(".", &["hook", "install", "claude-code", "--project"]);
+    assert!(install.status.success(), "{install:?}");
+    daemon
+}
+
+#[test]
+fn claude_print_two_prompts_make_two_turns_and_undo_is_exact() {
+    let Some(argv) = claude_bin() else { return };
+    let ws = Workspace::new();
+    ws.write("a.txt", "fn one\n");
+    ws.write("b.txt", "fn two\n");
+    let daemon = start(&ws);
+    let server = model::ModelServer::start(Arc::new(|prompt: &str| {
+        if prompt.contains("second") {
+            "sed -i 's/two/2/' b.txt && echo made > c.txt".to_string()
+        } else {
+            "sed -i 's/one/1/' a.txt".to_string()
+        }
+    }));
+    let claude = Claude::new(&ws, argv, &server);
+    claude.prompt(false, "first prompt: edit a");
+    let after_first = snapshot(ws.root());
+    claude.prompt(true, "second prompt: edit b");
+    let (session, turns) = only_session(&daemon, &server);
+    assert_eq!(
+        labels(&turns),
+        vec![json!("first prompt: edit a"), json!("second prompt: edit b")]
+    );
+    let first = daemon.turn(&session, 1, false);
+    let second = daemon.turn(&session, 2, false);
+    assert_eq!(changed_paths(&first), set(["a.txt"]), "{first:#}");
+    assert_eq!(changed_paths(&second), set(["b.txt", "c.txt"]), "{second:#}");
+    assert!(turns.iter().all(|t| !t["ended_at"].is_null()), "{turns:#?}");
+    rollback_applied(daemon.undo(&session, json!({})));
+    assert_tree_eq(&after_first, &snapshot(ws.root()), "undo of the second prompt");
+    assert_eq!(ws.read("b.txt"), b"fn two\n");
+}
+
+/// `PATH` with the directory of the `filewatchd` under test first.
+fn path_with_filewatchd() -> std::ffi::OsString {
+    let dir = Path::new(BIN).parent().map(Path::to_path_buf).unwrap_or_default();
+    let rest = std::env::var_os("PATH").unwrap_or_default();
+    std::env::join_paths(std::iter::once(dir).chain(std::env::split_paths(&rest))).unwrap_or(rest)
+}
+
+/// Whether the agent sent the server a request whose text holds `needle`.
+fn requested(server: &model::ModelServer, needle: &str) -> bool {
+    let requests = server.requests.lock().unwrap();
+    requests.iter().any(|r| r["body"].to_string().contains(needle))
+}
+
+/// Issue 15.7 with the real CLI: the answer to the tool call reports a nearly full context,
+/// Claude Code auto-compacts before its next request (PreCompact, SessionStart `compact`,
+/// PostCompact) and goes on with the same turn from the summary.
+#[test]
+fn claude_auto_compaction_in_a_turn_keeps_the_turn_whole() {
+    let Some(argv) = claude_bin() else { return };
+    let ws = Workspace::new();
+    ws.write("a.txt", "fn one\n");
+    let daemon = start(&ws);
+    let script = model::compaction_script();
+    // Claude Code's default model here (`claude-opus-5-5`) has a large window: 195k reported
+    // tokens do not make it compact, 990k do (the threshold is taken from the last usage).
+    let server = model::ModelServer::start_compacting(script, "compact", 990_000);
+    let claude = Claude::new(&ws, argv, &server);
+    claude.record_events();
+    claude.prompt(false, "warm-up prompt");
+    let after_first = snapshot(ws.root());
+    claude.prompt(true, "compact prompt: edit a twice");
+    assert!(
+        requested(&server, "Your task is to create a detailed summary"),
+        "no compaction request: {:#}",
+        json!(*server.requests.lock().unwrap())
+    );
+    let events = claude.events();
+    let second_run = &events[events
+        .iter()
+        .rposition(|e| e.starts_with("SessionStart:resume"))
+        .unwrap_or(0)..];
+    assert_eq!(
+        second_run,
+        [
+            "SessionStart:resume",
+            "UserPromptSubmit",
+            "PreCompact:auto",
+            "SessionStart:compact",
+            "PostCompact:auto",
+            "Stop",
+            "SessionEnd",
+        ],
+        "{events:?}"
+    );
+    assert_compacted_turn(&daemon, &ws, &server, &after_first);
+}
+
+/// The compacted prompt is one ended turn with its label, holding the writes from before and
+/// after the compaction, and its undo gives back the tree as it was after the warm-up.
+fn assert_compacted_turn(daemon: &Daemon, ws: &Workspace, server: &model::ModelServer, after_first: &Tree) {
+    let (session, turns) = only_session(daemon, server);
+    assert_eq!(
+        labels(&turns),
+        vec![json!("warm-up prompt"), json!("compact prompt: edit a twice")]
+    );
+    let second = daemon.turn(&session, 2, false);
+    assert_eq!(
+        changed_paths(&second),
+        set(["a.txt", "after.txt", "before.txt"]),
+        "{second:#}\nrequests: {:#}",
+        json!(*server.requests.lock().unwrap())
+    );
+    assert_eq!(ws.read("a.txt"), b"fn ONE\n");
+    assert!(turns.iter().all(|t| !t["ended_at"].is_null()), "{turns:#?}");
+    rollback_applied(daemon.undo(&session, json!({})));
+    assert_tree_eq(after_first, &snapshot(ws.root()), "undo of the compacted turn");
+}
