@@ -6,23 +6,16 @@
 use std::hint::black_box;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::mpsc;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use rusqlite::Connection;
 
-use filewatchd::capture::Context;
-use filewatchd::config::Retention;
 use filewatchd::fs::read::RootDir;
-use filewatchd::model::Hash;
-use filewatchd::model::{FileState, Origin, StatKey, State};
+use filewatchd::model::{FileState, Hash, Origin, StatKey, State};
 use filewatchd::paths::RelPath;
-use filewatchd::restore::plan;
-use filewatchd::stats::Stats;
+use filewatchd::restore::{Workspace, plan};
 use filewatchd::store::blobs::BlobDir;
 use filewatchd::store::{db, read_blob, sql};
-use filewatchd::watch::filter::IgnoreRules;
-use filewatchd::watch::{HintSender, Watches};
 
 const SMALL: usize = 4 * 1024;
 const LARGE: usize = 1024 * 1024;
@@ -171,30 +164,23 @@ fn planning(c: &mut Criterion) {
     versions(&mut conn, 1);
     let boundary = sql::latest_seq(&conn).expect("seq");
     versions(&mut conn, 2);
-    let ctx = context(&root, &dir.path().join("state"), blobs);
+    let ws = workspace(&root, blobs);
     c.bench_function("plan a 1,000-path rollback (dry run)", |b| {
         b.iter(|| {
-            let plan = plan::build(&conn, &ctx, None, boundary, &[]).expect("plan");
+            let plan = plan::build(&conn, &ws, None, boundary, &[]).expect("plan");
             assert_eq!(plan.steps.len(), 1000);
             plan
         });
     });
 }
 
-fn context(root: &Path, state: &Path, blobs: BlobDir) -> Context {
-    let stats = Arc::new(Stats::default());
-    let (tx, _inbox) = mpsc::channel::<filewatchd::watch::Hint>();
-    let hints = HintSender::new(root, tx, stats.clone());
-    Context {
-        root: Arc::new(RootDir::open(root).expect("root")),
-        blobs: Arc::new(blobs),
-        rules: IgnoreRules::new(root, state, &[]).expect("rules"),
-        watches: Watches::start(hints, stats.clone()).expect("watch"),
-        stats,
-        max_file_size: 64 * 1024 * 1024,
-        retention: Retention::default(),
-        verify: filewatchd::config::Verify::default(),
-    }
+/// What planning needs: the root and the blobs, no watcher.
+fn workspace(root: &Path, blobs: BlobDir) -> Workspace {
+    Workspace::new(
+        Arc::new(RootDir::open(root).expect("root")),
+        Arc::new(blobs),
+        64 * 1024 * 1024,
+    )
 }
 
 criterion_group!(benches, blobs_and_hashing, versions_and_boundaries, planning);

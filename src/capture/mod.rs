@@ -155,6 +155,23 @@ pub struct Context {
     pub verify: crate::config::Verify,
 }
 
+impl Context {
+    /// What a rollback works with (it needs no watcher).
+    pub fn workspace(&self) -> crate::restore::Workspace {
+        crate::restore::Workspace::new(self.root.clone(), self.blobs.clone(), self.max_file_size)
+    }
+
+    /// A rollback's effects on the watches: removed directories first, then created ones.
+    pub fn apply(&mut self, effects: crate::restore::Effects) {
+        for dir in &effects.unwatch {
+            self.watches.unwatch_tree(dir);
+        }
+        for dir in &effects.watch {
+            self.watches.watch(dir);
+        }
+    }
+}
+
 /// Work above this many paths is followed by `release_freed_memory`.
 pub const TRIM_AFTER: usize = 1000;
 

@@ -146,7 +146,10 @@ impl Worker {
         let (tx, inbox) = channel;
         if checked(&mut check, journal::needs_recovery(&conn))? {
             check.wait()?;
-            for outcome in crate::restore::recover::recover(&mut conn, &mut ctx)? {
+            let mut ws = ctx.workspace();
+            let recovered = crate::restore::recover::recover(&mut conn, &mut ws);
+            ctx.apply(ws.take_effects());
+            for outcome in recovered? {
                 tracing::warn!(rollback = ?outcome.rollback_id, note = ?outcome.recovery, "recovered a rollback");
             }
         }
@@ -549,7 +552,9 @@ impl Worker {
                 let _ = reply.send(self.verify_now());
             }
             Command::Rollback { request, reply } => {
-                let result = crate::restore::perform(&mut self.conn, &mut self.ctx, &request);
+                let mut ws = self.ctx.workspace();
+                let result = crate::restore::perform(&mut self.conn, &mut ws, &request);
+                self.ctx.apply(ws.take_effects());
                 if let Err(err) = &result {
                     tracing::warn!(error = %err, "rollback refused or failed");
                 }

@@ -9,11 +9,11 @@ use std::collections::HashMap;
 
 use rusqlite::{Connection, TransactionBehavior};
 
+use super::Workspace;
 use super::chain::Resolved;
 use super::outcome::Outcome;
 use super::pause::PauseHook;
 use super::plan::{Note, Step};
-use crate::capture::Context;
 use crate::fs::feed::map_parallel;
 use crate::fs::ops::{FsError, Parent, file_mode};
 use crate::fs::read::{Observation, probe};
@@ -127,7 +127,7 @@ pub fn to_json(outcome: &Outcome) -> String {
 /// Changes the files of every step (indexed by its `ord`), in dependency order.
 pub fn execute(
     conn: &Connection,
-    ctx: &Context,
+    ws: &Workspace,
     temps: &TempNames,
     steps: &[(i64, Step)],
     contents: &mut HashMap<Hash, Vec<u8>>,
@@ -135,7 +135,7 @@ pub fn execute(
 ) -> Applied {
     let mut run = Run {
         conn,
-        ctx,
+        ws,
         temps,
         check,
         contents,
@@ -160,12 +160,12 @@ pub fn execute(
     run.sync_dirs(steps);
     for (i, (_, step)) in steps.iter().enumerate() {
         if run.results[i].is_none() {
-            run.results[i] = Some(Finished::Done(stat_now(ctx, &step.path)));
+            run.results[i] = Some(Finished::Done(stat_now(ws, &step.path)));
         }
     }
     let mut results: Vec<Finished> = run.results.iter_mut().filter_map(Option::take).collect();
     // "done" is what the disk says, not what the system calls answered (issue 14.4).
-    super::finish::verify(ctx, steps, &mut results);
+    super::finish::verify(ws, steps, &mut results);
     run.sweep_temps(steps, &results);
     Applied {
         results,
@@ -217,7 +217,7 @@ struct TempWrite {
 
 struct Run<'a> {
     conn: &'a Connection,
-    ctx: &'a Context,
+    ws: &'a Workspace,
     temps: &'a TempNames,
     check: Check,
     contents: &'a mut HashMap<Hash, Vec<u8>>,
@@ -232,7 +232,7 @@ impl Run<'_> {
     /// One phase of one step. `Err` ends the step (done early, skipped or kept).
     fn step(&mut self, phase: usize, step: &(i64, Step)) -> Result<(), Finished> {
         let (_, step) = step;
-        let parent = match self.ctx.root.parent_of(&step.path) {
+        let parent = match self.ws.root.parent_of(&step.path) {
             Ok(parent) => parent,
             // Its directory is gone, so the path is too: a removal is already done.
             Err(FsError::NoParent(_)) if !step.target.is_present() => return Err(Finished::Done(None)),
@@ -284,13 +284,13 @@ impl Run<'_> {
                 return Ok(());
             }
         }
-        let on_disk = match probe(&self.ctx.root, &step.path, self.ctx.max_file_size) {
+        let on_disk = match probe(&self.ws.root, &step.path, self.ws.max_file_size) {
             Observation::Absent => State::Absent,
             Observation::Present(p) => p.state,
             _ => return Err(changed(step)),
         };
         if on_disk == step.target {
-            return Err(Finished::Done(stat_now(self.ctx, &step.path)));
+            return Err(Finished::Done(stat_now(self.ws, &step.path)));
         }
         // Only a step that changes a path's kind passes through "absent" (removed, not yet
         // created); anywhere else an absent path was removed by someone else.
@@ -386,7 +386,7 @@ impl Run<'_> {
             let (i, w) = &writes[k];
             let path = &steps[*i].1.path;
             let bytes = self.contents.get(&w.hash).map(Vec::as_slice).unwrap_or_default();
-            let written = (self.ctx.root.parent_of(path))
+            let written = (self.ws.root.parent_of(path))
                 .and_then(|parent| parent.write_temp(path, &w.temp, bytes, w.mode, true));
             written.err()
         })
@@ -473,7 +473,7 @@ impl Run<'_> {
             Some(dir) => dir.join(temp.as_bytes()),
             None => RelPath::from_fs_bytes(temp.as_bytes().to_vec()),
         };
-        match probe(&self.ctx.root, &swapped, self.ctx.max_file_size) {
+        match probe(&self.ws.root, &swapped, self.ws.max_file_size) {
             Observation::Present(p) if p.state == step.current => Swapped::Expected,
             Observation::Present(p) if p.state == step.target => Swapped::Ours,
             _ => Swapped::Foreign,
@@ -512,7 +512,7 @@ impl Run<'_> {
                 continue;
             }
             let temp = self.temps.name(*ord);
-            match self.ctx.root.parent_of(&step.path) {
+            match self.ws.root.parent_of(&step.path) {
                 Ok(parent) => {
                     if matches!(parent.stat_temp(&step.path, &temp), Ok(Some(_))) {
                         self.discard(&parent, &temp);
@@ -527,7 +527,7 @@ impl Run<'_> {
     }
 
     fn parent(&self, step: &Step) -> Result<Parent, Finished> {
-        match self.ctx.root.parent_of(&step.path) {
+        match self.ws.root.parent_of(&step.path) {
             Ok(parent) => Ok(parent),
             Err(FsError::NoParent(_)) if !step.target.is_present() => Err(Finished::Done(None)),
             Err(err) => Err(skipped(step, &err)),
@@ -536,7 +536,7 @@ impl Run<'_> {
 
     fn content(&mut self, hash: Hash) -> Result<&[u8], crate::store::blobs::BlobError> {
         if !self.contents.contains_key(&hash) {
-            let bytes = read_blob(self.conn, &self.ctx.blobs, hash)?;
+            let bytes = read_blob(self.conn, &self.ws.blobs, hash)?;
             self.contents.insert(hash, bytes);
         }
         Ok(self.contents.get(&hash).map(Vec::as_slice).unwrap_or_default())
@@ -548,7 +548,7 @@ impl Run<'_> {
     fn sync_dirs(&mut self, steps: &[(i64, Step)]) {
         let dirs: Vec<RelPath> = self.touched.values().cloned().collect();
         let mut failed: HashMap<Option<RelPath>, FsError> = HashMap::new();
-        for (failure, child) in fsync_dirs(&self.ctx.root, &dirs).into_iter().zip(&dirs) {
+        for (failure, child) in fsync_dirs(&self.ws.root, &dirs).into_iter().zip(&dirs) {
             if let Some(e) = failure {
                 failed.insert(child.parent(), e);
             }
@@ -600,7 +600,7 @@ fn changed(step: &Step) -> Finished {
     ))
 }
 
-fn stat_now(ctx: &Context, path: &RelPath) -> Option<StatKey> {
-    let parent = ctx.root.parent_of(path).ok()?;
+fn stat_now(ws: &Workspace, path: &RelPath) -> Option<StatKey> {
+    let parent = ws.root.parent_of(path).ok()?;
     parent.stat(path).ok().flatten().map(|s| StatKey::from_rustix(&s))
 }

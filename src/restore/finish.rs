@@ -11,15 +11,15 @@ use std::collections::HashMap;
 
 use rusqlite::{Connection, TransactionBehavior};
 
+use super::Workspace;
 use super::apply::{Applied, Check, Finished, execute, to_json};
 use super::outcome::{Outcome, PathLine};
 use super::plan::{Note, Step};
 use super::{OnConflict, RollbackError};
-use crate::capture::Context;
 use crate::fs::feed::map_parallel;
-use crate::fs::read::{Observation, observe, probe};
+use crate::fs::read::{Observation, probe};
 use crate::fs::temp::TempNames;
-use crate::model::{Origin, StatKey, State, now_ms, now_ns};
+use crate::model::{StatKey, State, now_ms, now_ns};
 use crate::store::{journal, sql};
 
 /// Paths checked at a time after applying.
@@ -69,13 +69,13 @@ impl std::fmt::Display for Failure {
 
 /// Checks every done step against its target on disk (type, content, executable bit, link
 /// target); one that differs is failed.
-pub fn verify(ctx: &Context, steps: &[(i64, Step)], results: &mut [Finished]) {
+pub fn verify(ws: &Workspace, steps: &[(i64, Step)], results: &mut [Finished]) {
     let done: Vec<usize> = (0..steps.len())
         .filter(|&i| matches!(results[i], Finished::Done(_)))
         .collect();
     let found = map_parallel(done.len(), VERIFY_THREADS, |k| {
         let step = &steps[done[k]].1;
-        match probe(&ctx.root, &step.path, ctx.max_file_size) {
+        match probe(&ws.root, &step.path, ws.max_file_size) {
             Observation::Absent => Some(State::Absent),
             Observation::Present(p) => Some(p.state),
             _ => None,
@@ -107,7 +107,7 @@ fn note(step: &Step, code: &'static str, reason: String) -> Note {
 #[allow(clippy::too_many_arguments)]
 pub fn conclude(
     conn: &mut Connection,
-    ctx: &mut Context,
+    ws: &mut Workspace,
     on_conflict: OnConflict,
     id: i64,
     temps: &TempNames,
@@ -123,15 +123,15 @@ pub fn conclude(
     let late = |r: &Finished| matches!(r, Finished::Skipped(_));
     let late_conflict = on_conflict == OnConflict::Abort && applied.results.iter().any(late);
     if failure.is_none() && !late_conflict {
-        record(conn, ctx, id, steps, &applied.results, &mut outcome, status)?;
+        record(conn, ws, id, steps, &applied.results, &mut outcome, status)?;
         journal::set_temps_left(conn, id, applied.temps_left)?;
         return Ok(outcome);
     }
-    let (back, reverted) = revert(conn, ctx, id, temps, steps)?;
+    let (back, reverted) = revert(conn, ws, id, temps, steps)?;
     let temps_left = applied.temps_left || back.temps_left;
     journal::set_temps_left(conn, id, temps_left)?;
     if !reverted {
-        record_partial(conn, ctx, id, steps)?;
+        record_partial(conn, ws, id, steps)?;
     }
     let Some((first, cause)) = failure else {
         // Under abort, a path someone changed while the rollback ran refuses it whole, as a
@@ -141,7 +141,7 @@ pub fn conclude(
     let paths = if reverted {
         Vec::new()
     } else {
-        paths_now(ctx, steps)
+        paths_now(ws, steps)
     };
     Err(RollbackError::Failed(Box::new(Failure {
         rollback_id: id,
@@ -156,7 +156,7 @@ pub fn conclude(
 /// Puts every path of the plan back to its state before the rollback; true when all are.
 fn revert(
     conn: &mut Connection,
-    ctx: &Context,
+    ws: &Workspace,
     id: i64,
     temps: &TempNames,
     steps: &[(i64, Step)],
@@ -165,7 +165,7 @@ fn revert(
     let inverse: Vec<(i64, Step)> = steps.iter().map(|(ord, s)| (*ord, inverted(s))).collect();
     let back = execute(
         conn,
-        ctx,
+        ws,
         &temps.reverting(),
         &inverse,
         &mut HashMap::new(),
@@ -215,12 +215,12 @@ fn refused_late(
 }
 
 /// Where each path of the plan is now, compared with its states before and after.
-fn paths_now(ctx: &Context, steps: &[(i64, Step)]) -> Vec<PathNow> {
+fn paths_now(ws: &Workspace, steps: &[(i64, Step)]) -> Vec<PathNow> {
     steps
         .iter()
         .map(|(_, step)| PathNow {
             path: step.path.to_text(),
-            state: match on_disk(ctx, step) {
+            state: match on_disk(ws, step) {
                 Some(s) if s == step.current => "as_before",
                 Some(s) if s == step.target => "rolled_back",
                 Some(State::Absent) => "absent",
@@ -230,8 +230,8 @@ fn paths_now(ctx: &Context, steps: &[(i64, Step)]) -> Vec<PathNow> {
         .collect()
 }
 
-fn on_disk(ctx: &Context, step: &Step) -> Option<State> {
-    match probe(&ctx.root, &step.path, ctx.max_file_size) {
+fn on_disk(ws: &Workspace, step: &Step) -> Option<State> {
+    match probe(&ws.root, &step.path, ws.max_file_size) {
         Observation::Absent => Some(State::Absent),
         Observation::Present(p) => Some(p.state),
         _ => None,
@@ -243,14 +243,14 @@ fn on_disk(ctx: &Context, step: &Step) -> Option<State> {
 /// and capture does not take them for someone else's writes.
 fn record_partial(
     conn: &mut Connection,
-    ctx: &Context,
+    ws: &Workspace,
     id: i64,
     steps: &[(i64, Step)],
 ) -> rusqlite::Result<()> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let now = now_ms();
     for (_, step) in steps {
-        let state = match on_disk(ctx, step) {
+        let state = match on_disk(ws, step) {
             Some(s) if s == step.target => s,
             Some(State::Absent) if step.current.is_present() => State::Absent,
             _ => continue,
@@ -265,7 +265,7 @@ fn record_partial(
 /// stores the answer; the rollback is then committed.
 pub fn record(
     conn: &mut Connection,
-    ctx: &mut Context,
+    ws: &mut Workspace,
     rollback_id: i64,
     steps: &[(i64, Step)],
     results: &[Finished],
@@ -281,7 +281,7 @@ pub fn record(
                 let seq =
                     journal::insert_rollback_version(&tx, step.path_id, &step.target, rollback_id, now)?;
                 set_stat(&tx, step, seq, *stat, checked_ns)?;
-                update_watch(ctx, step);
+                update_watch(ws, step);
                 outcome.set_status(&path, "done");
             }
             Finished::Skipped(note) | Finished::Failed(note, _) => {
@@ -314,11 +314,12 @@ fn set_stat(
     }
 }
 
-fn update_watch(ctx: &mut Context, step: &Step) {
+/// A directory the step created is to be watched, one it removed unwatched (by the caller).
+fn update_watch(ws: &mut Workspace, step: &Step) {
     if step.target.is_dir() {
-        ctx.watches.watch(&step.path);
+        ws.effects.watch.push(step.path.clone());
     } else if step.current.is_dir() {
-        ctx.watches.unwatch_tree(&step.path);
+        ws.effects.unwatch.push(step.path.clone());
     }
 }
 
@@ -326,7 +327,7 @@ fn update_watch(ctx: &mut Context, step: &Step) {
 /// unless its latest version already says so.
 pub fn record_reverted(
     conn: &mut Connection,
-    ctx: &mut Context,
+    ws: &mut Workspace,
     rollback_id: i64,
     inverse: &[(i64, Step)],
     results: &[Finished],
@@ -342,33 +343,7 @@ pub fn record_reverted(
         }
         let seq = journal::insert_rollback_version(&tx, step.path_id, &step.target, rollback_id, now)?;
         set_stat(&tx, step, seq, *stat, checked_ns)?;
-        update_watch(ctx, step);
+        update_watch(ws, step);
     }
-    tx.commit()
-}
-
-/// Another process's bytes found under one of our temp names (swapped out as it wrote, and a
-/// crash came before they were put back): stored as a version of the step's path, origin
-/// `outside`, before the temp file is removed (G5).
-pub fn record_foreign(
-    conn: &mut Connection,
-    ctx: &Context,
-    step: &Step,
-    temp: &crate::paths::RelPath,
-) -> rusqlite::Result<()> {
-    let Observation::Present(present) = observe(&ctx.root, temp, ctx.max_file_size, &ctx.blobs) else {
-        return Ok(());
-    };
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    if let Some(blob) = &present.blob {
-        let stored = match &present.streamed {
-            Some(tmp) => ctx.blobs.commit_streamed(blob.hash, tmp).map_err(|e| e.into_io()),
-            None => Ok(()),
-        };
-        let synced = stored.and_then(|()| ctx.blobs.sync_dirs(&[blob.hash]));
-        synced.map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
-        sql::insert_blob(&tx, blob)?;
-    }
-    sql::insert_version(&tx, step.path_id, &present.state, Origin::Outside, None, now_ms())?;
     tx.commit()
 }

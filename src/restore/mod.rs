@@ -17,6 +17,7 @@
 pub mod apply;
 pub mod chain;
 pub mod finish;
+mod found;
 pub mod outcome;
 mod pause;
 pub mod plan;
@@ -26,10 +27,48 @@ mod run;
 
 pub use run::perform;
 
+use std::sync::Arc;
+
 use serde::Deserialize;
+
+use crate::fs::read::RootDir;
+use crate::store::blobs::BlobDir;
 
 use crate::paths::RelPath;
 use crate::sessions::turns::TurnSelector;
+
+/// What a rollback works with: the workspace's root held open, the blob store and the size
+/// limit, and what it leaves for its caller to apply (`Effects`). It needs no watcher.
+pub struct Workspace {
+    pub root: Arc<RootDir>,
+    pub blobs: Arc<BlobDir>,
+    pub max_file_size: u64,
+    pub effects: Effects,
+}
+
+/// What a rollback changed that its caller applies: directories it created are to be watched,
+/// those it removed (a directory turned into a file or removed) unwatched.
+#[derive(Debug, Default)]
+pub struct Effects {
+    pub watch: Vec<RelPath>,
+    pub unwatch: Vec<RelPath>,
+}
+
+impl Workspace {
+    pub fn new(root: Arc<RootDir>, blobs: Arc<BlobDir>, max_file_size: u64) -> Self {
+        Self {
+            root,
+            blobs,
+            max_file_size,
+            effects: Effects::default(),
+        }
+    }
+
+    /// The effects so far, handed to the caller.
+    pub fn take_effects(&mut self) -> Effects {
+        std::mem::take(&mut self.effects)
+    }
+}
 
 /// What to do with conflicting paths (G4).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]

@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use rusqlite::Connection;
 
 use super::OnConflict;
-use crate::capture::Context;
+use super::Workspace;
 use crate::fs::feed::map_parallel;
 use crate::fs::ops::FsError;
 use crate::fs::read::{Observation, probe, unreadable_file};
@@ -76,7 +76,7 @@ pub struct Plan {
 /// the target are conflicts (G4 a); the disk is always checked against the record (G4 b).
 pub fn build(
     conn: &Connection,
-    ctx: &Context,
+    ws: &Workspace,
     owner: Option<&Lineage>,
     boundary: i64,
     only: &[RelPath],
@@ -106,22 +106,22 @@ pub fn build(
         let foreign = foreign_change(conn, &step, boundary, owner)?;
         steps.push((step, foreign));
     }
-    Ok(check(conn, ctx, steps))
+    Ok(check(conn, ws, steps))
 }
 
 /// Checks planned steps, each with its foreign change if any: the disk, what the content a
 /// step needs and whether it can be restored. The plan of a rollback and of a redo alike.
-pub(super) fn check(conn: &Connection, ctx: &Context, steps: Vec<(Step, Option<Note>)>) -> Plan {
+pub(super) fn check(conn: &Connection, ws: &Workspace, steps: Vec<(Step, Option<Note>)>) -> Plan {
     let mut plan = Plan::default();
     // The disk is checked for every path, conflicting or not: with `force` the apply
     // re-checks each path against exactly what was seen here.
-    let on_disk = check_disks(ctx, &steps);
+    let on_disk = check_disks(ws, &steps);
     for ((mut step, foreign), (on_disk, checked)) in steps.into_iter().zip(on_disk) {
         step.checked = checked;
         if let Some(note) = foreign.or(on_disk).or_else(|| content_not_stored(&step)) {
             plan.conflicts.push(note);
         }
-        if let Some(note) = load_target(conn, ctx, &step, &mut plan.contents) {
+        if let Some(note) = load_target(conn, ws, &step, &mut plan.contents) {
             plan.not_restorable.push(note);
         }
         plan.steps.push(step);
@@ -146,9 +146,9 @@ fn content_not_stored(step: &Step) -> Option<Note> {
 }
 
 /// `check_disk` for every step, read in parallel (each path is opened and hashed).
-fn check_disks(ctx: &Context, steps: &[(Step, Option<Note>)]) -> Vec<(Option<Note>, Option<StatKey>)> {
+fn check_disks(ws: &Workspace, steps: &[(Step, Option<Note>)]) -> Vec<(Option<Note>, Option<StatKey>)> {
     const READERS: usize = 8;
-    map_parallel(steps.len(), READERS, |i| check_disk(ctx, &steps[i].0))
+    map_parallel(steps.len(), READERS, |i| check_disk(ws, &steps[i].0))
 }
 
 /// G4 (a): the latest change since the boundary not made by the session's own turns or
@@ -206,7 +206,7 @@ pub(super) fn describe(v: &LaterVersion) -> String {
 /// where the plan needs a directory.
 /// What the disk holds at the step's path against its latest recorded state: a conflict, if
 /// any, and the stat the apply re-checks before changing the path.
-fn check_disk(ctx: &Context, step: &Step) -> (Option<Note>, Option<StatKey>) {
+fn check_disk(ws: &Workspace, step: &Step) -> (Option<Note>, Option<StatKey>) {
     let conflict = |code, reason: String| {
         Some(Note {
             path: step.path.clone(),
@@ -214,10 +214,10 @@ fn check_disk(ctx: &Context, step: &Step) -> (Option<Note>, Option<StatKey>) {
             reason,
         })
     };
-    if let Err(err @ FsError::SymlinkInTheWay(_)) = ctx.root.parent_of(&step.path) {
+    if let Err(err @ FsError::SymlinkInTheWay(_)) = ws.root.parent_of(&step.path) {
         return (conflict("symlink_in_the_way", err.to_string()), None);
     }
-    let (on_disk, checked) = match probe(&ctx.root, &step.path, ctx.max_file_size) {
+    let (on_disk, checked) = match probe(&ws.root, &step.path, ws.max_file_size) {
         Observation::Absent => (State::Absent, None),
         Observation::Present(present) => (present.state, Some(present.stat)),
         Observation::Unstable => {
@@ -232,7 +232,7 @@ fn check_disk(ctx: &Context, step: &Step) -> (Option<Note>, Option<StatKey>) {
         }
         Observation::Unreadable(e) | Observation::StoreFailed(e) => {
             // Known by its stat only: `force` may replace it if that is still what was recorded.
-            let checked = unreadable_file(&ctx.root, &step.path)
+            let checked = unreadable_file(&ws.root, &step.path)
                 .filter(|seen| seen.state == step.current)
                 .map(|seen| seen.stat);
             let reason = format!(
@@ -252,7 +252,7 @@ fn check_disk(ctx: &Context, step: &Step) -> (Option<Note>, Option<StatKey>) {
 /// blob is damaged, is named, never silently skipped).
 fn load_target(
     conn: &Connection,
-    ctx: &Context,
+    ws: &Workspace,
     step: &Step,
     contents: &mut HashMap<Hash, Vec<u8>>,
 ) -> Option<Note> {
@@ -285,7 +285,7 @@ fn load_target(
     if contents.contains_key(&file.hash) {
         return None;
     }
-    match read_blob(conn, &ctx.blobs, file.hash) {
+    match read_blob(conn, &ws.blobs, file.hash) {
         Ok(bytes) => {
             contents.insert(file.hash, bytes);
             None

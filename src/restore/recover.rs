@@ -12,21 +12,20 @@ use super::apply::{self, Check, Finished};
 use super::chain::Target;
 use super::outcome::Outcome;
 use super::plan::Step;
-use super::{OnConflict, RollbackError, finish};
-use crate::capture::Context;
+use super::{OnConflict, RollbackError, Workspace, finish, found};
 use crate::fs::read::{Observation, probe};
 use crate::fs::temp::TempNames;
 use crate::store::journal::{self, RollbackRow};
 
 /// Finishes every interrupted rollback, then every revert a failure left unfinished, then
 /// removes the temp files a read-only file system kept; returns the answers.
-pub fn recover(conn: &mut Connection, ctx: &mut Context) -> rusqlite::Result<Vec<Outcome>> {
+pub fn recover(conn: &mut Connection, ws: &mut Workspace) -> rusqlite::Result<Vec<Outcome>> {
     let mut finished = Vec::new();
     for row in journal::prepared_rollbacks(conn)? {
         let steps = unfinished_steps(conn, &row)?;
         let temps = TempNames::of_rollback(row.id, row.temp_tag.clone());
-        remove_temps(conn, ctx, &temps, &steps)?;
-        let applied = apply::execute(conn, ctx, &temps, &steps, &mut HashMap::new(), Check::Recovery);
+        remove_temps(conn, ws, &temps, &steps)?;
+        let applied = apply::execute(conn, ws, &temps, &steps, &mut HashMap::new(), Check::Recovery);
         let mut outcome = stored_outcome(&row);
         let left = applied
             .results
@@ -40,7 +39,7 @@ pub fn recover(conn: &mut Connection, ctx: &mut Context) -> rusqlite::Result<Vec
         // Recovery goes forward whatever the conflicts: skip is what it can do with them.
         let concluded = finish::conclude(
             conn,
-            ctx,
+            ws,
             OnConflict::Skip,
             row.id,
             &temps,
@@ -63,13 +62,13 @@ pub fn recover(conn: &mut Connection, ctx: &mut Context) -> rusqlite::Result<Vec
         );
     }
     for row in journal::reverting_rollbacks(conn)? {
-        finish_revert(conn, ctx, &row)?;
+        finish_revert(conn, ws, &row)?;
     }
     for row in journal::with_temps_left(conn)? {
         let steps = all_steps(conn, &row)?;
         let temps = TempNames::of_rollback(row.id, row.temp_tag.clone());
-        let forward = remove_temps(conn, ctx, &temps, &steps)?;
-        let reverse = remove_temps(conn, ctx, &temps.reverting(), &steps)?;
+        let forward = remove_temps(conn, ws, &temps, &steps)?;
+        let reverse = remove_temps(conn, ws, &temps.reverting(), &steps)?;
         journal::set_temps_left(conn, row.id, !(forward && reverse))?;
     }
     Ok(finished)
@@ -77,14 +76,14 @@ pub fn recover(conn: &mut Connection, ctx: &mut Context) -> rusqlite::Result<Vec
 
 /// A failed rollback whose putting back could not finish: every path still at the rollback's
 /// target goes back to its state before it.
-fn finish_revert(conn: &mut Connection, ctx: &mut Context, row: &RollbackRow) -> rusqlite::Result<()> {
+fn finish_revert(conn: &mut Connection, ws: &mut Workspace, row: &RollbackRow) -> rusqlite::Result<()> {
     let steps = all_steps(conn, row)?;
     let inverse: Vec<(i64, Step)> = steps.iter().map(|(o, s)| (*o, finish::inverted(s))).collect();
     let temps = TempNames::of_rollback(row.id, row.temp_tag.clone()).reverting();
-    remove_temps(conn, ctx, &temps, &inverse)?;
-    let back = apply::execute(conn, ctx, &temps, &inverse, &mut HashMap::new(), Check::Recovery);
+    remove_temps(conn, ws, &temps, &inverse)?;
+    let back = apply::execute(conn, ws, &temps, &inverse, &mut HashMap::new(), Check::Recovery);
     let done = !back.results.iter().any(|r| matches!(r, Finished::Failed(..)));
-    finish::record_reverted(conn, ctx, row.id, &inverse, &back.results)?;
+    finish::record_reverted(conn, ws, row.id, &inverse, &back.results)?;
     if done {
         journal::set_status(conn, row.id, "reverted")?;
     }
@@ -137,14 +136,14 @@ fn steps_of(
 /// when one could not be removed.
 fn remove_temps(
     conn: &mut Connection,
-    ctx: &mut Context,
+    ws: &mut Workspace,
     temps: &TempNames,
     steps: &[(i64, Step)],
 ) -> rusqlite::Result<bool> {
     let mut all = true;
     for (ord, step) in steps {
         let name = temps.name(*ord);
-        let Ok(parent) = ctx.root.parent_of(&step.path) else {
+        let Ok(parent) = ws.root.parent_of(&step.path) else {
             continue;
         };
         if !matches!(parent.stat_temp(&step.path, &name), Ok(Some(_))) {
@@ -154,7 +153,7 @@ fn remove_temps(
             Some(dir) => dir.join(name.as_bytes()),
             None => crate::paths::RelPath::from_fs_bytes(name.as_bytes().to_vec()),
         };
-        let state = match probe(&ctx.root, &temp, ctx.max_file_size) {
+        let state = match probe(&ws.root, &temp, ws.max_file_size) {
             Observation::Present(p) => Some(p.state),
             _ => None,
         };
@@ -162,7 +161,7 @@ fn remove_temps(
             .as_ref()
             .is_some_and(|s| *s != step.current && *s != step.target)
         {
-            finish::record_foreign(conn, ctx, step, &temp)?;
+            found::store_foreign(conn, ws, step, &temp)?;
         }
         all &= parent.unlink_temp(&name);
     }

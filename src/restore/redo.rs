@@ -7,8 +7,8 @@
 
 use rusqlite::Connection;
 
+use super::Workspace;
 use super::plan::{self, Note, Plan, Step};
-use crate::capture::Context;
 use crate::model::State;
 use crate::paths::RelPath;
 use crate::store::journal::{self, ChangedBy};
@@ -17,7 +17,7 @@ use crate::store::journal::{self, ChangedBy};
 /// `from_seq` (the state each path returns to), restricted to `only` (and what lies beneath).
 pub fn build(
     conn: &Connection,
-    ctx: &Context,
+    ws: &Workspace,
     redone: i64,
     from_seq: i64,
     only: &[RelPath],
@@ -49,7 +49,7 @@ pub fn build(
         let foreign = changed_since(conn, &changed, &own)?;
         steps.push((step, foreign));
     }
-    Ok(plan::check(conn, ctx, steps))
+    Ok(plan::check(conn, ws, steps))
 }
 
 /// The latest change to a path since the rollback wrote it, by anything but that rollback's

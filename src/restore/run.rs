@@ -6,18 +6,15 @@ use rusqlite::Connection;
 use super::apply::{self, Check};
 use super::outcome::Outcome;
 use super::plan::{self, Plan, Step};
-use super::{OnConflict, Operation, Request, RollbackError, chain, finish, redo};
-use crate::capture::Context;
-use crate::capture::record::{self, Attribution};
+use super::{OnConflict, Operation, Request, RollbackError, Workspace, chain, finish, found, redo};
 use crate::fs::temp::TempNames;
-use crate::model::Origin;
 use crate::paths::RelPath;
 use crate::store::{journal, sql};
 
 /// Runs a request; the caller has already recorded every write made before it (barrier).
 pub fn perform(
     conn: &mut Connection,
-    ctx: &mut Context,
+    ws: &mut Workspace,
     request: &Request,
 ) -> Result<Outcome, RollbackError> {
     if let Some(stored) = repeated(conn, request)? {
@@ -28,14 +25,17 @@ pub fn perform(
     if let Some(path) = never_recorded(conn, &request.paths)? {
         return Err(RollbackError::NeverRecorded(path.to_text()));
     }
-    let mut plan = plan_for(conn, ctx, &resolved, &request.paths)?;
-    if request.on_conflict == OnConflict::Force && !request.dry_run && record_unrecorded(conn, ctx, &plan)? {
-        plan = plan_for(conn, ctx, &resolved, &request.paths)?;
+    let mut plan = plan_for(conn, ws, &resolved, &request.paths)?;
+    if request.on_conflict == OnConflict::Force
+        && !request.dry_run
+        && found::record_unrecorded(conn, ws, &plan)?
+    {
+        plan = plan_for(conn, ws, &resolved, &request.paths)?;
     }
     let decision = plan::decide(&plan, request.on_conflict);
     let target = resolved.target.clone();
     let planned_at = started.elapsed();
-    let mut outcome = Outcome::planned(conn, &ctx.blobs, request, resolved.kind, target, &plan, &decision);
+    let mut outcome = Outcome::planned(conn, &ws.blobs, request, resolved.kind, target, &plan, &decision);
     let described_at = started.elapsed();
     if request.dry_run || decision.refused {
         if request.dry_run {
@@ -44,7 +44,7 @@ pub fn perform(
             } else {
                 &decision.apply
             };
-            outcome.predict_kept(&ctx.root.path, would_apply);
+            outcome.predict_kept(&ws.root.path, would_apply);
         }
         return Ok(outcome);
     }
@@ -66,12 +66,12 @@ pub fn perform(
     )?;
     let journaled_at = started.elapsed();
     let mut contents = plan.contents;
-    let applied = apply::execute(conn, ctx, &temps, &steps, &mut contents, Check::Planned);
+    let applied = apply::execute(conn, ws, &temps, &steps, &mut contents, Check::Planned);
     let applied_at = started.elapsed();
     let on_conflict = request.on_conflict;
     let outcome = finish::conclude(
         conn,
-        ctx,
+        ws,
         on_conflict,
         id,
         &temps,
@@ -100,13 +100,13 @@ pub fn perform(
 /// A redo undoes exactly the rollback it names; anything else rolls back to the target.
 fn plan_for(
     conn: &Connection,
-    ctx: &Context,
+    ws: &Workspace,
     resolved: &chain::Resolved,
     only: &[RelPath],
 ) -> rusqlite::Result<Plan> {
     match resolved.redo_of {
-        Some(redone) => redo::build(conn, ctx, redone, resolved.target_seq, only),
-        None => plan::build(conn, ctx, resolved.lineage.as_ref(), resolved.target_seq, only),
+        Some(redone) => redo::build(conn, ws, redone, resolved.target_seq, only),
+        None => plan::build(conn, ws, resolved.lineage.as_ref(), resolved.target_seq, only),
     }
 }
 
@@ -138,26 +138,6 @@ fn repeated(conn: &Connection, request: &Request) -> Result<Option<Outcome>, Rol
         });
     }
     Ok(Some(stored))
-}
-
-/// With `force`, what is on disk but not yet recorded is recorded first, so the content a
-/// rollback overwrites always stays in history (G4, G5). True when anything was recorded.
-fn record_unrecorded(conn: &mut Connection, ctx: &mut Context, plan: &Plan) -> rusqlite::Result<bool> {
-    let fresh: Vec<_> = plan
-        .conflicts
-        .iter()
-        .filter(|c| c.code == "changed_on_disk")
-        .map(|c| c.path.clone())
-        .collect();
-    if fresh.is_empty() {
-        return Ok(false);
-    }
-    let outside = Attribution {
-        origin: Origin::Outside,
-        turn_id: None,
-    };
-    record::record(conn, ctx, fresh, outside, None)?;
-    Ok(true)
 }
 
 /// The first requested path the index knows nothing at or beneath: a typo or an ignored path
