@@ -201,11 +201,12 @@ fn wait_in_rename(pid: u32) -> bool {
     false
 }
 
-#[test]
-fn a_write_racing_the_final_rename_survives() {
+/// A turn that rewrote `a.txt`, and its undo with the rename held (strace `delay_enter`) while
+/// `write` rewrites the file; the undo's answer and what is left.
+fn undo_racing(write: &str) -> Option<(Workspace, Daemon, u16, Value)> {
     if !cfg!(target_arch = "x86_64") {
         eprintln!("skipped: the syscall number checked is x86_64's");
-        return;
+        return None;
     }
     let ws = Workspace::new();
     ws.write("a.txt", "before\n");
@@ -214,35 +215,47 @@ fn a_write_racing_the_final_rename_survives() {
     ws.write("a.txt", "the turn's\n");
     d.turn_end("s");
     let inject = "inject=renameat2:delay_enter=5000000:when=1";
-    let Some(strace) = Strace::attach(d.pid, &["-e", "trace=renameat2", "-e", inject]) else {
-        return;
-    };
+    let strace = Strace::attach(d.pid, &["-e", "trace=renameat2", "-e", inject])?;
     let undo = d.post_detached("/v1/sessions/s/undo", json!({}));
     assert!(wait_in_rename(d.pid), "the undo reached its rename");
-    // Another process rewrites the file in place while the rename is held.
-    std::fs::write(ws.path("a.txt"), "someone else's bytes\n").unwrap();
+    ws.sh(write);
     let (status, body) = undo.recv().unwrap().expect("the undo answered");
     strace.detach();
+    Some((ws, d, status, body))
+}
+
+#[track_caller]
+fn assert_their_bytes_survive(ws: &Workspace, d: &Daemon, status: u16, body: &Value, bytes: &[u8]) {
     assert_eq!(
         status, 409,
         "a conflict found while applying refuses an abort: {body:#}"
     );
     assert_eq!(body["error"]["code"], "conflicts", "{body:#}");
-    assert_eq!(
-        ws.read("a.txt"),
-        b"someone else's bytes\n",
-        "their bytes are at their path"
-    );
-    assert_no_temps(&ws);
+    assert_eq!(ws.read("a.txt"), bytes, "their bytes are at their path");
+    assert_no_temps(ws);
     // And they are recorded at the next marker, as someone else's.
     d.turn_start("s", "next");
     let latest = latest(&d.history("a.txt")).clone();
-    assert_eq!(
-        latest["hash"],
-        blake3_hex(b"someone else's bytes\n"),
-        "{latest:#}"
-    );
+    assert_eq!(latest["hash"], blake3_hex(bytes), "{latest:#}");
     assert_eq!(latest["origin"], "outside", "{latest:#}");
+}
+
+#[test]
+fn a_write_racing_the_final_rename_survives() {
+    let Some((ws, d, status, body)) = undo_racing("printf \"someone else's bytes\\n\" > a.txt") else {
+        return;
+    };
+    assert_their_bytes_survive(&ws, &d, status, &body, b"someone else's bytes\n");
+}
+
+#[test]
+fn a_same_size_write_in_place_that_restores_the_mtime_survives_too() {
+    // What `rsync --inplace --times` does: same size, the old mtime put back.
+    let script = "mt=$(stat -c %.9Y a.txt); printf 'EXTERNAL!!\\n' | dd of=a.txt conv=notrunc status=none; touch -d @$mt a.txt";
+    let Some((ws, d, status, body)) = undo_racing(script) else {
+        return;
+    };
+    assert_their_bytes_survive(&ws, &d, status, &body, b"EXTERNAL!!\n");
 }
 
 #[test]
@@ -310,4 +323,35 @@ fn temp_files_that_cannot_be_removed_are_never_recorded_and_go_at_the_next_start
         "the start-up finished putting back",
     );
     drop(d);
+}
+
+#[test]
+fn a_root_moved_away_mid_rollback_is_put_back_and_refused() {
+    if !cfg!(target_arch = "x86_64") {
+        eprintln!("skipped: the syscall number checked is x86_64's");
+        return;
+    }
+    let ws = Workspace::new();
+    let (d, after) = turn_to_undo(&ws);
+    // The second rename is held for 3 s: the root moves away meanwhile.
+    let inject = "inject=renameat2:delay_enter=3000000:when=2";
+    let Some(strace) = Strace::attach(d.pid, &["-e", "trace=renameat2", "-e", inject]) else {
+        return;
+    };
+    let undo = d.post_detached("/v1/sessions/s/undo", json!({"on_conflict": "force"}));
+    assert!(wait_in_rename(d.pid), "the undo reached its second rename");
+    let moved = ws.root().with_extension("moved");
+    std::fs::rename(ws.root(), &moved).unwrap();
+    std::fs::create_dir(ws.root()).unwrap();
+    let (status, body) = undo.recv().unwrap().expect("the undo answered");
+    strace.detach();
+    let moved_now = snapshot(&moved);
+    std::fs::remove_dir_all(&moved).unwrap();
+    assert_eq!(status, 503, "{body:#}");
+    assert_eq!(body["error"]["code"], "workspace_lost", "{body:#}");
+    assert_tree_eq(&after, &moved_now, "the moved tree is as it was before the undo");
+    assert!(
+        snapshot(ws.root()).is_empty(),
+        "nothing is written in the new root"
+    );
 }

@@ -173,7 +173,13 @@ impl From<RollbackError> for ApiError {
             RollbackError::Failed(failure) => {
                 tracing::warn!(error = %message, "rollback failed");
                 let details = serde_json::to_value(&*failure).unwrap_or_default();
-                Self::new(StatusCode::SERVICE_UNAVAILABLE, "rollback_failed", message).with_details(details)
+                // The root moved away mid-rollback: what it had changed was put back there.
+                let code = if failure.cause == "workspace_lost" {
+                    "workspace_lost"
+                } else {
+                    "rollback_failed"
+                };
+                Self::new(StatusCode::SERVICE_UNAVAILABLE, code, message).with_details(details)
             }
             RollbackError::Unavailable => Self::unavailable(message),
             RollbackError::WorkspaceLost(_) => Self::workspace_lost(message),

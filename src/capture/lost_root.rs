@@ -35,9 +35,9 @@ pub fn check(root: &RootDir) -> Option<WorkspaceLost> {
         _ => "was moved away".to_string(),
     };
     let standing = match now {
-        Err(Errno::NOENT) => "nothing stands at its path now".to_string(),
+        Err(Errno::NOENT) => "nothing stood at its path when this was noticed".to_string(),
         Err(err) => format!("its path cannot be examined ({err})"),
-        Ok(_) => "another directory (or file) stands at its path now".to_string(),
+        Ok(_) => "another directory (or file) stood at its path when this was noticed".to_string(),
     };
     Some(lost(root, format!("{gone}, and {standing}")))
 }
@@ -59,7 +59,7 @@ fn lost(root: &RootDir, what: String) -> WorkspaceLost {
         since: crate::model::format_time(crate::model::now_ms()),
         remedy: format!(
             "The recorded history can still be read (log, show, history). To record again, stop \
-             this daemon (filewatchd stop, or SIGTERM); then either move the directory back to \
+             this daemon (`kill <pid>`: SIGTERM, the pid is in `filewatchd status`); then either move the directory back to \
              {shown} and start filewatchd there, or start it in the new {shown}: what differs from \
              the history is then recorded as changed while the daemon was not running (offline)"
         ),

@@ -54,6 +54,16 @@ impl RootDir {
     pub fn fd(&self) -> &OwnedFd {
         &self.fd
     }
+
+    /// The root's path still names the directory held open (same device and inode): false
+    /// once it was moved away, removed or replaced, when writing through the descriptor would
+    /// write somewhere the user no longer calls the workspace.
+    pub fn still_at_path(&self) -> bool {
+        let (Ok(held), Ok(now)) = (rustix::fs::fstat(&self.fd), rustix::fs::lstat(&self.path)) else {
+            return false;
+        };
+        (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino)
+    }
 }
 
 /// What one path is right now.

@@ -19,8 +19,7 @@ use crate::fs::ops::{FsError, Parent, file_mode};
 use crate::fs::read::{Observation, probe};
 use crate::fs::temp::TempNames;
 use crate::model::Hash;
-use crate::model::RACY_NS;
-use crate::model::{StatKey, State, now_ms, now_ns};
+use crate::model::{StatKey, State, now_ms};
 use crate::paths::RelPath;
 use crate::store::fault::io_cause;
 use crate::store::{journal, read_blob, sql};
@@ -142,6 +141,7 @@ pub fn execute(
         results: vec![None; steps.len()],
         touched: HashMap::new(),
         temps_left: false,
+        root_lost: false,
         pause: PauseHook::from_env(),
     };
     run.pause.before_first();
@@ -225,6 +225,8 @@ struct Run<'a> {
     /// Directories whose entries changed, each with one path inside it (to open it by).
     touched: HashMap<Option<RelPath>, RelPath>,
     temps_left: bool,
+    /// The root was found moved away or replaced: nothing more is changed (issue 14.6).
+    root_lost: bool,
     pause: PauseHook,
 }
 
@@ -232,6 +234,7 @@ impl Run<'_> {
     /// One phase of one step. `Err` ends the step (done early, skipped or kept).
     fn step(&mut self, phase: usize, step: &(i64, Step)) -> Result<(), Finished> {
         let (_, step) = step;
+        self.root_still_there(step)?;
         let parent = match self.ws.root.parent_of(&step.path) {
             Ok(parent) => parent,
             // Its directory is gone, so the path is too: a removal is already done.
@@ -395,6 +398,7 @@ impl Run<'_> {
     /// Re-checks the path (PATH-04) and moves its temp file into place (or sets its mode): a
     /// create never clobbers (`RENAME_NOREPLACE`), a replace swaps (`exchange`).
     fn install(&mut self, (ord, step): &(i64, Step)) -> Result<(), Finished> {
+        self.root_still_there(step)?;
         let parent = self.parent(step)?;
         let temp = self.temps.name(*ord);
         if let Err(finished) = self.recheck(&parent, step) {
@@ -430,7 +434,7 @@ impl Run<'_> {
             self.discard(parent, temp);
             return Err(skipped(step, &e));
         }
-        match self.swapped_out(parent, step, temp) {
+        match self.swapped_out(step, temp) {
             Swapped::Expected => {
                 self.discard(parent, temp);
                 return Ok(());
@@ -454,21 +458,11 @@ impl Run<'_> {
         }
     }
 
-    /// What the swap put under the temp name: what the plan expected (the same file,
-    /// unchanged since its check: an old enough mtime proves it, a recent one is compared by
-    /// content), our own new content (no swap happened), or someone else's.
-    fn swapped_out(&self, parent: &Parent, step: &Step, temp: &str) -> Swapped {
-        let Ok(Some(now)) = parent.stat_temp(&step.path, temp) else {
-            return Swapped::Foreign;
-        };
-        let now = StatKey::from_rustix(&now);
-        let unchanged = step.checked.is_some_and(|c| {
-            (c.dev, c.ino, c.size, c.mtime_ns, c.mode) == (now.dev, now.ino, now.size, now.mtime_ns, now.mode)
-        });
-        // A file the daemon cannot read has only its stat to go by (a forced rollback of it).
-        if unchanged && (step.current.is_unreadable() || now_ns() - now.mtime_ns > RACY_NS) {
-            return Swapped::Expected;
-        }
+    /// What the swap put under the temp name: what the plan expected, our own new content (no
+    /// swap happened), or someone else's. Compared by content, always: a write in place that
+    /// keeps the size and puts the mtime back (`rsync --inplace --times`) leaves every stat
+    /// field the swap does not itself change as it was.
+    fn swapped_out(&self, step: &Step, temp: &str) -> Swapped {
         let swapped = match step.path.parent() {
             Some(dir) => dir.join(temp.as_bytes()),
             None => RelPath::from_fs_bytes(temp.as_bytes().to_vec()),
@@ -494,6 +488,26 @@ impl Run<'_> {
             (Some(_), None) => self.check == Check::Recovery,
         };
         if unchanged { Ok(()) } else { Err(changed(step)) }
+    }
+
+    /// Before each change of a rollback (not of putting one back, which restores the tree it
+    /// changed, wherever it is now): the root is still where the user has it. Once it is not,
+    /// every step left fails, and what was changed is put back.
+    fn root_still_there(&mut self, step: &Step) -> Result<(), Finished> {
+        if self.check == Check::Planned && !self.root_lost && !self.ws.root.still_at_path() {
+            self.root_lost = true;
+        }
+        if !self.root_lost {
+            return Ok(());
+        }
+        let reason = format!(
+            "the workspace root {} was moved away or replaced while the rollback ran",
+            self.ws.root.path.display()
+        );
+        Err(Finished::Failed(
+            note(step, "workspace_lost", reason),
+            "workspace_lost".into(),
+        ))
     }
 
     /// Unlinks a temp file of ours; one that cannot be (a read-only file system) stays named
