@@ -355,3 +355,42 @@ fn a_root_moved_away_mid_rollback_is_put_back_and_refused() {
         "nothing is written in the new root"
     );
 }
+
+#[test]
+fn a_rollback_the_index_cannot_record_yet_is_recorded_as_its_own_later() {
+    let ws = Workspace::new();
+    let (d, _) = turn_to_undo(&ws);
+    // The undo's plan is journaled (the first WAL fsync), then the index fails (EIO).
+    let wal = d.state_dir.join("index.sqlite-wal").display().to_string();
+    let args = [
+        "-P",
+        &wal,
+        "-e",
+        "trace=fsync,fdatasync",
+        "-e",
+        "inject=fsync,fdatasync:error=EIO:when=2+",
+    ];
+    let Some(strace) = Strace::attach(d.pid, &args) else {
+        return;
+    };
+    let (status, body) = d.undo("s", json!({}));
+    strace.detach();
+    assert_eq!(status, 503, "{body:#}");
+    assert_eq!(body["error"]["code"], "storage_error", "{body:#}");
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("applied on disk"),
+        "the answer says what happened: {message}"
+    );
+    assert_eq!(ws.read("a.txt"), b"a.txt before\n");
+    assert!(!ws.path("e.txt").exists());
+    // Once the index takes writes again, the rollback is recorded as the rollback it was:
+    // its writes are its own (no conflict for its redo), never someone else's.
+    let latest = latest(&d.history("a.txt")).clone();
+    assert_eq!(latest["origin"], "rollback", "{latest:#}");
+    rollback_applied(d.redo("s", json!({})));
+    assert_eq!(ws.read("a.txt"), b"a.txt after\n");
+    d.turn_start("s", "next");
+    let turn = d.turn_end("s");
+    assert!(changes(&turn).is_empty(), "nothing is left to record: {turn:#}");
+}

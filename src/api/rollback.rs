@@ -169,7 +169,9 @@ impl From<RollbackError> for ApiError {
             RollbackError::Expired { .. } => Self::new(StatusCode::GONE, "expired", message),
             RollbackError::BeforeHistory { .. } => Self::new(StatusCode::CONFLICT, "before_history", message),
             RollbackError::Store(e) => Self::from(e),
-            RollbackError::Unrecorded(_) => Self::storage(message),
+            RollbackError::Unrecorded(_)
+            | RollbackError::RecordPending(..)
+            | RollbackError::AppliedNotRecorded(_) => Self::storage(message),
             RollbackError::Failed(failure) => {
                 tracing::warn!(error = %message, "rollback failed");
                 let details = serde_json::to_value(&*failure).unwrap_or_default();

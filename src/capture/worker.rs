@@ -105,6 +105,9 @@ pub struct Worker {
     retry_at: Option<Instant>,
     /// Paths the store could not take (G12): pending until recorded; commands refused meanwhile.
     unrecorded: Option<Unrecorded>,
+    /// A rollback applied on disk whose record the store did not take: recorded before
+    /// anything else is (its writes are the daemon's own, never someone else's).
+    pending_rollback: Option<crate::restore::finish::Pending>,
     /// A rescan the store failed: it runs again (whole) before the next command.
     rescan_owed: bool,
     backoff: Duration,
@@ -184,6 +187,7 @@ impl Worker {
             last_hint: Instant::now(),
             retry_at: None,
             unrecorded: None,
+            pending_rollback: None,
             rescan_owed: false,
             backoff: RETRY_AFTER,
             barrier: Barrier::default(),
@@ -415,7 +419,7 @@ impl Worker {
 
     /// Records every pending hint in one batch.
     fn flush(&mut self) {
-        if self.pending.is_empty() {
+        if !self.record_pending_rollback() || self.pending.is_empty() {
             return;
         }
         let work: Vec<RelPath> = std::mem::take(&mut self.pending).into_iter().collect();
@@ -555,6 +559,7 @@ impl Worker {
                 let mut ws = self.ctx.workspace();
                 let result = crate::restore::perform(&mut self.conn, &mut ws, &request);
                 self.ctx.apply(ws.take_effects());
+                let result = result.map_err(|err| self.keep_pending_rollback(err));
                 if let Err(err) = &result {
                     tracing::warn!(error = %err, "rollback refused or failed");
                 }

@@ -16,7 +16,7 @@ use super::pause::PauseHook;
 use super::plan::{Note, Step};
 use crate::fs::feed::map_parallel;
 use crate::fs::ops::{FsError, Parent, file_mode};
-use crate::fs::read::{Observation, probe};
+use crate::fs::read::{Observation, probe, unreadable_file};
 use crate::fs::temp::TempNames;
 use crate::model::Hash;
 use crate::model::{StatKey, State, now_ms};
@@ -72,6 +72,7 @@ pub enum Finished {
 
 /// What applying a plan did: each step's end, and whether a temp file could not be removed
 /// (a read-only file system): the journal keeps it named until one is.
+#[derive(Debug)]
 pub struct Applied {
     pub results: Vec<Finished>,
     pub temps_left: bool,
@@ -467,9 +468,15 @@ impl Run<'_> {
             Some(dir) => dir.join(temp.as_bytes()),
             None => RelPath::from_fs_bytes(temp.as_bytes().to_vec()),
         };
-        match probe(&self.ws.root, &swapped, self.ws.max_file_size) {
-            Observation::Present(p) if p.state == step.current => Swapped::Expected,
-            Observation::Present(p) if p.state == step.target => Swapped::Ours,
+        let found = match probe(&self.ws.root, &swapped, self.ws.max_file_size) {
+            Observation::Present(p) => Some(p.state),
+            // What cannot be read is compared by what `stat` says, as it was recorded.
+            Observation::Unreadable(_) => unreadable_file(&self.ws.root, &swapped).map(|p| p.state),
+            _ => None,
+        };
+        match found {
+            Some(state) if state == step.current => Swapped::Expected,
+            Some(state) if state == step.target => Swapped::Ours,
             _ => Swapped::Foreign,
         }
     }

@@ -113,7 +113,7 @@ pub fn conclude(
     temps: &TempNames,
     steps: &[(i64, Step)],
     applied: Applied,
-    mut outcome: Outcome,
+    outcome: Outcome,
     status: &str,
 ) -> Result<Outcome, RollbackError> {
     let failure = applied.results.iter().find_map(|r| match r {
@@ -123,15 +123,40 @@ pub fn conclude(
     let late = |r: &Finished| matches!(r, Finished::Skipped(_));
     let late_conflict = on_conflict == OnConflict::Abort && applied.results.iter().any(late);
     if failure.is_none() && !late_conflict {
-        record(conn, ws, id, steps, &applied.results, &mut outcome, status)?;
-        journal::set_temps_left(conn, id, applied.temps_left)?;
-        return Ok(outcome);
+        let mut outcome = outcome;
+        let committed = commit(conn, ws, id, steps, &applied, &mut outcome, status);
+        return match committed {
+            Ok(()) => Ok(outcome),
+            Err(err) => Err(pending_or(
+                err,
+                Pending::Commit {
+                    id,
+                    steps: steps.to_vec(),
+                    applied,
+                    outcome: Box::new(outcome),
+                    status: status.to_string(),
+                },
+            )),
+        };
     }
-    let (back, reverted) = revert(conn, ws, id, temps, steps)?;
-    let temps_left = applied.temps_left || back.temps_left;
-    journal::set_temps_left(conn, id, temps_left)?;
-    if !reverted {
-        record_partial(conn, ws, id, steps)?;
+    let (back, reverted) = revert(conn, ws, id, temps, steps);
+    let journaled = journal_failure(
+        conn,
+        ws,
+        id,
+        steps,
+        reverted,
+        applied.temps_left || back.temps_left,
+    );
+    if let Err(err) = journaled {
+        return Err(pending_or(
+            err,
+            Pending::Failed {
+                id,
+                steps: steps.to_vec(),
+                reverted,
+            },
+        ));
     }
     let Some((first, cause)) = failure else {
         // Under abort, a path someone changed while the rollback ran refuses it whole, as a
@@ -153,6 +178,96 @@ pub fn conclude(
     })))
 }
 
+/// What a failed rollback leaves in the journal: `reverted` (its operation id freed), or
+/// `reverting` with the paths still at its target recorded as its versions.
+fn journal_failure(
+    conn: &mut Connection,
+    ws: &Workspace,
+    id: i64,
+    steps: &[(i64, Step)],
+    reverted: bool,
+    temps_left: bool,
+) -> rusqlite::Result<()> {
+    journal::set_temps_left(conn, id, temps_left)?;
+    if reverted {
+        journal::set_status(conn, id, "reverted")?;
+        return journal::forget_op_id(conn, id);
+    }
+    journal::set_status(conn, id, "reverting")?;
+    record_partial(conn, ws, id, steps)
+}
+
+/// A rollback applied on disk whose record the store could not take yet (G12): kept by the
+/// engine and retried before anything else is recorded, so the daemon's own writes are never
+/// taken for someone else's; a restart finishes it from the journal meanwhile.
+#[derive(Debug)]
+pub enum Pending {
+    /// Every step done: its versions, then `committed`.
+    Commit {
+        id: i64,
+        steps: Vec<(i64, Step)>,
+        applied: Applied,
+        outcome: Box<Outcome>,
+        status: String,
+    },
+    /// A failed rollback, put back (or not): its journal status.
+    Failed {
+        id: i64,
+        steps: Vec<(i64, Step)>,
+        reverted: bool,
+    },
+}
+
+impl Pending {
+    /// Records it now; a storage fault leaves it pending (`RollbackError::RecordPending`).
+    pub fn retry(mut self, conn: &mut Connection, ws: &mut Workspace) -> Result<(), RollbackError> {
+        let done = match &mut self {
+            Pending::Commit {
+                id,
+                steps,
+                applied,
+                outcome,
+                status,
+            } => commit(conn, ws, *id, steps, applied, outcome, status),
+            Pending::Failed { id, steps, reverted } => {
+                journal_failure(conn, ws, *id, steps, *reverted, false)
+            }
+        };
+        done.map_err(|err| pending_or(err, self))
+    }
+
+    /// How many paths it changed on disk.
+    pub fn paths(&self) -> Vec<crate::paths::RelPath> {
+        match self {
+            Pending::Commit { steps, .. } | Pending::Failed { steps, .. } => {
+                steps.iter().map(|(_, s)| s.path.clone()).collect()
+            }
+        }
+    }
+}
+
+/// Records a rollback every step of which was done, and commits it.
+fn commit(
+    conn: &mut Connection,
+    ws: &mut Workspace,
+    id: i64,
+    steps: &[(i64, Step)],
+    applied: &Applied,
+    outcome: &mut Outcome,
+    status: &str,
+) -> rusqlite::Result<()> {
+    record(conn, ws, id, steps, &applied.results, outcome, status)?;
+    journal::set_temps_left(conn, id, applied.temps_left)
+}
+
+/// A storage fault keeps `pending` for later; any other error is what it is.
+fn pending_or(err: rusqlite::Error, pending: Pending) -> RollbackError {
+    match crate::store::fault::StorageFault::from_sqlite(&err) {
+        Some(fault) => RollbackError::RecordPending(fault, Box::new(pending)),
+        None => RollbackError::Store(err),
+    }
+}
+
 /// Puts every path of the plan back to its state before the rollback; true when all are.
 fn revert(
     conn: &mut Connection,
@@ -160,8 +275,12 @@ fn revert(
     id: i64,
     temps: &TempNames,
     steps: &[(i64, Step)],
-) -> rusqlite::Result<(Applied, bool)> {
-    journal::set_status(conn, id, "reverting")?;
+) -> (Applied, bool) {
+    // Durable before the first path is touched, when the index takes it; when it does not,
+    // the put-back goes on all the same (the journal is brought up to date later).
+    if let Err(err) = journal::set_status(conn, id, "reverting") {
+        tracing::warn!(rollback = id, %err, "cannot journal the put-back of a failed rollback");
+    }
     let inverse: Vec<(i64, Step)> = steps.iter().map(|(ord, s)| (*ord, inverted(s))).collect();
     let back = execute(
         conn,
@@ -172,16 +291,12 @@ fn revert(
         Check::Recovery,
     );
     let reverted = !back.results.iter().any(|r| matches!(r, Finished::Failed(..)));
-    if reverted {
-        journal::set_status(conn, id, "reverted")?;
-        journal::forget_op_id(conn, id)?;
-    }
     tracing::warn!(
         rollback = id,
         reverted,
         "a rollback failed; what it changed was put back"
     );
-    Ok((back, reverted))
+    (back, reverted)
 }
 
 /// The step that undoes `step`: from its target back to its state before the rollback.

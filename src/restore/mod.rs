@@ -177,6 +177,16 @@ pub enum RollbackError {
     /// path is where.
     #[error("{0}")]
     Failed(Box<finish::Failure>),
+    /// Applied on disk, but the index cannot record it yet: the engine keeps it and retries.
+    #[error(
+        "the rollback was applied on disk, but the index cannot record it yet: {0}; it is recorded as soon as the store takes writes again (or at the next start), and until then turn markers and rollbacks are refused"
+    )]
+    RecordPending(crate::store::fault::StorageFault, Box<finish::Pending>),
+    /// What the caller is told of a `RecordPending` rollback (the engine keeps the record).
+    #[error(
+        "the rollback was applied on disk, but the index cannot record it yet: {0}; it is recorded as soon as the store takes writes again (or at the next start), and until then turn markers and rollbacks are refused"
+    )]
+    AppliedNotRecorded(crate::store::fault::StorageFault),
     #[error("the daemon is shutting down")]
     Unavailable,
     /// The workspace root was moved away, removed or replaced: nothing is written.

@@ -8,9 +8,62 @@ use std::time::Instant;
 use super::{RETRY_AFTER, RETRY_MAX, Worker};
 use crate::capture::{Command, Refusal, lost_root, unwatched};
 use crate::paths::RelPath;
+use crate::restore::RollbackError;
+use crate::restore::finish::Pending;
 use crate::store::fault::{StorageFault, Unrecorded};
 
 impl Worker {
+    /// A rollback applied but not recorded is kept (and retried before anything else is
+    /// recorded); the caller is told so.
+    pub(super) fn keep_pending_rollback(&mut self, err: RollbackError) -> RollbackError {
+        let RollbackError::RecordPending(fault, pending) = err else {
+            return err;
+        };
+        self.hold_pending_rollback(fault.clone(), *pending);
+        RollbackError::AppliedNotRecorded(fault)
+    }
+
+    fn hold_pending_rollback(&mut self, fault: StorageFault, pending: Pending) {
+        let paths = pending.paths();
+        self.ctx.stats.storage_failed(&fault);
+        self.ctx.stats.set_storage(Some((&fault, &paths)));
+        self.unrecorded = Some(Unrecorded { fault, paths });
+        self.pending_rollback = Some(pending);
+        self.first_pending.get_or_insert_with(Instant::now);
+        self.retry_at = Some(Instant::now() + self.backoff);
+        self.backoff = (self.backoff * 2).min(RETRY_MAX);
+    }
+
+    /// Records a rollback the store did not take, if there is one; false while it still
+    /// cannot (then nothing else is recorded either).
+    pub(super) fn record_pending_rollback(&mut self) -> bool {
+        let Some(pending) = self.pending_rollback.take() else {
+            return true;
+        };
+        let mut ws = self.ctx.workspace();
+        let retried = pending.retry(&mut self.conn, &mut ws);
+        self.ctx.apply(ws.take_effects());
+        match retried {
+            Ok(()) => {
+                tracing::info!("a rollback applied during a storage fault is recorded now");
+                self.unrecorded = None;
+                self.ctx.stats.set_storage(None);
+                true
+            }
+            Err(RollbackError::RecordPending(fault, pending)) => {
+                self.hold_pending_rollback(fault, *pending);
+                false
+            }
+            Err(err) => {
+                // Not a storage fault: the journal still holds it, the next start finishes it.
+                self.ctx
+                    .stats
+                    .set_error(format!("cannot record a rollback: {err}"));
+                true
+            }
+        }
+    }
+
     /// After a batch: paths the store failed stay pending and are retried with back-off; with
     /// none, the fault (if any) is over.
     pub(super) fn storage_outcome(&mut self, failed: Vec<RelPath>, fault: Option<StorageFault>) {
