@@ -7,11 +7,9 @@
 
 use std::collections::HashMap;
 
-use rusqlite::{Connection, TransactionBehavior};
+use rusqlite::Connection;
 
 use super::Workspace;
-use super::chain::Resolved;
-use super::outcome::Outcome;
 use super::pause::PauseHook;
 use super::plan::{Note, Step};
 use crate::fs::feed::map_parallel;
@@ -19,10 +17,10 @@ use crate::fs::ops::{FsError, Parent, file_mode};
 use crate::fs::read::{Observation, probe, unreadable_file};
 use crate::fs::temp::TempNames;
 use crate::model::Hash;
-use crate::model::{StatKey, State, now_ms};
+use crate::model::{StatKey, State};
 use crate::paths::RelPath;
 use crate::store::fault::io_cause;
-use crate::store::{journal, read_blob, sql};
+use crate::store::read_blob;
 
 /// How a step is checked before its first change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,52 +74,6 @@ pub enum Finished {
 pub struct Applied {
     pub results: Vec<Finished>,
     pub temps_left: bool,
-}
-
-/// Writes the plan and its planned answer durably; returns the rollback's id.
-pub fn journal(
-    conn: &mut Connection,
-    resolved: &Resolved,
-    temps: &TempNames,
-    op_id: Option<&str>,
-    steps: &[Step],
-    planned: &Outcome,
-) -> rusqlite::Result<i64> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let new = journal::NewRollback {
-        session_id: resolved.session_id,
-        op_id,
-        kind: resolved.kind,
-        target_seq: resolved.target_seq,
-        from_seq: sql::latest_seq(&tx)?,
-        position: resolved.position,
-        prev_position: resolved.prev_position,
-        redo_of: resolved.redo_of,
-    };
-    let id = journal::insert_rollback(&tx, &new, now_ms())?;
-    journal::set_temp_tag(&tx, id, &temps.tag)?;
-    for (ord, step) in steps.iter().enumerate() {
-        journal::insert_step(
-            &tx,
-            id,
-            ord as i64,
-            step.path_id,
-            step.current_seq,
-            step.target_seq,
-        )?;
-    }
-    let mut planned = planned.clone();
-    planned.rollback_id = Some(id);
-    tx.execute(
-        "UPDATE rollbacks SET outcome = ?2 WHERE id = ?1",
-        rusqlite::params![id, to_json(&planned)],
-    )?;
-    tx.commit()?;
-    Ok(id)
-}
-
-pub fn to_json(outcome: &Outcome) -> String {
-    serde_json::to_string(outcome).unwrap_or_else(|_| "{}".to_string())
 }
 
 /// Changes the files of every step (indexed by its `ord`), in dependency order.

@@ -12,7 +12,8 @@ use std::collections::HashMap;
 use rusqlite::{Connection, TransactionBehavior};
 
 use super::Workspace;
-use super::apply::{Applied, Check, Finished, execute, to_json};
+use super::apply::{Applied, Check, Finished, execute};
+use super::journaled::to_json;
 use super::outcome::{Outcome, PathLine};
 use super::plan::{Note, Step};
 use super::{OnConflict, RollbackError};

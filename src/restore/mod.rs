@@ -18,6 +18,7 @@ pub mod apply;
 pub mod chain;
 pub mod finish;
 mod found;
+mod journaled;
 pub mod outcome;
 mod pause;
 pub mod plan;

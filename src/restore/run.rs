@@ -6,7 +6,9 @@ use rusqlite::Connection;
 use super::apply::{self, Check};
 use super::outcome::Outcome;
 use super::plan::{self, Plan, Step};
-use super::{OnConflict, Operation, Request, RollbackError, Workspace, chain, finish, found, redo};
+use super::{
+    OnConflict, Operation, Request, RollbackError, Workspace, chain, finish, found, journaled, redo,
+};
 use crate::fs::temp::TempNames;
 use crate::paths::RelPath;
 use crate::store::{journal, sql};
@@ -56,7 +58,7 @@ pub fn perform(
         .collect();
     let plain: Vec<Step> = steps.iter().map(|(_, s)| s.clone()).collect();
     let temps = TempNames::random();
-    let id = apply::journal(
+    let id = journaled::journal(
         conn,
         &resolved,
         &temps,

@@ -1,0 +1,57 @@
+//! The plan written durably before the first file is touched (CRASH-01): the rollback's
+//! row, its steps, its temp-file tag and its planned answer, in one transaction.
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use super::chain::Resolved;
+use super::outcome::Outcome;
+use super::plan::Step;
+use crate::fs::temp::TempNames;
+use crate::model::now_ms;
+use crate::store::{journal, sql};
+
+/// Writes the plan and its planned answer durably; returns the rollback's id.
+pub fn journal(
+    conn: &mut Connection,
+    resolved: &Resolved,
+    temps: &TempNames,
+    op_id: Option<&str>,
+    steps: &[Step],
+    planned: &Outcome,
+) -> rusqlite::Result<i64> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let new = journal::NewRollback {
+        session_id: resolved.session_id,
+        op_id,
+        kind: resolved.kind,
+        target_seq: resolved.target_seq,
+        from_seq: sql::latest_seq(&tx)?,
+        position: resolved.position,
+        prev_position: resolved.prev_position,
+        redo_of: resolved.redo_of,
+    };
+    let id = journal::insert_rollback(&tx, &new, now_ms())?;
+    journal::set_temp_tag(&tx, id, &temps.tag)?;
+    for (ord, step) in steps.iter().enumerate() {
+        journal::insert_step(
+            &tx,
+            id,
+            ord as i64,
+            step.path_id,
+            step.current_seq,
+            step.target_seq,
+        )?;
+    }
+    let mut planned = planned.clone();
+    planned.rollback_id = Some(id);
+    tx.execute(
+        "UPDATE rollbacks SET outcome = ?2 WHERE id = ?1",
+        rusqlite::params![id, to_json(&planned)],
+    )?;
+    tx.commit()?;
+    Ok(id)
+}
+
+pub fn to_json(outcome: &Outcome) -> String {
+    serde_json::to_string(outcome).unwrap_or_else(|_| "{}".to_string())
+}
