@@ -291,11 +291,11 @@ fn temp_files_that_cannot_be_removed_are_never_recorded_and_go_at_the_next_start
     // A file system gone read-only for renames and unlinks: temp files stay behind.
     let args = [
         "-e",
-        "trace=renameat2,unlinkat",
+        "trace=renameat2,unlink,unlinkat",
         "-e",
         "inject=renameat2:error=EROFS:when=3+",
         "-e",
-        "inject=unlinkat:error=EROFS",
+        "inject=unlink,unlinkat:error=EROFS",
     ];
     let Some(strace) = Strace::attach(d.pid, &args) else {
         return;
@@ -393,4 +393,37 @@ fn a_rollback_the_index_cannot_record_yet_is_recorded_as_its_own_later() {
     d.turn_start("s", "next");
     let turn = d.turn_end("s");
     assert!(changes(&turn).is_empty(), "nothing is left to record: {turn:#}");
+}
+
+#[test]
+fn temp_files_a_moved_directory_took_along_are_removed() {
+    if !cfg!(target_arch = "x86_64") {
+        eprintln!("skipped: the syscall number checked is x86_64's");
+        return;
+    }
+    let ws = Workspace::new();
+    for name in ["a.txt", "sub/x.txt", "sub/y.txt"] {
+        ws.write(name, format!("{name} before\n"));
+    }
+    let d = Daemon::start(&ws);
+    d.turn_start("s", "edit");
+    for name in ["a.txt", "sub/x.txt", "sub/y.txt"] {
+        ws.write(name, format!("{name} after\n"));
+    }
+    d.turn_end("s");
+    // Held at its second rename, the undo has sub/'s temp files written; sub/ moves away.
+    let inject = "inject=renameat2:delay_enter=3000000:when=2";
+    let Some(strace) = Strace::attach(d.pid, &["-e", "trace=renameat2", "-e", inject]) else {
+        return;
+    };
+    let undo = d.post_detached("/v1/sessions/s/undo", json!({"on_conflict": "force"}));
+    assert!(wait_in_rename(d.pid), "the undo reached its second rename");
+    std::fs::rename(ws.path("sub"), ws.path("moved")).unwrap();
+    let (_, body) = undo.recv().unwrap().expect("the undo answered");
+    strace.detach();
+    assert!(
+        !listed_paths(&body, "skipped").is_empty() || body["error"].is_object(),
+        "{body:#}"
+    );
+    assert_no_temps(&ws);
 }

@@ -52,4 +52,38 @@ impl TempNames {
         let rest = std::str::from_utf8(rest).ok()?;
         rest.rsplit_once('-').map(|(tag, _)| tag)
     }
+
+    /// Removes every file beneath `root` named with this rollback's tag, forward or revert
+    /// (they are ours: the tag is random), never following a symlink; false when one could
+    /// not be removed.
+    pub fn sweep(&self, root: &std::path::Path) -> bool {
+        // Only a random tag makes a name ours alone (older rollbacks' tags are their ids).
+        let random = self.tag.len() == 16 && self.tag.bytes().all(|b| b.is_ascii_hexdigit());
+        if !random {
+            return true;
+        }
+        let prefix = format!("{TEMP_PREFIX}{}-", self.tag);
+        let mut all = true;
+        let mut dirs = vec![root.to_path_buf()];
+        while let Some(dir) = dirs.pop() {
+            let Ok(listing) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in listing.flatten() {
+                let Ok(kind) = entry.file_type() else {
+                    continue;
+                };
+                if kind.is_dir() {
+                    dirs.push(entry.path());
+                } else if entry
+                    .file_name()
+                    .as_encoded_bytes()
+                    .starts_with(prefix.as_bytes())
+                {
+                    all &= std::fs::remove_file(entry.path()).is_ok();
+                }
+            }
+        }
+        all
+    }
 }

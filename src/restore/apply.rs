@@ -120,9 +120,25 @@ pub fn execute(
     // "done" is what the disk says, not what the system calls answered (issue 14.4).
     super::finish::verify(ws, steps, &mut results);
     run.sweep_temps(steps, &results);
+    // A directory moved or swapped while the rollback ran took temp files along (issue 14.3).
+    if results.iter().any(raced) && !temps.sweep(&ws.root.path) {
+        run.temps_left = true;
+    }
     Applied {
         results,
         temps_left: run.temps_left,
+    }
+}
+
+/// Someone else moved things about while this step ran: its temp file may be elsewhere now.
+fn raced(finished: &Finished) -> bool {
+    match finished {
+        Finished::Skipped(note) => matches!(
+            note.code,
+            "symlink_in_the_way" | "no_parent" | "appeared" | "changed_on_disk"
+        ),
+        Finished::Failed(..) => true,
+        _ => false,
     }
 }
 

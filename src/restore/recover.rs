@@ -69,7 +69,10 @@ pub fn recover(conn: &mut Connection, ws: &mut Workspace) -> rusqlite::Result<Ve
         let temps = TempNames::of_rollback(row.id, row.temp_tag.clone());
         let forward = remove_temps(conn, ws, &temps, &steps)?;
         let reverse = remove_temps(conn, ws, &temps.reverting(), &steps)?;
-        journal::set_temps_left(conn, row.id, !(forward && reverse))?;
+        // A directory moved (or swapped for a symlink) while the rollback ran took its temp
+        // files along: they are found by their tag, wherever they are beneath the root.
+        let swept = row.temp_tag.is_none() || temps.sweep(&ws.root.path);
+        journal::set_temps_left(conn, row.id, !(forward && reverse && swept))?;
     }
     Ok(finished)
 }
