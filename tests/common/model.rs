@@ -1,7 +1,13 @@
 //! A scripted model server on loopback for the real-CLI tier (tests/agents_*.rs): HTTP/1.1 on
 //! a std TcpListener, one thread per connection. Each prompt is answered with one tool call
 //! that runs the prompt's bash command, then, once the tool's output comes back, a final text.
-//! Speaks the OpenAI Responses API with SSE streaming (Codex).
+//! Speaks the OpenAI Responses API with SSE streaming (Codex), and the dialects of its
+//! submodules: OpenAI Chat Completions (model_chat.rs) and Gemini (model_gemini.rs).
+
+#[path = "model_chat.rs"]
+mod chat;
+#[path = "model_gemini.rs"]
+mod gemini;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -42,23 +48,34 @@ fn serve(mut stream: TcpStream, script: &Script, seen: &Mutex<Vec<Value>>) {
     if let Ok(mut all) = seen.lock() {
         all.push(json!({"method": method, "path": path, "body": request.clone()}));
     }
-    if method != "POST" || !path.ends_with("/responses") {
-        let body = r#"{"data":[],"models":[]}"#;
-        let _ = write!(
-            stream,
-            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-            body.len()
-        );
-        return;
-    }
-    let events = responses_turn(&request, script);
+    let frames = match (method.as_str(), path.split('?').next().unwrap_or("")) {
+        ("POST", p) if p.ends_with("/responses") => responses_turn(&request, script)
+            .iter()
+            .map(|e| {
+                format!(
+                    "event: {}\ndata: {e}\n\n",
+                    e["type"].as_str().unwrap_or("message")
+                )
+            })
+            .collect(),
+        ("POST", p) if p.ends_with("/chat/completions") => chat::turn(&request, script),
+        ("POST", p) if p.ends_with(":streamGenerateContent") => gemini::turn(&request, script),
+        _ => {
+            let body = r#"{"data":[],"models":[]}"#;
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            return;
+        }
+    };
     let _ = write!(
         stream,
         "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n"
     );
-    for event in events {
-        let kind = event["type"].as_str().unwrap_or("message").to_string();
-        let _ = write!(stream, "event: {kind}\ndata: {event}\n\n");
+    for frame in frames {
+        let _ = stream.write_all(frame.as_bytes());
     }
     let _ = stream.flush();
 }
