@@ -56,6 +56,8 @@ pub fn agent_command(ws: &Workspace, bin: &Path) -> Command {
         .env("XDG_DATA_HOME", home.join(".local/share"))
         .env("XDG_CACHE_HOME", home.join(".cache"))
         .env_remove("FILEWATCHD_BIN")
+        // opencode takes its directory from `$PWD`, which `current_dir` does not set.
+        .env("PWD", ws.root())
         .current_dir(ws.root())
         .stdin(Stdio::null());
     cmd
@@ -111,19 +113,19 @@ pub fn only_session(daemon: &Daemon, context: &dyn Fn() -> String) -> String {
     all[0]["session"].as_str().unwrap_or_default().to_string()
 }
 
-/// Two ended turns labelled with the prompts, each with exactly its paths; then an undo of the
+/// Two ended turns labelled `labels` (the prompts as the agent passed them on), each with exactly its paths; then an undo of the
 /// second puts back exactly the tree `after_first`.
 pub fn assert_two_turns_and_undo(
     daemon: &Daemon,
     session: &str,
-    prompts: [&str; 2],
+    labels: [&str; 2],
     paths: [&[&str]; 2],
     after_first: &Tree,
     root: &Path,
 ) {
     let turns = daemon.turn_list(session);
-    let labels: Vec<Value> = turns.iter().map(|t| t["label"].clone()).collect();
-    assert_eq!(labels, vec![json!(prompts[0]), json!(prompts[1])], "{turns:#?}");
+    let got: Vec<Value> = turns.iter().map(|t| t["label"].clone()).collect();
+    assert_eq!(got, vec![json!(labels[0]), json!(labels[1])], "{turns:#?}");
     assert!(turns.iter().all(|t| !t["ended_at"].is_null()), "{turns:#?}");
     for (n, expected) in [1, 2].into_iter().zip(paths) {
         let turn = daemon.turn(session, n, false);

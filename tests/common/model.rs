@@ -9,6 +9,9 @@ mod chat;
 #[path = "model_gemini.rs"]
 mod gemini;
 
+#[allow(unused_imports)] // used by some of the tests that include this file
+pub use chat::last_prompt as last_chat_prompt;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};

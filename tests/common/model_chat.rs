@@ -11,12 +11,14 @@ use super::Script;
 pub fn turn(request: &Value, script: &Script) -> Vec<String> {
     let empty = Vec::new();
     let messages = request["messages"].as_array().unwrap_or(&empty);
-    let answered = messages.last().is_some_and(|m| m["role"] == "tool");
+    let tools = request["tools"].as_array().unwrap_or(&empty);
+    // A request without tools (opencode's title generation) gets text.
+    let answered = tools.is_empty() || messages.last().is_some_and(|m| m["role"] == "tool");
     let delta = if answered {
         json!({"role": "assistant", "content": "Done."})
     } else {
         let command = script(&last_prompt(messages));
-        let (name, arguments) = shell_call(request["tools"].as_array().unwrap_or(&empty), &command);
+        let (name, arguments) = shell_call(tools, &command);
         json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0,
             "id": format!("call_{}", messages.len()), "type": "function",
             "function": {"name": name, "arguments": arguments.to_string()}}]})
