@@ -63,15 +63,10 @@ fn serve(mut stream: TcpStream, script: &Script, seen: &Mutex<Vec<Value>>) {
             .collect(),
         ("POST", p) if p.ends_with("/chat/completions") => chat::turn(&request, script),
         ("POST", p) if p.ends_with(":streamGenerateContent") => gemini::turn(&request, script),
-        _ => {
-            let body = r#"{"data":[],"models":[]}"#;
-            let _ = write!(
-                stream,
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            return;
+        ("POST", p) if p.ends_with(":generateContent") || p.ends_with(":countTokens") => {
+            return json_reply(stream, &gemini::unary(p, &request));
         }
+        _ => return json_reply(stream, &json!({"data": [], "models": []})),
     };
     let _ = write!(
         stream,
@@ -81,6 +76,15 @@ fn serve(mut stream: TcpStream, script: &Script, seen: &Mutex<Vec<Value>>) {
         let _ = stream.write_all(frame.as_bytes());
     }
     let _ = stream.flush();
+}
+
+fn json_reply(mut stream: TcpStream, body: &Value) {
+    let body = body.to_string();
+    let _ = write!(
+        stream,
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
 }
 
 fn read_request(stream: &TcpStream) -> Option<(String, String, Vec<u8>)> {
