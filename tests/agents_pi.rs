@@ -73,3 +73,76 @@ fn pi_print_two_prompts_make_two_turns_and_undo_is_exact() {
     assert_two_turns_and_undo(&daemon, &session, prompts, paths, &after_first, ws.root());
     assert_eq!(ws.read("b.txt"), b"fn two\n");
 }
+
+/// A context overflow in the middle of a prompt: pi's request after the first tool call fails
+/// with "maximum context length", pi compacts (a summary request) and continues the same
+/// prompt (`agent.continue()`, no new `before_agent_start`), which runs a second tool call.
+/// Both writes are in the prompt's one turn, and its undo is exact.
+///
+/// This runs pi in RPC mode: in print mode (`pi -p`) pi 0.73.1 returns from the prompt at the
+/// overflow's `agent_end` and shuts the session down (`session_shutdown`, which ends the turn)
+/// while the compaction and its continuation still run (a `setTimeout` in
+/// `_checkCompaction`), and their events reach no extension: those writes are outside any turn.
+#[test]
+fn pi_compaction_after_overflow_keeps_one_turn_with_every_write() {
+    let Some(bin) = agent_bin("pi", "pi") else { return };
+    let ws = Workspace::new();
+    ws.write("a.txt", "fn one\n");
+    let daemon = Daemon::start_in_home(&ws);
+    let install = ws.cli(".", &["hook", "install", "pi", "--project"]);
+    assert!(install.status.success(), "{install:?}");
+    let server = model::ModelServer::start(commands_in_turn(&[
+        "echo before > x.txt",
+        "echo after > y.txt && sed -i 's/one/1/' a.txt",
+    ]));
+    server.overflow_once(model::chat::Overflow::Error);
+    pi_models(&ws, &server);
+    let before = snapshot(ws.root());
+    let prompt = "long prompt: write x and y";
+    pi_rpc_until_compacted(&ws, &bin, prompt);
+    let paths = ["a.txt", "x.txt", "y.txt"];
+    assert_one_compacted_turn_and_undo(&daemon, &server, prompt, &paths, &before, ws.root());
+}
+
+/// `pi --mode rpc`: sends `prompt`, waits (with a deadline) for the `agent_end` that follows
+/// the compaction, then closes stdin so pi shuts down.
+fn pi_rpc_until_compacted(ws: &Workspace, bin: &Path, prompt: &str) {
+    use std::io::{BufRead, Write};
+    let mut cmd = agent_command(ws, bin);
+    cmd.env("PI_OFFLINE", "1")
+        .env("PI_SKIP_VERSION_CHECK", "1")
+        .env("PI_TELEMETRY", "0")
+        .args(["--provider", "mock", "--model", "mock-model", "--mode", "rpc"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let mut child = cmd.spawn().expect("run pi --mode rpc");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let line = json!({"id": "p1", "type": "prompt", "message": prompt});
+    writeln!(stdin, "{line}").expect("send the prompt");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().expect("stdout");
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let (mut compacted, mut seen) = (false, Vec::new());
+    loop {
+        let left = until.saturating_duration_since(std::time::Instant::now());
+        let Ok(line) = rx.recv_timeout(left) else {
+            let _ = child.kill();
+            panic!("no agent_end after a compaction from pi --mode rpc: {seen:#?}");
+        };
+        let event: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
+        compacted |= event["type"] == "compaction_end";
+        seen.push(event["type"].clone());
+        if compacted && event["type"] == "agent_end" {
+            break;
+        }
+    }
+    drop(stdin);
+    let status = child.wait().expect("pi exits");
+    assert!(status.success(), "pi --mode rpc: {status}");
+}

@@ -145,3 +145,42 @@ pub fn path_with_filewatchd() -> std::ffi::OsString {
     let rest = std::env::var_os("PATH").unwrap_or_default();
     std::env::join_paths(std::iter::once(dir).chain(std::env::split_paths(&rest))).unwrap_or(rest)
 }
+
+/// A script whose tool calls run `commands` in turn (the last one again once they run out).
+pub fn commands_in_turn(commands: &'static [&'static str]) -> crate::model::Script {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::sync::Arc::new(move |_prompt: &str| {
+        let n = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        commands[n.min(commands.len() - 1)].to_string()
+    })
+}
+
+/// One ended turn labelled `label` with exactly `paths` (writes before and after a compaction
+/// in its middle), and the server saw the compaction's summary request (one without tools);
+/// an undo then puts back exactly the tree `before`.
+pub fn assert_one_compacted_turn_and_undo(
+    daemon: &Daemon,
+    server: &crate::model::ModelServer,
+    label: &str,
+    paths: &[&str],
+    before: &Tree,
+    root: &Path,
+) {
+    let requests = server.requests.lock().map(|r| r.clone()).unwrap_or_default();
+    let summaries = requests
+        .iter()
+        .filter(|r| {
+            r["body"]["messages"].is_array() && r["body"]["tools"].as_array().is_none_or(Vec::is_empty)
+        })
+        .count();
+    assert!(summaries > 0, "no compaction request: {requests:#?}");
+    let session = only_session(daemon, &|| format!("{requests:#?}"));
+    let turns = daemon.turn_list(&session);
+    assert_eq!(turns.len(), 1, "{turns:#?}");
+    assert_eq!(turns[0]["label"], json!(label), "{turns:#?}");
+    assert!(!turns[0]["ended_at"].is_null(), "{turns:#?}");
+    let turn = daemon.turn(&session, 1, false);
+    assert_eq!(changed_paths(&turn), set(paths.iter().copied()), "{turn:#}");
+    rollback_applied(daemon.undo(&session, json!({})));
+    assert_tree_eq(before, &snapshot(root), "undo of the compacted turn");
+}

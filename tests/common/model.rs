@@ -5,7 +5,7 @@
 //! submodules: OpenAI Chat Completions (model_chat.rs) and Gemini (model_gemini.rs).
 
 #[path = "model_chat.rs"]
-mod chat;
+pub mod chat;
 #[path = "model_gemini.rs"]
 mod gemini;
 
@@ -25,6 +25,8 @@ pub struct ModelServer {
     pub url: String,
     /// Every request body received, in order (for failure messages).
     pub requests: Arc<Mutex<Vec<Value>>>,
+    /// A context overflow to play in the middle of a Chat Completions turn (`overflow_once`).
+    overflow: Arc<Mutex<chat::Overflow>>,
 }
 
 impl ModelServer {
@@ -33,17 +35,34 @@ impl ModelServer {
         let url = format!("http://{}", listener.local_addr().expect("addr"));
         let requests = Arc::new(Mutex::new(Vec::new()));
         let seen = requests.clone();
+        let overflow = Arc::new(Mutex::new(chat::Overflow::Off));
+        let plan = overflow.clone();
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
-                let (script, seen) = (script.clone(), seen.clone());
-                std::thread::spawn(move || serve(stream, &script, &seen));
+                let (script, seen, plan) = (script.clone(), seen.clone(), plan.clone());
+                std::thread::spawn(move || serve(stream, &script, &seen, &plan));
             }
         });
-        ModelServer { url, requests }
+        ModelServer {
+            url,
+            requests,
+            overflow,
+        }
+    }
+
+    /// Plays one context overflow in the next Chat Completions turn, after its first tool call:
+    /// `Error` answers the tool's result with a "maximum context length" error (pi compacts and
+    /// continues), `Usage` reports a nearly full context with the tool call (opencode compacts).
+    /// After the compaction the turn goes on with another tool call (the script's next command).
+    #[allow(dead_code)] // used by some of the tests that include this file
+    pub fn overflow_once(&self, how: chat::Overflow) {
+        if let Ok(mut plan) = self.overflow.lock() {
+            *plan = how;
+        }
     }
 }
 
-fn serve(mut stream: TcpStream, script: &Script, seen: &Mutex<Vec<Value>>) {
+fn serve(mut stream: TcpStream, script: &Script, seen: &Mutex<Vec<Value>>, plan: &Mutex<chat::Overflow>) {
     let Some((method, path, body)) = read_request(&stream) else {
         return;
     };
@@ -61,7 +80,10 @@ fn serve(mut stream: TcpStream, script: &Script, seen: &Mutex<Vec<Value>>) {
                 )
             })
             .collect(),
-        ("POST", p) if p.ends_with("/chat/completions") => chat::turn(&request, script),
+        ("POST", p) if p.ends_with("/chat/completions") => match chat::turn(&request, script, plan) {
+            Ok(frames) => frames,
+            Err(error) => return json_reply_status(stream, "400 Bad Request", &error),
+        },
         ("POST", p) if p.ends_with(":streamGenerateContent") => gemini::turn(&request, script),
         ("POST", p) if p.ends_with(":generateContent") || p.ends_with(":countTokens") => {
             return json_reply(stream, &gemini::unary(p, &request));
@@ -78,11 +100,15 @@ fn serve(mut stream: TcpStream, script: &Script, seen: &Mutex<Vec<Value>>) {
     let _ = stream.flush();
 }
 
-fn json_reply(mut stream: TcpStream, body: &Value) {
+fn json_reply(stream: TcpStream, body: &Value) {
+    json_reply_status(stream, "200 OK", body);
+}
+
+fn json_reply_status(mut stream: TcpStream, status: &str, body: &Value) {
     let body = body.to_string();
     let _ = write!(
         stream,
-        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
         body.len()
     );
 }

@@ -2,18 +2,54 @@
 //! streamed as SSE `data:` chunks ending in `[DONE]` (opencode's openai-compatible provider,
 //! pi's `openai-completions` API).
 
+use std::sync::Mutex;
+
 use serde_json::{Value, json};
 
 use super::Script;
 
+/// A context overflow played in the middle of a turn (`ModelServer::overflow_once`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[allow(dead_code)] // each test binary uses some of the variants
+pub enum Overflow {
+    Off,
+    /// Answer the first tool result with a context-length error.
+    Error,
+    /// Report a nearly full context with the first tool call.
+    Usage,
+    /// Overflowed: the next request with tools gets the script's next tool call.
+    Compacted,
+}
+
 /// The SSE frames answering one `POST .../chat/completions`: a tool call running the prompt's
-/// command for a new prompt, the final text once the tool's result is the last message.
-pub fn turn(request: &Value, script: &Script) -> Vec<String> {
+/// command for a new prompt, the final text once the tool's result is the last message; or
+/// the body of an error reply.
+pub fn turn(request: &Value, script: &Script, plan: &Mutex<Overflow>) -> Result<Vec<String>, Value> {
     let empty = Vec::new();
     let messages = request["messages"].as_array().unwrap_or(&empty);
     let tools = request["tools"].as_array().unwrap_or(&empty);
-    // A request without tools (opencode's title generation) gets text.
-    let answered = tools.is_empty() || messages.last().is_some_and(|m| m["role"] == "tool");
+    let mut plan = plan
+        .lock()
+        .map_err(|_| json!({"error": {"message": "poisoned"}}))?;
+    let tool_result_last = messages.last().is_some_and(|m| m["role"] == "tool");
+    if *plan == Overflow::Error && tool_result_last {
+        *plan = Overflow::Compacted;
+        return Err(
+            json!({"error": {"code": "context_length_exceeded", "type": "invalid_request_error",
+            "message": "This model's maximum context length is 1000 tokens. However, your messages resulted in 999999 tokens."}}),
+        );
+    }
+    let continue_after_compaction = *plan == Overflow::Compacted && !tools.is_empty();
+    if continue_after_compaction {
+        *plan = Overflow::Off;
+    }
+    // A request without tools (a title, a compaction summary) gets text.
+    let answered = !continue_after_compaction && (tools.is_empty() || tool_result_last);
+    let mut prompt_tokens = 100;
+    if *plan == Overflow::Usage && !answered {
+        *plan = Overflow::Compacted;
+        prompt_tokens = 127_000;
+    }
     let delta = if answered {
         json!({"role": "assistant", "content": "Done."})
     } else {
@@ -29,15 +65,16 @@ pub fn turn(request: &Value, script: &Script) -> Vec<String> {
             "model": request["model"], "choices": [{"index": 0, "delta": delta,
             "finish_reason": finish}], "usage": usage})
     };
-    let usage = json!({"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110});
-    [
+    let usage = json!({"prompt_tokens": prompt_tokens, "completion_tokens": 10,
+        "total_tokens": prompt_tokens + 10});
+    Ok([
         chunk(delta, Value::Null, Value::Null),
         chunk(json!({}), json!(finish), usage),
     ]
     .iter()
     .map(|c| format!("data: {c}\n\n"))
     .chain(std::iter::once("data: [DONE]\n\n".to_string()))
-    .collect()
+    .collect())
 }
 
 /// The text of the last user message (a string, or text parts).
