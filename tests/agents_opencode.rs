@@ -126,3 +126,31 @@ fn model_prompts(server: &model::ModelServer) -> Vec<String> {
         .map(|messages| model::last_chat_prompt(messages))
         .collect()
 }
+
+/// A nearly full context reported with the prompt's first tool call: opencode compacts inside
+/// the prompt loop (a summary request, `session.compacted`, a synthetic "continue" message,
+/// no `chat.message`) and goes on with a second tool call. Both writes are in the prompt's one
+/// turn, and its undo is exact.
+#[test]
+fn opencode_compaction_mid_prompt_keeps_one_turn_with_every_write() {
+    let Some(bin) = agent_bin("opencode", "opencode") else {
+        return;
+    };
+    let ws = Workspace::new();
+    ws.write("a.txt", "fn one\n");
+    let daemon = Daemon::start_in_home(&ws);
+    let install = ws.cli(".", &["hook", "install", "opencode", "--project"]);
+    assert!(install.status.success(), "{install:?}");
+    let server = model::ModelServer::start(commands_in_turn(&[
+        "echo before > x.txt",
+        "echo after > y.txt && sed -i 's/one/1/' a.txt",
+    ]));
+    server.overflow_once(model::chat::Overflow::Usage);
+    opencode_config(&ws, &server);
+    let before = snapshot(ws.root());
+    let prompt = "long prompt: write x and y";
+    opencode(&ws, &bin, false, prompt);
+    let paths = ["a.txt", "x.txt", "y.txt"];
+    let label = format!("\"{prompt}\"");
+    assert_one_compacted_turn_and_undo(&daemon, &server, &label, &paths, &before, ws.root(), ".opencode");
+}

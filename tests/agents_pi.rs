@@ -101,7 +101,7 @@ fn pi_compaction_after_overflow_keeps_one_turn_with_every_write() {
     let prompt = "long prompt: write x and y";
     pi_rpc_until_compacted(&ws, &bin, prompt);
     let paths = ["a.txt", "x.txt", "y.txt"];
-    assert_one_compacted_turn_and_undo(&daemon, &server, prompt, &paths, &before, ws.root());
+    assert_one_compacted_turn_and_undo(&daemon, &server, prompt, &paths, &before, ws.root(), ".pi");
 }
 
 /// `pi --mode rpc`: sends `prompt`, waits (with a deadline) for the `agent_end` that follows
