@@ -1,8 +1,9 @@
 //! A scripted model server on loopback for the real-CLI tier (tests/agents_*.rs): HTTP/1.1 on
 //! a std TcpListener, one thread per connection. Each prompt is answered with one tool call
 //! that runs the prompt's bash command, then, once the tool's output comes back, a final text.
-//! Speaks the OpenAI Responses API with SSE streaming (Codex) and the Anthropic Messages API
-//! (Claude Code, model_anthropic.rs). A server started with [`ModelServer::start_compacting`]
+//! Speaks the OpenAI Responses API with SSE streaming (Codex), and the dialects of its
+//! submodules: the Anthropic Messages API (Claude Code, model_anthropic.rs), OpenAI Chat
+//! Completions (opencode, pi: model_chat.rs) and Gemini (model_gemini.rs). A server started with [`ModelServer::start_compacting`]
 //! reports a nearly full context in its tool call for one prompt, then answers the agent's
 //! compaction request with a summary holding [`SUMMARY`].
 
@@ -15,6 +16,13 @@ use serde_json::{Value, json};
 
 #[path = "model_anthropic.rs"]
 mod anthropic;
+#[path = "model_chat.rs"]
+pub mod chat;
+#[path = "model_gemini.rs"]
+mod gemini;
+
+#[allow(unused_imports)] // used by some of the tests that include this file
+pub use chat::last_prompt as last_chat_prompt;
 
 /// The bash command a prompt's tool call runs.
 pub type Script = Arc<dyn Fn(&str) -> String + Send + Sync>;
@@ -30,6 +38,8 @@ pub struct Plan {
     pub compact: Option<(String, u64)>,
     /// A summary was served and the agent has not asked for the turn's next step since.
     summarized: AtomicBool,
+    /// A context overflow to play in the middle of a Chat Completions turn (`overflow_once`).
+    overflow: Mutex<chat::Overflow>,
 }
 
 impl Plan {
@@ -61,6 +71,7 @@ impl Plan {
 /// The script of the auto-compaction tests: a prompt holding "compact" writes `before.txt` and
 /// edits `a.txt`; the turn's step after the compaction (scripted from [`SUMMARY`]) writes
 /// `after.txt` and edits `a.txt` again; any other prompt writes `warm.txt`.
+#[allow(dead_code)] // used by some of the tests that include this file
 pub fn compaction_script() -> Script {
     Arc::new(|prompt: &str| {
         if prompt.contains(SUMMARY) {
@@ -77,6 +88,7 @@ pub struct ModelServer {
     pub url: String,
     /// Every request body received, in order (for failure messages).
     pub requests: Arc<Mutex<Vec<Value>>>,
+    plan: Arc<Plan>,
 }
 
 impl ModelServer {
@@ -85,20 +97,24 @@ impl ModelServer {
             script,
             compact: None,
             summarized: AtomicBool::new(false),
+            overflow: Mutex::new(chat::Overflow::Off),
         })
     }
 
     /// A server whose tool call for a prompt containing `trigger` reports `full` input tokens.
+    #[allow(dead_code)] // used by some of the tests that include this file
     pub fn start_compacting(script: Script, trigger: &str, full: u64) -> ModelServer {
         ModelServer::serve(Plan {
             script,
             compact: Some((trigger.to_string(), full)),
             summarized: AtomicBool::new(false),
+            overflow: Mutex::new(chat::Overflow::Off),
         })
     }
 
     fn serve(plan: Plan) -> ModelServer {
         let plan = Arc::new(plan);
+        let served = plan.clone();
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind the model server");
         let url = format!("http://{}", listener.local_addr().expect("addr"));
         let requests = Arc::new(Mutex::new(Vec::new()));
@@ -109,7 +125,22 @@ impl ModelServer {
                 std::thread::spawn(move || serve(stream, &plan, &seen));
             }
         });
-        ModelServer { url, requests }
+        ModelServer {
+            url,
+            requests,
+            plan: served,
+        }
+    }
+
+    /// Plays one context overflow in the next Chat Completions turn, after its first tool call:
+    /// `Error` answers the tool's result with a "maximum context length" error (pi compacts and
+    /// continues), `Usage` reports a nearly full context with the tool call (opencode compacts).
+    /// After the compaction the turn goes on with another tool call (the script's next command).
+    #[allow(dead_code)] // used by some of the tests that include this file
+    pub fn overflow_once(&self, how: chat::Overflow) {
+        if let Ok(mut overflow) = self.plan.overflow.lock() {
+            *overflow = how;
+        }
     }
 }
 
@@ -121,33 +152,53 @@ fn serve(mut stream: TcpStream, plan: &Plan, seen: &Mutex<Vec<Value>>) {
     if let Ok(mut all) = seen.lock() {
         all.push(json!({"method": method, "path": path, "body": request.clone()}));
     }
-    if method == "POST"
-        && path
-            .split('?')
-            .next()
-            .is_some_and(|p| p.ends_with("/v1/messages"))
-    {
+    let path = path.split('?').next().unwrap_or("");
+    if method == "POST" && path.ends_with("/v1/messages") {
         return anthropic::serve_messages(&mut stream, &request, plan);
     }
-    if method != "POST" || !path.ends_with("/responses") {
-        let body = r#"{"data":[],"models":[]}"#;
-        let _ = write!(
-            stream,
-            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-            body.len()
-        );
-        return;
-    }
-    let events = responses_turn(&request, plan);
+    let frames = match (method.as_str(), path) {
+        ("POST", p) if p.ends_with("/responses") => responses_turn(&request, plan)
+            .iter()
+            .map(|e| {
+                format!(
+                    "event: {}\ndata: {e}\n\n",
+                    e["type"].as_str().unwrap_or("message")
+                )
+            })
+            .collect(),
+        ("POST", p) if p.ends_with("/chat/completions") => {
+            match chat::turn(&request, &plan.script, &plan.overflow) {
+                Ok(frames) => frames,
+                Err(error) => return json_reply_status(stream, "400 Bad Request", &error),
+            }
+        }
+        ("POST", p) if p.ends_with(":streamGenerateContent") => gemini::turn(&request, &plan.script),
+        ("POST", p) if p.ends_with(":generateContent") || p.ends_with(":countTokens") => {
+            return json_reply(stream, &gemini::unary(p, &request));
+        }
+        _ => return json_reply(stream, &json!({"data": [], "models": []})),
+    };
     let _ = write!(
         stream,
         "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n"
     );
-    for event in events {
-        let kind = event["type"].as_str().unwrap_or("message").to_string();
-        let _ = write!(stream, "event: {kind}\ndata: {event}\n\n");
+    for frame in frames {
+        let _ = stream.write_all(frame.as_bytes());
     }
     let _ = stream.flush();
+}
+
+fn json_reply(stream: TcpStream, body: &Value) {
+    json_reply_status(stream, "200 OK", body);
+}
+
+fn json_reply_status(mut stream: TcpStream, status: &str, body: &Value) {
+    let body = body.to_string();
+    let _ = write!(
+        stream,
+        "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
 }
 
 fn read_request(stream: &TcpStream) -> Option<(String, String, Vec<u8>)> {
