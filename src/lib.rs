@@ -5,25 +5,38 @@
 //! # Architecture
 //!
 //! ```text
-//!  inotify ──► watch (notify callback: forward only) ──► Msg::Hint ─┐
+//!  inotify ──► watch (notify callback: forward only) ──► Hint ──────┐
 //!  HTTP ──► api (axum: access checks, handlers) ──► Msg::Command ───┼──► capture worker thread
 //!   ▲             │  queries on read-only SQLite connections        │    (the one SQLite writer)
 //!   │             ▼                                                 ▼
-//!  hook ◄ agent   history, sessions ◄───── store (SQLite index + content-addressed blobs)
-//!                                                                   ▲
-//!                              restore (plan, journal, apply) ──────┘ runs inside the worker
+//!  hook, cli ─► client    history, sessions ◄── store (SQLite index + blobs) ◄── restore
+//!                                                                   (runs inside the worker)
+//!  capture, restore ─► fs (the confined file system: RootDir, reads, path operations)
 //! ```
+//!
+//! Layers, bottom up (no module imports one above it; no circle): `paths`, `config`, `model`
+//! (the words, `Hash`) → `store` → `stats`, `state`, `instance`, `fs`, `sessions`, `history`,
+//! `retention`, `watch` → `restore` → `capture` (the worker calls restore with a narrow
+//! `restore::Workspace` and applies the effects it returns) → `api` → `daemon`; `client` (over
+//! `state`) → `hook` → `cli` (which also starts the `daemon`).
 //!
 //! - [`watch`]: one non-recursive inotify watch per tracked directory (ignored directories get
 //!   none; those the watch limit refuses are listed as unwatched), and [`watch::filter`], the
-//!   ignore rules. The callback only forwards path hints (and events for the root itself).
+//!   ignore rules. The callback only forwards its own `watch::Hint`s (paths, lost events, the
+//!   root itself) into a channel of the receiver's message type.
+//! - [`fs`]: the confined file system beneath both capture and restore: the root held open
+//!   (`fs::read::RootDir`) and what a path is now (`fs::read`: confined, symlink-free, stable
+//!   reads; a file it cannot read is described by its `stat` as `unreadable`), a rollback's
+//!   operations on one path (`fs::ops`: openat2-confined, temp + fsync + rename, exchange, no
+//!   clobber), the names of its temp files (`fs::temp`), readers working ahead of a writer
+//!   (`fs::feed`, `map_parallel`).
 //! - [`capture`]: the worker that owns the writer connection. Hints are facts only after a
-//!   re-read (`capture::read`: confined, symlink-free, stable reads; a file it cannot read is
-//!   recorded by its `stat` as `unreadable`); a settled burst is
-//!   recorded in one transaction (`capture::record`); the first index, the restart reconcile
+//!   re-read; a settled burst is recorded in one transaction (`capture::record`; a store that
+//!   cannot take a version is a storage fault: the path stays pending, commands are refused,
+//!   `store::fault`); the first index, the restart reconcile
 //!   and rescans after lost events share one parallel walk (`capture::rescan`,
 //!   `capture::walk`; no stat when the index is empty), whose paths readers observe ahead of
-//!   the writer (`capture::feed`) in large transactions; a clean exit settles the racy
+//!   the writer in large transactions; a clean exit settles the racy
 //!   stat-cache entries so the next start re-reads nothing unchanged. At start-up the walk
 //!   runs beside the index's integrity check (`store::db::IntegrityCheck`); nothing is
 //!   written before it passes. After lost events (`capture::lost`) the hints queued before
@@ -40,21 +53,27 @@
 //!   what no event reported (writes through a shared mapping): on demand, and in the
 //!   background when the workspace is quiet, walking at idle priority and yielding to any
 //!   command; what it finds is attributed by the time it changed (`store::found`).
-//! - [`restore`]: rollback, undo, redo and time rollback: `chain` finds the target, `plan`
-//!   lists actions and conflicts (the dry run; every path re-read in parallel), `redo` plans a
-//!   redo (only the paths the rollback it names changed), `apply` journals the plan durably and changes
-//!   files through `fsops` (openat2-confined, temp + fsync + rename), `recover` finishes an
-//!   interrupted rollback at start-up.
+//! - [`restore`]: rollback, undo, redo and time rollback on a `restore::Workspace` (root,
+//!   blobs, size limit: no watcher), returning its effects on the watches: `chain` finds the
+//!   target, `plan` lists actions and conflicts (the dry run; every path re-read in parallel),
+//!   `redo` plans a redo (only the paths the rollback it names changed), `journaled` writes the
+//!   plan durably, `apply` changes the files (each verified against its target after), `finish`
+//!   commits it, or puts back what a failed one changed (all or nothing, G12), `found` stores
+//!   what a forced rollback overwrites, `recover` finishes an interrupted rollback or put-back
+//!   at start-up.
 //! - [`sessions`]: a session with its fork ancestors (`Lineage`): inherited turns and whose
-//!   changes are a session's own work. [`history`]: a turn's net changes (a write made while
+//!   changes are a session's own work; `sessions::turns`: naming, finding, opening, closing
+//!   and forking turns. [`history`]: a turn's net changes (a write made while
 //!   turns of several sessions were open is in each of them, marked `ambiguous`) and diffs.
 //! - [`retention`]: garbage collection by keep_days / keep_turns / max_store_bytes.
 //! - [`store`]: `blobs` (blake3-addressed, zstd, small ones inline in SQLite, large ones as
-//!   files), `db` (pragmas, migrations from `migrations/`), `sql`, `journal`, `gc` (the SQL).
+//!   files), `db` (pragmas, migrations from `migrations/`), `sql`, `journal`, `gc` (the SQL),
+//!   `fault` (storage faults by cause).
 //! - [`api`]: the HTTP API of PRODUCT.md 5.2, served by its own hyper loop (`api::serve`:
 //!   connection cap, header and body timeouts), each answer read in one snapshot, history,
-//!   content and open turns behind the barrier; [`cli`]: the command line of 5.3; [`hook`]: the agents' hook
-//!   adapters and their installer (5.4, 9); [`daemon`]: starts everything and
+//!   content and open turns behind the barrier; [`client`]: its HTTP client, for [`cli`] (the
+//!   command line of 5.3) and [`hook`] (the agents' hook
+//!   adapters and their installer, 5.4, 9); [`daemon`]: starts everything and
 //!   shuts it down on one signal, or with a non-zero exit when the capture thread dies (no
 //!   daemon serves on whose capture is dead).
 //! - [`state`]: the state directory (lock, the root it watches, token, `daemon.json`);

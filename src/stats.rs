@@ -91,6 +91,22 @@ pub struct StorageStatus {
     pub remedy: &'static str,
 }
 
+/// What to do about a storage fault, by its cause.
+fn remedy(cause: &str) -> &'static str {
+    match cause {
+        "EFBIG" => {
+            "raise the daemon's file size limit (ulimit -f, prlimit --fsize) or restart it without one; capture resumes by itself"
+        }
+        "EROFS" | "SQLITE_READONLY" => {
+            "make the state directory's file system writable again; capture resumes by itself"
+        }
+        "EIO" | "SQLITE_IOERR" => {
+            "check the state directory's disk (an I/O error); capture resumes by itself once writes succeed"
+        }
+        _ => "free space in the state directory's file system; capture resumes by itself",
+    }
+}
+
 /// How many pending paths `status` names.
 const PENDING_SHOWN: usize = 20;
 
@@ -108,7 +124,7 @@ impl Stats {
             message: fault.message.clone(),
             pending: paths.len(),
             paths: paths.iter().take(PENDING_SHOWN).map(RelPath::to_text).collect(),
-            remedy: "free space in (or fix) the state directory's file system; capture resumes by itself",
+            remedy: remedy(&fault.cause),
         });
         if let Ok(mut slot) = self.storage.lock() {
             if slot.is_some() && status.is_none() {

@@ -160,10 +160,22 @@ fn when_putting_back_fails_too_the_next_start_finishes_it() {
         assert_eq!(state_of(path), Some(json!(state)), "{path}: {body:#}");
     }
     assert_no_temps(&ws);
+    let failed = &d.status()["failed_rollbacks"];
+    assert_eq!(
+        failed.as_array().map(Vec::len),
+        Some(1),
+        "status says so: {failed:#}"
+    );
+    let text = cli_state_text(&ws, &["status"]);
+    assert!(
+        text.contains("next start of the daemon finishes putting them back"),
+        "{text}"
+    );
 
     d.kill9();
     let d = Daemon::start(&ws);
     assert_tree_eq(&after, &snapshot(ws.root()), "the start-up finished putting back");
+    assert_eq!(d.status()["failed_rollbacks"], json!([]));
     d.turn_start("s", "nothing");
     let turn = d.turn_end("s");
     assert!(changes(&turn).is_empty(), "the record equals the disk: {turn:#}");

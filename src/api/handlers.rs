@@ -58,9 +58,26 @@ pub async fn status(State(state): State<Arc<AppState>>) -> Answer {
                 "workspace_lost": state.stats.workspace_lost(),
                 "verify": state.stats.verify(),
                 "recovery": recovery(conn)?,
+                "failed_rollbacks": failed_rollbacks(conn)?,
             })))
         })
         .await
+}
+
+/// Rollbacks that failed and are not fully put back yet (G12): the next start finishes them.
+fn failed_rollbacks(conn: &rusqlite::Connection) -> Result<Value, ApiError> {
+    let rows = crate::store::journal::reverting_rollbacks(conn)?;
+    Ok(rows
+        .iter()
+        .map(|row| {
+            json!({
+                "rollback_id": row.id,
+                "operation": row.kind,
+                "status": "reverting",
+                "note": "it failed and could not put back every path it had changed; the next start of the daemon finishes putting them back",
+            })
+        })
+        .collect())
 }
 
 /// What the last start-up recovery did, if a crash interrupted a rollback (G6).

@@ -101,6 +101,14 @@ pub fn status(a: &Value) {
         println!("last error:    {}", text(&w["last_error"]));
     }
     verify_status(&a["verify"]);
+    for f in a["failed_rollbacks"].as_array().into_iter().flatten() {
+        println!(
+            "failed:        {} #{}: {}",
+            text(&f["operation"]),
+            f["rollback_id"],
+            text(&f["note"])
+        );
+    }
     let r = &a["recovery"];
     if r.is_object() {
         println!(

@@ -120,7 +120,8 @@ impl HintSender {
 
 /// What `status` says while the watch limit leaves directories unwatched.
 pub const WATCH_LIMIT: &str = "watch_limit: raise fs.inotify.max_user_watches \
-    (sysctl -w fs.inotify.max_user_watches=524288); until then the directories it left \
+    (sysctl -w fs.inotify.max_user_watches=524288; inside a user namespace the limit in force \
+    may be its own user.max_inotify_watches); until then the directories it left \
     unwatched are verified by a stat walk at every turn marker and rollback";
 
 /// The directories under watch, owned by the capture worker, and those the inotify watch
