@@ -465,12 +465,10 @@ impl Worker {
                 // after the trim on return: the idle trim gives their memory back too.
                 self.since_trim += recorded.versions;
                 self.rescan_owed = self.rescan_owed && dir.is_some();
-                let mut failed = recorded.failed;
-                if dir.is_some() && !failed.is_empty() {
-                    failed.extend(self.unrecorded.take().into_iter().flat_map(|u| u.paths));
-                }
-                if dir.is_none() || !failed.is_empty() {
-                    self.storage_outcome(failed, recorded.fault);
+                // A whole-workspace rescan saw every path: its failures are all that is pending.
+                match dir {
+                    None => self.storage_outcome(recorded.failed, recorded.fault),
+                    Some(_) => self.also_failed(recorded.failed, recorded.fault),
                 }
                 if recorded.requeue.is_empty() {
                     return self.unrecorded.is_none();

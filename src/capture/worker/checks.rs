@@ -13,6 +13,16 @@ use crate::restore::finish::Pending;
 use crate::store::fault::{StorageFault, Unrecorded};
 
 impl Worker {
+    /// Paths a partial walk (a directory's rescan, the unwatched directories, the verification
+    /// pass) could not store: pending beside those pending already.
+    pub(super) fn also_failed(&mut self, mut failed: Vec<RelPath>, fault: Option<StorageFault>) {
+        if failed.is_empty() {
+            return;
+        }
+        failed.extend(self.unrecorded.take().into_iter().flat_map(|u| u.paths));
+        self.storage_outcome(failed, fault);
+    }
+
     /// A rollback applied but not recorded is kept (and retried before anything else is
     /// recorded); the caller is told so.
     pub(super) fn keep_pending_rollback(&mut self, err: RollbackError) -> RollbackError {
@@ -136,11 +146,7 @@ impl Worker {
                     self.first_pending.get_or_insert_with(Instant::now);
                     self.pending.extend(recorded.requeue);
                 }
-                if !recorded.failed.is_empty() {
-                    let mut failed = recorded.failed;
-                    failed.extend(self.unrecorded.take().into_iter().flat_map(|u| u.paths));
-                    self.storage_outcome(failed, recorded.fault);
-                }
+                self.also_failed(recorded.failed, recorded.fault);
             }
             Err(err) => {
                 // What the walk would have recorded is owed: the whole rescan runs again

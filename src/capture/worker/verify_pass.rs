@@ -59,11 +59,7 @@ impl Worker {
             self.first_pending.get_or_insert_with(Instant::now);
             self.pending.extend(recorded.requeue);
         }
-        if !recorded.failed.is_empty() {
-            let mut failed = recorded.failed;
-            failed.extend(self.unrecorded.take().into_iter().flat_map(|u| u.paths));
-            self.storage_outcome(failed, recorded.fault);
-        }
+        self.also_failed(recorded.failed, recorded.fault);
         // What an ignore-rule change brings into view: found, and untracked until now.
         for dir in recorded.rescan_dirs {
             self.rescan_dir(dir.as_ref(), Attribution::FOUND, true);
