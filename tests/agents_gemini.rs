@@ -21,14 +21,17 @@ use serde_json::json;
 fn gemini_settings(ws: &Workspace) {
     let dir = agent_home(ws).join(".gemini");
     std::fs::create_dir_all(&dir).expect("gemini dir");
-    let settings = json!({
+    std::fs::write(dir.join("settings.json"), base_settings().to_string()).expect("settings.json");
+}
+
+fn base_settings() -> serde_json::Value {
+    json!({
         "security": {"auth": {"selectedType": "gemini-api-key"}},
         "model": {"name": "gemini-2.5-flash"},
         "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
         "privacy": {"usageStatisticsEnabled": false},
         "telemetry": {"enabled": false}
-    });
-    std::fs::write(dir.join("settings.json"), settings.to_string()).expect("settings.json");
+    })
 }
 
 /// One headless `gemini -p` (resuming the latest session when `resume`), shell commands
@@ -74,4 +77,101 @@ fn gemini_headless_two_prompts_make_two_turns_and_undo_is_exact() {
     let paths: [&[&str]; 2] = [&["a.txt"], &["b.txt", "c.txt"]];
     assert_two_turns_and_undo(&daemon, &session, prompts, paths, &after_first, ws.root());
     assert_eq!(ws.read("b.txt"), b"fn two\n");
+}
+
+/// [`gemini_settings`] plus user hooks (they run besides the project's) appending every
+/// event's payload to a file: the real sequence, read back by [`recorded_events`].
+fn gemini_settings_recording(ws: &Workspace) -> std::path::PathBuf {
+    let dir = agent_home(ws).join(".gemini");
+    std::fs::create_dir_all(&dir).expect("gemini dir");
+    let log = dir.join("events.jsonl");
+    let command = format!("cat >> '{}' && echo >> '{}'", log.display(), log.display());
+    let hook = json!([{"matcher": "*", "hooks": [{"name": "recorder", "type": "command",
+        "command": command, "timeout": 10000}]}]);
+    let events = [
+        "SessionStart",
+        "BeforeAgent",
+        "PreCompress",
+        "AfterAgent",
+        "SessionEnd",
+    ];
+    let mut settings = base_settings();
+    settings["hooks"] = events.iter().map(|e| (e.to_string(), hook.clone())).collect();
+    std::fs::write(dir.join("settings.json"), settings.to_string()).expect("settings.json");
+    log
+}
+
+/// The recorded events, each as `name` or `name:source-trigger-or-reason`.
+fn recorded_events(log: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let tag = |e: serde_json::Value| {
+        let name = e["hook_event_name"].as_str().unwrap_or("?").to_string();
+        let detail = e["source"].as_str().or(e["trigger"].as_str());
+        match detail.or(e["reason"].as_str()) {
+            Some(detail) => format!("{name}:{detail}"),
+            None => name,
+        }
+    };
+    text.lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .map(tag)
+        .collect()
+}
+
+/// Issue 15.7 with the real CLI: in the resumed session, the answer carrying the turn's tool
+/// call reports 900k prompt tokens (more than half of gemini-2.5-flash's 1,048,576-token
+/// window), so at the request sending the tool's result Gemini CLI compresses the chat inside
+/// the turn (two unary `generateContent` calls asking for a `<state_snapshot>`, answered with
+/// the summary) and goes on from the summary with a second tool call. The warm-up prompt gives
+/// the compression something to fold: it never folds the turn's own prompt, and a first prompt
+/// shares its content with the environment context. Both writes are in the prompt's one turn,
+/// and its undo is exact.
+#[test]
+fn gemini_chat_compression_in_a_turn_keeps_one_turn_with_every_write() {
+    let Some(bin) = agent_bin("gemini-cli", "gemini") else {
+        return;
+    };
+    let ws = Workspace::new();
+    ws.write("a.txt", "fn one\n");
+    let daemon = Daemon::start_in_home(&ws);
+    let install = ws.cli(".", &["hook", "install", "gemini-cli", "--project"]);
+    assert!(install.status.success(), "{install:?}");
+    let script = model::compaction_script();
+    let server = model::ModelServer::start_compacting(script, "compact", 900_000);
+    let log = gemini_settings_recording(&ws);
+    let prompts = ["warm-up prompt", "compact prompt: edit a twice"];
+    gemini(&ws, &bin, &server, false, prompts[0]);
+    let after_first = snapshot(ws.root());
+    gemini(&ws, &bin, &server, true, prompts[1]);
+    let requests = server.requests.lock().map(|r| r.clone()).unwrap_or_default();
+    let context = || format!("{:#}", json!(requests));
+    let snapshots = requests
+        .iter()
+        .filter(|r| r["path"].as_str().is_some_and(|p| p.contains(":generateContent")))
+        .filter(|r| r["body"].to_string().contains("state_snapshot"))
+        .count();
+    assert_eq!(snapshots, 2, "the summary and its check: {}", context());
+    let events = recorded_events(&log);
+    let second_run = &events[events
+        .iter()
+        .rposition(|e| e.starts_with("SessionStart:"))
+        .unwrap_or(0)..];
+    assert_eq!(
+        second_run,
+        [
+            "SessionStart:resume",
+            "BeforeAgent",
+            "PreCompress:auto",
+            "PreCompress:auto",
+            "PreCompress:auto",
+            "AfterAgent",
+            "SessionEnd:exit"
+        ],
+        "{events:?}\n{}",
+        context()
+    );
+    assert_eq!(ws.read("a.txt"), b"fn ONE\n", "{}", context());
+    let session = only_session(&daemon, &context);
+    let paths: [&[&str]; 2] = [&["warm.txt"], &["a.txt", "after.txt", "before.txt"]];
+    assert_two_turns_and_undo(&daemon, &session, prompts, paths, &after_first, ws.root());
 }

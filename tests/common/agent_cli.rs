@@ -146,7 +146,7 @@ pub fn path_with_filewatchd() -> std::ffi::OsString {
     std::env::join_paths(std::iter::once(dir).chain(std::env::split_paths(&rest))).unwrap_or(rest)
 }
 
-#[allow(dead_code)] // Gemini has no compaction test
+#[allow(dead_code)] // not used by Gemini's compaction test
 /// A script whose tool calls run `commands` in turn (the last one again once they run out).
 pub fn commands_in_turn(commands: &'static [&'static str]) -> crate::model::Script {
     let next = std::sync::atomic::AtomicUsize::new(0);
@@ -160,7 +160,7 @@ pub fn commands_in_turn(commands: &'static [&'static str]) -> crate::model::Scri
 /// in its middle), and the server saw the compaction's summary request (no tools, "summar…");
 /// an undo then puts back exactly the tree `before`, but for what lies under `agent_dir` (the
 /// agent's own files, which it writes at start-up outside any turn).
-#[allow(dead_code)] // Gemini has no compaction test
+#[allow(dead_code)] // not used by Gemini's compaction test
 pub fn assert_one_compacted_turn_and_undo(
     daemon: &Daemon,
     server: &crate::model::ModelServer,

@@ -172,7 +172,7 @@ fn serve(mut stream: TcpStream, plan: &Plan, seen: &Mutex<Vec<Value>>) {
                 Err(error) => return json_reply_status(stream, "400 Bad Request", &error),
             }
         }
-        ("POST", p) if p.ends_with(":streamGenerateContent") => gemini::turn(&request, &plan.script),
+        ("POST", p) if p.ends_with(":streamGenerateContent") => gemini::turn(&request, plan),
         ("POST", p) if p.ends_with(":generateContent") || p.ends_with(":countTokens") => {
             return json_reply(stream, &gemini::unary(p, &request));
         }

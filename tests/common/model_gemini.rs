@@ -1,25 +1,39 @@
 //! The Gemini API dialect of the scripted model server (tests/common/model.rs) for Gemini CLI:
 //! `POST .../models/M:streamGenerateContent?alt=sse` (the agent loop, SSE `data:` chunks) and
-//! the unary `:generateContent` / `:countTokens` calls around it.
+//! the unary `:generateContent` / `:countTokens` calls around it. A compacting plan's tool call
+//! reports its `promptTokenCount` (Gemini CLI compresses the chat at its next request once that
+//! passes half the model's window) and the compression requests get a summary holding
+//! [`SUMMARY`], from which the turn's next tool call is scripted.
 
 use serde_json::{Value, json};
 
-use super::Script;
+use super::{Plan, SUMMARY};
 
 /// The SSE frames answering one `streamGenerateContent`: a `run_shell_command` call for a new
-/// prompt, the final text once the last content is the tool's `functionResponse`.
-pub fn turn(request: &Value, script: &Script) -> Vec<String> {
+/// prompt, the final text once the last content is the tool's `functionResponse`; but right
+/// after a compression (the history starts from the summary and holds one tool call since),
+/// the tool call the script gives for [`SUMMARY`].
+pub fn turn(request: &Value, plan: &Plan) -> Vec<String> {
     let empty = Vec::new();
     let contents = request["contents"].as_array().unwrap_or(&empty);
     let declarations = function_declarations(request);
+    let compressed = calls_since_summary(contents) == Some(1);
     let answered = declarations.is_empty()
-        || contents
-            .last()
-            .is_some_and(|c| parts(c).iter().any(|p| p.get("functionResponse").is_some()));
+        || (!compressed
+            && contents
+                .last()
+                .is_some_and(|c| parts(c).iter().any(|p| p.get("functionResponse").is_some())));
+    let mut tokens = 100;
     let part = if answered {
         json!({"text": "Done."})
     } else {
-        let command = script(&last_prompt(contents));
+        let prompt = if compressed {
+            SUMMARY.to_string()
+        } else {
+            last_prompt(contents)
+        };
+        tokens = plan.input_tokens(&prompt);
+        let command = (plan.script)(&prompt);
         let tool = declarations
             .iter()
             .find(|d| d["name"] == "run_shell_command")
@@ -39,24 +53,56 @@ pub fn turn(request: &Value, script: &Script) -> Vec<String> {
         json!({"functionCall": {"name": name, "args": super::chat::shell_arguments(schema, &command)}})
     };
     let chunk = json!({"candidates": [{"content": {"role": "model", "parts": [part]},
-        "finishReason": "STOP", "index": 0}], "usageMetadata": usage(), "modelVersion": "mock"});
+        "finishReason": "STOP", "index": 0}], "usageMetadata": usage(tokens), "modelVersion": "mock"});
     vec![format!("data: {chunk}\r\n\r\n")]
 }
 
-/// The JSON body answering a unary call: token counts, or a short JSON text for the CLI's
-/// side requests (next-speaker check, routing), which ask for JSON output.
-pub fn unary(path: &str, _request: &Value) -> Value {
+/// The JSON body answering a unary call: token counts; a summary for the compression's two
+/// requests (the snapshot, then its check), whose last content asks for a `<state_snapshot>`;
+/// or a short JSON text for the CLI's side requests (next-speaker check, routing), which ask
+/// for JSON output.
+pub fn unary(path: &str, request: &Value) -> Value {
     if path.ends_with(":countTokens") {
         return json!({"totalTokens": 100});
     }
-    let text = json!({"reasoning": "The task is done.", "next_speaker": "user",
-        "model_choice": "flash"});
-    json!({"candidates": [{"content": {"role": "model", "parts": [{"text": text.to_string()}]},
-        "finishReason": "STOP", "index": 0}], "usageMetadata": usage(), "modelVersion": "mock"})
+    let empty = Vec::new();
+    let contents = request["contents"].as_array().unwrap_or(&empty);
+    let text = if contents
+        .last()
+        .is_some_and(|c| text_of(c).contains("<state_snapshot>"))
+    {
+        format!("<state_snapshot>{SUMMARY}</state_snapshot>")
+    } else {
+        json!({"reasoning": "The task is done.", "next_speaker": "user", "model_choice": "flash"}).to_string()
+    };
+    json!({"candidates": [{"content": {"role": "model", "parts": [{"text": text}]},
+        "finishReason": "STOP", "index": 0}], "usageMetadata": usage(100), "modelVersion": "mock"})
 }
 
-fn usage() -> Value {
-    json!({"promptTokenCount": 100, "candidatesTokenCount": 10, "totalTokenCount": 110})
+fn usage(prompt_tokens: u64) -> Value {
+    json!({"promptTokenCount": prompt_tokens, "candidatesTokenCount": 10,
+        "totalTokenCount": prompt_tokens + 10})
+}
+
+/// How many tool calls the model made since the compression summary (a user content holding
+/// [`SUMMARY`]), or `None` when the history holds no summary.
+fn calls_since_summary(contents: &[Value]) -> Option<usize> {
+    let start = contents
+        .iter()
+        .rposition(|c| c["role"] == "user" && text_of(c).contains(SUMMARY))?;
+    let calls = contents[start..]
+        .iter()
+        .filter(|c| parts(c).iter().any(|p| p.get("functionCall").is_some()))
+        .count();
+    Some(calls)
+}
+
+fn text_of(content: &Value) -> String {
+    parts(content)
+        .iter()
+        .filter_map(|p| p["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn parts(content: &Value) -> Vec<Value> {
