@@ -257,7 +257,10 @@ fn commit(
     outcome: &mut Outcome,
     status: &str,
 ) -> rusqlite::Result<()> {
-    record(conn, ws, id, steps, &applied.results, outcome, status)?;
+    // On a copy: a record the store refuses is tried again from the same planned answer.
+    let mut recorded = outcome.clone();
+    record(conn, ws, id, steps, &applied.results, &mut recorded, status)?;
+    *outcome = recorded;
     journal::set_temps_left(conn, id, applied.temps_left)
 }
 
