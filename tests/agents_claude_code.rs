@@ -3,14 +3,16 @@
 //! the Anthropic Messages API of model_anthropic.rs), with filewatchd's hooks installed as the
 //! README says. Skips (and says why) when `npm ci` has not been run in tests/agents/claude-code.
 
+#[path = "common/agent_cli.rs"]
+mod agent_cli;
 mod common;
 #[path = "common/model.rs"]
 mod model;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Arc;
 
+use agent_cli::*;
 use common::*;
 use serde_json::{Value, json};
 
@@ -128,7 +130,7 @@ impl Claude<'_> {
 }
 
 /// The one session the daemon knows, with its turns.
-fn only_session(daemon: &Daemon, server: &model::ModelServer) -> (String, Vec<Value>) {
+fn the_session(daemon: &Daemon, server: &model::ModelServer) -> (String, Vec<Value>) {
     let sessions = expect(200, daemon.get("/v1/sessions"));
     let session = sessions["sessions"][0]["session"]
         .as_str()
@@ -153,10 +155,7 @@ fn labels(turns: &[Value]) -> Vec<Value> {
 }
 
 fn start(ws: &Workspace) -> Daemon {
-    let daemon = Daemon::start_in_home(ws);
-    let install = ws.cli(".", &["hook", "install", "claude-code", "--project"]);
-    assert!(install.status.success(), "{install:?}");
-    daemon
+    start_with_hooks(ws, "claude-code")
 }
 
 #[test]
@@ -166,37 +165,16 @@ fn claude_print_two_prompts_make_two_turns_and_undo_is_exact() {
     ws.write("a.txt", "fn one\n");
     ws.write("b.txt", "fn two\n");
     let daemon = start(&ws);
-    let server = model::ModelServer::start(Arc::new(|prompt: &str| {
-        if prompt.contains("second") {
-            "sed -i 's/two/2/' b.txt && echo made > c.txt".to_string()
-        } else {
-            "sed -i 's/one/1/' a.txt".to_string()
-        }
-    }));
+    let server = model::ModelServer::start(two_prompt_script());
     let claude = Claude::new(&ws, argv, &server);
     claude.prompt(false, "first prompt: edit a");
     let after_first = snapshot(ws.root());
     claude.prompt(true, "second prompt: edit b");
-    let (session, turns) = only_session(&daemon, &server);
-    assert_eq!(
-        labels(&turns),
-        vec![json!("first prompt: edit a"), json!("second prompt: edit b")]
-    );
-    let first = daemon.turn(&session, 1, false);
-    let second = daemon.turn(&session, 2, false);
-    assert_eq!(changed_paths(&first), set(["a.txt"]), "{first:#}");
-    assert_eq!(changed_paths(&second), set(["b.txt", "c.txt"]), "{second:#}");
-    assert!(turns.iter().all(|t| !t["ended_at"].is_null()), "{turns:#?}");
-    rollback_applied(daemon.undo(&session, json!({})));
-    assert_tree_eq(&after_first, &snapshot(ws.root()), "undo of the second prompt");
+    let (session, _) = the_session(&daemon, &server);
+    let labels = ["first prompt: edit a", "second prompt: edit b"];
+    let paths: [&[&str]; 2] = [&["a.txt"], &["b.txt", "c.txt"]];
+    assert_two_turns_and_undo(&daemon, &session, labels, paths, &after_first, ws.root());
     assert_eq!(ws.read("b.txt"), b"fn two\n");
-}
-
-/// `PATH` with the directory of the `filewatchd` under test first.
-fn path_with_filewatchd() -> std::ffi::OsString {
-    let dir = Path::new(BIN).parent().map(Path::to_path_buf).unwrap_or_default();
-    let rest = std::env::var_os("PATH").unwrap_or_default();
-    std::env::join_paths(std::iter::once(dir).chain(std::env::split_paths(&rest))).unwrap_or(rest)
 }
 
 /// Whether the agent sent the server a request whose text holds `needle`.
@@ -252,7 +230,7 @@ fn claude_auto_compaction_in_a_turn_keeps_the_turn_whole() {
 /// The compacted prompt is one ended turn with its label, holding the writes from before and
 /// after the compaction, and its undo gives back the tree as it was after the warm-up.
 fn assert_compacted_turn(daemon: &Daemon, ws: &Workspace, server: &model::ModelServer, after_first: &Tree) {
-    let (session, turns) = only_session(daemon, server);
+    let (session, turns) = the_session(daemon, server);
     assert_eq!(
         labels(&turns),
         vec![json!("warm-up prompt"), json!("compact prompt: edit a twice")]

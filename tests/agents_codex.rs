@@ -3,14 +3,16 @@
 //! hooks installed as the README says. Skips (and says why) when `npm ci` has not been run
 //! in tests/agents/codex.
 
+#[path = "common/agent_cli.rs"]
+mod agent_cli;
 mod common;
 #[path = "common/model.rs"]
 mod model;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Arc;
 
+use agent_cli::*;
 use common::*;
 use serde_json::json;
 
@@ -79,46 +81,17 @@ fn codex_exec_two_prompts_make_two_turns_and_undo_is_exact() {
     let ws = Workspace::new();
     ws.write("a.txt", "fn one\n");
     ws.write("b.txt", "fn two\n");
-    let daemon = Daemon::start_in_home(&ws);
-    let install = ws.cli(".", &["hook", "install", "codex", "--project"]);
-    assert!(install.status.success(), "{install:?}");
-    let server = model::ModelServer::start(Arc::new(|prompt: &str| {
-        if prompt.contains("second") {
-            "sed -i 's/two/2/' b.txt && echo made > c.txt".to_string()
-        } else {
-            "sed -i 's/one/1/' a.txt".to_string()
-        }
-    }));
+    let daemon = start_with_hooks(&ws, "codex");
+    let server = model::ModelServer::start(two_prompt_script());
     let home = codex_home(&ws, &server, "");
     codex_exec(&ws, &bin, &home, false, "first prompt: edit a");
     let after_first = snapshot(ws.root());
     codex_exec(&ws, &bin, &home, true, "second prompt: edit b");
-    let sessions = expect(200, daemon.get("/v1/sessions"));
-    let session = sessions["sessions"][0]["session"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no session: {sessions:#}\n{:#?}", server.requests))
-        .to_string();
-    let turns = daemon.turn_list(&session);
-    let labels: Vec<_> = turns.iter().map(|t| t["label"].clone()).collect();
-    assert_eq!(
-        labels,
-        vec![json!("first prompt: edit a"), json!("second prompt: edit b")]
-    );
-    let first = daemon.turn(&session, 1, false);
-    let second = daemon.turn(&session, 2, false);
-    assert_eq!(changed_paths(&first), set(["a.txt"]), "{first:#}");
-    assert_eq!(changed_paths(&second), set(["b.txt", "c.txt"]), "{second:#}");
-    assert!(turns.iter().all(|t| !t["ended_at"].is_null()), "{turns:#?}");
-    rollback_applied(daemon.undo(&session, json!({})));
-    assert_tree_eq(&after_first, &snapshot(ws.root()), "undo of the second prompt");
+    let session = only_session(&daemon, &|| format!("{:#?}", server.requests));
+    let labels = ["first prompt: edit a", "second prompt: edit b"];
+    let paths: [&[&str]; 2] = [&["a.txt"], &["b.txt", "c.txt"]];
+    assert_two_turns_and_undo(&daemon, &session, labels, paths, &after_first, ws.root());
     assert_eq!(ws.read("b.txt"), b"fn two\n");
-}
-
-/// `PATH` with the directory of the `filewatchd` under test first.
-fn path_with_filewatchd() -> std::ffi::OsString {
-    let dir = Path::new(BIN).parent().map(Path::to_path_buf).unwrap_or_default();
-    let rest = std::env::var_os("PATH").unwrap_or_default();
-    std::env::join_paths(std::iter::once(dir).chain(std::env::split_paths(&rest))).unwrap_or(rest)
 }
 
 /// A user-level `hooks.json` (it runs besides the project's) appending every event's payload
@@ -163,9 +136,7 @@ fn codex_auto_compaction_in_a_turn_keeps_the_turn_whole() {
     let Some(bin) = codex_bin() else { return };
     let ws = Workspace::new();
     ws.write("a.txt", "fn one\n");
-    let daemon = Daemon::start_in_home(&ws);
-    let install = ws.cli(".", &["hook", "install", "codex", "--project"]);
-    assert!(install.status.success(), "{install:?}");
+    let daemon = start_with_hooks(&ws, "codex");
     let script = model::compaction_script();
     let server = model::ModelServer::start_compacting(script, "compact", 90_000);
     let extra = "model_context_window = 100000\nmodel_auto_compact_token_limit = 50000\n";

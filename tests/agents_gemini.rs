@@ -11,7 +11,6 @@ mod common;
 mod model;
 
 use std::path::Path;
-use std::sync::Arc;
 
 use agent_cli::*;
 use common::*;
@@ -58,16 +57,8 @@ fn gemini_headless_two_prompts_make_two_turns_and_undo_is_exact() {
     let ws = Workspace::new();
     ws.write("a.txt", "fn one\n");
     ws.write("b.txt", "fn two\n");
-    let daemon = Daemon::start_in_home(&ws);
-    let install = ws.cli(".", &["hook", "install", "gemini-cli", "--project"]);
-    assert!(install.status.success(), "{install:?}");
-    let server = model::ModelServer::start(Arc::new(|prompt: &str| {
-        if prompt.contains("second") {
-            "sed -i 's/two/2/' b.txt && echo made > c.txt".to_string()
-        } else {
-            "sed -i 's/one/1/' a.txt".to_string()
-        }
-    }));
+    let daemon = start_with_hooks(&ws, "gemini-cli");
+    let server = model::ModelServer::start(two_prompt_script());
     gemini_settings(&ws);
     let prompts = ["first prompt: edit a", "second prompt: edit b"];
     gemini(&ws, &bin, &server, false, prompts[0]);
@@ -133,9 +124,7 @@ fn gemini_chat_compression_in_a_turn_keeps_one_turn_with_every_write() {
     };
     let ws = Workspace::new();
     ws.write("a.txt", "fn one\n");
-    let daemon = Daemon::start_in_home(&ws);
-    let install = ws.cli(".", &["hook", "install", "gemini-cli", "--project"]);
-    assert!(install.status.success(), "{install:?}");
+    let daemon = start_with_hooks(&ws, "gemini-cli");
     let script = model::compaction_script();
     let server = model::ModelServer::start_compacting(script, "compact", 900_000);
     let log = gemini_settings_recording(&ws);

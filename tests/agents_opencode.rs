@@ -11,7 +11,6 @@ mod common;
 mod model;
 
 use std::path::Path;
-use std::sync::Arc;
 
 use agent_cli::*;
 use common::*;
@@ -87,16 +86,8 @@ fn opencode_run_two_prompts_make_two_turns_and_undo_is_exact() {
     let ws = Workspace::new();
     ws.write("a.txt", "fn one\n");
     ws.write("b.txt", "fn two\n");
-    let daemon = Daemon::start_in_home(&ws);
-    let install = ws.cli(".", &["hook", "install", "opencode", "--project"]);
-    assert!(install.status.success(), "{install:?}");
-    let server = model::ModelServer::start(Arc::new(|prompt: &str| {
-        if prompt.contains("second") {
-            "sed -i 's/two/2/' b.txt && echo made > c.txt".to_string()
-        } else {
-            "sed -i 's/one/1/' a.txt".to_string()
-        }
-    }));
+    let daemon = start_with_hooks(&ws, "opencode");
+    let server = model::ModelServer::start(two_prompt_script());
     opencode_config(&ws, &server);
     let prompts = ["first prompt: edit a", "second prompt: edit b"];
     opencode(&ws, &bin, false, prompts[0]);
@@ -138,9 +129,7 @@ fn opencode_compaction_mid_prompt_keeps_one_turn_with_every_write() {
     };
     let ws = Workspace::new();
     ws.write("a.txt", "fn one\n");
-    let daemon = Daemon::start_in_home(&ws);
-    let install = ws.cli(".", &["hook", "install", "opencode", "--project"]);
-    assert!(install.status.success(), "{install:?}");
+    let daemon = start_with_hooks(&ws, "opencode");
     let server = model::ModelServer::start(commands_in_turn(&[
         "echo before > x.txt",
         "echo after > y.txt && sed -i 's/one/1/' a.txt",

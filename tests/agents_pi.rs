@@ -12,7 +12,6 @@ mod model;
 
 use std::path::Path;
 use std::process::Command;
-use std::sync::Arc;
 
 use agent_cli::*;
 use common::*;
@@ -53,16 +52,8 @@ fn pi_print_two_prompts_make_two_turns_and_undo_is_exact() {
     let ws = Workspace::new();
     ws.write("a.txt", "fn one\n");
     ws.write("b.txt", "fn two\n");
-    let daemon = Daemon::start_in_home(&ws);
-    let install = ws.cli(".", &["hook", "install", "pi", "--project"]);
-    assert!(install.status.success(), "{install:?}");
-    let server = model::ModelServer::start(Arc::new(|prompt: &str| {
-        if prompt.contains("second") {
-            "sed -i 's/two/2/' b.txt && echo made > c.txt".to_string()
-        } else {
-            "sed -i 's/one/1/' a.txt".to_string()
-        }
-    }));
+    let daemon = start_with_hooks(&ws, "pi");
+    let server = model::ModelServer::start(two_prompt_script());
     pi_models(&ws, &server);
     let prompts = ["first prompt: edit a", "second prompt: edit b"];
     pi(&ws, &bin, false, prompts[0]);
@@ -88,9 +79,7 @@ fn pi_compaction_after_overflow_keeps_one_turn_with_every_write() {
     let Some(bin) = agent_bin("pi", "pi") else { return };
     let ws = Workspace::new();
     ws.write("a.txt", "fn one\n");
-    let daemon = Daemon::start_in_home(&ws);
-    let install = ws.cli(".", &["hook", "install", "pi", "--project"]);
-    assert!(install.status.success(), "{install:?}");
+    let daemon = start_with_hooks(&ws, "pi");
     let server = model::ModelServer::start(commands_in_turn(&[
         "echo before > x.txt",
         "echo after > y.txt && sed -i 's/one/1/' a.txt",

@@ -1,6 +1,7 @@
 //! What the real-CLI tests of Gemini CLI, opencode and pi share (tests/agents_*.rs): finding
 //! the pinned agent, running it offline in a home of its own with the `filewatchd` under test
-//! on `PATH`, and the two-prompt check.
+//! on `PATH`, and the two-prompt check. Not every test uses every helper.
+#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -139,6 +140,27 @@ pub fn assert_two_turns_and_undo(
     assert_tree_eq(after_first, &snapshot(root), "undo of the second prompt");
 }
 
+/// A workspace with `a.txt` and `b.txt`, its daemon, and `agent`'s hooks installed as the
+/// README says (`filewatchd hook install AGENT --project`).
+pub fn start_with_hooks(ws: &Workspace, agent: &str) -> Daemon {
+    let daemon = Daemon::start_in_home(ws);
+    let install = ws.cli(".", &["hook", "install", agent, "--project"]);
+    assert!(install.status.success(), "{install:?}");
+    daemon
+}
+
+/// The two prompts' script: the first edits `a.txt`; the second edits `b.txt` and creates
+/// `c.txt` (what `assert_two_turns_and_undo` is given as each turn's paths).
+pub fn two_prompt_script() -> crate::model::Script {
+    std::sync::Arc::new(|prompt: &str| {
+        if prompt.contains("second") {
+            "sed -i 's/two/2/' b.txt && echo made > c.txt".to_string()
+        } else {
+            "sed -i 's/one/1/' a.txt".to_string()
+        }
+    })
+}
+
 /// `PATH` with the directory of the `filewatchd` under test first.
 pub fn path_with_filewatchd() -> std::ffi::OsString {
     let dir = Path::new(BIN).parent().map(Path::to_path_buf).unwrap_or_default();
@@ -146,7 +168,6 @@ pub fn path_with_filewatchd() -> std::ffi::OsString {
     std::env::join_paths(std::iter::once(dir).chain(std::env::split_paths(&rest))).unwrap_or(rest)
 }
 
-#[allow(dead_code)] // not used by Gemini's compaction test
 /// A script whose tool calls run `commands` in turn (the last one again once they run out).
 pub fn commands_in_turn(commands: &'static [&'static str]) -> crate::model::Script {
     let next = std::sync::atomic::AtomicUsize::new(0);
@@ -160,7 +181,6 @@ pub fn commands_in_turn(commands: &'static [&'static str]) -> crate::model::Scri
 /// in its middle), and the server saw the compaction's summary request (no tools, "summar…");
 /// an undo then puts back exactly the tree `before`, but for what lies under `agent_dir` (the
 /// agent's own files, which it writes at start-up outside any turn).
-#[allow(dead_code)] // not used by Gemini's compaction test
 pub fn assert_one_compacted_turn_and_undo(
     daemon: &Daemon,
     server: &crate::model::ModelServer,
