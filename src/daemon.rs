@@ -10,9 +10,10 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
 use crate::api::{self, AppState};
-use crate::capture::barrier;
-use crate::capture::{Context, Worker};
+use crate::capture::Context;
 use crate::config::Config;
+use crate::engine::Worker;
+use crate::engine::barrier;
 use crate::fs::read::RootDir;
 use crate::instance::{self, Holder, Refusal, TreeLock};
 use crate::state::{self, DaemonInfo, StateDir};
@@ -107,7 +108,7 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
 
 /// Stops the capture worker and joins its thread: an error when it had died on its own.
 fn stop_capture(
-    handle: &crate::capture::WorkerHandle,
+    handle: &crate::engine::WorkerHandle,
     thread: std::thread::JoinHandle<()>,
     stats: &Stats,
 ) -> anyhow::Result<()> {
@@ -130,7 +131,7 @@ fn stop_capture(
 /// What the HTTP side serves with: the worker, the counters, and word of the capture
 /// thread's end.
 struct Live {
-    worker: crate::capture::WorkerHandle,
+    worker: crate::engine::WorkerHandle,
     stats: Arc<Stats>,
     capture_ended: oneshot::Receiver<()>,
 }

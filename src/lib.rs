@@ -6,19 +6,20 @@
 //!
 //! ```text
 //!  inotify ──► watch (notify callback: forward only) ──► Hint ──────┐
-//!  HTTP ──► api (axum: access checks, handlers) ──► Msg::Command ───┼──► capture worker thread
-//!   ▲             │  queries on read-only SQLite connections        │    (the one SQLite writer)
+//!  HTTP ──► api (access checks, handlers) ──► engine::Command ──────┼──► engine worker thread
+//!   ▲             │  queries on read-only SQLite connections        │  (the one SQLite writer)
 //!   │             ▼                                                 ▼
-//!  hook, cli ─► client    history, sessions ◄── store (SQLite index + blobs) ◄── restore
-//!                                                                   (runs inside the worker)
+//!  hook, cli ─► client    history, sessions ◄── store ◄── capture, restore, retention
+//!                                                      (called by the engine; none calls back)
 //!  capture, restore ─► fs (the confined file system: RootDir, reads, path operations)
 //! ```
 //!
 //! Layers, bottom up (no module imports one above it; no circle): `paths`, `config`, `model`
 //! (the words, `Hash`) → `store` → `stats`, `state`, `instance`, `fs`, `sessions`, `history`,
-//! `retention`, `watch` → `restore` → `capture` (the worker calls restore with a narrow
-//! `restore::Workspace` and applies the effects it returns) → `api` → `daemon`; `client` (over
-//! `state`) → `hook` → `cli` (which also starts the `daemon`).
+//! `retention`, `watch` → `restore` → `capture` → `engine` (the single-writer loop: it calls
+//! capture with hints, restore with a narrow `restore::Workspace` and applies the effects it
+//! returns, and retention) → `api` → `daemon`; `client` (over `state`) → `hook` → `cli`
+//! (which also starts the `daemon`).
 //!
 //! - [`watch`]: one non-recursive inotify watch per tracked directory (ignored directories get
 //!   none; those the watch limit refuses are listed as unwatched), and [`watch::filter`], the
@@ -30,29 +31,33 @@
 //!   operations on one path (`fs::ops`: openat2-confined, temp + fsync + rename, exchange, no
 //!   clobber), the names of its temp files (`fs::temp`), readers working ahead of a writer
 //!   (`fs::feed`, `map_parallel`).
-//! - [`capture`]: the worker that owns the writer connection. Hints are facts only after a
-//!   re-read; a settled burst is recorded in one transaction (`capture::record`; a store that
-//!   cannot take a version is a storage fault: the path stays pending, commands are refused,
-//!   `store::fault`); the first index, the restart reconcile
+//! - [`engine`]: the single-writer loop. Hints and commands (`engine::Msg`) reach one
+//!   thread in order; it owns the writer connection and decides when each piece of work
+//!   runs. Every command (turn markers, rollbacks, forks, gc, verify) waits for its cookie
+//!   (`engine::barrier`, G1), so writes are attributed by position; then the directories the
+//!   watch limit left unwatched are verified (G2). A store that cannot take a version is a
+//!   storage fault: the path stays pending and is retried with back-off, and commands that
+//!   need it are refused (`engine::checks`, `store::fault`). After lost events
+//!   (`engine::lost`) the hints queued before the loss are dropped: the full rescan that
+//!   follows has seen what they name. A lost root stops capture for good: commands that would
+//!   write are refused, reads go on. A panic on the worker thread ends the daemon through its
+//!   one shutdown path (`daemon`).
+//! - [`capture`]: hints to facts. A path is a fact only after a re-read; a settled burst is
+//!   recorded in one transaction (`capture::record`); the first index, the restart reconcile
 //!   and rescans after lost events share one parallel walk (`capture::rescan`,
 //!   `capture::walk`; no stat when the index is empty), whose paths readers observe ahead of
-//!   the writer in large transactions; a clean exit settles the racy
-//!   stat-cache entries so the next start re-reads nothing unchanged. At start-up the walk
-//!   runs beside the index's integrity check (`store::db::IntegrityCheck`); nothing is
-//!   written before it passes. After lost events (`capture::lost`) the hints queued before
-//!   the loss are dropped: the full rescan that follows has seen what they name. When an
-//!   ignore rule hides a path or brings one into view, `capture::tracked` records it (versions
-//!   of kind `untracked`), and every rollback leaves a path alone at a moment it was untracked.
-//!   Every command (turn markers, rollbacks, forks, gc, verify) waits for its cookie
-//!   (`capture::barrier`, G1), so writes are attributed by position; then the directories the
-//!   watch limit left unwatched are verified by a stat walk of those only
-//!   (`capture::unwatched`, G2). A root whose path no longer names the directory held open
-//!   (`capture::lost_root`: checked at every command and batch, and on the root's own events)
-//!   stops capture for good: commands that would write are refused, reads go on. The
-//!   verification pass (`capture::verify`: the rescan's survey of the whole workspace) finds
-//!   what no event reported (writes through a shared mapping): on demand, and in the
-//!   background when the workspace is quiet, walking at idle priority and yielding to any
-//!   command; what it finds is attributed by the time it changed (`store::found`).
+//!   the writer in large transactions; a clean exit settles the racy stat-cache entries so
+//!   the next start re-reads nothing unchanged. At start-up the walk runs beside the index's
+//!   integrity check (`store::db::IntegrityCheck`); nothing is written before it passes. When
+//!   an ignore rule hides a path or brings one into view, `capture::tracked` records it
+//!   (versions of kind `untracked`), and every rollback leaves a path alone at a moment it
+//!   was untracked. `capture::unwatched` verifies the directories the watch limit left
+//!   unwatched by a stat walk of those only; `capture::lost_root` tells whether the root's
+//!   path still names the directory held open. The verification pass (`capture::verify`: the
+//!   rescan's survey of the whole workspace) finds what no event reported (writes through a
+//!   shared mapping): on demand, and in the background when the workspace is quiet, walking
+//!   at idle priority and yielding to any command; what it finds is attributed by the time it
+//!   changed (`store::found`).
 //! - [`restore`]: rollback, undo, redo and time rollback on a `restore::Workspace` (root,
 //!   blobs, size limit: no watcher), returning its effects on the watches: `chain` finds the
 //!   target, `plan` lists actions and conflicts (the dry run; every path re-read in parallel),
@@ -60,7 +65,8 @@
 //!   plan durably, `apply` changes the files (each verified against its target after), `finish`
 //!   commits it, or puts back what a failed one changed (all or nothing, G12), `found` stores
 //!   what a forced rollback overwrites, `recover` finishes an interrupted rollback or put-back
-//!   at start-up.
+//!   at start-up. A forced rollback records what the disk holds that the record lacks, then
+//!   plans those paths again (only those).
 //! - [`sessions`]: a session with its fork ancestors (`Lineage`): inherited turns and whose
 //!   changes are a session's own work; `sessions::turns`: naming, finding, opening, closing
 //!   and forking turns. [`history`]: a turn's net changes (a write made while
@@ -88,6 +94,7 @@ pub mod cli;
 pub mod client;
 pub mod config;
 pub mod daemon;
+pub mod engine;
 pub mod fs;
 pub mod history;
 pub mod hook;

@@ -17,7 +17,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use rusqlite::Connection;
 
-use crate::capture::WorkerHandle;
+use crate::engine::WorkerHandle;
 use crate::stats::Stats;
 use crate::store::blobs::BlobDir;
 use crate::store::db;

@@ -13,7 +13,7 @@ use super::AppState;
 use super::access::JsonBody;
 use super::error::ApiError;
 use super::handlers::valid_session;
-use crate::capture::Command;
+use crate::engine::Command;
 use crate::paths::RelPath;
 use crate::restore::{Boundary, OnConflict, Operation, Request, RollbackError};
 use crate::sessions::turns::TurnSelector;

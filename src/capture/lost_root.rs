@@ -12,8 +12,6 @@ use std::path::PathBuf;
 use rustix::fs::{AtFlags, Stat};
 use rustix::io::Errno;
 
-use super::verify::VerifyError;
-use super::{Command, Refusal};
 use crate::fs::read::RootDir;
 use crate::paths::RelPath;
 use crate::stats::WorkspaceLost;
@@ -63,22 +61,6 @@ fn lost(root: &RootDir, what: String) -> WorkspaceLost {
              {shown} and start filewatchd there, or start it in the new {shown}: what differs from \
              the history is then recorded as changed while the daemon was not running (offline)"
         ),
-    }
-}
-
-/// Answers a command that cannot run: markers and rollbacks with `workspace_lost`; a sync (a
-/// read of the history waiting for earlier writes) at once, since nothing more is recorded;
-/// garbage collection by dropping its reply (the API says `workspace_lost`).
-pub fn refuse(command: Command, lost: &WorkspaceLost) {
-    let message = lost.message();
-    match command.refuse(&Refusal::WorkspaceLost(message.clone())) {
-        Some(Command::Sync { reply }) => {
-            let _ = reply.send(());
-        }
-        Some(Command::Verify { reply }) => {
-            let _ = reply.send(Err(VerifyError::WorkspaceLost(message)));
-        }
-        _ => {}
     }
 }
 

@@ -1,149 +1,29 @@
-//! The capture worker: the one owner of the SQLite writer. It turns watcher hints into
-//! versions (`record`), runs the first index, the restart reconcile and rescans (`rescan`),
-//! executes turn markers behind the barrier (`barrier`, `turns`), and runs the verification
-//! pass for what no event reported (`verify`). `tracked` records
-//! when a path leaves or enters the tracked set.
+//! Hints to facts: what a path is now becomes a version (`record`); the first index, the
+//! restart reconcile and rescans share one walk (`rescan`, `walk`); the directories the watch
+//! limit left unwatched are verified by a stat walk (`unwatched`); the verification pass finds
+//! what no event reported (`verify`); `tracked` records when a path leaves or enters the
+//! tracked set; `lost_root` tells whether the root is still the directory held open. The
+//! engine decides when each runs; nothing here sends or answers a command.
 
-pub mod barrier;
-mod lost;
-mod lost_root;
+pub mod lost_root;
 pub mod record;
 pub mod rescan;
 pub mod tracked;
-mod unwatched;
+pub mod unwatched;
 pub mod verify;
 pub mod walk;
-mod worker;
 
 use std::sync::Arc;
 
-use tokio::sync::oneshot;
-
 use crate::fs::read::RootDir;
 use crate::paths::RelPath;
-use crate::restore::outcome::Outcome;
-use crate::restore::{Request, RollbackError};
-use crate::retention::GcReport;
-use crate::sessions::turns::{TurnError, TurnSelector, TurnStarted};
 use crate::stats::Stats;
 use crate::store::blobs::BlobDir;
-use crate::store::sql::TurnRow;
 use crate::watch::Watches;
 use crate::watch::filter::IgnoreRules;
 
-pub use worker::{Worker, WorkerHandle};
-
-/// What reaches the worker, in order: hints from the watcher, and commands from the API.
-pub enum Msg {
-    /// A path an event named: something about it may have changed.
-    Hint(RelPath),
-    /// The watcher lost events: everything must be re-checked.
-    Rescan,
-    /// An event named the root itself (moved, removed, its attributes changed): is the root
-    /// still the directory held open? (`lost_root`)
-    RootChanged,
-    Command(Command),
-    Shutdown,
-}
-
-impl From<crate::watch::Hint> for Msg {
-    fn from(hint: crate::watch::Hint) -> Self {
-        match hint {
-            crate::watch::Hint::Path(path) => Msg::Hint(path),
-            crate::watch::Hint::Rescan => Msg::Rescan,
-            crate::watch::Hint::RootChanged => Msg::RootChanged,
-        }
-    }
-}
-
-/// A turn marker, answered after the barrier.
-pub enum Command {
-    TurnStart {
-        session: String,
-        turn_ref: Option<String>,
-        label: Option<String>,
-        reply: oneshot::Sender<Result<TurnStarted, TurnError>>,
-    },
-    TurnEnd {
-        session: String,
-        turn: TurnSelector,
-        /// A label for a turn started without one (Codex `notify` learns the prompt at the end).
-        label: Option<String>,
-        reply: oneshot::Sender<Result<TurnRow, TurnError>>,
-    },
-    /// Fork a session after one of its turns.
-    Fork {
-        parent: String,
-        new_session: String,
-        turn: TurnSelector,
-        reply: oneshot::Sender<Result<TurnRow, TurnError>>,
-    },
-    /// Garbage collection (retention), or its dry run.
-    Gc {
-        dry_run: bool,
-        reply: oneshot::Sender<rusqlite::Result<GcReport>>,
-    },
-    /// Nothing: answered once every write made before it is recorded, so a read that follows
-    /// (a path's history, its content) sees them.
-    Sync { reply: oneshot::Sender<()> },
-    /// A rollback, undo or redo: planned and applied once every earlier write is recorded.
-    Rollback {
-        request: Request,
-        reply: oneshot::Sender<Result<Outcome, RollbackError>>,
-    },
-    /// A verification pass now (G2), once every earlier write is recorded.
-    Verify {
-        reply: oneshot::Sender<Result<verify::Found, verify::VerifyError>>,
-    },
-}
-
-/// Why a command that changes the record (a turn marker, a fork, a rollback) cannot run now.
-#[derive(Debug, Clone)]
-pub enum Refusal {
-    /// The workspace root is lost (`lost_root`): the message says what became of it.
-    WorkspaceLost(String),
-    /// Writes made before it cannot be recorded (G12).
-    Unrecorded(crate::store::fault::Unrecorded),
-}
-
-impl Command {
-    /// Answers a turn marker, fork or rollback with `why`; gives any other command back.
-    pub fn refuse(self, why: &Refusal) -> Option<Command> {
-        match self {
-            Command::TurnStart { reply, .. } => {
-                let _ = reply.send(Err(why.into()));
-            }
-            Command::TurnEnd { reply, .. } | Command::Fork { reply, .. } => {
-                let _ = reply.send(Err(why.into()));
-            }
-            Command::Rollback { reply, .. } => {
-                let _ = reply.send(Err(why.into()));
-            }
-            other => return Some(other),
-        }
-        None
-    }
-}
-
-impl From<&Refusal> for TurnError {
-    fn from(why: &Refusal) -> Self {
-        match why {
-            Refusal::WorkspaceLost(message) => Self::WorkspaceLost(message.clone()),
-            Refusal::Unrecorded(unrecorded) => Self::Unrecorded(unrecorded.clone()),
-        }
-    }
-}
-
-impl From<&Refusal> for RollbackError {
-    fn from(why: &Refusal) -> Self {
-        match why {
-            Refusal::WorkspaceLost(message) => Self::WorkspaceLost(message.clone()),
-            Refusal::Unrecorded(unrecorded) => Self::Unrecorded(unrecorded.clone()),
-        }
-    }
-}
-
-/// Everything the worker reads and watches with, apart from the database connection.
+/// Everything capture reads and watches with, apart from the database connection (the
+/// engine owns both).
 pub struct Context {
     pub root: Arc<RootDir>,
     pub blobs: Arc<BlobDir>,

@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use super::Worker;
+use super::worker::Worker;
 use crate::capture::record::{Attribution, Recorded};
 use crate::capture::verify::{self, Found, VerifyError};
 

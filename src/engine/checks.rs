@@ -5,11 +5,14 @@
 
 use std::time::Instant;
 
-use super::{RETRY_AFTER, RETRY_MAX, Worker};
-use crate::capture::{Command, Refusal, lost_root, unwatched};
+use super::worker::{RETRY_AFTER, RETRY_MAX, Worker};
+use super::{Command, Refusal};
+use crate::capture::verify::VerifyError;
+use crate::capture::{lost_root, unwatched};
 use crate::paths::RelPath;
 use crate::restore::RollbackError;
 use crate::restore::finish::Pending;
+use crate::stats::WorkspaceLost;
 use crate::store::fault::{StorageFault, Unrecorded};
 
 impl Worker {
@@ -110,7 +113,7 @@ impl Worker {
             return Some(command);
         }
         if let Some(lost) = self.ctx.stats.workspace_lost() {
-            lost_root::refuse(command, &lost);
+            refuse_lost(command, &lost);
         }
         None
     }
@@ -129,7 +132,7 @@ impl Worker {
         self.first_pending = None;
         for (cookie, command) in self.barrier.drain() {
             lost_root::remove_cookie(&self.ctx.root, &cookie);
-            lost_root::refuse(command, &lost);
+            refuse_lost(command, &lost);
         }
         self.ctx.stats.set_workspace_lost(lost);
         true
@@ -177,4 +180,20 @@ pub(super) fn batch_fault(err: &rusqlite::Error) -> StorageFault {
 /// free the space) and a verification pass come back to run as usual.
 pub(super) fn refuse(command: Command, unrecorded: Unrecorded) -> Option<Command> {
     command.refuse(&Refusal::Unrecorded(unrecorded))
+}
+
+/// Answers a command that cannot run: markers and rollbacks with `workspace_lost`; a sync (a
+/// read of the history waiting for earlier writes) at once, since nothing more is recorded;
+/// garbage collection by dropping its reply (the API says `workspace_lost`).
+pub(super) fn refuse_lost(command: Command, lost: &WorkspaceLost) {
+    let message = lost.message();
+    match command.refuse(&Refusal::WorkspaceLost(message.clone())) {
+        Some(Command::Sync { reply }) => {
+            let _ = reply.send(());
+        }
+        Some(Command::Verify { reply }) => {
+            let _ = reply.send(Err(VerifyError::WorkspaceLost(message)));
+        }
+        _ => {}
+    }
 }

@@ -10,12 +10,13 @@ use std::time::{Duration, Instant};
 use rusqlite::Connection;
 
 use super::barrier::Barrier;
+use super::checks::{batch_fault, refuse};
 use super::lost::LostEvents;
-use super::record::attribution;
-use super::record::{Attribution, record};
-use super::rescan::{record_survey, rescan, rescan_into_view, survey};
-use super::verify::{Schedule, Sent};
-use super::{Command, Context, Msg, TRIM_AFTER, release_freed_memory};
+use super::schedule::{Schedule, Sent};
+use super::{Command, Msg};
+use crate::capture::record::{Attribution, attribution, record};
+use crate::capture::rescan::{record_survey, rescan, rescan_into_view, survey};
+use crate::capture::{Context, TRIM_AFTER, release_freed_memory};
 use crate::model::RACY_NS;
 use crate::paths::RelPath;
 use crate::sessions::turns::{self, TurnError};
@@ -24,10 +25,6 @@ use crate::store::fault::Unrecorded;
 use crate::store::sql::{self, TurnRow};
 use crate::store::{journal, unjournaled};
 use crate::watch::filter::IgnoreRules;
-
-mod checks;
-use checks::{batch_fault, refuse};
-mod verify_pass;
 
 /// Quiet time after the last hint before a batch is recorded (editors' save bursts, `sed -i`
 /// temp files). A turn marker does not wait for it.
@@ -68,8 +65,8 @@ fn settled_after_ns() -> i64 {
 const GC_INTERVAL: Duration = Duration::from_secs(24 * 60 * 60);
 /// Back-off after a batch failed (disk full, I/O error) before trying again: doubled at
 /// every failure up to `RETRY_MAX`. A turn marker retries at once.
-const RETRY_AFTER: Duration = Duration::from_millis(250);
-const RETRY_MAX: Duration = Duration::from_secs(5);
+pub(super) const RETRY_AFTER: Duration = Duration::from_millis(250);
+pub(super) const RETRY_MAX: Duration = Duration::from_secs(5);
 
 /// The API's way to the worker.
 #[derive(Clone)]
@@ -94,35 +91,35 @@ impl WorkerHandle {
 }
 
 pub struct Worker {
-    conn: Connection,
-    ctx: Context,
-    inbox: Receiver<Msg>,
-    queued: Arc<AtomicUsize>,
-    lost: LostEvents,
-    pending: BTreeSet<RelPath>,
-    first_pending: Option<Instant>,
-    last_hint: Instant,
-    retry_at: Option<Instant>,
+    pub(super) conn: Connection,
+    pub(super) ctx: Context,
+    pub(super) inbox: Receiver<Msg>,
+    pub(super) queued: Arc<AtomicUsize>,
+    pub(super) lost: LostEvents,
+    pub(super) pending: BTreeSet<RelPath>,
+    pub(super) first_pending: Option<Instant>,
+    pub(super) last_hint: Instant,
+    pub(super) retry_at: Option<Instant>,
     /// Paths the store could not take (G12): pending until recorded; commands refused meanwhile.
-    unrecorded: Option<Unrecorded>,
+    pub(super) unrecorded: Option<Unrecorded>,
     /// A rollback applied on disk whose record the store did not take: recorded before
     /// anything else is (its writes are the daemon's own, never someone else's).
-    pending_rollback: Option<crate::restore::finish::Pending>,
+    pub(super) pending_rollback: Option<crate::restore::finish::Pending>,
     /// A rescan the store failed: it runs again (whole) before the next command.
-    rescan_owed: bool,
-    backoff: Duration,
-    barrier: Barrier,
-    open: Vec<TurnRow>,
+    pub(super) rescan_owed: bool,
+    pub(super) backoff: Duration,
+    pub(super) barrier: Barrier,
+    pub(super) open: Vec<TurnRow>,
     /// The daily automatic garbage collection.
-    next_gc: Instant,
+    pub(super) next_gc: Instant,
     /// Paths recorded since memory was last given back (`release_freed_memory`), and when
     /// it will be, once idle.
-    since_trim: usize,
-    trim_at: Option<Instant>,
+    pub(super) since_trim: usize,
+    pub(super) trim_at: Option<Instant>,
     /// The background verification pass, and the commands sent and taken it yields to.
-    verify: Schedule,
-    sent: Sent,
-    taken: u64,
+    pub(super) verify: Schedule,
+    pub(super) sent: Sent,
+    pub(super) taken: u64,
 }
 
 /// A query's result while the integrity check may still run: a damaged index is reported as
@@ -413,7 +410,7 @@ impl Worker {
         .min()
     }
 
-    fn who(&self) -> Attribution {
+    pub(super) fn who(&self) -> Attribution {
         attribution(&self.open)
     }
 
@@ -453,7 +450,7 @@ impl Worker {
     /// True when every path under `dir` was recorded as it is now; paths that kept changing
     /// while read are retried with the next batch, paths the store failed until recorded.
     /// `into_view`: an ignore rule changed (`rescan_into_view`).
-    fn rescan_dir(&mut self, dir: Option<&RelPath>, who: Attribution, into_view: bool) -> bool {
+    pub(super) fn rescan_dir(&mut self, dir: Option<&RelPath>, who: Attribution, into_view: bool) -> bool {
         let _trim = TrimOnDrop;
         let scanned = match into_view {
             true => rescan_into_view(&mut self.conn, &mut self.ctx, dir),
@@ -507,7 +504,7 @@ impl Worker {
         }
     }
 
-    fn execute(&mut self, command: Command) {
+    pub(super) fn execute(&mut self, command: Command) {
         let command = match self.unrecorded.clone() {
             Some(unrecorded) => match refuse(command, unrecorded) {
                 Some(command) => command,

@@ -1,0 +1,137 @@
+//! The engine: the single-writer loop. Everything that changes the record reaches one thread
+//! in order (`Msg`): the watcher's hints, and the API's commands (`Command`), each answered
+//! once its barrier cookie comes back (`barrier`, G1). The worker (`worker`) owns the SQLite
+//! writer and decides when each piece of work runs: it calls capture (hints to facts),
+//! restore (rollbacks, returning their effects, which it applies) and retention; none of
+//! them calls it back. `checks` is what a command passes before it runs and what a failed
+//! batch leaves; `lost` the lost events as the queue sees them; `schedule` when the
+//! background verification pass runs.
+
+pub mod barrier;
+mod checks;
+mod lost;
+mod schedule;
+mod verify_pass;
+mod worker;
+
+use tokio::sync::oneshot;
+
+use crate::capture::verify;
+use crate::paths::RelPath;
+use crate::restore::outcome::Outcome;
+use crate::restore::{Request, RollbackError};
+use crate::retention::GcReport;
+use crate::sessions::turns::{TurnError, TurnSelector, TurnStarted};
+use crate::store::sql::TurnRow;
+
+pub use worker::{Worker, WorkerHandle};
+
+/// What reaches the worker, in order: hints from the watcher, and commands from the API.
+pub enum Msg {
+    /// A path an event named: something about it may have changed.
+    Hint(RelPath),
+    /// The watcher lost events: everything must be re-checked.
+    Rescan,
+    /// An event named the root itself (moved, removed, its attributes changed): is the root
+    /// still the directory held open? (`lost_root`)
+    RootChanged,
+    Command(Command),
+    Shutdown,
+}
+
+impl From<crate::watch::Hint> for Msg {
+    fn from(hint: crate::watch::Hint) -> Self {
+        match hint {
+            crate::watch::Hint::Path(path) => Msg::Hint(path),
+            crate::watch::Hint::Rescan => Msg::Rescan,
+            crate::watch::Hint::RootChanged => Msg::RootChanged,
+        }
+    }
+}
+
+/// A turn marker, answered after the barrier.
+pub enum Command {
+    TurnStart {
+        session: String,
+        turn_ref: Option<String>,
+        label: Option<String>,
+        reply: oneshot::Sender<Result<TurnStarted, TurnError>>,
+    },
+    TurnEnd {
+        session: String,
+        turn: TurnSelector,
+        /// A label for a turn started without one (Codex `notify` learns the prompt at the end).
+        label: Option<String>,
+        reply: oneshot::Sender<Result<TurnRow, TurnError>>,
+    },
+    /// Fork a session after one of its turns.
+    Fork {
+        parent: String,
+        new_session: String,
+        turn: TurnSelector,
+        reply: oneshot::Sender<Result<TurnRow, TurnError>>,
+    },
+    /// Garbage collection (retention), or its dry run.
+    Gc {
+        dry_run: bool,
+        reply: oneshot::Sender<rusqlite::Result<GcReport>>,
+    },
+    /// Nothing: answered once every write made before it is recorded, so a read that follows
+    /// (a path's history, its content) sees them.
+    Sync { reply: oneshot::Sender<()> },
+    /// A rollback, undo or redo: planned and applied once every earlier write is recorded.
+    Rollback {
+        request: Request,
+        reply: oneshot::Sender<Result<Outcome, RollbackError>>,
+    },
+    /// A verification pass now (G2), once every earlier write is recorded.
+    Verify {
+        reply: oneshot::Sender<Result<verify::Found, verify::VerifyError>>,
+    },
+}
+
+/// Why a command that changes the record (a turn marker, a fork, a rollback) cannot run now.
+#[derive(Debug, Clone)]
+pub enum Refusal {
+    /// The workspace root is lost (`lost_root`): the message says what became of it.
+    WorkspaceLost(String),
+    /// Writes made before it cannot be recorded (G12).
+    Unrecorded(crate::store::fault::Unrecorded),
+}
+
+impl Command {
+    /// Answers a turn marker, fork or rollback with `why`; gives any other command back.
+    pub fn refuse(self, why: &Refusal) -> Option<Command> {
+        match self {
+            Command::TurnStart { reply, .. } => {
+                let _ = reply.send(Err(why.into()));
+            }
+            Command::TurnEnd { reply, .. } | Command::Fork { reply, .. } => {
+                let _ = reply.send(Err(why.into()));
+            }
+            Command::Rollback { reply, .. } => {
+                let _ = reply.send(Err(why.into()));
+            }
+            other => return Some(other),
+        }
+        None
+    }
+}
+
+impl From<&Refusal> for TurnError {
+    fn from(why: &Refusal) -> Self {
+        match why {
+            Refusal::WorkspaceLost(message) => Self::WorkspaceLost(message.clone()),
+            Refusal::Unrecorded(unrecorded) => Self::Unrecorded(unrecorded.clone()),
+        }
+    }
+}
+
+impl From<&Refusal> for RollbackError {
+    fn from(why: &Refusal) -> Self {
+        match why {
+            Refusal::WorkspaceLost(message) => Self::WorkspaceLost(message.clone()),
+            Refusal::Unrecorded(unrecorded) => Self::Unrecorded(unrecorded.clone()),
+        }
+    }
+}
