@@ -174,3 +174,60 @@ fn what_verify_finds_belongs_to_the_turn_open_when_the_file_changed() {
     assert!(changed_paths(&daemon.turn("s", 1, false)).contains("during.bin"));
     assert!(!changed_paths(&daemon.turn_end("s")).contains("during.bin"));
 }
+
+/// A forced undo over writes no event reported (a shared mapping): the plan sees the disk
+/// differ, what each such file holds is recorded first (`outside`), and only those paths are
+/// planned again; the other files of the turn are rolled back as planned, and a redo brings
+/// the unrecorded bytes back. A file also changed by someone else since the turn is recorded
+/// too (its conflict shows the other change, not the disk's).
+#[test]
+fn a_forced_undo_records_what_no_event_reported_before_overwriting_it() {
+    let ws = Workspace::new();
+    ws.write(".filewatchd.toml", "[verify]\ninterval = \"off\"\n");
+    ws.write("mapped.bin", "hello world\n");
+    ws.write("both.bin", "hello again\n");
+    ws.write("plain.txt", "p0\n");
+    let daemon = Daemon::start(&ws);
+    daemon.turn_start("s1", "edits");
+    ws.sh(
+        "printf 'agent world\\n' > mapped.bin && printf 'agent again\\n' > both.bin && echo p1 > plain.txt",
+    );
+    daemon.turn_end("s1");
+    ws.sh("printf 'user! again\\n' > both.bin");
+    let _mapped = MappedWriter::write(&ws, "mapped.bin", "MAPPED");
+    let _both = MappedWriter::write(&ws, "both.bin", "BOTH!");
+    // No event came for either mapped write: the record lacks them.
+    assert_eq!(hash_of(&daemon, "mapped.bin"), blake3_hex(b"agent world\n"));
+    assert_eq!(hash_of(&daemon, "both.bin"), blake3_hex(b"user! again\n"));
+
+    let answer = expect(200, daemon.undo("s1", json!({"on_conflict": "force"})));
+    assert_eq!(answer["applied"], true, "{answer:#}");
+    assert_eq!(
+        listed_paths(&answer, "conflicts"),
+        set(["both.bin", "mapped.bin"]),
+        "{answer:#}"
+    );
+    assert_eq!(ws.read("mapped.bin"), b"hello world\n");
+    assert_eq!(ws.read("both.bin"), b"hello again\n");
+    assert_eq!(ws.read("plain.txt"), b"p0\n");
+    for (path, unrecorded) in [
+        ("mapped.bin", &b"MAPPEDworld\n"[..]),
+        ("both.bin", b"BOTH! again\n"),
+    ] {
+        let history = daemon.history(path);
+        let kept = versions(&history)
+            .iter()
+            .any(|v| v["origin"] == "outside" && v["hash"] == blake3_hex(unrecorded));
+        assert!(
+            kept,
+            "{path}: what the mapping wrote is not in history: {history:#}"
+        );
+        assert_eq!(latest(&history)["origin"], "rollback", "{history:#}");
+    }
+
+    let answer = expect(200, daemon.redo("s1", json!({})));
+    assert_eq!(answer["applied"], true, "{answer:#}");
+    assert_eq!(ws.read("mapped.bin"), b"MAPPEDworld\n");
+    assert_eq!(ws.read("both.bin"), b"BOTH! again\n");
+    assert_eq!(ws.read("plain.txt"), b"p1\n");
+}

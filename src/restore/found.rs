@@ -13,19 +13,19 @@ use crate::paths::RelPath;
 use crate::store::sql;
 
 /// With `force`, every path whose disk differs from its latest version is recorded first, so
-/// what the rollback overwrites stays in history. True when anything was recorded.
-pub fn record_unrecorded(conn: &mut Connection, ws: &Workspace, plan: &Plan) -> rusqlite::Result<bool> {
-    let fresh: Vec<&RelPath> = plan
-        .conflicts
-        .iter()
-        .filter(|c| c.code == "changed_on_disk")
-        .map(|c| &c.path)
-        .collect();
+/// what the rollback overwrites stays in history. Returns the paths it looked at (the plan
+/// for them is to be built again).
+pub fn record_unrecorded(
+    conn: &mut Connection,
+    ws: &Workspace,
+    plan: &Plan,
+) -> rusqlite::Result<Vec<RelPath>> {
+    let fresh = plan.changed_on_disk.clone();
     if fresh.is_empty() {
-        return Ok(false);
+        return Ok(fresh);
     }
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    for path in fresh {
+    for path in &fresh {
         let path_id = sql::ensure_path(&tx, path)?;
         match observe(&ws.root, path, ws.max_file_size, &ws.blobs) {
             Observation::Present(present) => store(&tx, ws, path_id, present)?,
@@ -35,7 +35,7 @@ pub fn record_unrecorded(conn: &mut Connection, ws: &Workspace, plan: &Plan) -> 
         }
     }
     tx.commit()?;
-    Ok(true)
+    Ok(fresh)
 }
 
 /// Another process's bytes under one of our temp names (swapped out as it wrote, and a crash

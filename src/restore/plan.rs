@@ -68,8 +68,57 @@ pub struct Plan {
     pub steps: Vec<Step>,
     pub conflicts: Vec<Note>,
     pub not_restorable: Vec<Note>,
+    /// Paths whose disk differs from their latest version (whatever conflict is shown for
+    /// them): with `force`, what they hold is recorded before the rollback overwrites it.
+    pub changed_on_disk: Vec<RelPath>,
     /// Verified content of every file the plan writes.
     pub contents: HashMap<Hash, Vec<u8>>,
+}
+
+impl Plan {
+    /// Puts `sub`, the same plan built again for the paths at or beneath `scope` only, in place
+    /// of what this plan says about those paths, keeping the order of every list (`sub`'s
+    /// paths are a subset of this plan's, in the same order: one builder made both).
+    pub fn replace_within(&mut self, sub: Plan, scope: &[RelPath]) {
+        let in_scope = |path: &RelPath| scope.iter().any(|p| path.starts_with(p));
+        let mut fresh = sub.steps.into_iter().peekable();
+        let steps = std::mem::take(&mut self.steps);
+        for step in steps {
+            if !in_scope(&step.path) {
+                self.steps.push(step);
+            } else if fresh.peek().is_some_and(|f| f.path == step.path) {
+                self.steps.extend(fresh.next());
+            }
+        }
+        self.steps.extend(fresh);
+        replace_notes(&mut self.conflicts, sub.conflicts, &self.steps, &in_scope);
+        replace_notes(
+            &mut self.not_restorable,
+            sub.not_restorable,
+            &self.steps,
+            &in_scope,
+        );
+        self.changed_on_disk.retain(|path| !in_scope(path));
+        self.changed_on_disk.extend(sub.changed_on_disk);
+        self.contents.extend(sub.contents);
+    }
+}
+
+/// A plan's notes (at most one per step, in the steps' order) with those in scope taken from
+/// `fresh` instead.
+fn replace_notes(
+    notes: &mut Vec<Note>,
+    fresh: Vec<Note>,
+    steps: &[Step],
+    in_scope: &dyn Fn(&RelPath) -> bool,
+) {
+    let mut by_path: HashMap<RelPath, Note> = std::mem::take(notes)
+        .into_iter()
+        .filter(|n| !in_scope(&n.path))
+        .chain(fresh)
+        .map(|n| (n.path.clone(), n))
+        .collect();
+    notes.extend(steps.iter().filter_map(|step| by_path.remove(&step.path)));
 }
 
 /// Plans a rollback to the state at `boundary`. With an `owner` session, changes by anything else since
@@ -118,6 +167,9 @@ pub(super) fn check(conn: &Connection, ws: &Workspace, steps: Vec<(Step, Option<
     let on_disk = check_disks(ws, &steps);
     for ((mut step, foreign), (on_disk, checked)) in steps.into_iter().zip(on_disk) {
         step.checked = checked;
+        if on_disk.as_ref().is_some_and(|n| n.code == "changed_on_disk") {
+            plan.changed_on_disk.push(step.path.clone());
+        }
         if let Some(note) = foreign.or(on_disk).or_else(|| content_not_stored(&step)) {
             plan.conflicts.push(note);
         }

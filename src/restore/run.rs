@@ -28,11 +28,13 @@ pub fn perform(
         return Err(RollbackError::NeverRecorded(path.to_text()));
     }
     let mut plan = plan_for(conn, ws, &resolved, &request.paths)?;
-    if request.on_conflict == OnConflict::Force
-        && !request.dry_run
-        && found::record_unrecorded(conn, ws, &plan)?
-    {
-        plan = plan_for(conn, ws, &resolved, &request.paths)?;
+    if request.on_conflict == OnConflict::Force && !request.dry_run {
+        // What was just recorded is planned again, and only that (each path is read once).
+        let recorded = found::record_unrecorded(conn, ws, &plan)?;
+        if !recorded.is_empty() {
+            let sub = plan_for(conn, ws, &resolved, &recorded)?;
+            plan.replace_within(sub, &recorded);
+        }
     }
     let decision = plan::decide(&plan, request.on_conflict);
     let target = resolved.target.clone();
