@@ -30,6 +30,8 @@ pub struct ServeOptions {
     pub state_dir: Option<PathBuf>,
     pub config: Option<PathBuf>,
     pub port: Option<u16>,
+    /// `serve --test-knobs`: honour the FILEWATCHD_TEST_* variables (`crate::test_knobs`).
+    pub test_knobs: bool,
 }
 
 /// The canonical workspace root and its state directory, as clients compute them too.
@@ -55,6 +57,7 @@ pub fn locate(root: Option<&Path>, state_dir: Option<&Path>) -> anyhow::Result<(
 
 /// Runs the daemon in the foreground until SIGINT or SIGTERM.
 pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
+    crate::test_knobs::init(options.test_knobs);
     crate::capture::limit_malloc_arenas();
     crate::store::fault::survive_file_size_limit();
     let (root, dir) = locate(options.root.as_deref(), options.state_dir.as_deref())?;

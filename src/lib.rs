@@ -14,7 +14,8 @@
 //!  capture, restore ─► fs (the confined file system: RootDir, reads, path operations)
 //! ```
 //!
-//! Layers, bottom up (no module imports one above it; no circle): `paths`, `config`, `model`
+//! Layers, bottom up (no module imports one above it; no circle): `test_knobs`, `paths`,
+//! `config`, `model`
 //! (the words, `Hash`) → `store` → `stats`, `state`, `instance`, `fs`, `sessions`, `history`,
 //! `retention`, `watch` → `restore` → `capture` → `engine` (the single-writer loop: it calls
 //! capture with hints, restore with a narrow `restore::Workspace` and applies the effects it
@@ -87,6 +88,8 @@
 //!   inode, whatever the state directory); [`config`]: `.filewatchd.toml`;
 //!   [`paths`]: workspace-relative byte paths and their lossless text form; [`model`]: the
 //!   words of PRODUCT.md 2 as types; [`stats`]: report-and-continue counters for `status`.
+//!   [`test_knobs`]: the integration tests' `FILEWATCHD_TEST_*` knobs, read once at start-up
+//!   and only by `serve --test-knobs`.
 
 pub mod api;
 pub mod capture;
@@ -107,4 +110,5 @@ pub mod sessions;
 pub mod state;
 pub mod stats;
 pub mod store;
+pub mod test_knobs;
 pub mod watch;

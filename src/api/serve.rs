@@ -71,10 +71,8 @@ fn header_timeout() -> Duration {
     test_timeout().unwrap_or(HEADER_TIMEOUT)
 }
 
-/// `FILEWATCHD_TEST_HTTP_TIMEOUT_MS` shortens the header and body timeouts for the tests.
+/// `FILEWATCHD_TEST_HTTP_TIMEOUT_MS` shortens the header and body timeouts for the tests
+/// (`crate::test_knobs`).
 pub fn test_timeout() -> Option<Duration> {
-    std::env::var("FILEWATCHD_TEST_HTTP_TIMEOUT_MS")
-        .ok()
-        .and_then(|ms| ms.parse().ok())
-        .map(Duration::from_millis)
+    crate::test_knobs::get().http_timeout
 }

@@ -76,14 +76,11 @@ pub fn release_freed_memory() {
     }
 }
 
-/// Test-only: `FILEWATCHD_TEST_PANIC_ON=NAME` makes a reader panic when it reads a path whose
-/// file name is NAME, so a test can watch the daemon end when its capture thread dies
-/// (issue 14 item 10). Unset in normal use; read once.
+/// Test-only (`crate::test_knobs`): `FILEWATCHD_TEST_PANIC_ON=NAME` makes a reader panic when
+/// it reads a path whose file name is NAME, so a test can watch the daemon end when its
+/// capture thread dies (issue 14 item 10).
 pub(crate) fn panic_if_asked(path: &RelPath) {
-    static NAME: std::sync::OnceLock<Option<Vec<u8>>> = std::sync::OnceLock::new();
-    let name = NAME
-        .get_or_init(|| std::env::var_os("FILEWATCHD_TEST_PANIC_ON").map(|n| n.as_encoded_bytes().to_vec()));
-    if name.as_deref() == Some(path.file_name()) {
+    if crate::test_knobs::get().panic_on.as_deref() == Some(path.file_name()) {
         panic!("FILEWATCHD_TEST_PANIC_ON: a reader panics reading {path:?}");
     }
 }

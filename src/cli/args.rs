@@ -169,12 +169,15 @@ pub struct RollbackFlags {
     pub json: JsonFlag,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 pub struct ServeCmd {
     #[arg(long)]
     pub config: Option<PathBuf>,
     #[arg(long)]
     pub port: Option<u16>,
+    /// For the integration tests only: honour the FILEWATCHD_TEST_* variables (test_knobs).
+    #[arg(long, hide = true)]
+    pub test_knobs: bool,
 }
 
 #[derive(Debug, Args)]

@@ -6,7 +6,7 @@ mod hooks;
 mod print;
 mod rollback;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{anyhow, bail};
@@ -20,10 +20,10 @@ pub use args::*;
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let args = cli.serve.clone();
     let Some(command) = cli.command else {
-        return serve(args, None, None);
+        return serve(args, ServeCmd::default());
     };
     if let Command::Serve(cmd) = command {
-        return serve(args, cmd.config, cmd.port);
+        return serve(args, cmd);
     }
     if let Command::Hook(cmd) = command {
         return hooks::hook(&args, cmd);
@@ -57,12 +57,13 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn serve(args: ServeArgs, config: Option<PathBuf>, port: Option<u16>) -> anyhow::Result<ExitCode> {
+fn serve(args: ServeArgs, cmd: ServeCmd) -> anyhow::Result<ExitCode> {
     daemon::serve(ServeOptions {
         root: args.root,
         state_dir: args.state_dir,
-        config: config.or(args.config),
-        port: port.or(args.port),
+        config: cmd.config.or(args.config),
+        port: cmd.port.or(args.port),
+        test_knobs: cmd.test_knobs,
     })?;
     Ok(ExitCode::SUCCESS)
 }

@@ -52,12 +52,9 @@ const EXIT_COOKIE_TIMEOUT: Duration = Duration::from_secs(1);
 /// A file modified at least this long before a clean exit has had its events recorded.
 const SETTLED_AFTER: Duration = Duration::from_secs(2);
 
-/// `SETTLED_AFTER`, or `FILEWATCHD_TEST_SETTLED_AFTER_MS` for the tests.
+/// `SETTLED_AFTER`, or `FILEWATCHD_TEST_SETTLED_AFTER_MS` for the tests (`crate::test_knobs`).
 fn settled_after_ns() -> i64 {
-    let ms = std::env::var("FILEWATCHD_TEST_SETTLED_AFTER_MS")
-        .ok()
-        .and_then(|ms| ms.parse::<u64>().ok());
-    let after = ms.map_or(SETTLED_AFTER, Duration::from_millis);
+    let after = crate::test_knobs::get().settled_after.unwrap_or(SETTLED_AFTER);
     i64::try_from(after.as_nanos()).unwrap_or(i64::MAX)
 }
 

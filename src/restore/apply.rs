@@ -95,7 +95,7 @@ pub fn execute(
         touched: HashMap::new(),
         temps_left: false,
         root_lost: false,
-        pause: PauseHook::from_env(),
+        pause: PauseHook::from_knobs(),
     };
     run.pause.before_first();
     let [files_out, dirs_out, dirs_in, files_in] = phases(steps);

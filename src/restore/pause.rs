@@ -1,17 +1,16 @@
 //! A test hook: a rollback paused part-way, for the crash tests.
 
-/// Test-only: `FILEWATCHD_TEST_PAUSE_AFTER=K` stops a rollback after K file changes so a test
-/// can kill the daemon mid-apply (issue 3's crash tests). Unset in normal use.
+/// Test-only (`crate::test_knobs`): `FILEWATCHD_TEST_PAUSE_AFTER=K` stops a rollback after K
+/// file changes so a test can kill the daemon mid-apply (issue 3's crash tests).
 pub struct PauseHook {
     left: Option<u64>,
 }
 
 impl PauseHook {
-    pub fn from_env() -> Self {
-        let left = std::env::var("FILEWATCHD_TEST_PAUSE_AFTER")
-            .ok()
-            .and_then(|v| v.parse().ok());
-        Self { left }
+    pub fn from_knobs() -> Self {
+        Self {
+            left: crate::test_knobs::get().pause_after,
+        }
     }
 
     pub fn before_first(&self) {

@@ -65,10 +65,10 @@ pub fn build<T>(
     Ok(built)
 }
 
-/// Test-only: `FILEWATCHD_TEST_PAUSE_BUILD` stops here, everything written and the journal
-/// still off, so a test can kill the daemon at the worst moment. Unset in normal use.
+/// Test-only (`crate::test_knobs`): `FILEWATCHD_TEST_PAUSE_BUILD` stops here, everything
+/// written and the journal still off, so a test can kill the daemon at the worst moment.
 fn pause_for_tests() {
-    if std::env::var_os("FILEWATCHD_TEST_PAUSE_BUILD").is_some() {
+    if crate::test_knobs::get().pause_build {
         tracing::warn!("FILEWATCHD_TEST_PAUSE_BUILD: pausing the first index until killed");
         loop {
             std::thread::park();

@@ -146,6 +146,8 @@ impl Workspace {
             self.root.as_os_str(),
             OsStr::new("--state-dir"),
             self.state_dir().as_os_str(),
+            // The FILEWATCHD_TEST_* variables some tests set are honoured only with it.
+            OsStr::new("--test-knobs"),
         ]
     }
 }

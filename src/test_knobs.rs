@@ -1,0 +1,59 @@
+//! The test knobs: behaviour the integration tests must provoke and no user ever wants (a
+//! rollback that stops half-way so it can be killed, a reader that panics, short HTTP
+//! timeouts). Every one is read here, once, at start-up, from its `FILEWATCHD_TEST_*`
+//! environment variable, and only when `filewatchd serve` was also given the hidden
+//! `--test-knobs` flag: a variable left in a shell cannot park or kill a production daemon.
+//! A daemon started with knobs says so in its log.
+//!
+//! | variable | effect |
+//! |---|---|
+//! | `FILEWATCHD_TEST_PAUSE_AFTER=K` | a rollback parks after K file changes, until killed |
+//! | `FILEWATCHD_TEST_PAUSE_BUILD` | the first index parks once written, before it is made durable |
+//! | `FILEWATCHD_TEST_PANIC_ON=NAME` | a reader panics reading a file named NAME |
+//! | `FILEWATCHD_TEST_SETTLED_AFTER_MS=MS` | how long before a clean exit a file counts as settled |
+//! | `FILEWATCHD_TEST_HTTP_TIMEOUT_MS=MS` | the HTTP header and body timeouts |
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// The knobs in effect; all off unless enabled at start-up.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct TestKnobs {
+    pub pause_after: Option<u64>,
+    pub pause_build: bool,
+    pub panic_on: Option<Vec<u8>>,
+    pub settled_after: Option<Duration>,
+    pub http_timeout: Option<Duration>,
+}
+
+static KNOBS: OnceLock<TestKnobs> = OnceLock::new();
+
+/// Reads the knobs once (only when `enabled`: `serve --test-knobs`); later calls change nothing.
+pub fn init(enabled: bool) -> &'static TestKnobs {
+    let knobs = KNOBS.get_or_init(|| match enabled {
+        true => TestKnobs::from_env(),
+        false => TestKnobs::default(),
+    });
+    if *knobs != TestKnobs::default() {
+        tracing::warn!(?knobs, "test knobs are on: this daemon is for the tests only");
+    }
+    knobs
+}
+
+/// The knobs in effect: none before `init` (and none ever, unless enabled).
+pub fn get() -> &'static TestKnobs {
+    KNOBS.get_or_init(TestKnobs::default)
+}
+
+impl TestKnobs {
+    fn from_env() -> Self {
+        let number = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
+        Self {
+            pause_after: number("FILEWATCHD_TEST_PAUSE_AFTER"),
+            pause_build: std::env::var_os("FILEWATCHD_TEST_PAUSE_BUILD").is_some(),
+            panic_on: std::env::var_os("FILEWATCHD_TEST_PANIC_ON").map(|n| n.as_encoded_bytes().to_vec()),
+            settled_after: number("FILEWATCHD_TEST_SETTLED_AFTER_MS").map(Duration::from_millis),
+            http_timeout: number("FILEWATCHD_TEST_HTTP_TIMEOUT_MS").map(Duration::from_millis),
+        }
+    }
+}
