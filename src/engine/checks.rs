@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use super::worker::{RETRY_AFTER, RETRY_MAX, Worker};
+use super::worker::Worker;
 use super::{Command, Refusal};
 use crate::capture::verify::VerifyError;
 use crate::capture::{lost_root, unwatched};
@@ -42,9 +42,9 @@ impl Worker {
         self.ctx.stats.set_storage(Some((&fault, &paths)));
         self.unrecorded = Some(Unrecorded { fault, paths });
         self.pending_rollback = Some(pending);
-        self.first_pending.get_or_insert_with(Instant::now);
-        self.retry_at = Some(Instant::now() + self.backoff);
-        self.backoff = (self.backoff * 2).min(RETRY_MAX);
+        // Woken with nothing else pending: the flush retries the rollback's record.
+        self.batch.requeue([], Instant::now());
+        self.batch.failed(Instant::now());
     }
 
     /// Records a rollback the store did not take, if there is one; false while it still
@@ -81,18 +81,15 @@ impl Worker {
     /// none, the fault (if any) is over.
     pub(super) fn storage_outcome(&mut self, failed: Vec<RelPath>, fault: Option<StorageFault>) {
         let (false, Some(fault)) = (failed.is_empty(), fault) else {
-            self.retry_at = None;
-            self.backoff = RETRY_AFTER;
+            self.batch.succeeded();
             if self.unrecorded.take().is_some() {
                 self.ctx.stats.set_storage(None);
             }
             return;
         };
         self.ctx.stats.set_storage(Some((&fault, &failed)));
-        self.first_pending.get_or_insert_with(Instant::now);
-        self.pending.extend(failed.iter().cloned());
-        self.retry_at = Some(Instant::now() + self.backoff);
-        self.backoff = (self.backoff * 2).min(RETRY_MAX);
+        self.batch.requeue(failed.iter().cloned(), Instant::now());
+        self.batch.failed(Instant::now());
         self.unrecorded = Some(Unrecorded { fault, paths: failed });
     }
 
@@ -128,8 +125,7 @@ impl Worker {
             return false;
         };
         tracing::error!(root = %lost.root, what = %lost.what, "the workspace root is lost; capture has stopped");
-        self.pending.clear();
-        self.first_pending = None;
+        self.batch.clear();
         for (cookie, command) in self.barrier.drain() {
             lost_root::remove_cookie(&self.ctx.root, &cookie);
             refuse_lost(command, &lost);
@@ -146,8 +142,7 @@ impl Worker {
             Ok(recorded) => {
                 self.since_trim += recorded.versions;
                 if !recorded.requeue.is_empty() {
-                    self.first_pending.get_or_insert_with(Instant::now);
-                    self.pending.extend(recorded.requeue);
+                    self.batch.requeue(recorded.requeue, Instant::now());
                 }
                 self.also_failed(recorded.failed, recorded.fault);
             }

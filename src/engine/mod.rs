@@ -3,11 +3,13 @@
 //! once its barrier cookie comes back (`barrier`, G1). The worker (`worker`) owns the SQLite
 //! writer and decides when each piece of work runs: it calls capture (hints to facts),
 //! restore (rollbacks, returning their effects, which it applies) and retention; none of
-//! them calls it back. `checks` is what a command passes before it runs and what a failed
+//! them calls it back. `batch` holds the hinted paths
+//! and says when they are due; `checks` is what a command passes before it runs and what a failed
 //! batch leaves; `lost` the lost events as the queue sees them; `schedule` when the
 //! background verification pass runs.
 
 pub mod barrier;
+mod batch;
 mod checks;
 mod lost;
 mod schedule;

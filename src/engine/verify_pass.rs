@@ -37,11 +37,11 @@ impl Worker {
     /// When the background pass is due; `None` while it is off or other work waits (that work
     /// wakes the worker anyway, and the deadline is asked again after it).
     pub(super) fn verify_deadline(&self) -> Option<Instant> {
-        let busy = !self.pending.is_empty() || !self.barrier.is_empty() || self.lost.signalled();
+        let busy = !self.batch.is_empty() || !self.barrier.is_empty() || self.lost.signalled();
         if busy {
             return None;
         }
-        self.verify.due_at(self.last_hint)
+        self.verify.due_at(self.batch.last_hint())
     }
 
     /// `filewatchd verify`: a pass now, at normal priority.
@@ -56,8 +56,7 @@ impl Worker {
         self.verify.ran(Instant::now());
         self.since_trim += recorded.versions;
         if !recorded.requeue.is_empty() {
-            self.first_pending.get_or_insert_with(Instant::now);
-            self.pending.extend(recorded.requeue);
+            self.batch.requeue(recorded.requeue, Instant::now());
         }
         self.also_failed(recorded.failed, recorded.fault);
         // What an ignore-rule change brings into view: found, and untracked until now.

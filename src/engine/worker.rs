@@ -1,7 +1,6 @@
 //! The worker loop: drain hints, let a burst settle, record it in one batch; run rescans when
 //! events were lost; execute turn markers when their cookie comes back.
 
-use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
@@ -10,6 +9,7 @@ use std::time::{Duration, Instant};
 use rusqlite::Connection;
 
 use super::barrier::Barrier;
+use super::batch::Batch;
 use super::checks::{batch_fault, refuse};
 use super::lost::LostEvents;
 use super::schedule::{Schedule, Sent};
@@ -26,12 +26,6 @@ use crate::store::sql::{self, TurnRow};
 use crate::store::{journal, unjournaled};
 use crate::watch::filter::IgnoreRules;
 
-/// Quiet time after the last hint before a batch is recorded (editors' save bursts, `sed -i`
-/// temp files). A turn marker does not wait for it.
-const SETTLE: Duration = Duration::from_millis(20);
-/// A continuous stream of hints is still recorded at least this often.
-const MAX_DELAY: Duration = Duration::from_millis(250);
-const MAX_PENDING: usize = 20_000;
 /// How long a burst of hints runs before the worker takes it (see `take_burst`); a turn
 /// marker arriving meanwhile waits at most this long.
 const BURST_PAUSE: Duration = Duration::from_millis(1);
@@ -60,10 +54,6 @@ fn settled_after_ns() -> i64 {
 
 /// The daemon collects garbage on its own once a day (and `filewatchd gc` any time).
 const GC_INTERVAL: Duration = Duration::from_secs(24 * 60 * 60);
-/// Back-off after a batch failed (disk full, I/O error) before trying again: doubled at
-/// every failure up to `RETRY_MAX`. A turn marker retries at once.
-pub(super) const RETRY_AFTER: Duration = Duration::from_millis(250);
-pub(super) const RETRY_MAX: Duration = Duration::from_secs(5);
 
 /// The API's way to the worker.
 #[derive(Clone)]
@@ -93,10 +83,8 @@ pub struct Worker {
     pub(super) inbox: Receiver<Msg>,
     pub(super) queued: Arc<AtomicUsize>,
     pub(super) lost: LostEvents,
-    pub(super) pending: BTreeSet<RelPath>,
-    pub(super) first_pending: Option<Instant>,
-    pub(super) last_hint: Instant,
-    pub(super) retry_at: Option<Instant>,
+    /// The paths hinted and not yet recorded, and when they are due.
+    pub(super) batch: Batch,
     /// Paths the store could not take (G12): pending until recorded; commands refused meanwhile.
     pub(super) unrecorded: Option<Unrecorded>,
     /// A rollback applied on disk whose record the store did not take: recorded before
@@ -104,7 +92,6 @@ pub struct Worker {
     pub(super) pending_rollback: Option<crate::restore::finish::Pending>,
     /// A rescan the store failed: it runs again (whole) before the next command.
     pub(super) rescan_owed: bool,
-    pub(super) backoff: Duration,
     pub(super) barrier: Barrier,
     pub(super) open: Vec<TurnRow>,
     /// The daily automatic garbage collection.
@@ -176,14 +163,10 @@ impl Worker {
             inbox,
             queued,
             lost: LostEvents::new(overflow),
-            pending: BTreeSet::new(),
-            first_pending: None,
-            last_hint: Instant::now(),
-            retry_at: None,
+            batch: Batch::new(Instant::now()),
             unrecorded: None,
             pending_rollback: None,
             rescan_owed: false,
-            backoff: RETRY_AFTER,
             barrier: Barrier::default(),
             open,
             next_gc: Instant::now() + GC_INTERVAL,
@@ -250,7 +233,7 @@ impl Worker {
         };
         let _ = std::fs::remove_file(cookie.to_abs(&root));
         self.flush();
-        if !arrived || !self.pending.is_empty() || self.lost.signalled() {
+        if !arrived || !self.batch.is_empty() || self.lost.signalled() {
             return;
         }
         let now = crate::model::now_ns();
@@ -300,9 +283,7 @@ impl Worker {
                 if self.lost.hint_is_stale() {
                     return;
                 }
-                self.first_pending.get_or_insert_with(Instant::now);
-                self.last_hint = Instant::now();
-                self.pending.insert(path);
+                self.batch.hint(path, Instant::now());
             }
             Msg::Rescan => self.lost.marker_arrived(),
             Msg::RootChanged => {
@@ -327,13 +308,13 @@ impl Worker {
             return;
         }
         let now = Instant::now();
-        let owed = self.rescan_owed && self.retry_at.is_none_or(|at| now >= at);
+        let owed = self.rescan_owed && self.batch.may_retry(now);
         if self.lost.take() || self.barrier.overdue(now) || owed {
             self.rescan_and_release();
         }
         // A removed root sends no event of its own while its descriptor is held open: the
         // removals of its children lead here first.
-        if self.flush_due(now) && !self.root_lost() {
+        if self.batch.due(now) && !self.root_lost() {
             self.flush();
         }
         self.trim_when_idle(now);
@@ -351,7 +332,7 @@ impl Worker {
     /// Once a second has passed without work after large work (the API's answers about it
     /// included), gives the freed memory back.
     fn trim_when_idle(&mut self, now: Instant) {
-        if self.since_trim < TRIM_AFTER || !self.pending.is_empty() {
+        if self.since_trim < TRIM_AFTER || !self.batch.is_empty() {
             return;
         }
         match self.trim_at {
@@ -377,27 +358,11 @@ impl Worker {
         }
     }
 
-    fn flush_due(&self, now: Instant) -> bool {
-        let Some(first) = self.first_pending else {
-            return false;
-        };
-        if self.retry_at.is_some_and(|at| now < at) {
-            return false;
-        }
-        self.pending.len() >= MAX_PENDING
-            || now.duration_since(self.last_hint) >= SETTLE
-            || now.duration_since(first) >= MAX_DELAY
-    }
-
     fn next_deadline(&self) -> Option<Instant> {
-        let flush = self.first_pending.map(|first| {
-            let settle = (self.last_hint + SETTLE).min(first + MAX_DELAY);
-            self.retry_at.map_or(settle, |retry| settle.max(retry))
-        });
         [
-            flush,
+            self.batch.deadline(),
             self.barrier.next_deadline(),
-            self.retry_at.filter(|_| self.rescan_owed),
+            self.batch.retry_at().filter(|_| self.rescan_owed),
             Some(self.next_gc),
             self.trim_at,
             self.verify_deadline(),
@@ -413,19 +378,21 @@ impl Worker {
 
     /// Records every pending hint in one batch.
     fn flush(&mut self) {
-        if !self.record_pending_rollback() || self.pending.is_empty() {
+        if !self.record_pending_rollback() {
             return;
         }
-        let work: Vec<RelPath> = std::mem::take(&mut self.pending).into_iter().collect();
-        self.first_pending = None;
+        // Taken even when empty: a batch woken only to retry a rollback's record is done.
+        let work = self.batch.take();
+        if work.is_empty() {
+            return;
+        }
         let who = self.who();
         self.since_trim += work.len();
         self.trim_at = None;
         match record(&mut self.conn, &mut self.ctx, work.clone(), who, None) {
             Ok(recorded) => {
                 if !recorded.requeue.is_empty() {
-                    self.first_pending = Some(Instant::now());
-                    self.pending.extend(recorded.requeue);
+                    self.batch.requeue(recorded.requeue, Instant::now());
                 }
                 self.storage_outcome(recorded.failed, recorded.fault);
                 // What an ignore-rule change brings into view was not seen being written: it
@@ -467,8 +434,7 @@ impl Worker {
                 if recorded.requeue.is_empty() {
                     return self.unrecorded.is_none();
                 }
-                self.first_pending.get_or_insert_with(Instant::now);
-                self.pending.extend(recorded.requeue);
+                self.batch.requeue(recorded.requeue, Instant::now());
                 false
             }
             Err(err) => {
@@ -479,8 +445,7 @@ impl Worker {
                 self.ctx.stats.set_storage(Some((&fault, &paths)));
                 self.unrecorded = Some(Unrecorded { fault, paths });
                 self.rescan_owed = true;
-                self.retry_at = Some(Instant::now() + self.backoff);
-                self.backoff = (self.backoff * 2).min(RETRY_MAX);
+                self.batch.failed(Instant::now());
                 false
             }
         }
@@ -491,8 +456,7 @@ impl Worker {
         if self.root_lost() {
             return;
         }
-        self.pending.clear();
-        self.first_pending = None;
+        self.batch.clear();
         self.ctx.stats.rescans.fetch_add(1, Ordering::Relaxed);
         tracing::warn!("events may have been lost; rescanning the workspace");
         let began = self.lost.rescan_begins();
