@@ -256,3 +256,7 @@ pub fn diff(conn: &Connection, blobs: &BlobDir, change: &Change) -> Diff {
         .to_string();
     Diff::Text(text)
 }
+
+#[cfg(test)]
+#[path = "history_tests.rs"]
+mod tests;

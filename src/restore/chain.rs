@@ -207,7 +207,7 @@ fn base_position(conn: &Connection, lineage: &Lineage, turn: &TurnRow) -> Result
 }
 
 /// The rollbacks a redo could still return from: each redo cancels the latest one.
-fn undo_stack(chain: Vec<RollbackRow>) -> Vec<RollbackRow> {
+pub(super) fn undo_stack(chain: Vec<RollbackRow>) -> Vec<RollbackRow> {
     let mut stack = Vec::new();
     for op in chain {
         if op.kind == "redo" {

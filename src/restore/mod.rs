@@ -25,6 +25,8 @@ pub mod plan;
 pub mod recover;
 pub mod redo;
 mod run;
+#[cfg(test)]
+mod tests;
 
 pub use run::perform;
 
