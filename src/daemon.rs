@@ -88,8 +88,7 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
         verify: config.verify,
     };
     eprintln!("filewatchd: indexing {}", root.display());
-    let (worker, handle) = Worker::start(conn, check, ctx, (tx, inbox), queued, overflow)
-        .context("indexing the workspace failed")?;
+    let (worker, handle) = indexing(|| Worker::start(conn, check, ctx, (tx, inbox), queued, overflow))?;
     let (worker_thread, capture_ended) = spawn_capture(worker, stats.clone())?;
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -107,6 +106,15 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
     let stopped = stop_capture(&handle, worker_thread, &stats);
     state_dir.remove_info();
     stopped.and(served)
+}
+
+/// The first index or restart reconcile, on this thread: an error, or a panic (reported as
+/// one, with its message), stops the start-up like any other failure.
+fn indexing<R>(start: impl FnOnce() -> anyhow::Result<R>) -> anyhow::Result<R> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(start)) {
+        Ok(result) => result.context("indexing the workspace failed"),
+        Err(panic) => anyhow::bail!("indexing the workspace failed: {}", panic_message(panic.as_ref())),
+    }
 }
 
 /// Stops the capture worker and joins its thread: an error when it had died on its own.
