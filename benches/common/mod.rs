@@ -1,5 +1,7 @@
-//! Helpers of the scenario benchmark (`benches/scenarios.rs`). This folder has no `main.rs`, so
-//! cargo does not take it for a bench target of its own.
+//! Helpers of the scenario benchmark (`benches/scenarios.rs`): one module per workload, which
+//! measures it, and the tools they share; the driver in `benches/scenarios/` calls them and
+//! builds the rows. This folder has no `main.rs`, so cargo does not take it for a bench target
+//! of its own.
 
 #![allow(dead_code)]
 
