@@ -116,6 +116,14 @@ pub fn rollback_applied(reply: (u16, Value)) -> Value {
     answer
 }
 
+/// Asserts that every action of a rollback answer is `done`.
+#[track_caller]
+pub fn all_done(answer: &Value) {
+    for a in actions(answer) {
+        assert_eq!(a["status"], "done", "{a}");
+    }
+}
+
 /// A set of strings, for comparing path sets.
 pub fn set<I: IntoIterator<Item = S>, S: Into<String>>(items: I) -> BTreeSet<String> {
     items.into_iter().map(Into::into).collect()
