@@ -1,6 +1,6 @@
 //! Reading the API's answers: a turn's changes, a history's versions, a rollback's actions
-//! and its lists (`conflicts`, `skipped`, `not_restorable`, `kept`), and the names and hashes
-//! the answers use.
+//! and its lists (`conflicts`, `skipped`, `not_restorable`, `kept`), the `on_conflict` modes
+//! with what each does, and the names and hashes the answers use.
 
 use std::collections::BTreeSet;
 use std::ffi::OsStr;
@@ -123,6 +123,34 @@ pub fn all_done(answer: &Value) {
         assert_eq!(a["status"], "done", "{a}");
     }
 }
+
+/// What a rollback that meets conflicts does, by its `on_conflict` mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnConflict {
+    /// `abort`: refused with 409 `conflicts`; nothing is applied.
+    Refused,
+    /// `skip`: 200; the conflicting paths are left exactly as they are, the rest is applied.
+    Skipped,
+    /// `force`: 200; the conflicting paths are rolled back too.
+    Forced,
+}
+
+impl OnConflict {
+    /// The status of the answer.
+    pub fn status(self) -> u16 {
+        match self {
+            OnConflict::Refused => 409,
+            OnConflict::Skipped | OnConflict::Forced => 200,
+        }
+    }
+}
+
+/// Every `on_conflict` mode with what it does: the cases a conflict scenario runs once each.
+pub const ON_CONFLICT: [(&str, OnConflict); 3] = [
+    ("abort", OnConflict::Refused),
+    ("skip", OnConflict::Skipped),
+    ("force", OnConflict::Forced),
+];
 
 /// A set of strings, for comparing path sets.
 pub fn set<I: IntoIterator<Item = S>, S: Into<String>>(items: I) -> BTreeSet<String> {

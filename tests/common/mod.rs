@@ -13,7 +13,7 @@
 //! - `http`: requests to the daemon (ureq, or raw bytes over TCP) and their status checks.
 //! - `api`: the endpoints in the tests' words (`turn_start`, `undo`, `history`, ...).
 //! - `answers`: reading the answers: a turn's changes, a history's versions, a rollback's
-//!   actions and lists.
+//!   actions and lists, and the `on_conflict` modes with what each does.
 //! - `tree`: snapshots and stat marks of a directory tree, and `assert_tree_eq`.
 //! - `cli`: the binary run to completion as a CLI, with a deadline.
 //! - `wait`: polling a condition with a deadline, and the time mark between versions.
