@@ -67,11 +67,6 @@ fn refused(reply: (u16, Value)) -> Value {
     answer
 }
 
-/// The hash the history gives a file's content: blake3 of the raw bytes, in hex.
-fn content_hash(bytes: &[u8]) -> String {
-    blake3::hash(bytes).to_hex().to_string()
-}
-
 fn cli(ws: &Workspace, args: &[&str]) -> Output {
     let state_dir = ws.state_dir().to_str().unwrap().to_string();
     let mut all = args.to_vec();
@@ -213,7 +208,7 @@ fn c3_force_restores_the_edited_file_and_keeps_the_edit_in_history() {
     assert_eq!(outside[0]["size"], USER_EDIT.len(), "{history:#}");
     assert_eq!(
         outside[0]["hash"],
-        content_hash(USER_EDIT.as_bytes()),
+        blake3_hex(USER_EDIT.as_bytes()),
         "{history:#}"
     );
     assert_eq!(latest(&history)["origin"], "rollback", "{history:#}");
@@ -385,7 +380,7 @@ fn a_deleted_file_recreated_by_the_user_conflicts() {
     assert!(
         versions(&history)
             .iter()
-            .any(|v| v["origin"] == "outside" && v["hash"] == content_hash(b"recreated by the user\n")),
+            .any(|v| v["origin"] == "outside" && v["hash"] == blake3_hex(b"recreated by the user\n")),
         "{history:#}"
     );
 }
@@ -396,7 +391,7 @@ fn a_deleted_file_recreated_by_the_user_conflicts() {
 /// would lose that content for good.
 #[test]
 fn a_too_large_file_is_not_restorable_and_said_so() {
-    for mode in ["abort", "skip", "force"] {
+    for (mode, outcome) in ON_CONFLICT {
         let ws = Workspace::new();
         ws.write(".filewatchd.toml", "max_file_size = 1000\n");
         ws.write("big.bin", vec![b'x'; 5000]);
@@ -424,21 +419,21 @@ fn a_too_large_file_is_not_restorable_and_said_so() {
         );
         assert_eq!(ws.read("big.bin"), vec![b'y'; 6000], "{mode}: big.bin changed");
         assert_eq!(marks(ws.root())["big.bin"], big_mark, "{mode}: big.bin rewritten");
-        if mode == "abort" {
-            assert_eq!(status, 409, "{answer:#}");
+        assert_eq!(status, outcome.status(), "{mode}: {answer:#}");
+        if outcome == OnConflict::Refused {
             assert_eq!(answer["error"]["code"], "conflicts", "{answer:#}");
             assert_eq!(ws.read("small.txt"), b"small after\n");
             assert!(ws.path("big_new.bin").exists());
         } else {
-            assert_eq!(status, 200, "{mode}: {answer:#}");
             assert_eq!(action(&answer, "big.bin")["status"], "skipped", "{answer:#}");
             assert_eq!(ws.read("small.txt"), b"small before\n", "{mode}");
             // The file the turn created was never stored either: deleting it could not be
             // redone, so it is a conflict. Skip leaves it; only force deletes it.
             let note = listed(&answer, "conflicts", "big_new.bin");
             assert_eq!(note["code"], "content_not_stored", "{answer:#}");
-            assert_eq!(ws.path("big_new.bin").exists(), mode == "skip", "{mode}");
-            let grown = if mode == "skip" {
+            let skipped = outcome == OnConflict::Skipped;
+            assert_eq!(ws.path("big_new.bin").exists(), skipped, "{mode}");
+            let grown = if skipped {
                 vec![b'g'; 3000]
             } else {
                 b"small\n".to_vec()

@@ -7,6 +7,8 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
+use Op::{Redo, Rollback, Undo};
+use Refusal::{Error, Status};
 use common::*;
 use serde_json::{Value, json};
 
@@ -63,8 +65,6 @@ fn assert_codes(answer: &Value, list: &str, codes: &[&str]) {
     }
 }
 
-const MODES: [&str; 3] = ["abort", "skip", "force"];
-
 /// The tracked paths beneath `d/` that a rollback to before the symlink must create.
 const BENEATH_D: [&str; 3] = ["d/a.txt", "d/sub", "d/sub/b.txt"];
 
@@ -72,7 +72,7 @@ const BENEATH_D: [&str; 3] = ["d/a.txt", "d/sub", "d/sub/b.txt"];
 /// `d/` as a directory: in no mode is anything written through the symlink.
 #[test]
 fn a_symlink_to_outside_planted_by_the_turn_is_never_written_through() {
-    for mode in MODES {
+    for (mode, outcome) in ON_CONFLICT {
         let ws = Workspace::new();
         let outside = Outside::new();
         prepare_d(&ws);
@@ -97,15 +97,14 @@ fn a_symlink_to_outside_planted_by_the_turn_is_never_written_through() {
 
         let (status, answer) = daemon.undo("s1", json!({"on_conflict": mode}));
         outside.assert_unchanged(&outside_before, &format!("after undo with {mode}"));
-        match mode {
-            "abort" => {
-                assert_eq!(status, 409, "{answer:#}");
+        assert_eq!(status, outcome.status(), "{mode}: {answer:#}");
+        match outcome {
+            OnConflict::Refused => {
                 assert_eq!(answer["error"]["code"], "conflicts", "{answer:#}");
                 assert_eq!(listed_paths(&answer, "conflicts"), set(BENEATH_D), "{answer:#}");
                 assert_tree_eq(&after_turn, &snapshot(ws.root()), "after the refused undo");
             }
-            "skip" => {
-                assert_eq!(status, 200, "{answer:#}");
+            OnConflict::Skipped => {
                 for path in BENEATH_D {
                     let skipped = listed(&answer, "skipped", path);
                     assert_eq!(skipped["code"], "symlink_in_the_way", "{answer:#}");
@@ -116,8 +115,7 @@ fn a_symlink_to_outside_planted_by_the_turn_is_never_written_through() {
                     "skip: the turn's own symlink (no conflict) was not rolled back"
                 );
             }
-            _ => {
-                assert_eq!(status, 200, "{answer:#}");
+            OnConflict::Forced => {
                 assert_eq!(answer["skipped"], json!([]), "{answer:#}");
                 assert_tree_eq(&boundary, &snapshot(ws.root()), "after undo with force");
             }
@@ -130,7 +128,7 @@ fn a_symlink_to_outside_planted_by_the_turn_is_never_written_through() {
 /// The undo conflicts (the user's change) and, whatever the mode, nothing is written outside.
 #[test]
 fn a_symlink_to_outside_planted_by_the_user_is_never_written_through() {
-    for mode in MODES {
+    for (mode, outcome) in ON_CONFLICT {
         let ws = Workspace::new();
         let outside = Outside::new();
         prepare_d(&ws);
@@ -153,20 +151,18 @@ fn a_symlink_to_outside_planted_by_the_user_is_never_written_through() {
             );
         }
         assert_codes(&answer, "conflicts", &["changed_by_other", "symlink_in_the_way"]);
-        match mode {
-            "abort" => {
-                assert_eq!(status, 409, "{answer:#}");
+        assert_eq!(status, outcome.status(), "{mode}: {answer:#}");
+        match outcome {
+            OnConflict::Refused => {
                 assert_tree_eq(&after_user, &snapshot(ws.root()), "after the refused undo");
             }
-            "skip" => {
-                assert_eq!(status, 200, "{answer:#}");
+            OnConflict::Skipped => {
                 for path in ["d", "d/a.txt", "d/sub/b.txt"] {
                     listed(&answer, "skipped", path);
                 }
                 assert_tree_eq(&after_user, &snapshot(ws.root()), "after undo with skip");
             }
-            _ => {
-                assert_eq!(status, 200, "{answer:#}");
+            OnConflict::Forced => {
                 assert_tree_eq(&boundary, &snapshot(ws.root()), "after undo with force");
                 let history = daemon.history("d");
                 assert!(
@@ -185,7 +181,7 @@ fn a_symlink_to_outside_planted_by_the_user_is_never_written_through() {
 /// re-create a file beneath it: `outside/a.txt` is never overwritten, nor `outside/sub` filled.
 #[test]
 fn a_rollback_to_an_older_boundary_through_a_symlinked_directory_stays_inside() {
-    for mode in MODES {
+    for (mode, outcome) in ON_CONFLICT {
         let ws = Workspace::new();
         let outside = Outside::new();
         prepare_d(&ws);
@@ -201,13 +197,9 @@ fn a_rollback_to_an_older_boundary_through_a_symlinked_directory_stays_inside() 
 
         let (status, answer) = daemon.rollback("s1", json!({"to": "before", "turn": 1, "on_conflict": mode}));
         outside.assert_unchanged(&outside_before, &format!("after rollback with {mode}"));
-        match mode {
-            "abort" => assert_eq!(status, 409, "{answer:#}"),
-            "force" => {
-                assert_eq!(status, 200, "{answer:#}");
-                assert_tree_eq(&boundary, &snapshot(ws.root()), "after rollback with force");
-            }
-            _ => assert_eq!(status, 200, "{answer:#}"),
+        assert_eq!(status, outcome.status(), "{mode}: {answer:#}");
+        if outcome == OnConflict::Forced {
+            assert_tree_eq(&boundary, &snapshot(ws.root()), "after rollback with force");
         }
         drop(daemon);
     }
@@ -215,6 +207,76 @@ fn a_rollback_to_an_older_boundary_through_a_symlinked_directory_stays_inside() 
 
 // ---------------------------------------------------------------------------------------------
 // Bad input
+
+/// The endpoints a rollback-like request goes to.
+#[derive(Debug, Clone, Copy)]
+enum Op {
+    Undo,
+    Redo,
+    Rollback,
+}
+
+/// How a request must be refused.
+#[derive(Debug, Clone, Copy)]
+enum Refusal {
+    /// This status and the API's error with this code (`assert_error`).
+    Error(u16, &'static str),
+    /// Only this status: the body is not checked.
+    Status(u16),
+}
+
+/// One refused request: the endpoint, the session, how it is refused, and the body.
+type Refused = (Op, &'static str, Refusal, Value);
+
+/// Requests for a session, turn or path that does not exist, and malformed ones (after s1 has
+/// ended turn 1, which wrote `a.txt`).
+#[rustfmt::skip]
+fn unknown_or_malformed() -> [Refused; 11] {
+    [
+        (Undo,     "nobody",     Error(404, "not_found"),    json!({})),
+        (Redo,     "nobody",     Error(404, "not_found"),    json!({})),
+        (Rollback, "nobody",     Error(404, "not_found"),    json!({"to": "before", "turn": 1})),
+        (Rollback, "s1",         Error(404, "not_found"),    json!({"to": "before", "turn": 7})),
+        (Rollback, "s1",         Error(404, "not_found"),    json!({"to": "after", "turn": "no-such-ref"})),
+        // A path nothing was recorded at (a typo of a.txt, a name that only prefixes it).
+        (Rollback, "s1",         Error(404, "not_recorded"), json!({"to": "before", "turn": 1, "paths": ["a.tx"]})),
+        (Rollback, "s1",         Error(404, "not_recorded"), json!({"to": "before", "turn": 1, "paths": ["a"]})),
+        (Undo,     "bad%20name", Error(400, "bad_session"),  json!({})),
+        // Malformed bodies: no "to", an unknown "to", an unknown on_conflict.
+        (Rollback, "s1",         Status(400),                json!({"turn": 1})),
+        (Rollback, "s1",         Status(400),                json!({"to": "sideways", "turn": 1})),
+        (Undo,     "s1",         Status(400),                json!({"on_conflict": "maybe"})),
+    ]
+}
+
+/// Every rollback-like request of s1 while its turn 2 is open.
+#[rustfmt::skip]
+fn with_a_turn_open() -> [Refused; 5] {
+    let open = Error(409, "turn_open");
+    [
+        (Undo,     "s1", open, json!({})),
+        (Undo,     "s1", open, json!({"dry_run": true})),
+        (Redo,     "s1", open, json!({})),
+        (Rollback, "s1", open, json!({"to": "before", "turn": 1})),
+        (Rollback, "s1", open, json!({"to": "before", "turn": "current"})),
+    ]
+}
+
+/// Sends the request and asserts that it is refused as the case says.
+#[track_caller]
+fn assert_refused(daemon: &Daemon, (op, session, refusal, body): Refused) {
+    // Said before the request, so that the output of a failing test names the case.
+    eprintln!("{op:?} {session} {body}: expecting {refusal:?}");
+    let reply = match op {
+        Undo => daemon.undo(session, body),
+        Redo => daemon.redo(session, body),
+        Rollback => daemon.rollback(session, body),
+    };
+    match refusal {
+        Error(status, code) => assert_error(status, code, reply),
+        Status(status) => assert_eq!(reply.0, status, "{op:?} {session}: {:#}", reply.1),
+    }
+}
 
 const BAD_PATHS: [&str; 10] = [
     "../x",
@@ -272,38 +334,9 @@ fn unknown_sessions_and_turns_are_not_found() {
     ws.write("a.txt", "a1\n");
     daemon.turn_end("s1");
 
-    assert_error(404, "not_found", daemon.undo("nobody", json!({})));
-    assert_error(404, "not_found", daemon.redo("nobody", json!({})));
-    assert_error(
-        404,
-        "not_found",
-        daemon.rollback("nobody", json!({"to": "before", "turn": 1})),
-    );
-    assert_error(
-        404,
-        "not_found",
-        daemon.rollback("s1", json!({"to": "before", "turn": 7})),
-    );
-    assert_error(
-        404,
-        "not_found",
-        daemon.rollback("s1", json!({"to": "after", "turn": "no-such-ref"})),
-    );
-    // A path nothing was recorded at (a typo of a.txt, a name that only prefixes it).
-    for typo in ["a.tx", "a"] {
-        assert_error(
-            404,
-            "not_recorded",
-            daemon.rollback("s1", json!({"to": "before", "turn": 1, "paths": [typo]})),
-        );
+    for case in unknown_or_malformed() {
+        assert_refused(&daemon, case);
     }
-    assert_error(400, "bad_session", daemon.undo("bad%20name", json!({})));
-    let (status, body) = daemon.rollback("s1", json!({"turn": 1}));
-    assert_eq!(status, 400, "rollback without \"to\": {body:#}");
-    let (status, body) = daemon.rollback("s1", json!({"to": "sideways", "turn": 1}));
-    assert_eq!(status, 400, "rollback to \"sideways\": {body:#}");
-    let (status, body) = daemon.undo("s1", json!({"on_conflict": "maybe"}));
-    assert_eq!(status, 400, "on_conflict \"maybe\": {body:#}");
     assert_eq!(ws.read("a.txt"), b"a1\n", "a refused request changed the tree");
 }
 
@@ -319,19 +352,9 @@ fn undo_with_an_open_turn_is_refused() {
     daemon.turn_start("s1", "t2");
     ws.write("a.txt", "a2\n");
 
-    assert_error(409, "turn_open", daemon.undo("s1", json!({})));
-    assert_error(409, "turn_open", daemon.undo("s1", json!({"dry_run": true})));
-    assert_error(409, "turn_open", daemon.redo("s1", json!({})));
-    assert_error(
-        409,
-        "turn_open",
-        daemon.rollback("s1", json!({"to": "before", "turn": 1})),
-    );
-    assert_error(
-        409,
-        "turn_open",
-        daemon.rollback("s1", json!({"to": "before", "turn": "current"})),
-    );
+    for case in with_a_turn_open() {
+        assert_refused(&daemon, case);
+    }
     assert_eq!(ws.read("a.txt"), b"a2\n", "a refused undo changed the tree");
 
     daemon.turn_end("s1");

@@ -1,0 +1,126 @@
+//! The workspace: a root, a state dir and a `FILEWATCHD_HOME`, each in its own temp dir; the
+//! files in the root; and the environment every `filewatchd` process of the workspace gets.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::BIN;
+
+/// Environment variables of the user that would point the binary somewhere else.
+pub(super) const FOREIGN_ENV: &[&str] = &[
+    "FILEWATCHD_URL",
+    "FILEWATCHD_TOKEN",
+    "FILEWATCHD_SESSION",
+    "XDG_STATE_HOME",
+];
+
+/// A workspace root, its state dir and a `FILEWATCHD_HOME`, each in its own temp dir.
+pub struct Workspace {
+    root_dir: tempfile::TempDir,
+    state_dir: tempfile::TempDir,
+    home_dir: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl Workspace {
+    pub fn new() -> Workspace {
+        let root_dir = tempfile::Builder::new().prefix("fwd-root-").tempdir().unwrap();
+        let state_dir = tempfile::Builder::new().prefix("fwd-state-").tempdir().unwrap();
+        let home_dir = tempfile::Builder::new().prefix("fwd-home-").tempdir().unwrap();
+        let root = root_dir.path().canonicalize().unwrap();
+        Workspace {
+            root_dir,
+            state_dir,
+            home_dir,
+            root,
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn state_dir(&self) -> &Path {
+        self.state_dir.path()
+    }
+
+    /// The `FILEWATCHD_HOME` every process of this workspace gets.
+    pub fn home(&self) -> &Path {
+        self.home_dir.path()
+    }
+
+    pub fn path(&self, rel: impl AsRef<Path>) -> PathBuf {
+        self.root.join(rel)
+    }
+
+    /// Writes a file (creating its parent directories); the write has completed on return.
+    pub fn write(&self, rel: impl AsRef<Path>, bytes: impl AsRef<[u8]>) {
+        let path = self.path(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, bytes).unwrap();
+    }
+
+    pub fn read(&self, rel: impl AsRef<Path>) -> Vec<u8> {
+        std::fs::read(self.path(rel)).unwrap()
+    }
+
+    pub fn remove(&self, rel: impl AsRef<Path>) {
+        std::fs::remove_file(self.path(rel)).unwrap();
+    }
+
+    /// Runs `bash -c script` in the root and asserts that it succeeded.
+    pub fn sh(&self, script: &str) {
+        let out = Command::new("bash")
+            .arg("-c")
+            .arg(format!("set -euo pipefail\n{script}"))
+            .current_dir(&self.root)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "script failed ({}):\n{script}\nstdout: {}\nstderr: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// A `filewatchd` command with this workspace's environment (and none of the user's).
+    pub fn command(&self) -> Command {
+        let mut cmd = Command::new(BIN);
+        for var in FOREIGN_ENV {
+            cmd.env_remove(var);
+        }
+        cmd.env("FILEWATCHD_HOME", self.home());
+        cmd.current_dir(&self.root);
+        cmd
+    }
+
+    /// `serve --root ROOT --state-dir STATE`: the arguments every daemon of this workspace gets.
+    pub(super) fn serve_args(&self) -> Vec<&OsStr> {
+        vec![
+            OsStr::new("serve"),
+            OsStr::new("--root"),
+            self.root.as_os_str(),
+            OsStr::new("--state-dir"),
+            self.state_dir().as_os_str(),
+            // The FILEWATCHD_TEST_* variables some tests set are honoured only with it.
+            OsStr::new("--test-knobs"),
+        ]
+    }
+}
+
+/// Deterministic bytes that do not compress (so every version costs store space), unique to
+/// `seed`.
+pub fn noise(seed: u64, len: usize) -> Vec<u8> {
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 24) as u8
+        })
+        .collect()
+}
