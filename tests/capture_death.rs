@@ -63,3 +63,46 @@ fn a_panicking_reader_ends_the_daemon_and_the_next_start_recovers() {
         "f39.txt is not recorded"
     );
 }
+
+/// A panic during the first index stops the start-up like any failure: exit 1, one line
+/// naming it, nothing left listening.
+#[test]
+fn a_panic_in_the_first_index_stops_the_start_with_one_clear_line() {
+    let ws = Workspace::new();
+    ws.write("boom.txt", "the reader panics on this one\n");
+    let (status, stderr) = ws.serve_expecting_exit_with_env(&[], &[("FILEWATCHD_TEST_PANIC_ON", "boom.txt")]);
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert_eq!(
+        stderr
+            .matches("filewatchd: indexing the workspace failed: it panicked")
+            .count(),
+        1,
+        "not one clear line:\n{stderr}"
+    );
+    // The next start (no knob) indexes as after a crash.
+    let daemon = Daemon::start(&ws);
+    assert!(!versions(&daemon.history("boom.txt")).is_empty());
+}
+
+/// The test knobs are honoured only with `serve --test-knobs`: a variable left in a user's
+/// shell changes nothing.
+#[test]
+fn a_daemon_started_without_test_knobs_ignores_them() {
+    let ws = Workspace::new();
+    ws.write("boom.txt", "read at the first index\n");
+    let env = [
+        ("FILEWATCHD_TEST_PANIC_ON", "boom.txt"),
+        ("FILEWATCHD_TEST_PAUSE_BUILD", "1"),
+    ];
+    let mut daemon = Daemon::start_without_test_knobs(&ws, &env);
+    daemon.turn_start("s1", "writes");
+    ws.write("boom.txt", "written in a turn\n");
+    let turn = daemon.turn_end("s1");
+    assert_eq!(changed_paths(&turn), set(["boom.txt"]), "{turn:#}");
+    daemon.assert_alive();
+    assert!(
+        !daemon.stderr().contains("test knobs are on"),
+        "{}",
+        daemon.stderr()
+    );
+}

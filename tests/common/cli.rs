@@ -28,6 +28,17 @@ impl Workspace {
         (out.status, String::from_utf8_lossy(&out.stderr).into_owned())
     }
 
+    /// As `serve_expecting_exit`, with extra environment variables (the test knobs).
+    pub fn serve_expecting_exit_with_env(&self, args: &[&str], env: &[(&str, &str)]) -> (ExitStatus, String) {
+        let mut cmd = self.command();
+        cmd.args(self.serve_args())
+            .args(args)
+            .envs(env.iter().copied())
+            .stdin(Stdio::null());
+        let out = run_with_deadline(cmd, START_DEADLINE);
+        (out.status, String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+
     /// Runs `serve --root root` with the state directory in the home, expecting it to exit.
     pub fn serve_in_home_expecting_exit(&self, root: &Path) -> (ExitStatus, String) {
         let mut cmd = self.command();

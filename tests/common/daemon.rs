@@ -54,6 +54,18 @@ impl Daemon {
         Daemon::spawn(cmd, StateLocation::Dir(ws.state_dir().to_path_buf()))
     }
 
+    /// As `start_with_env`, but without `--test-knobs`: the daemon a user runs, which must
+    /// ignore every `FILEWATCHD_TEST_*` variable.
+    pub fn start_without_test_knobs(ws: &Workspace, env: &[(&str, &str)]) -> Daemon {
+        let mut cmd = ws.command();
+        cmd.args(["serve", "--root"])
+            .arg(ws.root())
+            .arg("--state-dir")
+            .arg(ws.state_dir());
+        cmd.envs(env.iter().copied());
+        Daemon::spawn(cmd, StateLocation::Dir(ws.state_dir().to_path_buf()))
+    }
+
     /// `serve --root ROOT` with no `--state-dir`: the state goes under `$FILEWATCHD_HOME`.
     pub fn start_in_home(ws: &Workspace) -> Daemon {
         Daemon::start_in_home_at(ws, ws.root())
