@@ -5,6 +5,7 @@ mod args;
 mod hooks;
 mod print;
 mod rollback;
+pub mod style;
 
 use std::path::Path;
 use std::process::ExitCode;
