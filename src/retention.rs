@@ -26,6 +26,21 @@ pub struct GcReport {
     pub store_bytes_after: i64,
 }
 
+/// A state retention has removed: the history before `horizon` was collapsed, so no
+/// boundary before it is exact any more.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Expired {
+    pub seq: i64,
+    /// The oldest sequence number whose state is still exact.
+    pub horizon: i64,
+}
+
+/// `Some` when retention has removed the state at `seq`.
+pub fn expired(conn: &Connection, seq: i64) -> rusqlite::Result<Option<Expired>> {
+    let horizon = gc::horizon(conn)?;
+    Ok((seq < horizon).then_some(Expired { seq, horizon }))
+}
+
 /// Runs (or, with `dry_run`, describes) one collection.
 pub fn collect(
     conn: &mut Connection,

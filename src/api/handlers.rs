@@ -16,9 +16,9 @@ use crate::capture::Command;
 use crate::capture::verify::VerifyError;
 use crate::history::{self, Counts};
 use crate::paths::RelPath;
+use crate::restore::past;
 use crate::sessions;
 use crate::sessions::turns::{self, TurnSelector};
-use crate::store::sql;
 
 type Answer = Result<Json<Value>, ApiError>;
 type TurnAnswer = Result<Json<render::TurnView>, ApiError>;
@@ -41,62 +41,32 @@ pub async fn status(State(state): State<Arc<AppState>>) -> Answer {
     }
     state
         .read(|conn, state| {
-            let open: Vec<Value> = sql::open_turns(conn)?
+            let open: Vec<Value> = turns::open(conn)?
                 .iter()
                 .map(|t| json!({"session": t.session, "turn": t.number}))
+                .collect();
+            let totals = history::totals(conn)?;
+            let failed: Vec<Value> = past::reverting(conn)?
+                .iter()
+                .map(render::failed_rollback)
                 .collect();
             Ok(Json(json!({
                 "root": state.root,
                 "version": env!("CARGO_PKG_VERSION"),
                 "pid": std::process::id(),
                 "state_dir": state.state_dir,
-                "tracked_files": sql::tracked_files(conn)?,
-                "store_bytes": sql::store_bytes(conn)?,
-                "latest_seq": sql::latest_seq(conn)?,
+                "tracked_files": totals.tracked_files,
+                "store_bytes": totals.store_bytes,
+                "latest_seq": totals.latest_seq,
                 "open_turns": open,
                 "watcher": state.stats.snapshot(),
                 "workspace_lost": state.stats.workspace_lost(),
                 "verify": state.stats.verify(),
-                "recovery": recovery(conn)?,
-                "failed_rollbacks": failed_rollbacks(conn)?,
+                "recovery": past::last_recovered(conn)?.as_ref().map(render::recovery),
+                "failed_rollbacks": failed,
             })))
         })
         .await
-}
-
-/// Rollbacks that failed and are not fully put back yet (G12): the next start finishes them.
-fn failed_rollbacks(conn: &rusqlite::Connection) -> Result<Value, ApiError> {
-    let rows = crate::store::journal::reverting_rollbacks(conn)?;
-    Ok(rows
-        .iter()
-        .map(|row| {
-            json!({
-                "rollback_id": row.id,
-                "operation": row.kind,
-                "status": "reverting",
-                "note": "it failed and could not put back every path it had changed; the next start of the daemon finishes putting them back",
-            })
-        })
-        .collect())
-}
-
-/// What the last start-up recovery did, if a crash interrupted a rollback (G6).
-fn recovery(conn: &rusqlite::Connection) -> Result<Value, ApiError> {
-    let Some(row) = crate::store::journal::last_recovered(conn)? else {
-        return Ok(Value::Null);
-    };
-    let outcome: Value = row
-        .outcome
-        .as_deref()
-        .and_then(|o| serde_json::from_str(o).ok())
-        .unwrap_or(Value::Null);
-    Ok(json!({
-        "rollback_id": row.id,
-        "operation": row.kind,
-        "outcome": "finished",
-        "note": outcome["recovery"],
-        "left": outcome["skipped"],
-    }))
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -222,9 +192,7 @@ where
 
 /// The session's latest turn is open (404 for an unknown session).
 fn has_open_turn(conn: &rusqlite::Connection, session: &str) -> Result<bool, ApiError> {
-    let id = sql::session_id(conn, session)?
-        .ok_or_else(|| ApiError::not_found(format!("no session named {session:?}")))?;
-    let last = crate::sessions::Lineage::of(conn, id)?.last_turn(conn)?;
+    let last = sessions::named(conn, session)?.last_turn(conn)?;
     Ok(last.is_some_and(|turn| turn.end_seq.is_none()))
 }
 
@@ -234,14 +202,13 @@ pub async fn list_turns(State(state): State<Arc<AppState>>, Path(session): Path<
     sync_if(&state, move |conn| has_open_turn(conn, &name)).await?;
     state
         .read(move |conn, _| {
-            let id = sql::session_id(conn, &session)?
-                .ok_or_else(|| ApiError::not_found(format!("no session named {session:?}")))?;
+            let lineage = sessions::named(conn, &session)?;
             let mut out = Vec::new();
-            for turn in crate::sessions::Lineage::of(conn, id)?.turns(conn)? {
+            for turn in lineage.turns(conn)? {
                 let changes = history::turn_changes(conn, &turn)?;
                 out.push(render::turn_summary(&turn, Counts::of(&changes)));
             }
-            let rollbacks: Vec<Value> = crate::store::journal::session_rollbacks(conn, id)?
+            let rollbacks: Vec<Value> = past::of_session(conn, lineage.session_id())?
                 .iter()
                 .map(render::rollback_summary)
                 .collect();
@@ -299,7 +266,7 @@ pub async fn fork(
 pub async fn list_sessions(State(state): State<Arc<AppState>>) -> Answer {
     state
         .read(|conn, _| {
-            let sessions: Vec<Value> = sql::list_sessions(conn)?.iter().map(render::session).collect();
+            let sessions: Vec<Value> = sessions::list(conn)?.iter().map(render::session).collect();
             Ok(Json(json!({"sessions": sessions})))
         })
         .await
@@ -319,14 +286,11 @@ pub async fn history(State(state): State<Arc<AppState>>, Query(query): Query<His
     synced(&state).await?;
     state
         .read(move |conn, _| {
-            let versions = sql::path_history(conn, &path)?;
+            let versions = history::path_versions(conn, &path)?;
             if versions.is_empty() {
                 return Err(ApiError::not_found(format!("{path} has no recorded version")));
             }
-            let rendered = versions
-                .iter()
-                .map(|v| render::version(conn, v))
-                .collect::<rusqlite::Result<Vec<_>>>()?;
+            let rendered: Vec<Value> = versions.iter().map(render::version).collect();
             Ok(Json(json!({"path": path.to_text(), "versions": rendered})))
         })
         .await

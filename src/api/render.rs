@@ -3,10 +3,12 @@
 use rusqlite::Connection;
 use serde_json::{Map, Value, json};
 
-use crate::history::{self, Change, Counts, Diff};
+use crate::history::{self, Change, Counts, Diff, PathVersion};
 use crate::model::{State, format_time};
+use crate::restore::past::PastRollback;
+use crate::retention;
 use crate::store::blobs::BlobDir;
-use crate::store::sql::{self, SessionRow, TurnRow, VersionRow};
+use crate::store::sql::{SessionRow, TurnRow};
 
 /// A turn and its net changes, serialized straight into the answer: a turn can list tens of
 /// thousands of changes, and a tree of JSON values per change held several times their text.
@@ -25,7 +27,7 @@ pub fn turn(
 ) -> rusqlite::Result<TurnView> {
     let changes = history::turn_changes(conn, turn)?;
     let mut summary = turn_summary(turn, Counts::of(&changes));
-    if turn.start_seq < crate::store::gc::horizon(conn)? {
+    if retention::expired(conn, turn.start_seq)?.is_some() {
         // Retention collapsed the history before this turn's start: its list may be partial.
         summary["expired"] = json!(true);
     }
@@ -150,11 +152,8 @@ fn state_fields(state: &State, out: &mut Map<String, Value>) {
     }
 }
 
-pub fn version(conn: &Connection, version: &VersionRow) -> rusqlite::Result<Value> {
-    let turn = match version.turn_id {
-        Some(id) => sql::turn_by_id(conn, id)?,
-        None => None,
-    };
+pub fn version(found: &PathVersion) -> Value {
+    let (version, turn) = (&found.version, &found.turn);
     let mut out = Map::new();
     out.insert("seq".into(), json!(version.seq));
     out.insert("time".into(), json!(format_time(version.recorded_at)));
@@ -166,7 +165,7 @@ pub fn version(conn: &Connection, version: &VersionRow) -> rusqlite::Result<Valu
         out.insert("too_large".into(), json!(f.too_large));
     }
     state_fields(&version.state, &mut out);
-    Ok(Value::Object(out))
+    Value::Object(out)
 }
 
 pub fn session(session: &SessionRow) -> Value {
@@ -182,23 +181,39 @@ pub fn session(session: &SessionRow) -> Value {
 }
 
 /// One rollback in a session's listing: what it did and how it ended.
-pub fn rollback_summary(row: &crate::store::journal::RollbackRow) -> Value {
-    let outcome: Value = row
-        .outcome
-        .as_deref()
-        .and_then(|o| serde_json::from_str(o).ok())
-        .unwrap_or(Value::Null);
-    let done = outcome["actions"]
-        .as_array()
-        .map_or(0, |a| a.iter().filter(|x| x["status"] == "done").count());
+pub fn rollback_summary(past: &PastRollback) -> Value {
+    let outcome = past.outcome.as_ref();
+    let done = outcome.map_or(0, |o| o.actions.iter().filter(|a| a.status == "done").count());
     json!({
-        "rollback_id": row.id,
-        "operation": row.kind,
-        "target": outcome["target"],
-        "status": row.status,
-        "time": format_time(row.created_at),
+        "rollback_id": past.id,
+        "operation": past.kind,
+        "target": outcome.map(|o| &o.target),
+        "status": past.status,
+        "time": format_time(past.created_at),
         "paths_done": done,
-        "skipped": outcome["skipped"].as_array().map_or(0, Vec::len),
-        "recovery": outcome["recovery"],
+        "skipped": outcome.map_or(0, |o| o.skipped.len()),
+        "recovery": outcome.and_then(|o| o.recovery.as_deref()),
+    })
+}
+
+/// A rollback that failed and is not fully put back yet (G12), in `status`.
+pub fn failed_rollback(past: &PastRollback) -> Value {
+    json!({
+        "rollback_id": past.id,
+        "operation": past.kind,
+        "status": "reverting",
+        "note": "it failed and could not put back every path it had changed; the next start of the daemon finishes putting them back",
+    })
+}
+
+/// What the last start-up recovery did, when a crash interrupted a rollback (G6).
+pub fn recovery(past: &PastRollback) -> Value {
+    let outcome = past.outcome.as_ref();
+    json!({
+        "rollback_id": past.id,
+        "operation": past.kind,
+        "outcome": "finished",
+        "note": outcome.and_then(|o| o.recovery.as_deref()),
+        "left": outcome.map(|o| &o.skipped),
     })
 }

@@ -167,7 +167,7 @@ impl From<RollbackError> for ApiError {
             RollbackError::OpIdReused { .. } => Self::new(StatusCode::CONFLICT, "op_id_reused", message),
             RollbackError::NeedsSession => Self::bad_request("bad_request", message),
             RollbackError::Expired { .. } => Self::new(StatusCode::GONE, "expired", message),
-            RollbackError::BeforeHistory { .. } => Self::new(StatusCode::CONFLICT, "before_history", message),
+            RollbackError::BeforeHistory(_) => Self::new(StatusCode::CONFLICT, "before_history", message),
             RollbackError::Store(e) => Self::from(e),
             RollbackError::Unrecorded(_)
             | RollbackError::RecordPending(..)

@@ -7,7 +7,9 @@ use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
 use super::{Boundary, Operation, Request, RollbackError};
+use crate::history;
 use crate::model::format_time;
+use crate::retention;
 use crate::sessions::Lineage;
 use crate::sessions::turns::{self, LookupError};
 use crate::store::journal::{self, RollbackRow};
@@ -56,11 +58,10 @@ pub fn resolve(conn: &Connection, request: &Request) -> Result<Resolved, Rollbac
         Some(name) => resolve_in_session(conn, name, &request.operation)?,
         None => resolve_in_time(conn, &request.operation)?,
     };
-    let horizon = crate::store::gc::horizon(conn)?;
-    if resolved.target_seq < horizon {
+    if let Some(expired) = retention::expired(conn, resolved.target_seq)? {
         return Err(RollbackError::Expired {
-            seq: resolved.target_seq,
-            horizon,
+            seq: expired.seq,
+            horizon: expired.horizon,
         });
     }
     Ok(resolved)
@@ -163,22 +164,9 @@ fn resolve_in_time(conn: &Connection, operation: &Operation) -> Result<Resolved,
 /// The workspace as recorded at a time: every path's latest version recorded by then. A time
 /// before the first index finished is refused: its state is unknown, not empty.
 fn time_target(conn: &Connection, at_ms: i64) -> Result<Resolved, RollbackError> {
-    refuse_before_history(conn, at_ms)?;
-    let mut resolved = at_seq(journal::seq_at_time(conn, at_ms)?);
+    let mut resolved = at_seq(history::seq_at_time(conn, at_ms)??);
     resolved.target.at = Some(format_time(at_ms));
     Ok(resolved)
-}
-
-/// Refuses `at_ms` when it comes before the record of the workspace begins.
-pub fn refuse_before_history(conn: &Connection, at_ms: i64) -> Result<(), RollbackError> {
-    match journal::history_begins(conn)? {
-        Some(begins) if at_ms < begins => Err(RollbackError::BeforeHistory {
-            at: format_time(at_ms),
-            begins: format_time(begins),
-        }),
-        // Unmarked only before the first start-up finished, when no request is served.
-        _ => Ok(()),
-    }
 }
 
 /// The whole workspace as of `seq`, for no session.

@@ -12,7 +12,8 @@
 //! - `redo` plans a redo: only the paths the rollback it names changed, each back to its
 //!   state just before it; any of them changed since by anything else is a conflict.
 //! - `recover` finishes, at start-up, a rollback a crash interrupted.
-//! - `outcome` is the answer: what was (or would be) done, path by path.
+//! - `outcome` is the answer: what was (or would be) done, path by path; `past` reads the
+//!   journal's rollbacks back with their stored answers.
 
 pub mod apply;
 pub mod chain;
@@ -20,6 +21,7 @@ pub mod finish;
 mod found;
 mod journaled;
 pub mod outcome;
+pub mod past;
 mod pause;
 pub mod plan;
 pub mod recover;
@@ -162,10 +164,8 @@ pub enum RollbackError {
     NothingToRedoInTime,
     #[error("that state (seq {seq}) was removed by retention; the oldest exact state is seq {horizon}")]
     Expired { seq: i64, horizon: i64 },
-    #[error(
-        "nothing is known of the workspace at {at}: its history begins at {begins}, when filewatchd first indexed it"
-    )]
-    BeforeHistory { at: String, begins: String },
+    #[error(transparent)]
+    BeforeHistory(#[from] crate::history::BeforeHistory),
     #[error("op_id {op_id:?} was already used for another request ({was}): use a new op_id")]
     OpIdReused { op_id: String, was: String },
     #[error("undo and rollback to a turn need a session")]

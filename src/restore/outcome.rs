@@ -11,6 +11,7 @@ use super::plan::{Action, Decision, Note, Plan, Step};
 use crate::model::State;
 use crate::paths::RelPath;
 use crate::store::blobs::BlobDir;
+use crate::store::journal::RollbackRow;
 use crate::store::read_blob;
 
 /// Applied plans with up to this many paths carry line statistics too.
@@ -163,6 +164,13 @@ impl Outcome {
                 });
             }
         }
+    }
+
+    /// The answer stored with a rollback, if it has one that can be read.
+    pub fn stored(row: &RollbackRow) -> Option<Self> {
+        row.outcome
+            .as_deref()
+            .and_then(|json| serde_json::from_str(json).ok())
     }
 
     /// True when conflicts (or content that cannot be restored) refused the whole request.

@@ -172,11 +172,7 @@ fn remove_temps(
 }
 
 fn stored_outcome(row: &RollbackRow) -> Outcome {
-    let stored = row
-        .outcome
-        .as_deref()
-        .and_then(|json| serde_json::from_str(json).ok());
-    stored.unwrap_or_else(|| Outcome {
+    Outcome::stored(row).unwrap_or_else(|| Outcome {
         operation: row.kind.clone(),
         session: None,
         rollback_id: Some(row.id),

@@ -120,10 +120,7 @@ fn repeated(conn: &Connection, request: &Request) -> Result<Option<Outcome>, Rol
     let Some(row) = journal::rollback_by_op(conn, op_id)? else {
         return Ok(None);
     };
-    let Some(stored) = row
-        .outcome
-        .and_then(|json| serde_json::from_str::<Outcome>(&json).ok())
-    else {
+    let Some(stored) = Outcome::stored(&row) else {
         return Ok(None);
     };
     // A retry goes back (an undo or a rollback) or forward (a redo) in the same session;
