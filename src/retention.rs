@@ -8,7 +8,7 @@ use rusqlite::{Connection, TransactionBehavior};
 use serde::Serialize;
 
 use crate::config::Retention;
-use crate::model::now_ms;
+use crate::model::{RollbackKind, now_ms};
 use crate::sessions::Lineage;
 use crate::store::blobs::BlobDir;
 use crate::store::{gc, journal, sql};
@@ -142,7 +142,7 @@ fn pending_redo(conn: &Connection, session_id: Option<i64>, since: Option<i64>) 
     let chain = journal::session_chain(conn, session_id, since.unwrap_or(0))?;
     let mut stack: Vec<i64> = Vec::new();
     for op in chain {
-        if op.kind == "redo" {
+        if op.kind == RollbackKind::Redo {
             stack.pop();
         } else {
             stack.push(op.from_seq);

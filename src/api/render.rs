@@ -5,6 +5,7 @@ use serde_json::{Map, Value, json};
 
 use crate::history::{self, Change, Counts, Diff, PathVersion};
 use crate::model::{State, format_time};
+use crate::restore::outcome::ActionStatus;
 use crate::restore::past::PastRollback;
 use crate::retention;
 use crate::store::blobs::BlobDir;
@@ -183,7 +184,12 @@ pub fn session(session: &SessionRow) -> Value {
 /// One rollback in a session's listing: what it did and how it ended.
 pub fn rollback_summary(past: &PastRollback) -> Value {
     let outcome = past.outcome.as_ref();
-    let done = outcome.map_or(0, |o| o.actions.iter().filter(|a| a.status == "done").count());
+    let done = outcome.map_or(0, |o| {
+        o.actions
+            .iter()
+            .filter(|a| a.status == ActionStatus::Done)
+            .count()
+    });
     json!({
         "rollback_id": past.id,
         "operation": past.kind,

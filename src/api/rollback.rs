@@ -15,6 +15,7 @@ use super::error::ApiError;
 use super::handlers::valid_session;
 use crate::capture::Command;
 use crate::paths::RelPath;
+use crate::restore::finish::Cause;
 use crate::restore::{Boundary, OnConflict, Operation, Request, RollbackError};
 use crate::sessions::turns::TurnSelector;
 
@@ -176,7 +177,7 @@ impl From<RollbackError> for ApiError {
                 tracing::warn!(error = %message, "rollback failed");
                 let details = serde_json::to_value(&*failure).unwrap_or_default();
                 // The root moved away mid-rollback: what it had changed was put back there.
-                let code = if failure.cause == "workspace_lost" {
+                let code = if failure.cause == Cause::WorkspaceLost {
                     "workspace_lost"
                 } else {
                     "rollback_failed"

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Boundary, Operation, Request, RollbackError};
 use crate::history;
-use crate::model::format_time;
+use crate::model::{RollbackKind, format_time};
 use crate::retention;
 use crate::sessions::Lineage;
 use crate::sessions::turns::{self, LookupError};
@@ -22,7 +22,7 @@ pub struct Resolved {
     /// The session with its ancestors: whose changes are its own work. `None` for a time
     /// rollback, where only the disk check (G4 b) applies.
     pub lineage: Option<Lineage>,
-    pub kind: &'static str,
+    pub kind: RollbackKind,
     pub target_seq: i64,
     pub target: Target,
     /// How many of the session's turns are in effect after it, and before it.
@@ -34,18 +34,33 @@ pub struct Resolved {
 /// The target as the answer names it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Target {
-    /// `before` or `after` a turn, `time`, or `redo` (the state before an earlier rollback).
-    pub to: String,
+    pub to: TargetTo,
     pub turn: Option<i64>,
     pub seq: i64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at: Option<String>,
 }
 
+/// What a target is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetTo {
+    /// The start of a turn.
+    Before,
+    /// The end of a turn.
+    After,
+    /// The workspace as recorded at a time.
+    Time,
+    /// The state before an earlier rollback.
+    Redo,
+    /// A sequence number: a rollback recovered at start-up whose answer was never stored.
+    Seq,
+}
+
 impl Target {
-    fn new(to: &str, turn: Option<i64>, seq: i64) -> Self {
+    fn new(to: TargetTo, turn: Option<i64>, seq: i64) -> Self {
         Self {
-            to: to.to_string(),
+            to,
             turn,
             seq,
             at: None,
@@ -102,9 +117,10 @@ fn resolve_in_session(
         Operation::Rollback { to, turn } => {
             let turn = turns::find(conn, name, turn)?;
             let target = match to {
-                Boundary::Before => Target::new("before", Some(turn.number), turn.start_seq),
+                Boundary::Before => Target::new(TargetTo::Before, Some(turn.number), turn.start_seq),
                 Boundary::After => {
-                    Target::new("after", Some(turn.number), turn.end_seq.unwrap_or(turn.start_seq))
+                    let seq = turn.end_seq.unwrap_or(turn.start_seq);
+                    Target::new(TargetTo::After, Some(turn.number), seq)
                 }
             };
             let after = if *to == Boundary::Before {
@@ -112,7 +128,7 @@ fn resolve_in_session(
             } else {
                 turn.number
             };
-            Ok(resolved("rollback", target, after, None))
+            Ok(resolved(RollbackKind::Rollback, target, after, None))
         }
         Operation::Undo => {
             let nothing = || RollbackError::NothingToUndo(name.to_string());
@@ -120,17 +136,17 @@ fn resolve_in_session(
                 .turn(conn, position)?
                 .filter(|_| position >= 1)
                 .ok_or_else(nothing)?;
-            let target = Target::new("before", Some(turn.number), turn.start_seq);
+            let target = Target::new(TargetTo::Before, Some(turn.number), turn.start_seq);
             let base = base_position(conn, &lineage, &turn)?;
-            Ok(resolved("undo", target, base, None))
+            Ok(resolved(RollbackKind::Undo, target, base, None))
         }
         Operation::Redo => {
             let top = stack
                 .last()
                 .ok_or_else(|| RollbackError::NothingToRedo(name.to_string()))?;
-            let target = Target::new("redo", None, top.from_seq);
+            let target = Target::new(TargetTo::Redo, None, top.from_seq);
             Ok(resolved(
-                "redo",
+                RollbackKind::Redo,
                 target,
                 top.prev_position.unwrap_or(position),
                 Some(top.id),
@@ -150,9 +166,9 @@ fn resolve_in_time(conn: &Connection, operation: &Operation) -> Result<Resolved,
             let stack = undo_stack(journal::session_chain(conn, None, 0)?);
             let top = stack.last().ok_or(RollbackError::NothingToRedoInTime)?;
             Ok(Resolved {
-                kind: "redo",
+                kind: RollbackKind::Redo,
                 target_seq: top.from_seq,
-                target: Target::new("redo", None, top.from_seq),
+                target: Target::new(TargetTo::Redo, None, top.from_seq),
                 redo_of: Some(top.id),
                 ..at_seq(0)
             })
@@ -174,9 +190,9 @@ fn at_seq(seq: i64) -> Resolved {
     Resolved {
         session_id: None,
         lineage: None,
-        kind: "rollback",
+        kind: RollbackKind::Rollback,
         target_seq: seq,
-        target: Target::new("time", None, seq),
+        target: Target::new(TargetTo::Time, None, seq),
         position: None,
         prev_position: None,
         redo_of: None,
@@ -198,7 +214,7 @@ fn base_position(conn: &Connection, lineage: &Lineage, turn: &TurnRow) -> Result
 fn undo_stack(chain: Vec<RollbackRow>) -> Vec<RollbackRow> {
     let mut stack = Vec::new();
     for op in chain {
-        if op.kind == "redo" {
+        if op.kind == RollbackKind::Redo {
             stack.pop();
         } else {
             stack.push(op);

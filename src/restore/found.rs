@@ -6,7 +6,7 @@
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 
 use super::Workspace;
-use super::plan::{Plan, Step};
+use super::plan::{NoteCode, Plan, Step};
 use crate::fs::read::{Observation, Present, observe};
 use crate::model::{Origin, State, now_ms, now_ns};
 use crate::paths::RelPath;
@@ -18,7 +18,7 @@ pub fn record_unrecorded(conn: &mut Connection, ws: &Workspace, plan: &Plan) -> 
     let fresh: Vec<&RelPath> = plan
         .conflicts
         .iter()
-        .filter(|c| c.code == "changed_on_disk")
+        .filter(|c| c.code == NoteCode::ChangedOnDisk)
         .map(|c| &c.path)
         .collect();
     if fresh.is_empty() {

@@ -32,9 +32,10 @@ pub use run::perform;
 
 use std::sync::Arc;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::fs::read::RootDir;
+use crate::model::RollbackKind;
 use crate::store::blobs::BlobDir;
 
 use crate::paths::RelPath;
@@ -74,7 +75,7 @@ impl Workspace {
 }
 
 /// What to do with conflicting paths (G4).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OnConflict {
     /// Change nothing and list every conflict.
@@ -84,16 +85,6 @@ pub enum OnConflict {
     Skip,
     /// Roll conflicting paths back too (what they held stays in history).
     Force,
-}
-
-impl OnConflict {
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Abort => "abort",
-            Self::Skip => "skip",
-            Self::Force => "force",
-        }
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -119,12 +110,12 @@ pub enum Operation {
 }
 
 impl Operation {
-    /// The operation's name in an answer: `undo`, `redo` or `rollback` (to a turn or a time).
-    pub fn kind(&self) -> &'static str {
+    /// What the journal and the answer call it: a rollback to a turn or a time is a rollback.
+    pub fn kind(&self) -> RollbackKind {
         match self {
-            Self::Undo => "undo",
-            Self::Redo => "redo",
-            Self::Rollback { .. } | Self::Time { .. } => "rollback",
+            Self::Undo => RollbackKind::Undo,
+            Self::Redo => RollbackKind::Redo,
+            Self::Rollback { .. } | Self::Time { .. } => RollbackKind::Rollback,
         }
     }
 }

@@ -4,16 +4,15 @@
 use rusqlite::Connection;
 
 use super::outcome::Outcome;
-use crate::store::journal::{self, RollbackRow};
+use crate::model::RollbackKind;
+use crate::store::journal::{self, RollbackRow, Status};
 
 /// One rollback of the journal.
 #[derive(Debug, Clone)]
 pub struct PastRollback {
     pub id: i64,
-    /// `rollback`, `undo` or `redo`.
-    pub kind: String,
-    /// Its journal status: `prepared`, `committed`, `recovered`, `reverting`, `reverted`.
-    pub status: String,
+    pub kind: RollbackKind,
+    pub status: Status,
     pub created_at: i64,
     /// Its answer as last stored; `None` when none was stored or it cannot be read.
     pub outcome: Option<Outcome>,
