@@ -8,7 +8,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
 use super::AppState;
-use super::error::ApiError;
+use super::error::{ApiError, ErrorCode};
 use crate::history::content::{self, ContentError, Point};
 use crate::paths::RelPath;
 use crate::sessions::turns::TurnSelector;
@@ -32,9 +32,9 @@ pub async fn content(
     let text = query
         .path
         .clone()
-        .ok_or_else(|| ApiError::bad_request("bad_path", "give the path as ?path="))?;
-    let path =
-        RelPath::parse(&text).map_err(|e| ApiError::bad_request("bad_path", format!("{text:?}: {e}")))?;
+        .ok_or_else(|| ApiError::bad_request(ErrorCode::BadPath, "give the path as ?path="))?;
+    let path = RelPath::parse(&text)
+        .map_err(|e| ApiError::bad_request(ErrorCode::BadPath, format!("{text:?}: {e}")))?;
     // A sequence number or a turn's start names a state that is already recorded; the latest,
     // a time or a turn's end may still be catching up with writes just made.
     if query.seq.is_none() && query.before.is_none() {
@@ -65,7 +65,7 @@ fn point(query: ContentQuery) -> Result<Point, ApiError> {
         return Ok(Point::Seq(seq));
     }
     if let Some(at) = &query.at {
-        let ms = crate::model::parse_time(at).map_err(|e| ApiError::bad_request("bad_time", e))?;
+        let ms = crate::model::parse_time(at).map_err(|e| ApiError::bad_request(ErrorCode::BadTime, e))?;
         return Ok(Point::Time(ms));
     }
     let boundary = match (query.before, query.after) {
@@ -78,7 +78,7 @@ fn point(query: ContentQuery) -> Result<Point, ApiError> {
     };
     let session = query
         .session
-        .ok_or_else(|| ApiError::bad_request("bad_request", "before/after need a session"))?;
+        .ok_or_else(|| ApiError::bad_request(ErrorCode::BadRequest, "before/after need a session"))?;
     let turn = TurnSelector::parse(&turn);
     Ok(if before {
         Point::Before { session, turn }
@@ -92,14 +92,16 @@ impl From<ContentError> for ApiError {
         let message = err.to_string();
         match err {
             ContentError::Lookup(lookup) => Self::from(lookup),
-            ContentError::BeforeHistory(_) => Self::new(StatusCode::CONFLICT, "before_history", message),
-            ContentError::Expired(_) => Self::new(StatusCode::GONE, "expired", message),
+            ContentError::BeforeHistory(_) => {
+                Self::new(StatusCode::CONFLICT, ErrorCode::BeforeHistory, message)
+            }
+            ContentError::Expired(_) => Self::new(StatusCode::GONE, ErrorCode::Expired, message),
             ContentError::NeverRecorded(_) | ContentError::Absent(_) | ContentError::Untracked(_) => {
                 Self::not_found(message)
             }
-            ContentError::TooLarge(_) => Self::new(StatusCode::CONFLICT, "too_large", message),
-            ContentError::Unreadable(_) => Self::new(StatusCode::CONFLICT, "unreadable", message),
-            ContentError::NotAFile(_) => Self::new(StatusCode::CONFLICT, "not_a_file", message),
+            ContentError::TooLarge(_) => Self::new(StatusCode::CONFLICT, ErrorCode::TooLarge, message),
+            ContentError::Unreadable(_) => Self::new(StatusCode::CONFLICT, ErrorCode::Unreadable, message),
+            ContentError::NotAFile(_) => Self::new(StatusCode::CONFLICT, ErrorCode::NotAFile, message),
             ContentError::Blob(e) => Self::internal(e),
             ContentError::Store(e) => Self::from(e),
         }

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
 use super::access::JsonBody;
-use super::error::ApiError;
+use super::error::{ApiError, ErrorCode};
 use super::{AppState, render};
 use crate::capture::Command;
 use crate::capture::verify::VerifyError;
@@ -28,14 +28,14 @@ pub fn valid_session(name: &str) -> Result<(), ApiError> {
     if sessions::is_valid_name(name) {
         return Ok(());
     }
-    Err(ApiError::bad_request("bad_session", sessions::NAME_RULE))
+    Err(ApiError::bad_request(ErrorCode::BadSession, sessions::NAME_RULE))
 }
 
 pub async fn status(State(state): State<Arc<AppState>>) -> Answer {
     if state.stats.capture_stopped() {
         return Err(ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
-            "capture_stopped",
+            ErrorCode::CaptureStopped,
             "the capture thread died: nothing is recorded any more and the daemon is stopping; start it again (it recovers as after a crash)",
         ));
     }
@@ -234,7 +234,7 @@ pub async fn fork(
     valid_session(&parent)?;
     let (Some(new_session), Some(turn)) = (body.new_session, body.turn) else {
         return Err(ApiError::bad_request(
-            "bad_request",
+            ErrorCode::BadRequest,
             "give \"new_session\" and \"turn\"",
         ));
     };
@@ -244,7 +244,7 @@ pub async fn fork(
         Value::String(s) => TurnSelector::parse(&s),
         _ => {
             return Err(ApiError::bad_request(
-                "bad_request",
+                ErrorCode::BadRequest,
                 "\"turn\" is a number, a ref or \"current\"",
             ));
         }
@@ -280,9 +280,9 @@ pub struct HistoryQuery {
 pub async fn history(State(state): State<Arc<AppState>>, Query(query): Query<HistoryQuery>) -> Answer {
     let text = query
         .path
-        .ok_or_else(|| ApiError::bad_request("bad_path", "give the path as ?path="))?;
-    let path =
-        RelPath::parse(&text).map_err(|e| ApiError::bad_request("bad_path", format!("{text:?}: {e}")))?;
+        .ok_or_else(|| ApiError::bad_request(ErrorCode::BadPath, "give the path as ?path="))?;
+    let path = RelPath::parse(&text)
+        .map_err(|e| ApiError::bad_request(ErrorCode::BadPath, format!("{text:?}: {e}")))?;
     synced(&state).await?;
     state
         .read(move |conn, _| {
@@ -303,7 +303,7 @@ pub async fn not_found() -> ApiError {
 pub async fn method_not_allowed() -> ApiError {
     ApiError::new(
         StatusCode::METHOD_NOT_ALLOWED,
-        "method_not_allowed",
+        ErrorCode::MethodNotAllowed,
         "this endpoint does not take that method",
     )
 }
@@ -351,11 +351,7 @@ pub async fn verify(State(state): State<Arc<AppState>>, JsonBody(_): JsonBody<Ve
         .map_err(|_| ApiError::unavailable("the daemon is shutting down"))?
         .map_err(|err| match err {
             VerifyError::Store(e) => ApiError::from(e),
-            VerifyError::WorkspaceLost(message) => ApiError::new(
-                axum::http::StatusCode::SERVICE_UNAVAILABLE,
-                "workspace_lost",
-                message,
-            ),
+            VerifyError::WorkspaceLost(message) => ApiError::workspace_lost(message),
             other => ApiError::internal(other),
         })?;
     Ok(Json(serde_json::to_value(found).map_err(ApiError::internal)?))

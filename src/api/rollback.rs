@@ -11,7 +11,7 @@ use tokio::sync::oneshot;
 
 use super::AppState;
 use super::access::JsonBody;
-use super::error::ApiError;
+use super::error::{ApiError, ErrorCode};
 use super::handlers::valid_session;
 use crate::capture::Command;
 use crate::paths::RelPath;
@@ -46,7 +46,7 @@ pub async fn rollback(
 ) -> Answer {
     let (Some(to), Some(turn)) = (body.to, body.turn.as_ref()) else {
         return Err(ApiError::bad_request(
-            "bad_request",
+            ErrorCode::BadRequest,
             "give \"to\": \"before\" or \"after\", and \"turn\"",
         ));
     };
@@ -55,7 +55,7 @@ pub async fn rollback(
         Value::String(s) => TurnSelector::parse(s),
         _ => {
             return Err(ApiError::bad_request(
-                "bad_request",
+                ErrorCode::BadRequest,
                 "\"turn\" is a number, a ref or \"current\"",
             ));
         }
@@ -67,7 +67,7 @@ pub async fn rollback(
 pub async fn rollback_in_time(state: State<Arc<AppState>>, JsonBody(body): JsonBody<RollbackBody>) -> Answer {
     let Some(at) = body.at.as_deref() else {
         return Err(ApiError::bad_request(
-            "bad_request",
+            ErrorCode::BadRequest,
             "give \"at\": an RFC 3339 time",
         ));
     };
@@ -81,7 +81,7 @@ pub async fn redo_in_time(state: State<Arc<AppState>>, JsonBody(body): JsonBody<
 }
 
 fn parse_time(text: &str) -> Result<i64, ApiError> {
-    crate::model::parse_time(text).map_err(|e| ApiError::bad_request("bad_time", e))
+    crate::model::parse_time(text).map_err(|e| ApiError::bad_request(ErrorCode::BadTime, e))
 }
 
 pub async fn undo(
@@ -112,7 +112,9 @@ async fn run(
     let paths = body
         .paths
         .iter()
-        .map(|p| RelPath::parse(p).map_err(|e| ApiError::bad_request("bad_path", format!("{p:?}: {e}"))))
+        .map(|p| {
+            RelPath::parse(p).map_err(|e| ApiError::bad_request(ErrorCode::BadPath, format!("{p:?}: {e}")))
+        })
         .collect::<Result<Vec<_>, _>>()?;
     if body
         .op_id
@@ -120,7 +122,7 @@ async fn run(
         .is_some_and(|id| id.is_empty() || id.len() > 200)
     {
         return Err(ApiError::bad_request(
-            "bad_request",
+            ErrorCode::BadRequest,
             "op_id is 1 to 200 characters",
         ));
     }
@@ -148,7 +150,7 @@ async fn run(
     }
     let count = outcome.conflicts.len() + outcome.not_restorable.len();
     value["error"] = serde_json::json!({
-        "code": "conflicts",
+        "code": ErrorCode::Conflicts,
         "message": format!("{count} paths conflict or cannot be restored; nothing was changed (use skip or force)"),
     });
     Ok((StatusCode::CONFLICT, Json(value)))
@@ -159,16 +161,24 @@ impl From<RollbackError> for ApiError {
         let message = err.to_string();
         match err {
             RollbackError::Lookup(lookup) => Self::from(lookup),
-            RollbackError::NeverRecorded(_) => Self::new(StatusCode::NOT_FOUND, "not_recorded", message),
-            RollbackError::TurnOpen { .. } => Self::new(StatusCode::CONFLICT, "turn_open", message),
-            RollbackError::NothingToUndo(_) => Self::new(StatusCode::CONFLICT, "nothing_to_undo", message),
-            RollbackError::NothingToRedo(_) | RollbackError::NothingToRedoInTime => {
-                Self::new(StatusCode::CONFLICT, "nothing_to_redo", message)
+            RollbackError::NeverRecorded(_) => {
+                Self::new(StatusCode::NOT_FOUND, ErrorCode::NotRecorded, message)
             }
-            RollbackError::OpIdReused { .. } => Self::new(StatusCode::CONFLICT, "op_id_reused", message),
-            RollbackError::NeedsSession => Self::bad_request("bad_request", message),
-            RollbackError::Expired { .. } => Self::new(StatusCode::GONE, "expired", message),
-            RollbackError::BeforeHistory(_) => Self::new(StatusCode::CONFLICT, "before_history", message),
+            RollbackError::TurnOpen { .. } => Self::new(StatusCode::CONFLICT, ErrorCode::TurnOpen, message),
+            RollbackError::NothingToUndo(_) => {
+                Self::new(StatusCode::CONFLICT, ErrorCode::NothingToUndo, message)
+            }
+            RollbackError::NothingToRedo(_) | RollbackError::NothingToRedoInTime => {
+                Self::new(StatusCode::CONFLICT, ErrorCode::NothingToRedo, message)
+            }
+            RollbackError::OpIdReused { .. } => {
+                Self::new(StatusCode::CONFLICT, ErrorCode::OpIdReused, message)
+            }
+            RollbackError::NeedsSession => Self::bad_request(ErrorCode::BadRequest, message),
+            RollbackError::Expired { .. } => Self::new(StatusCode::GONE, ErrorCode::Expired, message),
+            RollbackError::BeforeHistory(_) => {
+                Self::new(StatusCode::CONFLICT, ErrorCode::BeforeHistory, message)
+            }
             RollbackError::Store(e) => Self::from(e),
             RollbackError::Unrecorded(_)
             | RollbackError::RecordPending(..)
@@ -178,9 +188,9 @@ impl From<RollbackError> for ApiError {
                 let details = serde_json::to_value(&*failure).unwrap_or_default();
                 // The root moved away mid-rollback: what it had changed was put back there.
                 let code = if failure.cause == Cause::WorkspaceLost {
-                    "workspace_lost"
+                    ErrorCode::WorkspaceLost
                 } else {
-                    "rollback_failed"
+                    ErrorCode::RollbackFailed
                 };
                 Self::new(StatusCode::SERVICE_UNAVAILABLE, code, message).with_details(details)
             }

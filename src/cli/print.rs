@@ -4,6 +4,8 @@ use std::io::IsTerminal;
 
 use serde_json::Value;
 
+use crate::restore::OnConflict;
+
 /// Prints `answer` as JSON or through `human`.
 pub fn answer(answer: &Value, json: bool, human: impl FnOnce(&Value)) -> anyhow::Result<()> {
     if json {
@@ -402,7 +404,7 @@ pub fn rollback(a: &Value) {
 pub fn dry_run_would_be_refused(a: &Value) -> bool {
     let listed = |key: &str| a[key].as_array().is_some_and(|l| !l.is_empty());
     a["dry_run"] == Value::Bool(true)
-        && a["on_conflict"] == "abort"
+        && serde_json::from_value(a["on_conflict"].clone()).ok() == Some(OnConflict::Abort)
         && (listed("conflicts") || listed("not_restorable"))
 }
 

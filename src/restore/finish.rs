@@ -86,7 +86,7 @@ pub struct PathNow {
 }
 
 /// Where one path of a failed rollback that could not put everything back is now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PathState {
     /// Put back, or never changed.
