@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
 use super::access::JsonBody;
+use super::answer::{FailedRollback, Recovery, RollbackSummary};
 use super::error::{ApiError, ErrorCode};
 use super::{AppState, render};
 use crate::capture::Command;
@@ -46,10 +47,7 @@ pub async fn status(State(state): State<Arc<AppState>>) -> Answer {
                 .map(|t| json!({"session": t.session, "turn": t.number}))
                 .collect();
             let totals = history::totals(conn)?;
-            let failed: Vec<Value> = past::reverting(conn)?
-                .iter()
-                .map(render::failed_rollback)
-                .collect();
+            let failed: Vec<FailedRollback> = past::reverting(conn)?.iter().map(FailedRollback::of).collect();
             Ok(Json(json!({
                 "root": state.root,
                 "version": env!("CARGO_PKG_VERSION"),
@@ -62,7 +60,7 @@ pub async fn status(State(state): State<Arc<AppState>>) -> Answer {
                 "watcher": state.stats.snapshot(),
                 "workspace_lost": state.stats.workspace_lost(),
                 "verify": state.stats.verify(),
-                "recovery": past::last_recovered(conn)?.as_ref().map(render::recovery),
+                "recovery": past::last_recovered(conn)?.as_ref().map(Recovery::of),
                 "failed_rollbacks": failed,
             })))
         })
@@ -208,9 +206,9 @@ pub async fn list_turns(State(state): State<Arc<AppState>>, Path(session): Path<
                 let changes = history::turn_changes(conn, &turn)?;
                 out.push(render::turn_summary(&turn, Counts::of(&changes)));
             }
-            let rollbacks: Vec<Value> = past::of_session(conn, lineage.session_id())?
+            let rollbacks: Vec<RollbackSummary> = past::of_session(conn, lineage.session_id())?
                 .iter()
-                .map(render::rollback_summary)
+                .map(RollbackSummary::of)
                 .collect();
             Ok(Json(
                 json!({"session": session, "turns": out, "rollbacks": rollbacks}),

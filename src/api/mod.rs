@@ -2,6 +2,7 @@
 //! on read-only SQLite connections in blocking tasks; turn markers go to the capture worker.
 
 mod access;
+mod answer;
 mod content;
 pub mod error;
 mod handlers;

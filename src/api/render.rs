@@ -5,8 +5,6 @@ use serde_json::{Map, Value, json};
 
 use crate::history::{self, Change, Counts, Diff, PathVersion};
 use crate::model::{State, format_time};
-use crate::restore::outcome::ActionStatus;
-use crate::restore::past::PastRollback;
 use crate::retention;
 use crate::store::blobs::BlobDir;
 use crate::store::sql::{SessionRow, TurnRow};
@@ -178,48 +176,5 @@ pub fn session(session: &SessionRow) -> Value {
         "last_activity": format_time(session.last_activity),
         "parent": session.parent,
         "fork_turn": session.fork_turn,
-    })
-}
-
-/// One rollback in a session's listing: what it did and how it ended.
-pub fn rollback_summary(past: &PastRollback) -> Value {
-    let outcome = past.outcome.as_ref();
-    let done = outcome.map_or(0, |o| {
-        o.actions
-            .iter()
-            .filter(|a| a.status == ActionStatus::Done)
-            .count()
-    });
-    json!({
-        "rollback_id": past.id,
-        "operation": past.kind,
-        "target": outcome.map(|o| &o.target),
-        "status": past.status,
-        "time": format_time(past.created_at),
-        "paths_done": done,
-        "skipped": outcome.map_or(0, |o| o.skipped.len()),
-        "recovery": outcome.and_then(|o| o.recovery.as_deref()),
-    })
-}
-
-/// A rollback that failed and is not fully put back yet (G12), in `status`.
-pub fn failed_rollback(past: &PastRollback) -> Value {
-    json!({
-        "rollback_id": past.id,
-        "operation": past.kind,
-        "status": "reverting",
-        "note": "it failed and could not put back every path it had changed; the next start of the daemon finishes putting them back",
-    })
-}
-
-/// What the last start-up recovery did, when a crash interrupted a rollback (G6).
-pub fn recovery(past: &PastRollback) -> Value {
-    let outcome = past.outcome.as_ref();
-    json!({
-        "rollback_id": past.id,
-        "operation": past.kind,
-        "outcome": "finished",
-        "note": outcome.and_then(|o| o.recovery.as_deref()),
-        "left": outcome.map(|o| &o.skipped),
     })
 }

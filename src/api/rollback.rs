@@ -11,6 +11,7 @@ use tokio::sync::oneshot;
 
 use super::AppState;
 use super::access::JsonBody;
+use super::answer::{FailureDetails, RollbackAnswer};
 use super::error::{ApiError, ErrorCode};
 use super::handlers::valid_session;
 use crate::capture::Command;
@@ -37,7 +38,7 @@ pub struct RollbackBody {
     at: Option<String>,
 }
 
-type Answer = Result<(StatusCode, Json<Value>), ApiError>;
+type Answer = Result<(StatusCode, Json<RollbackAnswer>), ApiError>;
 
 pub async fn rollback(
     state: State<Arc<AppState>>,
@@ -143,17 +144,13 @@ async fn run(
     let outcome = answer
         .await
         .map_err(|_| ApiError::unavailable("the daemon is shutting down"))??;
-    let refused = outcome.refused();
-    let mut value = serde_json::to_value(&outcome).map_err(ApiError::internal)?;
-    if !refused {
-        return Ok((StatusCode::OK, Json(value)));
-    }
-    let count = outcome.conflicts.len() + outcome.not_restorable.len();
-    value["error"] = serde_json::json!({
-        "code": ErrorCode::Conflicts,
-        "message": format!("{count} paths conflict or cannot be restored; nothing was changed (use skip or force)"),
-    });
-    Ok((StatusCode::CONFLICT, Json(value)))
+    let answer = RollbackAnswer::of(outcome);
+    let status = if answer.refused() {
+        StatusCode::CONFLICT
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, Json(answer)))
 }
 
 impl From<RollbackError> for ApiError {
@@ -185,7 +182,7 @@ impl From<RollbackError> for ApiError {
             | RollbackError::AppliedNotRecorded(_) => Self::storage(message),
             RollbackError::Failed(failure) => {
                 tracing::warn!(error = %message, "rollback failed");
-                let details = serde_json::to_value(&*failure).unwrap_or_default();
+                let details = serde_json::to_value(FailureDetails::of(&failure)).unwrap_or_default();
                 // The root moved away mid-rollback: what it had changed was put back there.
                 let code = if failure.cause == Cause::WorkspaceLost {
                     ErrorCode::WorkspaceLost

@@ -66,12 +66,11 @@ impl serde::Serialize for Cause {
 }
 
 /// A rollback that failed: the first failure, and where every path of it ended.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone)]
 pub struct Failure {
     pub rollback_id: i64,
     pub cause: Cause,
     pub path: String,
-    #[serde(rename = "detail")]
     pub message: String,
     /// True when every path it had changed was put back: the rollback did not happen.
     pub reverted: bool,
@@ -79,7 +78,7 @@ pub struct Failure {
     pub paths: Vec<PathNow>,
 }
 
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone)]
 pub struct PathNow {
     pub path: String,
     pub state: PathState,
