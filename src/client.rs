@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, anyhow, bail};
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::api::error::ErrorCode;
@@ -148,7 +149,7 @@ impl Client {
         let field = |name: &str| body["error"][name].as_str().unwrap_or_default().to_string();
         Err(ApiFailure {
             status,
-            code: serde_json::from_value(body["error"]["code"].clone()).ok(),
+            code: ErrorCode::deserialize(&body["error"]["code"]).ok(),
             message: field("message") + &path_states(&body["error"]["paths"]),
             body: body.clone(),
         }
@@ -163,7 +164,7 @@ fn path_states(paths: &Value) -> String {
         .into_iter()
         .flatten()
         .map(|p| {
-            let state = match serde_json::from_value(p["state"].clone()) {
+            let state = match PathState::deserialize(&p["state"]) {
                 Ok(PathState::AsBefore) => "as before the rollback",
                 Ok(PathState::RolledBack) => "rolled back (not yet put back)",
                 Ok(PathState::Absent) => "absent (not yet re-created)",

@@ -16,7 +16,9 @@ use crate::store::journal;
 use crate::store::read_blob;
 use crate::store::sql::{self, TurnRow, VersionRow};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What a turn did to a path; in answers, its `name`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(into = "&'static str", try_from = "String")]
 pub enum ChangeKind {
     Added,
     Modified,
@@ -32,6 +34,23 @@ impl ChangeKind {
             Self::Deleted => "deleted",
             Self::Renamed => "renamed",
         }
+    }
+}
+
+impl From<ChangeKind> for &'static str {
+    fn from(kind: ChangeKind) -> Self {
+        kind.name()
+    }
+}
+
+impl TryFrom<String> for ChangeKind {
+    type Error = String;
+
+    fn try_from(name: String) -> Result<Self, String> {
+        [Self::Added, Self::Modified, Self::Deleted, Self::Renamed]
+            .into_iter()
+            .find(|kind| kind.name() == name)
+            .ok_or_else(|| format!("{name:?} is not a kind of change"))
     }
 }
 

@@ -3,8 +3,8 @@
 use rusqlite::Connection;
 use serde_json::{Map, Value, json};
 
-use crate::history::{self, Change, Counts, Diff, PathVersion};
-use crate::model::{State, format_time};
+use crate::history::{self, Change, ChangeKind, Counts, Diff, PathVersion};
+use crate::model::{Kind, State, format_time};
 use crate::retention;
 use crate::store::blobs::BlobDir;
 use crate::store::sql::{SessionRow, TurnRow};
@@ -57,8 +57,8 @@ struct ChangeView {
     path: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     from: Option<String>,
-    change: &'static str,
-    kind: &'static str,
+    change: ChangeKind,
+    kind: Kind,
     #[serde(flatten)]
     state: StateFields,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -91,8 +91,8 @@ impl ChangeView {
         Self {
             path: change.path.to_text(),
             from: change.from.as_ref().map(|from| from.to_text()),
-            change: change.kind.name(),
-            kind: shown.kind().name(),
+            change: change.kind,
+            kind: shown.kind(),
             state: if change.after.is_present() {
                 StateFields::of(&change.after)
             } else {

@@ -22,8 +22,8 @@ pub struct LaterVersion {
 }
 
 /// Where a rollback stands in the journal; its `name` is the `status` column.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(into = "&'static str")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(into = "&'static str", try_from = "String")]
 pub enum Status {
     /// Journaled and not finished: the next start finishes it (recovery).
     Prepared,
@@ -63,6 +63,14 @@ impl Status {
 impl From<Status> for &'static str {
     fn from(status: Status) -> Self {
         status.name()
+    }
+}
+
+impl TryFrom<String> for Status {
+    type Error = String;
+
+    fn try_from(name: String) -> std::result::Result<Self, String> {
+        Self::from_name(&name).ok_or_else(|| format!("{name:?} is not a rollback status"))
     }
 }
 
