@@ -10,9 +10,8 @@ use crate::restore::OnConflict;
 use crate::restore::chain::{Target, TargetTo};
 use crate::restore::finish::{Cause, Failure, PathNow, PathState};
 use crate::restore::outcome::{ActionLine, ActionStatus, Outcome, PathLine};
-use crate::restore::past::PastRollback;
+use crate::restore::past::{PastRollback, Status};
 use crate::restore::plan::{Action, NoteCode};
-use crate::store::journal::Status;
 
 /// The answer of a rollback, undo, redo or time rollback: 200, or 409 with `error` when
 /// conflicts refused it.

@@ -9,7 +9,7 @@ use crate::model::Kind;
 use crate::restore::OnConflict;
 use crate::restore::chain::TargetTo;
 use crate::restore::outcome::ActionStatus;
-use crate::store::journal::Status;
+use crate::restore::past::Status;
 
 /// A word of an answer as the enum that spells it; `None` when absent or not one it knows.
 fn word<'a, T: serde::Deserialize<'a>>(value: &'a Value) -> Option<T> {

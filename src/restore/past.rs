@@ -5,7 +5,9 @@ use rusqlite::Connection;
 
 use super::outcome::Outcome;
 use crate::model::RollbackKind;
-use crate::store::journal::{self, RollbackRow, Status};
+/// Where a past rollback stands (the journal's status).
+pub use crate::store::journal::Status;
+use crate::store::journal::{self, RollbackRow};
 
 /// One rollback of the journal.
 #[derive(Debug, Clone)]
