@@ -5,8 +5,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, anyhow, bail};
+use serde::Deserialize;
 use serde_json::Value;
 
+use crate::api::error::ErrorCode;
+use crate::restore::finish::PathState;
 use crate::state;
 
 /// Where the daemon is and how to get in.
@@ -21,7 +24,8 @@ pub struct Client {
 #[error("{message}")]
 pub struct ApiFailure {
     pub status: u16,
-    pub code: String,
+    /// `None` when the daemon sent no code this client knows.
+    pub code: Option<ErrorCode>,
     pub message: String,
     pub body: Value,
 }
@@ -29,13 +33,13 @@ pub struct ApiFailure {
 /// What to do next, added to a refusal of the daemon the user can act on.
 pub trait Hint<T> {
     /// When the daemon refused with `code`, its message gains `what_to_do`.
-    fn hint(self, code: &str, what_to_do: &str) -> anyhow::Result<T>;
+    fn hint(self, code: ErrorCode, what_to_do: &str) -> anyhow::Result<T>;
 }
 
 impl<T> Hint<T> for anyhow::Result<T> {
-    fn hint(self, code: &str, what_to_do: &str) -> anyhow::Result<T> {
+    fn hint(self, code: ErrorCode, what_to_do: &str) -> anyhow::Result<T> {
         self.map_err(|err| match err.downcast::<ApiFailure>() {
-            Ok(mut failure) if failure.code == code => {
+            Ok(mut failure) if failure.code == Some(code) => {
                 failure.message = format!("{}: {what_to_do}", failure.message);
                 failure.into()
             }
@@ -145,7 +149,7 @@ impl Client {
         let field = |name: &str| body["error"][name].as_str().unwrap_or_default().to_string();
         Err(ApiFailure {
             status,
-            code: field("code"),
+            code: ErrorCode::deserialize(&body["error"]["code"]).ok(),
             message: field("message") + &path_states(&body["error"]["paths"]),
             body: body.clone(),
         }
@@ -160,11 +164,11 @@ fn path_states(paths: &Value) -> String {
         .into_iter()
         .flatten()
         .map(|p| {
-            let state = match p["state"].as_str() {
-                Some("as_before") => "as before the rollback",
-                Some("rolled_back") => "rolled back (not yet put back)",
-                Some("absent") => "absent (not yet re-created)",
-                _ => "changed by someone else",
+            let state = match PathState::deserialize(&p["state"]) {
+                Ok(PathState::AsBefore) => "as before the rollback",
+                Ok(PathState::RolledBack) => "rolled back (not yet put back)",
+                Ok(PathState::Absent) => "absent (not yet re-created)",
+                Ok(PathState::Changed) | Err(_) => "changed by someone else",
             };
             format!("\n  {}: {state}", p["path"].as_str().unwrap_or_default())
         })

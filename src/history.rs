@@ -1,18 +1,24 @@
 //! What the history says: the changes of a turn (its paths' state before and after it, with
-//! renames paired), per-path history, and text diffs between versions.
+//! renames paired), per-path history, text diffs between versions, the workspace at a time,
+//! and (`content`) what a path held at a point.
+
+pub mod content;
 
 use std::collections::{BTreeMap, HashMap, btree_map};
 
 use rusqlite::Connection;
 
 use crate::model::Hash;
-use crate::model::{Origin, State};
+use crate::model::{Origin, State, format_time};
 use crate::paths::RelPath;
 use crate::store::blobs::BlobDir;
+use crate::store::journal;
 use crate::store::read_blob;
-use crate::store::sql::{self, TurnRow};
+use crate::store::sql::{self, TurnRow, VersionRow};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What a turn did to a path; in answers, its `name`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(into = "&'static str", try_from = "String")]
 pub enum ChangeKind {
     Added,
     Modified,
@@ -28,6 +34,23 @@ impl ChangeKind {
             Self::Deleted => "deleted",
             Self::Renamed => "renamed",
         }
+    }
+}
+
+impl From<ChangeKind> for &'static str {
+    fn from(kind: ChangeKind) -> Self {
+        kind.name()
+    }
+}
+
+impl TryFrom<String> for ChangeKind {
+    type Error = String;
+
+    fn try_from(name: String) -> Result<Self, String> {
+        [Self::Added, Self::Modified, Self::Deleted, Self::Renamed]
+            .into_iter()
+            .find(|kind| kind.name() == name)
+            .ok_or_else(|| format!("{name:?} is not a kind of change"))
     }
 }
 
@@ -214,6 +237,68 @@ fn rename_key(state: &State) -> Option<RenameKey> {
         State::File(f) => Some(RenameKey::File(f.hash, f.executable)),
         State::Symlink { target } => Some(RenameKey::Symlink(target.clone())),
         State::Dir | State::Absent | State::Untracked => None,
+    }
+}
+
+/// One recorded version of a path, with the turn that made it (none for a version made
+/// outside any turn).
+#[derive(Debug, Clone)]
+pub struct PathVersion {
+    pub version: VersionRow,
+    pub turn: Option<TurnRow>,
+}
+
+/// Every recorded version of a path, oldest first (empty: never recorded).
+pub fn path_versions(conn: &Connection, path: &RelPath) -> rusqlite::Result<Vec<PathVersion>> {
+    let mut out = Vec::new();
+    for version in sql::path_history(conn, path)? {
+        let turn = match version.turn_id {
+            Some(id) => sql::turn_by_id(conn, id)?,
+            None => None,
+        };
+        out.push(PathVersion { version, turn });
+    }
+    Ok(out)
+}
+
+/// How much the index holds: the files tracked now, the bytes of every stored blob, and the
+/// latest sequence number.
+#[derive(Debug, Clone, Copy)]
+pub struct Totals {
+    pub tracked_files: i64,
+    pub store_bytes: i64,
+    pub latest_seq: i64,
+}
+
+pub fn totals(conn: &Connection) -> rusqlite::Result<Totals> {
+    Ok(Totals {
+        tracked_files: sql::tracked_files(conn)?,
+        store_bytes: sql::store_bytes(conn)?,
+        latest_seq: sql::latest_seq(conn)?,
+    })
+}
+
+/// A time before the record of the workspace begins: what the workspace held then is
+/// unknown, not empty.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error(
+    "nothing is known of the workspace at {at}: its history begins at {begins}, when filewatchd first indexed it"
+)]
+pub struct BeforeHistory {
+    pub at: String,
+    pub begins: String,
+}
+
+/// The latest sequence number recorded at or before `at_ms`, or `BeforeHistory` (an answer,
+/// not a failure of the index) when the record of the workspace begins after it.
+pub fn seq_at_time(conn: &Connection, at_ms: i64) -> rusqlite::Result<Result<i64, BeforeHistory>> {
+    match journal::history_begins(conn)? {
+        Some(begins) if at_ms < begins => Ok(Err(BeforeHistory {
+            at: format_time(at_ms),
+            begins: format_time(begins),
+        })),
+        // Unmarked only before the first start-up finished, when no request is served.
+        _ => Ok(Ok(journal::seq_at_time(conn, at_ms)?)),
     }
 }
 

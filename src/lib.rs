@@ -15,12 +15,12 @@
 //! ```
 //!
 //! Layers, bottom up (no module imports one above it; no circle): `test_knobs`, `paths`,
-//! `config`, `model`
-//! (the words, `Hash`) → `store` → `stats`, `state`, `instance`, `fs`, `sessions`, `history`,
-//! `retention`, `watch` → `restore` → `capture` → `engine` (the single-writer loop: it calls
-//! capture with hints, restore with a narrow `restore::Workspace` and applies the effects it
-//! returns, and retention) → `api` → `daemon`; `client` (over `state`) → `hook` → `cli`
-//! (which also starts the `daemon`).
+//! `config`, `model` (the words, `Hash`) → `store` → `stats`, `state`, `instance`, `fs`,
+//! `sessions`, `watch` → `retention` → `history` → `restore` → `capture` → `engine` (the
+//! single-writer loop: it calls capture with hints, restore with a narrow `restore::Workspace`
+//! and applies the effects it returns, and retention) → `api` → `daemon`; `client` (over
+//! `state`, reading answers back in the words of `api` and `restore`) → `hook` → `cli` (which
+//! also starts the `daemon`).
 //!
 //! - [`watch`]: one non-recursive inotify watch per tracked directory (ignored directories get
 //!   none; those the watch limit refuses are listed as unwatched), and [`watch::filter`], the
@@ -66,19 +66,25 @@
 //!   plan durably, `apply` changes the files (each verified against its target after), `finish`
 //!   commits it, or puts back what a failed one changed (all or nothing, G12), `found` stores
 //!   what a forced rollback overwrites, `recover` finishes an interrupted rollback or put-back
-//!   at start-up. A forced rollback records what the disk holds that the record lacks, then
+//!   at start-up, `past` reads the journal's rollbacks back with their stored `Outcome`. A forced rollback records what the disk holds that the record lacks, then
 //!   plans those paths again (only those).
 //! - [`sessions`]: a session with its fork ancestors (`Lineage`): inherited turns and whose
 //!   changes are a session's own work; `sessions::turns`: naming, finding, opening, closing
 //!   and forking turns. [`history`]: a turn's net changes (a write made while
-//!   turns of several sessions were open is in each of them, marked `ambiguous`) and diffs.
-//! - [`retention`]: garbage collection by keep_days / keep_turns / max_store_bytes.
+//!   turns of several sessions were open is in each of them, marked `ambiguous`) and diffs, a
+//!   path's versions, the workspace at a time (`seq_at_time`), and what a path held at a
+//!   point (`history::content`).
+//! - [`retention`]: garbage collection by keep_days / keep_turns / max_store_bytes, and the
+//!   horizon it leaves (`retention::expired`: a state it has collapsed).
 //! - [`store`]: `blobs` (blake3-addressed, zstd, small ones inline in SQLite, large ones as
 //!   files), `db` (pragmas, migrations from `migrations/`), `sql`, `journal`, `gc` (the SQL),
 //!   `fault` (storage faults by cause).
 //! - [`api`]: the HTTP API of PRODUCT.md 5.2, served by its own hyper loop (`api::serve`:
 //!   connection cap, header and body timeouts), each answer read in one snapshot, history,
-//!   content and open turns behind the barrier; [`client`]: its HTTP client, for [`cli`] (the
+//!   content and open turns behind the barrier. It parses, asks history, sessions, restore and
+//!   retention (never the store's SQL), and renders their results as its own answer types
+//!   (`api::answer`: a rollback's stored `Outcome` is not the wire form), with the error codes
+//!   of `api::error::ErrorCode`. [`client`]: its HTTP client, for [`cli`] (the
 //!   command line of 5.3) and [`hook`] (the agents' hook
 //!   adapters and their installer, 5.4, 9); [`daemon`]: starts everything and
 //!   shuts it down on one signal, or with a non-zero exit when the capture thread dies (no

@@ -70,7 +70,9 @@ impl State {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What kind of thing a path is in one version; in answers, its `name`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(into = "&'static str", try_from = "String")]
 pub enum Kind {
     Absent = 0,
     File = 1,
@@ -99,6 +101,69 @@ impl Kind {
             Self::Dir => "dir",
             Self::Untracked => "untracked",
         }
+    }
+}
+
+impl From<Kind> for &'static str {
+    fn from(kind: Kind) -> Self {
+        kind.name()
+    }
+}
+
+impl TryFrom<String> for Kind {
+    type Error = String;
+
+    fn try_from(name: String) -> Result<Self, String> {
+        (0..=4)
+            .filter_map(Self::from_i64)
+            .find(|kind| kind.name() == name)
+            .ok_or_else(|| format!("{name:?} is not a kind of path"))
+    }
+}
+
+/// What a rollback-like operation is (PRODUCT.md 2): a rollback (to a boundary or a time),
+/// an undo or a redo. Its `name` is how the journal and the answers say it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(into = "&'static str", try_from = "String")]
+pub enum RollbackKind {
+    Rollback,
+    Undo,
+    Redo,
+}
+
+impl RollbackKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Rollback => "rollback",
+            Self::Undo => "undo",
+            Self::Redo => "redo",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Self::Rollback, Self::Undo, Self::Redo]
+            .into_iter()
+            .find(|kind| kind.name() == name)
+    }
+}
+
+impl std::fmt::Display for RollbackKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl From<RollbackKind> for &'static str {
+    fn from(kind: RollbackKind) -> Self {
+        kind.name()
+    }
+}
+
+impl TryFrom<String> for RollbackKind {
+    type Error = String;
+
+    fn try_from(name: String) -> Result<Self, String> {
+        Self::from_name(&name).ok_or_else(|| format!("{name:?} is not rollback, undo or redo"))
     }
 }
 
@@ -264,7 +329,22 @@ pub const RACY_NS: i64 = 100_000_000;
 
 #[cfg(test)]
 mod tests {
-    use super::parse_time;
+    use super::{Kind, RollbackKind, parse_time};
+
+    #[test]
+    fn words_are_written_and_read_as_their_names() {
+        for kind in [RollbackKind::Rollback, RollbackKind::Undo, RollbackKind::Redo] {
+            let json = serde_json::to_value(kind).expect("serialize");
+            assert_eq!(json, serde_json::json!(kind.name()));
+            assert_eq!(serde_json::from_value::<RollbackKind>(json).ok(), Some(kind));
+        }
+        for kind in (0..=4).filter_map(Kind::from_i64) {
+            let json = serde_json::to_value(kind).expect("serialize");
+            assert_eq!(json, serde_json::json!(kind.name()));
+            assert_eq!(serde_json::from_value::<Kind>(json).ok(), Some(kind));
+        }
+        assert!(serde_json::from_value::<RollbackKind>(serde_json::json!("restore")).is_err());
+    }
 
     #[test]
     fn offsets_name_the_same_instant() {

@@ -8,7 +8,7 @@ use rusqlite::{Connection, TransactionBehavior};
 use serde::Serialize;
 
 use crate::config::Retention;
-use crate::model::now_ms;
+use crate::model::{RollbackKind, now_ms};
 use crate::sessions::Lineage;
 use crate::store::blobs::BlobDir;
 use crate::store::{gc, journal, sql};
@@ -24,6 +24,21 @@ pub struct GcReport {
     pub turns_expired: i64,
     pub store_bytes_before: i64,
     pub store_bytes_after: i64,
+}
+
+/// A state retention has removed: the history before `horizon` was collapsed, so no
+/// boundary before it is exact any more.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Expired {
+    pub seq: i64,
+    /// The oldest sequence number whose state is still exact.
+    pub horizon: i64,
+}
+
+/// `Some` when retention has removed the state at `seq`.
+pub fn expired(conn: &Connection, seq: i64) -> rusqlite::Result<Option<Expired>> {
+    let horizon = gc::horizon(conn)?;
+    Ok((seq < horizon).then_some(Expired { seq, horizon }))
 }
 
 /// Runs (or, with `dry_run`, describes) one collection.
@@ -127,7 +142,7 @@ fn pending_redo(conn: &Connection, session_id: Option<i64>, since: Option<i64>) 
     let chain = journal::session_chain(conn, session_id, since.unwrap_or(0))?;
     let mut stack: Vec<i64> = Vec::new();
     for op in chain {
-        if op.kind == "redo" {
+        if op.kind == RollbackKind::Redo {
             stack.pop();
         } else {
             stack.push(op.from_seq);

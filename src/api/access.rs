@@ -12,7 +12,7 @@ use axum::response::Response;
 use serde::de::DeserializeOwned;
 
 use super::AppState;
-use super::error::ApiError;
+use super::error::{ApiError, ErrorCode};
 
 /// Refuses requests a web page could have made, then requests without the token.
 pub async fn check_access(
@@ -24,21 +24,21 @@ pub async fn check_access(
     if !host_allowed(headers, state.port) {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
-            "forbidden",
+            ErrorCode::Forbidden,
             "Host must be a loopback address of this daemon",
         ));
     }
     if from_browser(headers) {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
-            "forbidden",
+            ErrorCode::Forbidden,
             "requests from web pages are refused",
         ));
     }
     if !token_matches(headers, &state.token) {
         return Err(ApiError::new(
             StatusCode::UNAUTHORIZED,
-            "unauthorized",
+            ErrorCode::Unauthorized,
             "missing or wrong bearer token; it is in the `token` file of the state directory",
         ));
     }
@@ -122,7 +122,7 @@ where
         let bytes = read.await.map_err(|_| {
             ApiError::new(
                 StatusCode::REQUEST_TIMEOUT,
-                "request_timeout",
+                ErrorCode::RequestTimeout,
                 format!("the body did not arrive within {} ms", limit.as_millis()),
             )
         })?;
@@ -130,7 +130,7 @@ where
             if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
                 too_large()
             } else {
-                ApiError::bad_request("bad_request", rejection.body_text())
+                ApiError::bad_request(ErrorCode::BadRequest, rejection.body_text())
             }
         })?;
         if bytes.iter().all(u8::is_ascii_whitespace) {
@@ -139,19 +139,19 @@ where
         if !is_json {
             return Err(ApiError::new(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "unsupported_media_type",
+                ErrorCode::UnsupportedMediaType,
                 "send the body with Content-Type: application/json",
             ));
         }
         if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
             return Err(ApiError::bad_request(
-                "bad_json",
+                ErrorCode::BadJson,
                 "the body must be a JSON object, such as {}",
             ));
         }
         serde_json::from_slice(&bytes).map(Self).map_err(|e| {
             ApiError::bad_request(
-                "bad_json",
+                ErrorCode::BadJson,
                 format!("the body is not valid JSON for this request: {e}"),
             )
         })
@@ -161,7 +161,7 @@ where
 fn too_large() -> ApiError {
     ApiError::new(
         StatusCode::PAYLOAD_TOO_LARGE,
-        "payload_too_large",
+        ErrorCode::PayloadTooLarge,
         "the body is over 1 MiB",
     )
 }

@@ -8,11 +8,10 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
 use super::AppState;
-use super::error::ApiError;
-use crate::model::State as Recorded;
+use super::error::{ApiError, ErrorCode};
+use crate::history::content::{self, ContentError, Point};
 use crate::paths::RelPath;
-use crate::sessions::turns::{self, TurnSelector};
-use crate::store::{read_blob, sql};
+use crate::sessions::turns::TurnSelector;
 
 #[derive(Debug, Deserialize)]
 pub struct ContentQuery {
@@ -33,97 +32,78 @@ pub async fn content(
     let text = query
         .path
         .clone()
-        .ok_or_else(|| ApiError::bad_request("bad_path", "give the path as ?path="))?;
-    let path =
-        RelPath::parse(&text).map_err(|e| ApiError::bad_request("bad_path", format!("{text:?}: {e}")))?;
+        .ok_or_else(|| ApiError::bad_request(ErrorCode::BadPath, "give the path as ?path="))?;
+    let path = RelPath::parse(&text)
+        .map_err(|e| ApiError::bad_request(ErrorCode::BadPath, format!("{text:?}: {e}")))?;
     // A sequence number or a turn's start names a state that is already recorded; the latest,
     // a time or a turn's end may still be catching up with writes just made.
     if query.seq.is_none() && query.before.is_none() {
         super::handlers::synced(&state).await?;
     }
-    let (bytes, kind, seq) = state
-        .read(move |conn, state| {
-            let seq = point(conn, &query)?;
-            let horizon = crate::store::gc::horizon(conn)?;
-            if seq < horizon {
-                let message =
-                    format!("that state (seq {seq}) was removed by retention; the oldest is seq {horizon}");
-                return Err(ApiError::new(StatusCode::GONE, "expired", message));
-            }
-            let path_id = sql::path_id(conn, &path)?
-                .ok_or_else(|| ApiError::not_found(format!("{path} has no recorded version")))?;
-            let found = crate::store::journal::version_at(conn, path_id, seq)?;
-            let (seq, version) =
-                found.ok_or_else(|| ApiError::not_found(format!("{path} did not exist then")))?;
-            match version {
-                Recorded::File(f) if f.too_large => Err(ApiError::new(
-                    StatusCode::CONFLICT,
-                    "too_large",
-                    format!("{path} was over max_file_size: only its size and hash were recorded"),
-                )),
-                Recorded::File(f) if f.unreadable => Err(ApiError::new(
-                    StatusCode::CONFLICT,
-                    "unreadable",
-                    format!("filewatchd could not read {path} then: its content was never recorded"),
-                )),
-                Recorded::File(f) => Ok((
-                    read_blob(conn, &state.blobs, f.hash).map_err(ApiError::internal)?,
-                    "file",
-                    seq,
-                )),
-                Recorded::Symlink { target } => Ok((target, "symlink", seq)),
-                Recorded::Dir => Err(ApiError::new(
-                    StatusCode::CONFLICT,
-                    "not_a_file",
-                    format!("{path} was a directory then"),
-                )),
-                Recorded::Absent => Err(ApiError::not_found(format!("{path} did not exist then"))),
-                Recorded::Untracked => Err(ApiError::not_found(format!(
-                    "{path} was not tracked then (an ignore rule hid it): its content was not recorded"
-                ))),
-            }
-        })
+    let point = point(query)?;
+    let (seq, found) = state
+        .read(move |conn, state| Ok(content::at(conn, &state.blobs, &path, &point)?))
         .await?;
     let headers = [
         (header::CONTENT_TYPE, "application/octet-stream".to_string()),
         (
             header::HeaderName::from_static("x-filewatchd-kind"),
-            kind.to_string(),
+            found.kind().name().to_string(),
         ),
         (
             header::HeaderName::from_static("x-filewatchd-seq"),
             seq.to_string(),
         ),
     ];
-    Ok((headers, bytes).into_response())
+    Ok((headers, found.into_bytes()).into_response())
 }
 
-/// The sequence number a content query names.
-fn point(conn: &rusqlite::Connection, query: &ContentQuery) -> Result<i64, ApiError> {
+/// The point a content query names: a sequence number first, then a time, then a turn's
+/// boundary; none is the latest.
+fn point(query: ContentQuery) -> Result<Point, ApiError> {
     if let Some(seq) = query.seq {
-        return Ok(seq);
+        return Ok(Point::Seq(seq));
     }
     if let Some(at) = &query.at {
-        let ms = crate::model::parse_time(at).map_err(|e| ApiError::bad_request("bad_time", e))?;
-        crate::restore::chain::refuse_before_history(conn, ms)?;
-        return Ok(crate::store::journal::seq_at_time(conn, ms)?);
+        let ms = crate::model::parse_time(at).map_err(|e| ApiError::bad_request(ErrorCode::BadTime, e))?;
+        return Ok(Point::Time(ms));
     }
-    let boundary = match (&query.before, &query.after) {
+    let boundary = match (query.before, query.after) {
         (Some(n), _) => Some((n, true)),
         (None, Some(n)) => Some((n, false)),
         _ => None,
     };
     let Some((turn, before)) = boundary else {
-        return Ok(i64::MAX);
+        return Ok(Point::Latest);
     };
     let session = query
         .session
-        .as_deref()
-        .ok_or_else(|| ApiError::bad_request("bad_request", "before/after need a session"))?;
-    let turn = turns::find(conn, session, &TurnSelector::parse(turn))?;
+        .ok_or_else(|| ApiError::bad_request(ErrorCode::BadRequest, "before/after need a session"))?;
+    let turn = TurnSelector::parse(&turn);
     Ok(if before {
-        turn.start_seq
+        Point::Before { session, turn }
     } else {
-        turn.end_seq.unwrap_or(i64::MAX)
+        Point::After { session, turn }
     })
+}
+
+impl From<ContentError> for ApiError {
+    fn from(err: ContentError) -> Self {
+        let message = err.to_string();
+        match err {
+            ContentError::Lookup(lookup) => Self::from(lookup),
+            ContentError::BeforeHistory(_) => {
+                Self::new(StatusCode::CONFLICT, ErrorCode::BeforeHistory, message)
+            }
+            ContentError::Expired(_) => Self::new(StatusCode::GONE, ErrorCode::Expired, message),
+            ContentError::NeverRecorded(_) | ContentError::Absent(_) | ContentError::Untracked(_) => {
+                Self::not_found(message)
+            }
+            ContentError::TooLarge(_) => Self::new(StatusCode::CONFLICT, ErrorCode::TooLarge, message),
+            ContentError::Unreadable(_) => Self::new(StatusCode::CONFLICT, ErrorCode::Unreadable, message),
+            ContentError::NotAFile(_) => Self::new(StatusCode::CONFLICT, ErrorCode::NotAFile, message),
+            ContentError::Blob(e) => Self::internal(e),
+            ContentError::Store(e) => Self::from(e),
+        }
+    }
 }

@@ -1,4 +1,5 @@
-//! API errors: every one is `{"error":{"code","message"}}` with a fitting status.
+//! API errors: every one is `{"error":{"code","message"}}` with a fitting status, its code one
+//! of `ErrorCode` (docs/api.md's table).
 
 use axum::Json;
 use axum::http::StatusCode;
@@ -6,17 +7,62 @@ use axum::response::{IntoResponse, Response};
 
 use crate::sessions::turns::{LookupError, TurnError};
 
+/// The `code` of an API error: what a client branches on (the CLI, the hooks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    // 400: malformed input.
+    BadRequest,
+    BadJson,
+    BadSession,
+    BadPath,
+    BadTime,
+    // 401, 403: access.
+    Unauthorized,
+    Forbidden,
+    // 404: unknown route, session, turn or path; a rollback's path never recorded.
+    NotFound,
+    NotRecorded,
+    MethodNotAllowed,
+    RequestTimeout,
+    // 409: a turn-state clash, a refusal, or content that cannot be given.
+    TurnNotOpen,
+    TurnOpen,
+    SessionExists,
+    NothingToUndo,
+    NothingToRedo,
+    OpIdReused,
+    BeforeHistory,
+    /// A rollback refused because of conflicts; the body is the full plan.
+    Conflicts,
+    TooLarge,
+    Unreadable,
+    NotAFile,
+    // 410: a state retention has collapsed.
+    Expired,
+    PayloadTooLarge,
+    UnsupportedMediaType,
+    // 500: a defect.
+    Internal,
+    // 503: the daemon cannot serve this now.
+    StorageError,
+    RollbackFailed,
+    Unavailable,
+    WorkspaceLost,
+    CaptureStopped,
+}
+
 #[derive(Debug)]
 pub struct ApiError {
     pub status: StatusCode,
-    pub code: &'static str,
+    pub code: ErrorCode,
     pub message: String,
     /// More fields of the error object (a failed rollback's `cause`, `path`, `paths`).
     pub details: Option<serde_json::Value>,
 }
 
 impl ApiError {
-    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+    pub fn new(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Self {
         Self {
             status,
             code,
@@ -30,34 +76,38 @@ impl ApiError {
         self
     }
 
-    pub fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn bad_request(code: ErrorCode, message: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, code, message)
     }
 
     pub fn not_found(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::NOT_FOUND, "not_found", message)
+        Self::new(StatusCode::NOT_FOUND, ErrorCode::NotFound, message)
     }
 
     pub fn internal(message: impl std::fmt::Display) -> Self {
         tracing::error!(error = %message, "request failed");
-        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message.to_string())
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            ErrorCode::Internal,
+            message.to_string(),
+        )
     }
 
     /// G12: the store cannot take what the request needs recorded (disk full, I/O error).
     pub fn storage(message: impl Into<String>) -> Self {
         let message = message.into();
         tracing::warn!(error = %message, "request refused: storage error");
-        Self::new(StatusCode::SERVICE_UNAVAILABLE, "storage_error", message)
+        Self::new(StatusCode::SERVICE_UNAVAILABLE, ErrorCode::StorageError, message)
     }
 
     pub fn unavailable(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", message)
+        Self::new(StatusCode::SERVICE_UNAVAILABLE, ErrorCode::Unavailable, message)
     }
 
     /// The workspace root was moved away, removed or replaced: nothing can be recorded or
     /// rolled back until the daemon is restarted.
     pub fn workspace_lost(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::SERVICE_UNAVAILABLE, "workspace_lost", message)
+        Self::new(StatusCode::SERVICE_UNAVAILABLE, ErrorCode::WorkspaceLost, message)
     }
 }
 
@@ -77,9 +127,9 @@ impl From<TurnError> for ApiError {
         let message = err.to_string();
         match err {
             TurnError::Lookup(lookup) => Self::from(lookup),
-            TurnError::NotOpen { .. } => Self::new(StatusCode::CONFLICT, "turn_not_open", message),
-            TurnError::StillOpen { .. } => Self::new(StatusCode::CONFLICT, "turn_open", message),
-            TurnError::SessionExists(_) => Self::new(StatusCode::CONFLICT, "session_exists", message),
+            TurnError::NotOpen { .. } => Self::new(StatusCode::CONFLICT, ErrorCode::TurnNotOpen, message),
+            TurnError::StillOpen { .. } => Self::new(StatusCode::CONFLICT, ErrorCode::TurnOpen, message),
+            TurnError::SessionExists(_) => Self::new(StatusCode::CONFLICT, ErrorCode::SessionExists, message),
             TurnError::Store(e) => Self::from(e),
             TurnError::Unrecorded(_) => Self::storage(message),
             TurnError::Unavailable => Self::unavailable(message),
@@ -104,6 +154,55 @@ impl From<rusqlite::Error> for ApiError {
         match crate::store::fault::StorageFault::from_sqlite(&err) {
             Some(fault) => Self::storage(format!("{fault}; nothing was half-written")),
             None => Self::internal(err),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ErrorCode::{self, *};
+
+    /// The codes as docs/api.md spells them: a rename here changes the wire.
+    const SPELLED: &[(ErrorCode, &str)] = &[
+        (BadRequest, "bad_request"),
+        (BadJson, "bad_json"),
+        (BadSession, "bad_session"),
+        (BadPath, "bad_path"),
+        (BadTime, "bad_time"),
+        (Unauthorized, "unauthorized"),
+        (Forbidden, "forbidden"),
+        (NotFound, "not_found"),
+        (NotRecorded, "not_recorded"),
+        (MethodNotAllowed, "method_not_allowed"),
+        (RequestTimeout, "request_timeout"),
+        (TurnNotOpen, "turn_not_open"),
+        (TurnOpen, "turn_open"),
+        (SessionExists, "session_exists"),
+        (NothingToUndo, "nothing_to_undo"),
+        (NothingToRedo, "nothing_to_redo"),
+        (OpIdReused, "op_id_reused"),
+        (BeforeHistory, "before_history"),
+        (Conflicts, "conflicts"),
+        (TooLarge, "too_large"),
+        (Unreadable, "unreadable"),
+        (NotAFile, "not_a_file"),
+        (Expired, "expired"),
+        (PayloadTooLarge, "payload_too_large"),
+        (UnsupportedMediaType, "unsupported_media_type"),
+        (Internal, "internal"),
+        (StorageError, "storage_error"),
+        (RollbackFailed, "rollback_failed"),
+        (Unavailable, "unavailable"),
+        (WorkspaceLost, "workspace_lost"),
+        (CaptureStopped, "capture_stopped"),
+    ];
+
+    #[test]
+    fn codes_are_spelled_as_the_docs_say() {
+        for &(code, spelled) in SPELLED {
+            let json = serde_json::to_value(code).expect("serialize");
+            assert_eq!(json, serde_json::json!(spelled));
+            assert_eq!(serde_json::from_value::<ErrorCode>(json).ok(), Some(code));
         }
     }
 }

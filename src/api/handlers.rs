@@ -10,15 +10,16 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
 use super::access::JsonBody;
-use super::error::ApiError;
+use super::answer::{FailedRollback, Recovery, RollbackSummary};
+use super::error::{ApiError, ErrorCode};
 use super::{AppState, render};
 use crate::capture::verify::VerifyError;
 use crate::engine::Command;
 use crate::history::{self, Counts};
 use crate::paths::RelPath;
+use crate::restore::past;
 use crate::sessions;
 use crate::sessions::turns::{self, TurnSelector};
-use crate::store::sql;
 
 type Answer = Result<Json<Value>, ApiError>;
 type TurnAnswer = Result<Json<render::TurnView>, ApiError>;
@@ -28,75 +29,42 @@ pub fn valid_session(name: &str) -> Result<(), ApiError> {
     if sessions::is_valid_name(name) {
         return Ok(());
     }
-    Err(ApiError::bad_request("bad_session", sessions::NAME_RULE))
+    Err(ApiError::bad_request(ErrorCode::BadSession, sessions::NAME_RULE))
 }
 
 pub async fn status(State(state): State<Arc<AppState>>) -> Answer {
     if state.stats.capture_stopped() {
         return Err(ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
-            "capture_stopped",
+            ErrorCode::CaptureStopped,
             "the capture thread died: nothing is recorded any more and the daemon is stopping; start it again (it recovers as after a crash)",
         ));
     }
     state
         .read(|conn, state| {
-            let open: Vec<Value> = sql::open_turns(conn)?
+            let open: Vec<Value> = turns::open(conn)?
                 .iter()
                 .map(|t| json!({"session": t.session, "turn": t.number}))
                 .collect();
+            let totals = history::totals(conn)?;
+            let failed: Vec<FailedRollback> = past::reverting(conn)?.iter().map(FailedRollback::of).collect();
             Ok(Json(json!({
                 "root": state.root,
                 "version": env!("CARGO_PKG_VERSION"),
                 "pid": std::process::id(),
                 "state_dir": state.state_dir,
-                "tracked_files": sql::tracked_files(conn)?,
-                "store_bytes": sql::store_bytes(conn)?,
-                "latest_seq": sql::latest_seq(conn)?,
+                "tracked_files": totals.tracked_files,
+                "store_bytes": totals.store_bytes,
+                "latest_seq": totals.latest_seq,
                 "open_turns": open,
                 "watcher": state.stats.snapshot(),
                 "workspace_lost": state.stats.workspace_lost(),
                 "verify": state.stats.verify(),
-                "recovery": recovery(conn)?,
-                "failed_rollbacks": failed_rollbacks(conn)?,
+                "recovery": past::last_recovered(conn)?.as_ref().map(Recovery::of),
+                "failed_rollbacks": failed,
             })))
         })
         .await
-}
-
-/// Rollbacks that failed and are not fully put back yet (G12): the next start finishes them.
-fn failed_rollbacks(conn: &rusqlite::Connection) -> Result<Value, ApiError> {
-    let rows = crate::store::journal::reverting_rollbacks(conn)?;
-    Ok(rows
-        .iter()
-        .map(|row| {
-            json!({
-                "rollback_id": row.id,
-                "operation": row.kind,
-                "status": "reverting",
-                "note": "it failed and could not put back every path it had changed; the next start of the daemon finishes putting them back",
-            })
-        })
-        .collect())
-}
-
-/// What the last start-up recovery did, if a crash interrupted a rollback (G6).
-fn recovery(conn: &rusqlite::Connection) -> Result<Value, ApiError> {
-    let Some(row) = crate::store::journal::last_recovered(conn)? else {
-        return Ok(Value::Null);
-    };
-    let outcome: Value = row
-        .outcome
-        .as_deref()
-        .and_then(|o| serde_json::from_str(o).ok())
-        .unwrap_or(Value::Null);
-    Ok(json!({
-        "rollback_id": row.id,
-        "operation": row.kind,
-        "outcome": "finished",
-        "note": outcome["recovery"],
-        "left": outcome["skipped"],
-    }))
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -222,9 +190,7 @@ where
 
 /// The session's latest turn is open (404 for an unknown session).
 fn has_open_turn(conn: &rusqlite::Connection, session: &str) -> Result<bool, ApiError> {
-    let id = sql::session_id(conn, session)?
-        .ok_or_else(|| ApiError::not_found(format!("no session named {session:?}")))?;
-    let last = crate::sessions::Lineage::of(conn, id)?.last_turn(conn)?;
+    let last = sessions::named(conn, session)?.last_turn(conn)?;
     Ok(last.is_some_and(|turn| turn.end_seq.is_none()))
 }
 
@@ -234,16 +200,15 @@ pub async fn list_turns(State(state): State<Arc<AppState>>, Path(session): Path<
     sync_if(&state, move |conn| has_open_turn(conn, &name)).await?;
     state
         .read(move |conn, _| {
-            let id = sql::session_id(conn, &session)?
-                .ok_or_else(|| ApiError::not_found(format!("no session named {session:?}")))?;
+            let lineage = sessions::named(conn, &session)?;
             let mut out = Vec::new();
-            for turn in crate::sessions::Lineage::of(conn, id)?.turns(conn)? {
+            for turn in lineage.turns(conn)? {
                 let changes = history::turn_changes(conn, &turn)?;
                 out.push(render::turn_summary(&turn, Counts::of(&changes)));
             }
-            let rollbacks: Vec<Value> = crate::store::journal::session_rollbacks(conn, id)?
+            let rollbacks: Vec<RollbackSummary> = past::of_session(conn, lineage.session_id())?
                 .iter()
-                .map(render::rollback_summary)
+                .map(RollbackSummary::of)
                 .collect();
             Ok(Json(
                 json!({"session": session, "turns": out, "rollbacks": rollbacks}),
@@ -267,7 +232,7 @@ pub async fn fork(
     valid_session(&parent)?;
     let (Some(new_session), Some(turn)) = (body.new_session, body.turn) else {
         return Err(ApiError::bad_request(
-            "bad_request",
+            ErrorCode::BadRequest,
             "give \"new_session\" and \"turn\"",
         ));
     };
@@ -277,7 +242,7 @@ pub async fn fork(
         Value::String(s) => TurnSelector::parse(&s),
         _ => {
             return Err(ApiError::bad_request(
-                "bad_request",
+                ErrorCode::BadRequest,
                 "\"turn\" is a number, a ref or \"current\"",
             ));
         }
@@ -299,7 +264,7 @@ pub async fn fork(
 pub async fn list_sessions(State(state): State<Arc<AppState>>) -> Answer {
     state
         .read(|conn, _| {
-            let sessions: Vec<Value> = sql::list_sessions(conn)?.iter().map(render::session).collect();
+            let sessions: Vec<Value> = sessions::list(conn)?.iter().map(render::session).collect();
             Ok(Json(json!({"sessions": sessions})))
         })
         .await
@@ -313,20 +278,17 @@ pub struct HistoryQuery {
 pub async fn history(State(state): State<Arc<AppState>>, Query(query): Query<HistoryQuery>) -> Answer {
     let text = query
         .path
-        .ok_or_else(|| ApiError::bad_request("bad_path", "give the path as ?path="))?;
-    let path =
-        RelPath::parse(&text).map_err(|e| ApiError::bad_request("bad_path", format!("{text:?}: {e}")))?;
+        .ok_or_else(|| ApiError::bad_request(ErrorCode::BadPath, "give the path as ?path="))?;
+    let path = RelPath::parse(&text)
+        .map_err(|e| ApiError::bad_request(ErrorCode::BadPath, format!("{text:?}: {e}")))?;
     synced(&state).await?;
     state
         .read(move |conn, _| {
-            let versions = sql::path_history(conn, &path)?;
+            let versions = history::path_versions(conn, &path)?;
             if versions.is_empty() {
                 return Err(ApiError::not_found(format!("{path} has no recorded version")));
             }
-            let rendered = versions
-                .iter()
-                .map(|v| render::version(conn, v))
-                .collect::<rusqlite::Result<Vec<_>>>()?;
+            let rendered: Vec<Value> = versions.iter().map(render::version).collect();
             Ok(Json(json!({"path": path.to_text(), "versions": rendered})))
         })
         .await
@@ -339,7 +301,7 @@ pub async fn not_found() -> ApiError {
 pub async fn method_not_allowed() -> ApiError {
     ApiError::new(
         StatusCode::METHOD_NOT_ALLOWED,
-        "method_not_allowed",
+        ErrorCode::MethodNotAllowed,
         "this endpoint does not take that method",
     )
 }
@@ -387,11 +349,7 @@ pub async fn verify(State(state): State<Arc<AppState>>, JsonBody(_): JsonBody<Ve
         .map_err(|_| ApiError::unavailable("the daemon is shutting down"))?
         .map_err(|err| match err {
             VerifyError::Store(e) => ApiError::from(e),
-            VerifyError::WorkspaceLost(message) => ApiError::new(
-                axum::http::StatusCode::SERVICE_UNAVAILABLE,
-                "workspace_lost",
-                message,
-            ),
+            VerifyError::WorkspaceLost(message) => ApiError::workspace_lost(message),
             other => ApiError::internal(other),
         })?;
     Ok(Json(serde_json::to_value(found).map_err(ApiError::internal)?))

@@ -1,7 +1,10 @@
-//! The HTTP API (PRODUCT.md 5.2) on axum: routes, access checks, JSON rendering. Queries run
-//! on read-only SQLite connections in blocking tasks; turn markers go to the capture worker.
+//! The HTTP API (PRODUCT.md 5.2) on axum: routes and access checks. A handler parses the
+//! request, asks history, sessions, restore or retention (queries on read-only SQLite
+//! connections in blocking tasks) or sends a command to the capture worker, and renders what
+//! it gets as the API's own answer types (`answer`, `render`); errors carry an `ErrorCode`.
 
 mod access;
+mod answer;
 mod content;
 pub mod error;
 mod handlers;

@@ -3,10 +3,11 @@
 use rusqlite::Connection;
 use serde_json::{Map, Value, json};
 
-use crate::history::{self, Change, Counts, Diff};
-use crate::model::{State, format_time};
+use crate::history::{self, Change, ChangeKind, Counts, Diff, PathVersion};
+use crate::model::{Kind, State, format_time};
+use crate::retention;
 use crate::store::blobs::BlobDir;
-use crate::store::sql::{self, SessionRow, TurnRow, VersionRow};
+use crate::store::sql::{SessionRow, TurnRow};
 
 /// A turn and its net changes, serialized straight into the answer: a turn can list tens of
 /// thousands of changes, and a tree of JSON values per change held several times their text.
@@ -25,7 +26,7 @@ pub fn turn(
 ) -> rusqlite::Result<TurnView> {
     let changes = history::turn_changes(conn, turn)?;
     let mut summary = turn_summary(turn, Counts::of(&changes));
-    if turn.start_seq < crate::store::gc::horizon(conn)? {
+    if retention::expired(conn, turn.start_seq)?.is_some() {
         // Retention collapsed the history before this turn's start: its list may be partial.
         summary["expired"] = json!(true);
     }
@@ -56,8 +57,8 @@ struct ChangeView {
     path: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     from: Option<String>,
-    change: &'static str,
-    kind: &'static str,
+    change: ChangeKind,
+    kind: Kind,
     #[serde(flatten)]
     state: StateFields,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -90,8 +91,8 @@ impl ChangeView {
         Self {
             path: change.path.to_text(),
             from: change.from.as_ref().map(|from| from.to_text()),
-            change: change.kind.name(),
-            kind: shown.kind().name(),
+            change: change.kind,
+            kind: shown.kind(),
             state: if change.after.is_present() {
                 StateFields::of(&change.after)
             } else {
@@ -150,11 +151,8 @@ fn state_fields(state: &State, out: &mut Map<String, Value>) {
     }
 }
 
-pub fn version(conn: &Connection, version: &VersionRow) -> rusqlite::Result<Value> {
-    let turn = match version.turn_id {
-        Some(id) => sql::turn_by_id(conn, id)?,
-        None => None,
-    };
+pub fn version(found: &PathVersion) -> Value {
+    let (version, turn) = (&found.version, &found.turn);
     let mut out = Map::new();
     out.insert("seq".into(), json!(version.seq));
     out.insert("time".into(), json!(format_time(version.recorded_at)));
@@ -166,7 +164,7 @@ pub fn version(conn: &Connection, version: &VersionRow) -> rusqlite::Result<Valu
         out.insert("too_large".into(), json!(f.too_large));
     }
     state_fields(&version.state, &mut out);
-    Ok(Value::Object(out))
+    Value::Object(out)
 }
 
 pub fn session(session: &SessionRow) -> Value {
@@ -178,27 +176,5 @@ pub fn session(session: &SessionRow) -> Value {
         "last_activity": format_time(session.last_activity),
         "parent": session.parent,
         "fork_turn": session.fork_turn,
-    })
-}
-
-/// One rollback in a session's listing: what it did and how it ended.
-pub fn rollback_summary(row: &crate::store::journal::RollbackRow) -> Value {
-    let outcome: Value = row
-        .outcome
-        .as_deref()
-        .and_then(|o| serde_json::from_str(o).ok())
-        .unwrap_or(Value::Null);
-    let done = outcome["actions"]
-        .as_array()
-        .map_or(0, |a| a.iter().filter(|x| x["status"] == "done").count());
-    json!({
-        "rollback_id": row.id,
-        "operation": row.kind,
-        "target": outcome["target"],
-        "status": row.status,
-        "time": format_time(row.created_at),
-        "paths_done": done,
-        "skipped": outcome["skipped"].as_array().map_or(0, Vec::len),
-        "recovery": outcome["recovery"],
     })
 }

@@ -11,10 +11,12 @@ use tokio::sync::oneshot;
 
 use super::AppState;
 use super::access::JsonBody;
-use super::error::ApiError;
+use super::answer::{FailureDetails, RollbackAnswer};
+use super::error::{ApiError, ErrorCode};
 use super::handlers::valid_session;
 use crate::engine::Command;
 use crate::paths::RelPath;
+use crate::restore::finish::Cause;
 use crate::restore::{Boundary, OnConflict, Operation, Request, RollbackError};
 use crate::sessions::turns::TurnSelector;
 
@@ -36,7 +38,7 @@ pub struct RollbackBody {
     at: Option<String>,
 }
 
-type Answer = Result<(StatusCode, Json<Value>), ApiError>;
+type Answer = Result<(StatusCode, Json<RollbackAnswer>), ApiError>;
 
 pub async fn rollback(
     state: State<Arc<AppState>>,
@@ -45,7 +47,7 @@ pub async fn rollback(
 ) -> Answer {
     let (Some(to), Some(turn)) = (body.to, body.turn.as_ref()) else {
         return Err(ApiError::bad_request(
-            "bad_request",
+            ErrorCode::BadRequest,
             "give \"to\": \"before\" or \"after\", and \"turn\"",
         ));
     };
@@ -54,7 +56,7 @@ pub async fn rollback(
         Value::String(s) => TurnSelector::parse(s),
         _ => {
             return Err(ApiError::bad_request(
-                "bad_request",
+                ErrorCode::BadRequest,
                 "\"turn\" is a number, a ref or \"current\"",
             ));
         }
@@ -66,7 +68,7 @@ pub async fn rollback(
 pub async fn rollback_in_time(state: State<Arc<AppState>>, JsonBody(body): JsonBody<RollbackBody>) -> Answer {
     let Some(at) = body.at.as_deref() else {
         return Err(ApiError::bad_request(
-            "bad_request",
+            ErrorCode::BadRequest,
             "give \"at\": an RFC 3339 time",
         ));
     };
@@ -80,7 +82,7 @@ pub async fn redo_in_time(state: State<Arc<AppState>>, JsonBody(body): JsonBody<
 }
 
 fn parse_time(text: &str) -> Result<i64, ApiError> {
-    crate::model::parse_time(text).map_err(|e| ApiError::bad_request("bad_time", e))
+    crate::model::parse_time(text).map_err(|e| ApiError::bad_request(ErrorCode::BadTime, e))
 }
 
 pub async fn undo(
@@ -111,7 +113,9 @@ async fn run(
     let paths = body
         .paths
         .iter()
-        .map(|p| RelPath::parse(p).map_err(|e| ApiError::bad_request("bad_path", format!("{p:?}: {e}"))))
+        .map(|p| {
+            RelPath::parse(p).map_err(|e| ApiError::bad_request(ErrorCode::BadPath, format!("{p:?}: {e}")))
+        })
         .collect::<Result<Vec<_>, _>>()?;
     if body
         .op_id
@@ -119,7 +123,7 @@ async fn run(
         .is_some_and(|id| id.is_empty() || id.len() > 200)
     {
         return Err(ApiError::bad_request(
-            "bad_request",
+            ErrorCode::BadRequest,
             "op_id is 1 to 200 characters",
         ));
     }
@@ -140,17 +144,13 @@ async fn run(
     let outcome = answer
         .await
         .map_err(|_| ApiError::unavailable("the daemon is shutting down"))??;
-    let refused = outcome.refused();
-    let mut value = serde_json::to_value(&outcome).map_err(ApiError::internal)?;
-    if !refused {
-        return Ok((StatusCode::OK, Json(value)));
-    }
-    let count = outcome.conflicts.len() + outcome.not_restorable.len();
-    value["error"] = serde_json::json!({
-        "code": "conflicts",
-        "message": format!("{count} paths conflict or cannot be restored; nothing was changed (use skip or force)"),
-    });
-    Ok((StatusCode::CONFLICT, Json(value)))
+    let answer = RollbackAnswer::of(outcome);
+    let status = if answer.refused() {
+        StatusCode::CONFLICT
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, Json(answer)))
 }
 
 impl From<RollbackError> for ApiError {
@@ -158,28 +158,36 @@ impl From<RollbackError> for ApiError {
         let message = err.to_string();
         match err {
             RollbackError::Lookup(lookup) => Self::from(lookup),
-            RollbackError::NeverRecorded(_) => Self::new(StatusCode::NOT_FOUND, "not_recorded", message),
-            RollbackError::TurnOpen { .. } => Self::new(StatusCode::CONFLICT, "turn_open", message),
-            RollbackError::NothingToUndo(_) => Self::new(StatusCode::CONFLICT, "nothing_to_undo", message),
-            RollbackError::NothingToRedo(_) | RollbackError::NothingToRedoInTime => {
-                Self::new(StatusCode::CONFLICT, "nothing_to_redo", message)
+            RollbackError::NeverRecorded(_) => {
+                Self::new(StatusCode::NOT_FOUND, ErrorCode::NotRecorded, message)
             }
-            RollbackError::OpIdReused { .. } => Self::new(StatusCode::CONFLICT, "op_id_reused", message),
-            RollbackError::NeedsSession => Self::bad_request("bad_request", message),
-            RollbackError::Expired { .. } => Self::new(StatusCode::GONE, "expired", message),
-            RollbackError::BeforeHistory { .. } => Self::new(StatusCode::CONFLICT, "before_history", message),
+            RollbackError::TurnOpen { .. } => Self::new(StatusCode::CONFLICT, ErrorCode::TurnOpen, message),
+            RollbackError::NothingToUndo(_) => {
+                Self::new(StatusCode::CONFLICT, ErrorCode::NothingToUndo, message)
+            }
+            RollbackError::NothingToRedo(_) | RollbackError::NothingToRedoInTime => {
+                Self::new(StatusCode::CONFLICT, ErrorCode::NothingToRedo, message)
+            }
+            RollbackError::OpIdReused { .. } => {
+                Self::new(StatusCode::CONFLICT, ErrorCode::OpIdReused, message)
+            }
+            RollbackError::NeedsSession => Self::bad_request(ErrorCode::BadRequest, message),
+            RollbackError::Expired { .. } => Self::new(StatusCode::GONE, ErrorCode::Expired, message),
+            RollbackError::BeforeHistory(_) => {
+                Self::new(StatusCode::CONFLICT, ErrorCode::BeforeHistory, message)
+            }
             RollbackError::Store(e) => Self::from(e),
             RollbackError::Unrecorded(_)
             | RollbackError::RecordPending(..)
             | RollbackError::AppliedNotRecorded(_) => Self::storage(message),
             RollbackError::Failed(failure) => {
                 tracing::warn!(error = %message, "rollback failed");
-                let details = serde_json::to_value(&*failure).unwrap_or_default();
+                let details = serde_json::to_value(FailureDetails::of(&failure)).unwrap_or_default();
                 // The root moved away mid-rollback: what it had changed was put back there.
-                let code = if failure.cause == "workspace_lost" {
-                    "workspace_lost"
+                let code = if failure.cause == Cause::WorkspaceLost {
+                    ErrorCode::WorkspaceLost
                 } else {
-                    "rollback_failed"
+                    ErrorCode::RollbackFailed
                 };
                 Self::new(StatusCode::SERVICE_UNAVAILABLE, code, message).with_details(details)
             }

@@ -13,6 +13,7 @@ use std::process::ExitCode;
 use anyhow::{anyhow, bail};
 use serde_json::{Value, json};
 
+use crate::api::error::ErrorCode;
 use crate::client::{ApiFailure, Client, Hint};
 use crate::daemon::{self, ServeOptions};
 pub use args::*;
@@ -94,7 +95,7 @@ fn turn(client: &Client, cmd: TurnCmd) -> anyhow::Result<()> {
                     &format!("/v1/sessions/{session}/turns/{}/end", encode(&turn)),
                     &json!({}),
                 )
-                .hint("turn_not_open", "`filewatchd turn start` opens one")?;
+                .hint(ErrorCode::TurnNotOpen, "`filewatchd turn start` opens one")?;
             print::answer(&answer, json.json, |a| print::turn(a, false))
         }
     }
@@ -135,7 +136,7 @@ fn log(client: &Client, cmd: LogCmd) -> anyhow::Result<()> {
     for session in sessions {
         let listing = client
             .get(&format!("/v1/sessions/{session}/turns"))
-            .hint("not_found", "`filewatchd sessions` lists them")?;
+            .hint(ErrorCode::NotFound, "`filewatchd sessions` lists them")?;
         let mut turns = Vec::new();
         for summary in listing["turns"].as_array().into_iter().flatten() {
             turns.push(client.get(&format!("/v1/sessions/{session}/turns/{}", summary["turn"]))?);
@@ -157,7 +158,7 @@ fn show(client: &Client, args: &ServeArgs, cmd: ShowCmd) -> anyhow::Result<()> {
     let query = if cmd.diff { "?diff=true" } else { "" };
     let answer = client
         .get(&format!("/v1/sessions/{session}/turns/{}{query}", encode(&turn)))
-        .hint("not_found", LIST_TURNS)?;
+        .hint(ErrorCode::NotFound, LIST_TURNS)?;
     print::answer(&answer, cmd.json.json, |a| print::turn(a, cmd.diff))
 }
 
@@ -189,7 +190,7 @@ fn show_content(
 fn history(client: &Client, args: &ServeArgs, cmd: HistoryCmd) -> anyhow::Result<()> {
     let path = workspace_relative(client, args, &cmd.path)?;
     let answer = client.get(&format!("/v1/history?path={}", encode(&path))).hint(
-        "not_found",
+        ErrorCode::NotFound,
         "a path is relative to the directory you are in, and ignored paths are never recorded",
     )?;
     print::answer(&answer, cmd.json.json, print::history)

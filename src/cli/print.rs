@@ -4,6 +4,18 @@ use std::io::IsTerminal;
 
 use serde_json::Value;
 
+use crate::history::ChangeKind;
+use crate::model::Kind;
+use crate::restore::OnConflict;
+use crate::restore::chain::TargetTo;
+use crate::restore::outcome::ActionStatus;
+use crate::restore::past::Status;
+
+/// A word of an answer as the enum that spells it; `None` when absent or not one it knows.
+fn word<'a, T: serde::Deserialize<'a>>(value: &'a Value) -> Option<T> {
+    T::deserialize(value).ok()
+}
+
 /// Prints `answer` as JSON or through `human`.
 pub fn answer(answer: &Value, json: bool, human: impl FnOnce(&Value)) -> anyhow::Result<()> {
     if json {
@@ -193,12 +205,12 @@ fn heading(t: &Value) -> String {
 }
 
 fn change_line(c: &Value) -> String {
-    let mark = match c["change"].as_str() {
-        Some("added") => "A",
-        Some("modified") => "M",
-        Some("deleted") => "D",
-        Some("renamed") => "R",
-        _ => "?",
+    let mark = match word(&c["change"]) {
+        Some(ChangeKind::Added) => "A",
+        Some(ChangeKind::Modified) => "M",
+        Some(ChangeKind::Deleted) => "D",
+        Some(ChangeKind::Renamed) => "R",
+        None => "?",
     };
     let path = match &c["from"] {
         Value::Null => path_text(&c["path"]),
@@ -268,10 +280,10 @@ pub fn log(sessions: &Value) {
         }
         for r in session["rollbacks"].as_array().into_iter().flatten() {
             let target = &r["target"];
-            let to = match target["to"].as_str() {
-                Some("redo") => "the state before the previous undo".to_string(),
-                Some(to) => format!("{to} turn {}", target["turn"]),
-                None => "?".into(),
+            let to = match (word(&target["to"]), target["to"].as_str()) {
+                (Some(TargetTo::Redo), _) => "the state before the previous undo".to_string(),
+                (_, Some(to)) => format!("{to} turn {}", target["turn"]),
+                (_, None) => "?".into(),
             };
             println!(
                 "{} of {} #{} at {}: back to {to}, {} changed, {} skipped ({})",
@@ -292,10 +304,10 @@ pub fn log(sessions: &Value) {
 
 /// A rollback's journal status in words.
 fn rollback_status(status: &Value) -> String {
-    match status.as_str() {
-        Some("reverted") => "failed: everything it changed was put back, nothing changed".into(),
-        Some("reverting") => "failed: putting back what it changed, finished at the next start".into(),
-        Some("prepared") => "being applied".into(),
+    match word(status) {
+        Some(Status::Reverted) => "failed: everything it changed was put back, nothing changed".into(),
+        Some(Status::Reverting) => "failed: putting back what it changed, finished at the next start".into(),
+        Some(Status::Prepared) => "being applied".into(),
         _ => text(status),
     }
 }
@@ -307,8 +319,8 @@ pub fn history(a: &Value) {
             (Some(s), Some(t)) => format!("{} {s} turn {t}", text(&v["origin"])),
             _ => text(&v["origin"]),
         };
-        let what = match v["kind"].as_str() {
-            Some("file") => {
+        let what = match (word(&v["kind"]), v["kind"].as_str()) {
+            (Some(Kind::File), _) => {
                 let hash = match v["hash"].as_str() {
                     Some(h) => &h[..h.len().min(12)],
                     None => "(unreadable: content not recorded)",
@@ -323,10 +335,12 @@ pub fn history(a: &Value) {
                     }
                 )
             }
-            Some("symlink") => format!("symlink -> {}", text(&v["target"])),
-            Some("untracked") => "untracked (an ignore rule hides it: its content is not recorded)".into(),
-            Some(kind) => kind.to_string(),
-            None => "?".into(),
+            (Some(Kind::Symlink), _) => format!("symlink -> {}", text(&v["target"])),
+            (Some(Kind::Untracked), _) => {
+                "untracked (an ignore rule hides it: its content is not recorded)".into()
+            }
+            (_, Some(kind)) => kind.to_string(),
+            (_, None) => "?".into(),
         };
         println!("  #{:<8} {}  {:<28} {what}", v["seq"], text(&v["time"]), who);
     }
@@ -334,14 +348,14 @@ pub fn history(a: &Value) {
 
 pub fn rollback(a: &Value) {
     let target = &a["target"];
-    let boundary = match target["to"].as_str() {
-        Some("redo") if a["session"].is_null() => {
+    let boundary = match (word(&target["to"]), target["to"].as_str()) {
+        (Some(TargetTo::Redo), _) if a["session"].is_null() => {
             "the state before the latest time rollback, for the paths it changed".to_string()
         }
-        Some("redo") => "the state before the latest undo, for the paths it changed".to_string(),
-        Some("time") => format!("the state recorded at {}", text(&target["at"])),
-        Some(to) => format!("{to} turn {}", target["turn"]),
-        None => "?".to_string(),
+        (Some(TargetTo::Redo), _) => "the state before the latest undo, for the paths it changed".to_string(),
+        (Some(TargetTo::Time), _) => format!("the state recorded at {}", text(&target["at"])),
+        (_, Some(to)) => format!("{to} turn {}", target["turn"]),
+        (_, None) => "?".to_string(),
     };
     let mode = if a["dry_run"] == Value::Bool(true) {
         " (dry run: nothing changed)"
@@ -364,9 +378,9 @@ pub fn rollback(a: &Value) {
             (Some(added), Some(removed)) => format!("  +{added} -{removed}"),
             _ => String::new(),
         };
-        let status = match action["status"].as_str() {
-            Some("planned") | None => String::new(),
-            Some(other) => format!("  [{other}]"),
+        let status = match (word(&action["status"]), action["status"].as_str()) {
+            (Some(ActionStatus::Planned), _) | (_, None) => String::new(),
+            (_, Some(other)) => format!("  [{other}]"),
         };
         println!(
             "  {:<11} {} ({}){stats}{status}",
@@ -402,7 +416,7 @@ pub fn rollback(a: &Value) {
 pub fn dry_run_would_be_refused(a: &Value) -> bool {
     let listed = |key: &str| a[key].as_array().is_some_and(|l| !l.is_empty());
     a["dry_run"] == Value::Bool(true)
-        && a["on_conflict"] == "abort"
+        && word(&a["on_conflict"]) == Some(OnConflict::Abort)
         && (listed("conflicts") || listed("not_restorable"))
 }
 

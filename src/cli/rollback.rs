@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use super::args::{BoundaryArgs, RedoFlags, RestoreCmd, RollbackCmd, RollbackFlags, ServeArgs};
 use super::{ApiFailure, Client, Hint, print, resolve_session, session_names, workspace_relative};
+use crate::api::error::ErrorCode;
 
 /// Exit code when a rollback was refused because of conflicts.
 const EXIT_CONFLICTS: u8 = 3;
@@ -128,11 +129,13 @@ fn send(
     if let Some(op_id) = flags.op_id {
         body["op_id"] = json!(op_id);
     }
-    let sent = client.post(route, &body).hint("not_found", super::LIST_TURNS);
+    let sent = client
+        .post(route, &body)
+        .hint(ErrorCode::NotFound, super::LIST_TURNS);
     let (answer, refused) = match sent {
         Ok(answer) => (answer, false),
         Err(err) => match err.downcast::<ApiFailure>() {
-            Ok(failure) if failure.code == "conflicts" => (failure.body, true),
+            Ok(failure) if failure.code == Some(ErrorCode::Conflicts) => (failure.body, true),
             Ok(failure) => return Err(failure.into()),
             Err(err) => return Err(err),
         },

@@ -10,8 +10,9 @@ use std::collections::HashMap;
 use rusqlite::Connection;
 
 use super::Workspace;
+use super::finish::Cause;
 use super::pause::PauseHook;
-use super::plan::{Note, Step};
+use super::plan::{Note, NoteCode, Step};
 use crate::fs::feed::map_parallel;
 use crate::fs::ops::{FsError, Parent, file_mode};
 use crate::fs::read::{Observation, probe, unreadable_file};
@@ -19,7 +20,6 @@ use crate::fs::temp::TempNames;
 use crate::model::Hash;
 use crate::model::{StatKey, State};
 use crate::paths::RelPath;
-use crate::store::fault::io_cause;
 use crate::store::read_blob;
 
 /// How a step is checked before its first change.
@@ -63,9 +63,9 @@ pub enum Finished {
     /// found late).
     Skipped(Note),
     Kept(Note),
-    /// An I/O error (its errno's name: `EIO`, `ENOSPC`, `EROFS`, ...), or the path was not at
-    /// its target when checked after applying: the rollback failed (issue 14.2, 14.4).
-    Failed(Note, String),
+    /// An I/O error, the path not at its target when checked after applying, or the root
+    /// gone: the rollback failed (issue 14.2, 14.4).
+    Failed(Note, Cause),
 }
 
 /// What applying a plan did: each step's end, and whether a temp file could not be removed
@@ -135,7 +135,7 @@ fn raced(finished: &Finished) -> bool {
     match finished {
         Finished::Skipped(note) => matches!(
             note.code,
-            "symlink_in_the_way" | "no_parent" | "appeared" | "changed_on_disk"
+            NoteCode::SymlinkInTheWay | NoteCode::NoParent | NoteCode::Appeared | NoteCode::ChangedOnDisk
         ),
         Finished::Failed(..) => true,
         _ => false,
@@ -220,7 +220,7 @@ impl Run<'_> {
             _ => parent.mkdir(path),
         };
         result.map_err(|e| match e {
-            FsError::NotEmpty(_) => Finished::Kept(note(step, "not_empty", e.to_string())),
+            FsError::NotEmpty(_) => Finished::Kept(note(step, NoteCode::NotEmpty, e.to_string())),
             other => skipped(step, &other),
         })?;
         self.touched.insert(path.parent(), path.clone());
@@ -480,8 +480,8 @@ impl Run<'_> {
             self.ws.root.path.display()
         );
         Err(Finished::Failed(
-            note(step, "workspace_lost", reason),
-            "workspace_lost".into(),
+            note(step, NoteCode::WorkspaceLost, reason),
+            Cause::WorkspaceLost,
         ))
     }
 
@@ -549,16 +549,16 @@ impl Run<'_> {
             if let Some(err) = failed.get(&step.path.parent()) {
                 let reason = format!("its directory cannot be synced: {err}");
                 let cause = match err {
-                    FsError::Io { source, .. } => io_cause(source),
-                    _ => "io_error".to_string(),
+                    FsError::Io { source, .. } => Cause::of_io(source),
+                    _ => Cause::Io("io_error".to_string()),
                 };
-                self.results[i] = Some(Finished::Failed(note(step, "io_error", reason), cause));
+                self.results[i] = Some(Finished::Failed(note(step, NoteCode::IoError, reason), cause));
             }
         }
     }
 }
 
-fn note(step: &Step, code: &'static str, reason: String) -> Note {
+fn note(step: &Step, code: NoteCode, reason: String) -> Note {
     Note {
         path: step.path.clone(),
         code,
@@ -570,12 +570,15 @@ fn note(step: &Step, code: &'static str, reason: String) -> Note {
 /// an I/O error (failed).
 fn skipped(step: &Step, err: &FsError) -> Finished {
     let code = match err {
-        FsError::SymlinkInTheWay(_) => "symlink_in_the_way",
-        FsError::Appeared(_) => "appeared",
-        FsError::NoParent(_) => "no_parent",
-        FsError::NotEmpty(_) => "not_empty",
+        FsError::SymlinkInTheWay(_) => NoteCode::SymlinkInTheWay,
+        FsError::Appeared(_) => NoteCode::Appeared,
+        FsError::NoParent(_) => NoteCode::NoParent,
+        FsError::NotEmpty(_) => NoteCode::NotEmpty,
         FsError::Io { source, .. } => {
-            return Finished::Failed(note(step, "io_error", err.to_string()), io_cause(source));
+            return Finished::Failed(
+                note(step, NoteCode::IoError, err.to_string()),
+                Cause::of_io(source),
+            );
         }
     };
     Finished::Skipped(note(step, code, err.to_string()))
@@ -584,7 +587,7 @@ fn skipped(step: &Step, err: &FsError) -> Finished {
 fn changed(step: &Step) -> Finished {
     Finished::Skipped(note(
         step,
-        "changed_on_disk",
+        NoteCode::ChangedOnDisk,
         "it changed on disk while the rollback ran; left as it is".into(),
     ))
 }

@@ -7,7 +7,9 @@ use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
 use super::{Boundary, Operation, Request, RollbackError};
-use crate::model::format_time;
+use crate::history;
+use crate::model::{RollbackKind, format_time};
+use crate::retention;
 use crate::sessions::Lineage;
 use crate::sessions::turns::{self, LookupError};
 use crate::store::journal::{self, RollbackRow};
@@ -20,7 +22,7 @@ pub struct Resolved {
     /// The session with its ancestors: whose changes are its own work. `None` for a time
     /// rollback, where only the disk check (G4 b) applies.
     pub lineage: Option<Lineage>,
-    pub kind: &'static str,
+    pub kind: RollbackKind,
     pub target_seq: i64,
     pub target: Target,
     /// How many of the session's turns are in effect after it, and before it.
@@ -32,18 +34,33 @@ pub struct Resolved {
 /// The target as the answer names it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Target {
-    /// `before` or `after` a turn, `time`, or `redo` (the state before an earlier rollback).
-    pub to: String,
+    pub to: TargetTo,
     pub turn: Option<i64>,
     pub seq: i64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at: Option<String>,
 }
 
+/// What a target is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetTo {
+    /// The start of a turn.
+    Before,
+    /// The end of a turn.
+    After,
+    /// The workspace as recorded at a time.
+    Time,
+    /// The state before an earlier rollback.
+    Redo,
+    /// A sequence number: a rollback recovered at start-up whose answer was never stored.
+    Seq,
+}
+
 impl Target {
-    fn new(to: &str, turn: Option<i64>, seq: i64) -> Self {
+    fn new(to: TargetTo, turn: Option<i64>, seq: i64) -> Self {
         Self {
-            to: to.to_string(),
+            to,
             turn,
             seq,
             at: None,
@@ -56,11 +73,10 @@ pub fn resolve(conn: &Connection, request: &Request) -> Result<Resolved, Rollbac
         Some(name) => resolve_in_session(conn, name, &request.operation)?,
         None => resolve_in_time(conn, &request.operation)?,
     };
-    let horizon = crate::store::gc::horizon(conn)?;
-    if resolved.target_seq < horizon {
+    if let Some(expired) = retention::expired(conn, resolved.target_seq)? {
         return Err(RollbackError::Expired {
-            seq: resolved.target_seq,
-            horizon,
+            seq: expired.seq,
+            horizon: expired.horizon,
         });
     }
     Ok(resolved)
@@ -101,9 +117,10 @@ fn resolve_in_session(
         Operation::Rollback { to, turn } => {
             let turn = turns::find(conn, name, turn)?;
             let target = match to {
-                Boundary::Before => Target::new("before", Some(turn.number), turn.start_seq),
+                Boundary::Before => Target::new(TargetTo::Before, Some(turn.number), turn.start_seq),
                 Boundary::After => {
-                    Target::new("after", Some(turn.number), turn.end_seq.unwrap_or(turn.start_seq))
+                    let seq = turn.end_seq.unwrap_or(turn.start_seq);
+                    Target::new(TargetTo::After, Some(turn.number), seq)
                 }
             };
             let after = if *to == Boundary::Before {
@@ -111,7 +128,7 @@ fn resolve_in_session(
             } else {
                 turn.number
             };
-            Ok(resolved("rollback", target, after, None))
+            Ok(resolved(RollbackKind::Rollback, target, after, None))
         }
         Operation::Undo => {
             let nothing = || RollbackError::NothingToUndo(name.to_string());
@@ -119,17 +136,17 @@ fn resolve_in_session(
                 .turn(conn, position)?
                 .filter(|_| position >= 1)
                 .ok_or_else(nothing)?;
-            let target = Target::new("before", Some(turn.number), turn.start_seq);
+            let target = Target::new(TargetTo::Before, Some(turn.number), turn.start_seq);
             let base = base_position(conn, &lineage, &turn)?;
-            Ok(resolved("undo", target, base, None))
+            Ok(resolved(RollbackKind::Undo, target, base, None))
         }
         Operation::Redo => {
             let top = stack
                 .last()
                 .ok_or_else(|| RollbackError::NothingToRedo(name.to_string()))?;
-            let target = Target::new("redo", None, top.from_seq);
+            let target = Target::new(TargetTo::Redo, None, top.from_seq);
             Ok(resolved(
-                "redo",
+                RollbackKind::Redo,
                 target,
                 top.prev_position.unwrap_or(position),
                 Some(top.id),
@@ -149,9 +166,9 @@ fn resolve_in_time(conn: &Connection, operation: &Operation) -> Result<Resolved,
             let stack = undo_stack(journal::session_chain(conn, None, 0)?);
             let top = stack.last().ok_or(RollbackError::NothingToRedoInTime)?;
             Ok(Resolved {
-                kind: "redo",
+                kind: RollbackKind::Redo,
                 target_seq: top.from_seq,
-                target: Target::new("redo", None, top.from_seq),
+                target: Target::new(TargetTo::Redo, None, top.from_seq),
                 redo_of: Some(top.id),
                 ..at_seq(0)
             })
@@ -163,22 +180,9 @@ fn resolve_in_time(conn: &Connection, operation: &Operation) -> Result<Resolved,
 /// The workspace as recorded at a time: every path's latest version recorded by then. A time
 /// before the first index finished is refused: its state is unknown, not empty.
 fn time_target(conn: &Connection, at_ms: i64) -> Result<Resolved, RollbackError> {
-    refuse_before_history(conn, at_ms)?;
-    let mut resolved = at_seq(journal::seq_at_time(conn, at_ms)?);
+    let mut resolved = at_seq(history::seq_at_time(conn, at_ms)??);
     resolved.target.at = Some(format_time(at_ms));
     Ok(resolved)
-}
-
-/// Refuses `at_ms` when it comes before the record of the workspace begins.
-pub fn refuse_before_history(conn: &Connection, at_ms: i64) -> Result<(), RollbackError> {
-    match journal::history_begins(conn)? {
-        Some(begins) if at_ms < begins => Err(RollbackError::BeforeHistory {
-            at: format_time(at_ms),
-            begins: format_time(begins),
-        }),
-        // Unmarked only before the first start-up finished, when no request is served.
-        _ => Ok(()),
-    }
 }
 
 /// The whole workspace as of `seq`, for no session.
@@ -186,9 +190,9 @@ fn at_seq(seq: i64) -> Resolved {
     Resolved {
         session_id: None,
         lineage: None,
-        kind: "rollback",
+        kind: RollbackKind::Rollback,
         target_seq: seq,
-        target: Target::new("time", None, seq),
+        target: Target::new(TargetTo::Time, None, seq),
         position: None,
         prev_position: None,
         redo_of: None,
@@ -210,7 +214,7 @@ fn base_position(conn: &Connection, lineage: &Lineage, turn: &TurnRow) -> Result
 pub(super) fn undo_stack(chain: Vec<RollbackRow>) -> Vec<RollbackRow> {
     let mut stack = Vec::new();
     for op in chain {
-        if op.kind == "redo" {
+        if op.kind == RollbackKind::Redo {
             stack.pop();
         } else {
             stack.push(op);

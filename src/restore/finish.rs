@@ -14,26 +14,63 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::Workspace;
 use super::apply::{Applied, Check, Finished, execute};
 use super::journaled::to_json;
-use super::outcome::{Outcome, PathLine};
-use super::plan::{Note, Step};
+use super::outcome::{ActionStatus, Outcome, PathLine};
+use super::plan::{Note, NoteCode, Step};
 use super::{OnConflict, RollbackError};
 use crate::fs::feed::map_parallel;
 use crate::fs::read::{Observation, probe};
 use crate::fs::temp::TempNames;
 use crate::model::{StatKey, State, now_ms, now_ns};
-use crate::store::{journal, sql};
+use crate::store::fault::io_cause;
+use crate::store::journal::{self, Status};
+use crate::store::sql;
 
 /// Paths checked at a time after applying.
 const VERIFY_THREADS: usize = 16;
 
+/// Why a step failed, as a failed rollback's `cause` says it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Cause {
+    /// An I/O error: its errno's name (`EIO`, `ENOSPC`, `EROFS`, ...), `io_error` when none.
+    Io(String),
+    /// After applying, the path was not at its target.
+    NotAtTarget,
+    /// The workspace root was moved away, removed or replaced while the rollback ran.
+    WorkspaceLost,
+}
+
+impl Cause {
+    pub fn of_io(err: &std::io::Error) -> Self {
+        Self::Io(io_cause(err))
+    }
+
+    pub fn name(&self) -> &str {
+        match self {
+            Self::Io(errno) => errno,
+            Self::NotAtTarget => "not_at_target",
+            Self::WorkspaceLost => "workspace_lost",
+        }
+    }
+}
+
+impl std::fmt::Display for Cause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl serde::Serialize for Cause {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
 /// A rollback that failed: the first failure, and where every path of it ended.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone)]
 pub struct Failure {
     pub rollback_id: i64,
-    /// The errno's name (`EIO`, `ENOSPC`, `EROFS`, ...) or `not_at_target`.
-    pub cause: String,
+    pub cause: Cause,
     pub path: String,
-    #[serde(rename = "detail")]
     pub message: String,
     /// True when every path it had changed was put back: the rollback did not happen.
     pub reverted: bool,
@@ -41,12 +78,24 @@ pub struct Failure {
     pub paths: Vec<PathNow>,
 }
 
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone)]
 pub struct PathNow {
     pub path: String,
-    /// `as_before` (put back, or never changed), `rolled_back` (at the rollback's target),
-    /// `absent` (between a removal and its re-creation), `changed` (by someone else).
-    pub state: &'static str,
+    pub state: PathState,
+}
+
+/// Where one path of a failed rollback that could not put everything back is now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PathState {
+    /// Put back, or never changed.
+    AsBefore,
+    /// At the rollback's target.
+    RolledBack,
+    /// Between a removal and its re-creation.
+    Absent,
+    /// Changed by someone else.
+    Changed,
 }
 
 impl std::fmt::Display for Failure {
@@ -59,7 +108,11 @@ impl std::fmt::Display for Failure {
         if self.reverted {
             return f.write_str("; every path it had changed was put back: nothing changed");
         }
-        let moved = self.paths.iter().filter(|p| p.state != "as_before").count();
+        let moved = self
+            .paths
+            .iter()
+            .filter(|p| p.state != PathState::AsBefore)
+            .count();
         write!(
             f,
             "; putting back failed too: {moved} path(s) are not as before (listed in `paths`); \
@@ -92,11 +145,11 @@ pub fn verify(ws: &Workspace, steps: &[(i64, Step)], results: &mut [Finished]) {
             "after applying it is not at its target (a {} expected, found {now}, or other content)",
             step.target.kind().name()
         );
-        results[i] = Finished::Failed(note(step, "not_at_target", reason), "not_at_target".into());
+        results[i] = Finished::Failed(note(step, NoteCode::NotAtTarget, reason), Cause::NotAtTarget);
     }
 }
 
-fn note(step: &Step, code: &'static str, reason: String) -> Note {
+fn note(step: &Step, code: NoteCode, reason: String) -> Note {
     Note {
         path: step.path.clone(),
         code,
@@ -115,7 +168,7 @@ pub fn conclude(
     steps: &[(i64, Step)],
     applied: Applied,
     outcome: Outcome,
-    status: &str,
+    status: Status,
 ) -> Result<Outcome, RollbackError> {
     let failure = applied.results.iter().find_map(|r| match r {
         Finished::Failed(note, cause) => Some((note.clone(), cause.clone())),
@@ -135,7 +188,7 @@ pub fn conclude(
                     steps: steps.to_vec(),
                     applied,
                     outcome: Box::new(outcome),
-                    status: status.to_string(),
+                    status,
                 },
             )),
         };
@@ -191,10 +244,10 @@ fn journal_failure(
 ) -> rusqlite::Result<()> {
     journal::set_temps_left(conn, id, temps_left)?;
     if reverted {
-        journal::set_status(conn, id, "reverted")?;
+        journal::set_status(conn, id, Status::Reverted)?;
         return journal::forget_op_id(conn, id);
     }
-    journal::set_status(conn, id, "reverting")?;
+    journal::set_status(conn, id, Status::Reverting)?;
     record_partial(conn, ws, id, steps)
 }
 
@@ -209,7 +262,7 @@ pub enum Pending {
         steps: Vec<(i64, Step)>,
         applied: Applied,
         outcome: Box<Outcome>,
-        status: String,
+        status: Status,
     },
     /// A failed rollback, put back (or not): its journal status.
     Failed {
@@ -229,7 +282,7 @@ impl Pending {
                 applied,
                 outcome,
                 status,
-            } => commit(conn, ws, *id, steps, applied, outcome, status),
+            } => commit(conn, ws, *id, steps, applied, outcome, *status),
             Pending::Failed { id, steps, reverted } => {
                 journal_failure(conn, ws, *id, steps, *reverted, false)
             }
@@ -255,7 +308,7 @@ fn commit(
     steps: &[(i64, Step)],
     applied: &Applied,
     outcome: &mut Outcome,
-    status: &str,
+    status: Status,
 ) -> rusqlite::Result<()> {
     // On a copy: a record the store refuses is tried again from the same planned answer.
     let mut recorded = outcome.clone();
@@ -282,7 +335,7 @@ fn revert(
 ) -> (Applied, bool) {
     // Durable before the first path is touched, when the index takes it; when it does not,
     // the put-back goes on all the same (the journal is brought up to date later).
-    if let Err(err) = journal::set_status(conn, id, "reverting") {
+    if let Err(err) = journal::set_status(conn, id, Status::Reverting) {
         tracing::warn!(rollback = id, %err, "cannot journal the put-back of a failed rollback");
     }
     let inverse: Vec<(i64, Step)> = steps.iter().map(|(ord, s)| (*ord, inverted(s))).collect();
@@ -329,7 +382,7 @@ fn refused_late(
         }
     }
     outcome.rollback_id = None;
-    journal::finish_rollback(conn, id, "reverted", &to_json(&outcome), now_ms())?;
+    journal::finish_rollback(conn, id, Status::Reverted, &to_json(&outcome), now_ms())?;
     Ok(outcome)
 }
 
@@ -340,10 +393,10 @@ fn paths_now(ws: &Workspace, steps: &[(i64, Step)]) -> Vec<PathNow> {
         .map(|(_, step)| PathNow {
             path: step.path.to_text(),
             state: match on_disk(ws, step) {
-                Some(s) if s == step.current => "as_before",
-                Some(s) if s == step.target => "rolled_back",
-                Some(State::Absent) => "absent",
-                _ => "changed",
+                Some(s) if s == step.current => PathState::AsBefore,
+                Some(s) if s == step.target => PathState::RolledBack,
+                Some(State::Absent) => PathState::Absent,
+                _ => PathState::Changed,
             },
         })
         .collect()
@@ -389,7 +442,7 @@ pub fn record(
     steps: &[(i64, Step)],
     results: &[Finished],
     outcome: &mut Outcome,
-    status: &str,
+    status: Status,
 ) -> rusqlite::Result<()> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let (now, checked_ns) = (now_ms(), now_ns());
@@ -401,14 +454,14 @@ pub fn record(
                     journal::insert_rollback_version(&tx, step.path_id, &step.target, rollback_id, now)?;
                 set_stat(&tx, step, seq, *stat, checked_ns)?;
                 update_watch(ws, step);
-                outcome.set_status(&path, "done");
+                outcome.set_status(&path, ActionStatus::Done);
             }
             Finished::Skipped(note) | Finished::Failed(note, _) => {
-                outcome.set_status(&path, "skipped");
+                outcome.set_status(&path, ActionStatus::Skipped);
                 outcome.skipped.push(PathLine::from(note));
             }
             Finished::Kept(note) => {
-                outcome.set_status(&path, "kept");
+                outcome.set_status(&path, ActionStatus::Kept);
                 outcome.kept.push(PathLine::from(note));
             }
         }

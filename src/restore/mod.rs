@@ -12,7 +12,8 @@
 //! - `redo` plans a redo: only the paths the rollback it names changed, each back to its
 //!   state just before it; any of them changed since by anything else is a conflict.
 //! - `recover` finishes, at start-up, a rollback a crash interrupted.
-//! - `outcome` is the answer: what was (or would be) done, path by path.
+//! - `outcome` is the answer: what was (or would be) done, path by path; `past` reads the
+//!   journal's rollbacks back with their stored answers.
 
 pub mod apply;
 pub mod chain;
@@ -20,6 +21,7 @@ pub mod finish;
 mod found;
 mod journaled;
 pub mod outcome;
+pub mod past;
 mod pause;
 pub mod plan;
 pub mod recover;
@@ -32,9 +34,10 @@ pub use run::perform;
 
 use std::sync::Arc;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::fs::read::RootDir;
+use crate::model::RollbackKind;
 use crate::store::blobs::BlobDir;
 
 use crate::paths::RelPath;
@@ -74,7 +77,7 @@ impl Workspace {
 }
 
 /// What to do with conflicting paths (G4).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OnConflict {
     /// Change nothing and list every conflict.
@@ -84,16 +87,6 @@ pub enum OnConflict {
     Skip,
     /// Roll conflicting paths back too (what they held stays in history).
     Force,
-}
-
-impl OnConflict {
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Abort => "abort",
-            Self::Skip => "skip",
-            Self::Force => "force",
-        }
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -119,12 +112,12 @@ pub enum Operation {
 }
 
 impl Operation {
-    /// The operation's name in an answer: `undo`, `redo` or `rollback` (to a turn or a time).
-    pub fn kind(&self) -> &'static str {
+    /// What the journal and the answer call it: a rollback to a turn or a time is a rollback.
+    pub fn kind(&self) -> RollbackKind {
         match self {
-            Self::Undo => "undo",
-            Self::Redo => "redo",
-            Self::Rollback { .. } | Self::Time { .. } => "rollback",
+            Self::Undo => RollbackKind::Undo,
+            Self::Redo => RollbackKind::Redo,
+            Self::Rollback { .. } | Self::Time { .. } => RollbackKind::Rollback,
         }
     }
 }
@@ -164,10 +157,8 @@ pub enum RollbackError {
     NothingToRedoInTime,
     #[error("that state (seq {seq}) was removed by retention; the oldest exact state is seq {horizon}")]
     Expired { seq: i64, horizon: i64 },
-    #[error(
-        "nothing is known of the workspace at {at}: its history begins at {begins}, when filewatchd first indexed it"
-    )]
-    BeforeHistory { at: String, begins: String },
+    #[error(transparent)]
+    BeforeHistory(#[from] crate::history::BeforeHistory),
     #[error("op_id {op_id:?} was already used for another request ({was}): use a new op_id")]
     OpIdReused { op_id: String, was: String },
     #[error("undo and rollback to a turn need a session")]

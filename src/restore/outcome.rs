@@ -5,12 +5,13 @@
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
-use super::Request;
 use super::chain::Target;
-use super::plan::{Action, Decision, Note, Plan, Step};
-use crate::model::State;
+use super::plan::{Action, Decision, Note, NoteCode, Plan, Step};
+use super::{OnConflict, Request};
+use crate::model::{Kind, RollbackKind, State};
 use crate::paths::RelPath;
 use crate::store::blobs::BlobDir;
+use crate::store::journal::RollbackRow;
 use crate::store::read_blob;
 
 /// Applied plans with up to this many paths carry line statistics too.
@@ -21,11 +22,11 @@ const DIFF_MAX: u64 = 1024 * 1024;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Outcome {
-    pub operation: String,
+    pub operation: RollbackKind,
     pub session: Option<String>,
     pub rollback_id: Option<i64>,
     pub target: Target,
-    pub on_conflict: String,
+    pub on_conflict: OnConflict,
     pub dry_run: bool,
     pub applied: bool,
     pub actions: Vec<ActionLine>,
@@ -44,9 +45,8 @@ pub struct ActionLine {
     pub path: String,
     pub action: Action,
     /// The kind the path gets (for a deletion: the kind it had).
-    pub kind: String,
-    /// `planned`, `done`, `skipped` or `kept`.
-    pub status: String,
+    pub kind: Kind,
+    pub status: ActionStatus,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lines_added: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -55,10 +55,21 @@ pub struct ActionLine {
     pub diff: Option<String>,
 }
 
+/// Where one path's action stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActionStatus {
+    Planned,
+    Done,
+    Skipped,
+    /// A directory to remove that still holds untracked files.
+    Kept,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PathLine {
     pub path: String,
-    pub code: String,
+    pub code: NoteCode,
     pub reason: String,
 }
 
@@ -66,7 +77,7 @@ impl From<&Note> for PathLine {
     fn from(note: &Note) -> Self {
         Self {
             path: note.path.to_text(),
-            code: note.code.to_string(),
+            code: note.code,
             reason: note.reason.clone(),
         }
     }
@@ -78,7 +89,7 @@ impl Outcome {
         conn: &Connection,
         blobs: &BlobDir,
         request: &Request,
-        kind: &str,
+        kind: RollbackKind,
         target: Target,
         plan: &Plan,
         decision: &Decision,
@@ -94,11 +105,11 @@ impl Outcome {
             .map(|step| action_line(conn, blobs, step, with_stats, request.diff))
             .collect();
         Self {
-            operation: kind.to_string(),
+            operation: kind,
             session: request.session.clone(),
             rollback_id: None,
             target,
-            on_conflict: request.on_conflict.name().to_string(),
+            on_conflict: request.on_conflict,
             dry_run: request.dry_run,
             applied: false,
             actions,
@@ -114,16 +125,16 @@ impl Outcome {
     fn with_skipped_marked(mut self, decision: &Decision) -> Self {
         if !self.dry_run {
             for note in &decision.skipped {
-                self.set_status(&note.path.to_text(), "skipped");
+                self.set_status(&note.path.to_text(), ActionStatus::Skipped);
             }
         }
         self
     }
 
     /// Marks the status of one path's action.
-    pub fn set_status(&mut self, path: &str, status: &str) {
+    pub fn set_status(&mut self, path: &str, status: ActionStatus) {
         if let Some(line) = self.actions.iter_mut().find(|a| a.path == path) {
-            line.status = status.to_string();
+            line.status = status;
         }
     }
 
@@ -154,15 +165,22 @@ impl Outcome {
             if stays {
                 kept.insert(dir.clone());
                 let path = dir.to_text();
-                self.set_status(&path, "kept");
+                self.set_status(&path, ActionStatus::Kept);
                 let reason = format!("{path} holds untracked files; it would be kept");
                 self.kept.push(PathLine {
                     path,
-                    code: "not_empty".into(),
+                    code: NoteCode::NotEmpty,
                     reason,
                 });
             }
         }
+    }
+
+    /// The answer stored with a rollback, if it has one that can be read.
+    pub fn stored(row: &RollbackRow) -> Option<Self> {
+        row.outcome
+            .as_deref()
+            .and_then(|json| serde_json::from_str(json).ok())
     }
 
     /// True when conflicts (or content that cannot be restored) refused the whole request.
@@ -186,8 +204,8 @@ fn action_line(
     let mut line = ActionLine {
         path: step.path.to_text(),
         action: step.action(),
-        kind: shown.kind().name().to_string(),
-        status: "planned".to_string(),
+        kind: shown.kind(),
+        status: ActionStatus::Planned,
         lines_added: None,
         lines_removed: None,
         diff: None,

@@ -59,8 +59,32 @@ impl Step {
 #[derive(Debug, Clone)]
 pub struct Note {
     pub path: RelPath,
-    pub code: &'static str,
+    pub code: NoteCode,
     pub reason: String,
+}
+
+/// Why a path is a conflict, cannot be restored, was skipped or kept, or failed: the `code`
+/// of a path in an answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoteCode {
+    /// Changed since the boundary by another session, a rollback of one, or no turn (G4 a).
+    ChangedByOther,
+    /// The disk differs from the latest recorded version (G4 b), or changed while applying.
+    ChangedOnDisk,
+    SymlinkInTheWay,
+    Unreadable,
+    TooLarge,
+    ContentMissing,
+    ContentNotStored,
+    BeneathSkipped,
+    /// A directory that still holds untracked files: kept.
+    NotEmpty,
+    Appeared,
+    NoParent,
+    IoError,
+    NotAtTarget,
+    WorkspaceLost,
 }
 
 #[derive(Debug, Default)]
@@ -167,7 +191,10 @@ pub(super) fn check(conn: &Connection, ws: &Workspace, steps: Vec<(Step, Option<
     let on_disk = check_disks(ws, &steps);
     for ((mut step, foreign), (on_disk, checked)) in steps.into_iter().zip(on_disk) {
         step.checked = checked;
-        if on_disk.as_ref().is_some_and(|n| n.code == "changed_on_disk") {
+        if on_disk
+            .as_ref()
+            .is_some_and(|n| n.code == NoteCode::ChangedOnDisk)
+        {
             plan.changed_on_disk.push(step.path.clone());
         }
         if let Some(note) = foreign.or(on_disk).or_else(|| content_not_stored(&step)) {
@@ -189,7 +216,7 @@ fn content_not_stored(step: &Step) -> Option<Note> {
     };
     (current.too_large && step.action() != Action::SetMode).then(|| Note {
         path: step.path.clone(),
-        code: "content_not_stored",
+        code: NoteCode::ContentNotStored,
         reason: format!(
             "its content now ({} bytes, over max_file_size) was never stored: rolling it back would lose it for good",
             current.size
@@ -235,7 +262,7 @@ fn foreign_change(
     };
     Ok(Some(Note {
         path: step.path.clone(),
-        code: "changed_by_other",
+        code: NoteCode::ChangedByOther,
         reason,
     }))
 }
@@ -267,20 +294,20 @@ fn check_disk(ws: &Workspace, step: &Step) -> (Option<Note>, Option<StatKey>) {
         })
     };
     if let Err(err @ FsError::SymlinkInTheWay(_)) = ws.root.parent_of(&step.path) {
-        return (conflict("symlink_in_the_way", err.to_string()), None);
+        return (conflict(NoteCode::SymlinkInTheWay, err.to_string()), None);
     }
     let (on_disk, checked) = match probe(&ws.root, &step.path, ws.max_file_size) {
         Observation::Absent => (State::Absent, None),
         Observation::Present(present) => (present.state, Some(present.stat)),
         Observation::Unstable => {
             return (
-                conflict("changed_on_disk", "it is being written right now".into()),
+                conflict(NoteCode::ChangedOnDisk, "it is being written right now".into()),
                 None,
             );
         }
         Observation::Special => {
             let reason = "it is now a FIFO, socket or device".into();
-            return (conflict("changed_on_disk", reason), None);
+            return (conflict(NoteCode::ChangedOnDisk, reason), None);
         }
         Observation::Unreadable(e) | Observation::StoreFailed(e) => {
             // Known by its stat only: `force` may replace it if that is still what was recorded.
@@ -290,14 +317,14 @@ fn check_disk(ws: &Workspace, step: &Step) -> (Option<Note>, Option<StatKey>) {
             let reason = format!(
                 "cannot read it ({e}): filewatchd can neither check it nor keep what it holds, so only force replaces it, and its content is then lost"
             );
-            return (conflict("unreadable", reason), checked);
+            return (conflict(NoteCode::Unreadable, reason), checked);
         }
     };
     if on_disk == step.current {
         return (None, checked);
     }
     let reason = "its content on disk differs from the latest recorded version (changed a moment ago)";
-    (conflict("changed_on_disk", reason.into()), checked)
+    (conflict(NoteCode::ChangedOnDisk, reason.into()), checked)
 }
 
 /// Verifies and loads the content a step will write (G9: a file known by hash only, or whose
@@ -320,14 +347,14 @@ fn load_target(
     };
     if file.unreadable {
         let reason = "filewatchd could not read it then (permission denied): its content was never recorded";
-        return note("unreadable", reason.into());
+        return note(NoteCode::Unreadable, reason.into());
     }
     if matches!(&step.current, State::File(c) if c.hash == file.hash) {
         return None;
     }
     if file.too_large {
         return note(
-            "too_large",
+            NoteCode::TooLarge,
             format!(
                 "it was over max_file_size ({} bytes): only its size and hash were recorded",
                 file.size
@@ -343,7 +370,7 @@ fn load_target(
             None
         }
         Err(e) => note(
-            "content_missing",
+            NoteCode::ContentMissing,
             format!("its recorded content cannot be read back: {e}"),
         ),
     }
@@ -381,7 +408,7 @@ pub fn decide(plan: &Plan, on_conflict: OnConflict) -> Decision {
             let reason = format!("it lies beneath {dir}, which is left as it is");
             decision.skipped.push(Note {
                 path: step.path.clone(),
-                code: "beneath_skipped",
+                code: NoteCode::BeneathSkipped,
                 reason,
             });
             continue;

@@ -9,13 +9,13 @@ use std::collections::HashMap;
 use rusqlite::Connection;
 
 use super::apply::{self, Check, Finished};
-use super::chain::Target;
+use super::chain::{Target, TargetTo};
 use super::outcome::Outcome;
 use super::plan::Step;
 use super::{OnConflict, RollbackError, Workspace, finish, found};
 use crate::fs::read::{Observation, probe};
 use crate::fs::temp::TempNames;
-use crate::store::journal::{self, RollbackRow};
+use crate::store::journal::{self, RollbackRow, Status};
 
 /// Finishes every interrupted rollback, then every revert a failure left unfinished, then
 /// removes the temp files a read-only file system kept; returns the answers.
@@ -46,7 +46,7 @@ pub fn recover(conn: &mut Connection, ws: &mut Workspace) -> rusqlite::Result<Ve
             &steps,
             applied,
             outcome,
-            "recovered",
+            Status::Recovered,
         );
         match concluded {
             Ok(outcome) => finished.push(outcome),
@@ -88,7 +88,7 @@ fn finish_revert(conn: &mut Connection, ws: &mut Workspace, row: &RollbackRow) -
     let done = !back.results.iter().any(|r| matches!(r, Finished::Failed(..)));
     finish::record_reverted(conn, ws, row.id, &inverse, &back.results)?;
     if done {
-        journal::set_status(conn, row.id, "reverted")?;
+        journal::set_status(conn, row.id, Status::Reverted)?;
     }
     if back.temps_left {
         journal::set_temps_left(conn, row.id, true)?;
@@ -172,21 +172,17 @@ fn remove_temps(
 }
 
 fn stored_outcome(row: &RollbackRow) -> Outcome {
-    let stored = row
-        .outcome
-        .as_deref()
-        .and_then(|json| serde_json::from_str(json).ok());
-    stored.unwrap_or_else(|| Outcome {
-        operation: row.kind.clone(),
+    Outcome::stored(row).unwrap_or_else(|| Outcome {
+        operation: row.kind,
         session: None,
         rollback_id: Some(row.id),
         target: Target {
-            to: "seq".into(),
+            to: TargetTo::Seq,
             turn: None,
             seq: row.target_seq,
             at: None,
         },
-        on_conflict: "abort".into(),
+        on_conflict: OnConflict::Abort,
         dry_run: false,
         applied: false,
         actions: Vec::new(),

@@ -8,7 +8,7 @@
 use rusqlite::Connection;
 
 use super::Workspace;
-use super::plan::{self, Note, Plan, Step};
+use super::plan::{self, Note, NoteCode, Plan, Step};
 use crate::model::State;
 use crate::paths::RelPath;
 use crate::store::journal::{self, ChangedBy};
@@ -71,7 +71,7 @@ fn changed_since(conn: &Connection, changed: &ChangedBy, own: &[i64]) -> rusqlit
     }
     Ok(Some(Note {
         path: changed.path.clone(),
-        code: "changed_by_other",
+        code: NoteCode::ChangedByOther,
         reason,
     }))
 }

@@ -6,12 +6,12 @@ use rusqlite::Connection;
 use super::apply::{self, Check};
 use super::outcome::Outcome;
 use super::plan::{self, Plan, Step};
-use super::{
-    OnConflict, Operation, Request, RollbackError, Workspace, chain, finish, found, journaled, redo,
-};
+use super::{OnConflict, Request, RollbackError, Workspace, chain, finish, found, journaled, redo};
 use crate::fs::temp::TempNames;
+use crate::model::RollbackKind;
 use crate::paths::RelPath;
-use crate::store::{journal, sql};
+use crate::store::journal::{self, Status};
+use crate::store::sql;
 
 /// Runs a request; the caller has already recorded every write made before it (barrier).
 pub fn perform(
@@ -82,7 +82,7 @@ pub fn perform(
         &steps,
         applied,
         outcome,
-        "committed",
+        Status::Committed,
     )?;
     tracing::debug!(
         plan_ms = planned_at.as_millis() as u64,
@@ -94,7 +94,7 @@ pub fn perform(
     );
     tracing::info!(
         rollback = id,
-        kind = resolved.kind,
+        kind = resolved.kind.name(),
         paths = steps.len(),
         "rollback applied"
     );
@@ -122,16 +122,13 @@ fn repeated(conn: &Connection, request: &Request) -> Result<Option<Outcome>, Rol
     let Some(row) = journal::rollback_by_op(conn, op_id)? else {
         return Ok(None);
     };
-    let Some(stored) = row
-        .outcome
-        .and_then(|json| serde_json::from_str::<Outcome>(&json).ok())
-    else {
+    let Some(stored) = Outcome::stored(&row) else {
         return Ok(None);
     };
     // A retry goes back (an undo or a rollback) or forward (a redo) in the same session;
     // anything else reused the id.
-    let is_redo = |kind: &str| kind == Operation::Redo.kind();
-    if is_redo(&stored.operation) != is_redo(request.operation.kind()) || stored.session != request.session {
+    let is_redo = |kind: RollbackKind| kind == RollbackKind::Redo;
+    if is_redo(stored.operation) != is_redo(request.operation.kind()) || stored.session != request.session {
         return Err(RollbackError::OpIdReused {
             op_id: op_id.to_string(),
             was: format!(

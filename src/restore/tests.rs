@@ -3,10 +3,10 @@
 //! a plan (`Plan::replace_within`), and the undo stack a redo returns from.
 
 use super::OnConflict;
-use super::plan::{Action, Decision, Note, Plan, Step, decide};
-use crate::model::{FileState, Hash, State};
+use super::plan::{Action, Decision, Note, NoteCode, Plan, Step, decide};
+use crate::model::{FileState, Hash, RollbackKind, State};
 use crate::paths::RelPath;
-use crate::store::journal::RollbackRow;
+use crate::store::journal::{RollbackRow, Status};
 
 fn path(text: &str) -> RelPath {
     RelPath::from_fs_bytes(text.as_bytes().to_vec())
@@ -34,16 +34,16 @@ fn step(p: &str, current: State, target: State) -> Step {
     }
 }
 
-fn note(p: &str, code: &'static str) -> Note {
+fn note(p: &str, code: NoteCode) -> Note {
     Note {
         path: path(p),
         code,
-        reason: format!("{code} at {p}"),
+        reason: format!("{code:?} at {p}"),
     }
 }
 
 /// A plan: `a` modified, directory `d` created (with `d/x` inside), `gone` to re-create.
-fn plan(conflicts: &[(&str, &'static str)], not_restorable: &[(&str, &'static str)]) -> Plan {
+fn plan(conflicts: &[(&str, NoteCode)], not_restorable: &[(&str, NoteCode)]) -> Plan {
     Plan {
         steps: vec![
             step("a", file(2), file(1)),
@@ -51,8 +51,8 @@ fn plan(conflicts: &[(&str, &'static str)], not_restorable: &[(&str, &'static st
             step("d/x", file(3), State::Absent),
             step("gone", State::Absent, file(4)),
         ],
-        conflicts: conflicts.iter().map(|(p, c)| note(p, c)).collect(),
-        not_restorable: not_restorable.iter().map(|(p, c)| note(p, c)).collect(),
+        conflicts: conflicts.iter().map(|(p, c)| note(p, *c)).collect(),
+        not_restorable: not_restorable.iter().map(|(p, c)| note(p, *c)).collect(),
         ..Plan::default()
     }
 }
@@ -61,7 +61,7 @@ fn applied(decision: &Decision) -> Vec<String> {
     decision.apply.iter().map(|s| s.path.to_text()).collect()
 }
 
-fn skipped(decision: &Decision) -> Vec<(String, &'static str)> {
+fn skipped(decision: &Decision) -> Vec<(String, NoteCode)> {
     decision
         .skipped
         .iter()
@@ -116,15 +116,15 @@ fn without_conflicts_every_policy_applies_the_whole_plan() {
 /// The table of G4: one conflict on the directory `d`, under each policy.
 #[test]
 fn a_conflict_refuses_under_abort_is_left_with_what_lies_beneath_under_skip_and_taken_under_force() {
-    let conflicted = plan(&[("d", "changed_by_other")], &[]);
-    type Case<'a> = (OnConflict, bool, &'a [&'a str], &'a [(&'a str, &'a str)]);
+    let conflicted = plan(&[("d", NoteCode::ChangedByOther)], &[]);
+    type Case<'a> = (OnConflict, bool, &'a [&'a str], &'a [(&'a str, NoteCode)]);
     let cases: [Case; 3] = [
         (OnConflict::Abort, true, &[], &[]),
         (
             OnConflict::Skip,
             false,
             &["a", "gone"],
-            &[("d", "changed_by_other"), ("d/x", "beneath_skipped")],
+            &[("d", NoteCode::ChangedByOther), ("d/x", NoteCode::BeneathSkipped)],
         ),
         (OnConflict::Force, false, &["a", "d", "d/x", "gone"], &[]),
     ];
@@ -132,7 +132,7 @@ fn a_conflict_refuses_under_abort_is_left_with_what_lies_beneath_under_skip_and_
         let decision = decide(&conflicted, policy);
         assert_eq!(decision.refused, refused, "{policy:?}");
         assert_eq!(applied(&decision), apply, "{policy:?}");
-        let expected: Vec<(String, &str)> = skip.iter().map(|(p, c)| (p.to_string(), *c)).collect();
+        let expected: Vec<(String, NoteCode)> = skip.iter().map(|(p, c)| (p.to_string(), *c)).collect();
         assert_eq!(skipped(&decision), expected, "{policy:?}");
     }
 }
@@ -141,7 +141,7 @@ fn a_conflict_refuses_under_abort_is_left_with_what_lies_beneath_under_skip_and_
 /// by force: no policy writes content it does not have.
 #[test]
 fn a_path_that_cannot_be_restored_is_never_applied() {
-    let missing = plan(&[], &[("gone", "content_missing")]);
+    let missing = plan(&[], &[("gone", NoteCode::ContentMissing)]);
     assert!(decide(&missing, OnConflict::Abort).refused);
     for policy in [OnConflict::Skip, OnConflict::Force] {
         let decision = decide(&missing, policy);
@@ -149,7 +149,7 @@ fn a_path_that_cannot_be_restored_is_never_applied() {
         assert_eq!(applied(&decision), ["a", "d", "d/x"], "{policy:?}");
         assert_eq!(
             skipped(&decision),
-            [("gone".to_string(), "content_missing")],
+            [("gone".to_string(), NoteCode::ContentMissing)],
             "{policy:?}"
         );
     }
@@ -157,39 +157,42 @@ fn a_path_that_cannot_be_restored_is_never_applied() {
 
 #[test]
 fn a_replanned_part_takes_the_place_of_its_paths_and_keeps_the_order() {
-    let mut whole = plan(&[("a", "changed_on_disk"), ("d/x", "changed_on_disk")], &[]);
+    let mut whole = plan(
+        &[("a", NoteCode::ChangedOnDisk), ("d/x", NoteCode::ChangedOnDisk)],
+        &[],
+    );
     whole.changed_on_disk = vec![path("a"), path("d/x")];
     // Built again for `a` and `d/x`: `a` now already holds its target (dropped), `d/x` is
     // someone else's change now.
     let sub = Plan {
         steps: vec![step("d/x", file(5), State::Absent)],
-        conflicts: vec![note("d/x", "changed_by_other")],
+        conflicts: vec![note("d/x", NoteCode::ChangedByOther)],
         ..Plan::default()
     };
     whole.replace_within(sub, &[path("a"), path("d/x")]);
     let steps: Vec<String> = whole.steps.iter().map(|s| s.path.to_text()).collect();
     assert_eq!(steps, ["d", "d/x", "gone"]);
     assert_eq!(whole.steps[1].current, file(5));
-    let conflicts: Vec<(String, &str)> = whole
+    let conflicts: Vec<(String, NoteCode)> = whole
         .conflicts
         .iter()
         .map(|n| (n.path.to_text(), n.code))
         .collect();
-    assert_eq!(conflicts, [("d/x".to_string(), "changed_by_other")]);
+    assert_eq!(conflicts, [("d/x".to_string(), NoteCode::ChangedByOther)]);
     assert!(whole.changed_on_disk.is_empty());
 }
 
-fn op(id: i64, kind: &str) -> RollbackRow {
+fn op(id: i64, kind: RollbackKind) -> RollbackRow {
     RollbackRow {
         id,
         session_id: Some(1),
-        kind: kind.to_string(),
+        kind,
         target_seq: 0,
         from_seq: 0,
         position: Some(id),
         prev_position: None,
         redo_of: None,
-        status: "committed".to_string(),
+        status: Status::Committed,
         outcome: None,
         created_at: 0,
         temp_tag: None,
@@ -198,16 +201,37 @@ fn op(id: i64, kind: &str) -> RollbackRow {
 
 #[test]
 fn each_redo_cancels_the_latest_rollback_still_on_the_stack() {
-    type Case<'a> = (&'a [(i64, &'a str)], &'a [i64]);
+    type Case<'a> = (&'a [(i64, RollbackKind)], &'a [i64]);
     let cases: [Case; 5] = [
         (&[], &[]),
-        (&[(1, "undo"), (2, "undo")], &[1, 2]),
-        (&[(1, "undo"), (2, "undo"), (3, "redo")], &[1]),
-        (&[(1, "undo"), (2, "redo"), (3, "rollback")], &[3]),
-        (&[(1, "undo"), (2, "redo"), (3, "redo")], &[]),
+        (&[(1, RollbackKind::Undo), (2, RollbackKind::Undo)], &[1, 2]),
+        (
+            &[
+                (1, RollbackKind::Undo),
+                (2, RollbackKind::Undo),
+                (3, RollbackKind::Redo),
+            ],
+            &[1],
+        ),
+        (
+            &[
+                (1, RollbackKind::Undo),
+                (2, RollbackKind::Redo),
+                (3, RollbackKind::Rollback),
+            ],
+            &[3],
+        ),
+        (
+            &[
+                (1, RollbackKind::Undo),
+                (2, RollbackKind::Redo),
+                (3, RollbackKind::Redo),
+            ],
+            &[],
+        ),
     ];
     for (chain, left) in cases {
-        let rows: Vec<RollbackRow> = chain.iter().map(|(id, kind)| op(*id, kind)).collect();
+        let rows: Vec<RollbackRow> = chain.iter().map(|(id, kind)| op(*id, *kind)).collect();
         let ids: Vec<i64> = super::chain::undo_stack(rows).iter().map(|r| r.id).collect();
         assert_eq!(ids, left, "{chain:?}");
     }

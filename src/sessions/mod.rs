@@ -7,7 +7,8 @@ pub mod turns;
 
 use rusqlite::Connection;
 
-use crate::store::sql::{self, TurnRow};
+use crate::store::sql::{self, SessionRow, TurnRow};
+use turns::LookupError;
 
 /// What a session name may be (PRODUCT.md 2), as the API and the command line say it.
 pub const NAME_RULE: &str = "a session name is 1 to 128 characters of A-Z a-z 0-9 . _ : -";
@@ -18,6 +19,17 @@ pub fn is_valid_name(name: &str) -> bool {
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"._:-".contains(&b))
+}
+
+/// The session named `name`, with its ancestors.
+pub fn named(conn: &Connection, name: &str) -> Result<Lineage, LookupError> {
+    let id = sql::session_id(conn, name)?.ok_or_else(|| LookupError::UnknownSession(name.to_string()))?;
+    Ok(Lineage::of(conn, id)?)
+}
+
+/// Every session, oldest first, with its turn counts and fork point.
+pub fn list(conn: &Connection) -> rusqlite::Result<Vec<SessionRow>> {
+    sql::list_sessions(conn)
 }
 
 /// One link: a session, and the part of it that belongs to the lineage.

@@ -123,9 +123,7 @@ pub fn end(
 
 /// Resolves a session name and a turn selector, or says which of the two is unknown.
 pub fn find(conn: &Connection, session: &str, selector: &TurnSelector) -> Result<TurnRow, LookupError> {
-    let session_id =
-        sql::session_id(conn, session)?.ok_or_else(|| LookupError::UnknownSession(session.to_string()))?;
-    let lineage = Lineage::of(conn, session_id)?;
+    let lineage = super::named(conn, session)?;
     let found = match selector {
         TurnSelector::Number(n) => lineage.turn(conn, *n)?,
         TurnSelector::Ref(r) => lineage.turn_by_ref(conn, r)?,
@@ -139,6 +137,11 @@ pub fn find(conn: &Connection, session: &str, selector: &TurnSelector) -> Result
             TurnSelector::Current => "yet".to_string(),
         },
     })
+}
+
+/// Every open turn, of every session, oldest first.
+pub fn open(conn: &Connection) -> rusqlite::Result<Vec<TurnRow>> {
+    sql::open_turns(conn)
 }
 
 /// Forks `parent` after one of its ended turns into a new session (PRODUCT.md 5.5).

@@ -3,7 +3,7 @@
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use crate::model::{Origin, State};
+use crate::model::{Origin, RollbackKind, State};
 use crate::paths::RelPath;
 use crate::store::sql::{Result, VERSION_COLUMNS, state_at_column};
 
@@ -21,17 +21,70 @@ pub struct LaterVersion {
     pub rollback_id: Option<i64>,
 }
 
+/// Where a rollback stands in the journal; its `name` is the `status` column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(into = "&'static str", try_from = "String")]
+pub enum Status {
+    /// Journaled and not finished: the next start finishes it (recovery).
+    Prepared,
+    /// Applied and recorded.
+    Committed,
+    /// Interrupted by a crash and finished at a start-up.
+    Recovered,
+    /// Failed and putting back what it changed; the next start finishes putting back.
+    Reverting,
+    /// Failed (or refused late) with everything it changed put back: it did not happen.
+    Reverted,
+}
+
+impl Status {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Prepared => "prepared",
+            Self::Committed => "committed",
+            Self::Recovered => "recovered",
+            Self::Reverting => "reverting",
+            Self::Reverted => "reverted",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        let all = [
+            Self::Prepared,
+            Self::Committed,
+            Self::Recovered,
+            Self::Reverting,
+            Self::Reverted,
+        ];
+        all.into_iter().find(|status| status.name() == name)
+    }
+}
+
+impl From<Status> for &'static str {
+    fn from(status: Status) -> Self {
+        status.name()
+    }
+}
+
+impl TryFrom<String> for Status {
+    type Error = String;
+
+    fn try_from(name: String) -> std::result::Result<Self, String> {
+        Self::from_name(&name).ok_or_else(|| format!("{name:?} is not a rollback status"))
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct RollbackRow {
     pub id: i64,
     pub session_id: Option<i64>,
-    pub kind: String,
+    pub kind: RollbackKind,
     pub target_seq: i64,
     pub from_seq: i64,
     pub position: Option<i64>,
     pub prev_position: Option<i64>,
     pub redo_of: Option<i64>,
-    pub status: String,
+    pub status: Status,
     pub outcome: Option<String>,
     pub created_at: i64,
     /// Its temp files' tag (`restore::TempNames`); `None` for rollbacks journaled before tags.
@@ -43,7 +96,7 @@ pub struct RollbackRow {
 pub struct NewRollback<'a> {
     pub session_id: Option<i64>,
     pub op_id: Option<&'a str>,
-    pub kind: &'a str,
+    pub kind: RollbackKind,
     pub target_seq: i64,
     pub from_seq: i64,
     pub position: Option<i64>,
@@ -142,7 +195,7 @@ pub fn insert_rollback(conn: &Connection, new: &NewRollback<'_>, now_ms: i64) ->
     .execute(params![
         new.session_id,
         new.op_id,
-        new.kind,
+        new.kind.name(),
         new.target_seq,
         new.from_seq,
         new.position,
@@ -175,9 +228,9 @@ pub fn mark_step_done(conn: &Connection, rollback_id: i64, ord: i64) -> Result<(
     Ok(())
 }
 
-pub fn finish_rollback(conn: &Connection, id: i64, status: &str, outcome: &str, now_ms: i64) -> Result<()> {
+pub fn finish_rollback(conn: &Connection, id: i64, status: Status, outcome: &str, now_ms: i64) -> Result<()> {
     conn.prepare_cached("UPDATE rollbacks SET status = ?2, outcome = ?3, finished_at = ?4 WHERE id = ?1")?
-        .execute(params![id, status, outcome, now_ms])?;
+        .execute(params![id, status.name(), outcome, now_ms])?;
     Ok(())
 }
 
@@ -202,16 +255,25 @@ fn rollback_from_row(r: &Row<'_>) -> Result<RollbackRow> {
     Ok(RollbackRow {
         id: r.get(0)?,
         session_id: r.get(1)?,
-        kind: r.get(2)?,
+        kind: word(r, 2, RollbackKind::from_name)?,
         target_seq: r.get(3)?,
         from_seq: r.get(4)?,
         position: r.get(5)?,
         prev_position: r.get(6)?,
         redo_of: r.get(7)?,
-        status: r.get(8)?,
+        status: word(r, 8, Status::from_name)?,
         outcome: r.get(9)?,
         created_at: r.get(10)?,
         temp_tag: r.get(11)?,
+    })
+}
+
+/// A text column holding one of the words `parse` knows; any other is a conversion failure.
+fn word<T>(r: &Row<'_>, column: usize, parse: fn(&str) -> Option<T>) -> Result<T> {
+    let text: String = r.get(column)?;
+    parse(&text).ok_or_else(|| {
+        let unknown = format!("unknown value {text:?} in the rollbacks table");
+        rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Text, unknown.into())
     })
 }
 
@@ -230,9 +292,9 @@ pub fn set_temp_tag(conn: &Connection, id: i64, tag: &str) -> Result<()> {
 
 /// A rollback failed and is putting back what it changed ('reverting'), durably before the
 /// first path is touched.
-pub fn set_status(conn: &Connection, id: i64, status: &str) -> Result<()> {
+pub fn set_status(conn: &Connection, id: i64, status: Status) -> Result<()> {
     conn.prepare_cached("UPDATE rollbacks SET status = ?2 WHERE id = ?1")?
-        .execute(params![id, status])?;
+        .execute(params![id, status.name()])?;
     Ok(())
 }
 
