@@ -35,14 +35,16 @@
 //! - [`engine`]: the single-writer loop. Hints and commands (`engine::Msg`) reach one
 //!   thread in order; it owns the writer connection and decides when each piece of work
 //!   runs. Every command (turn markers, rollbacks, forks, gc, verify) waits for its cookie
-//!   (`engine::barrier`, G1), so writes are attributed by position; then the directories the
+//!   (`engine::barrier`, G1), so writes are attributed by position; hints wait in
+//!   `engine::batch` until their burst settles (its timing decided on an injected clock, its
+//!   cases data files in `src/engine/batch_cases/`); then the directories the
 //!   watch limit left unwatched are verified (G2). A store that cannot take a version is a
 //!   storage fault: the path stays pending and is retried with back-off, and commands that
 //!   need it are refused (`engine::checks`, `store::fault`). After lost events
 //!   (`engine::lost`) the hints queued before the loss are dropped: the full rescan that
 //!   follows has seen what they name. A lost root stops capture for good: commands that would
-//!   write are refused, reads go on. A panic on the worker thread ends the daemon through its
-//!   one shutdown path (`daemon`).
+//!   write are refused, reads go on. A panic on the worker thread (or in the first index,
+//!   which runs before it starts) ends the daemon through its one shutdown path (`daemon`).
 //! - [`capture`]: hints to facts. A path is a fact only after a re-read; a settled burst is
 //!   recorded in one transaction (`capture::record`); the first index, the restart reconcile
 //!   and rescans after lost events share one parallel walk (`capture::rescan`,
@@ -66,8 +68,9 @@
 //!   plan durably, `apply` changes the files (each verified against its target after), `finish`
 //!   commits it, or puts back what a failed one changed (all or nothing, G12), `found` stores
 //!   what a forced rollback overwrites, `recover` finishes an interrupted rollback or put-back
-//!   at start-up, `past` reads the journal's rollbacks back with their stored `Outcome`. A forced rollback records what the disk holds that the record lacks, then
-//!   plans those paths again (only those).
+//!   at start-up, `past` reads the journal's rollbacks back with their stored `Outcome`. A
+//!   forced rollback records what the disk holds that the record lacks, then plans those
+//!   paths again (only those).
 //! - [`sessions`]: a session with its fork ancestors (`Lineage`): inherited turns and whose
 //!   changes are a session's own work; `sessions::turns`: naming, finding, opening, closing
 //!   and forking turns. [`history`]: a turn's net changes (a write made while
