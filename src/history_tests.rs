@@ -1,22 +1,8 @@
 //! Rename pairing (`pair_renames`) on changes built by hand: no index, no daemon.
 
 use super::{Change, ChangeKind, pair_renames};
-use crate::model::{FileState, Hash, State};
-use crate::paths::RelPath;
-
-fn path(text: &str) -> RelPath {
-    RelPath::from_fs_bytes(text.as_bytes().to_vec())
-}
-
-fn file(byte: u8) -> State {
-    State::File(FileState {
-        hash: Hash([byte; 32]),
-        size: 1,
-        executable: false,
-        too_large: false,
-        unreadable: false,
-    })
-}
+use crate::model::fixtures::{file, path};
+use crate::model::{FileState, State};
 
 fn change(p: &str, kind: ChangeKind, before: State, after: State) -> Change {
     Change {

@@ -357,3 +357,26 @@ mod tests {
         assert!(parse_time("yesterday").is_err());
     }
 }
+
+/// Test fixtures shared by the unit tests of several modules.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use super::{FileState, Hash, State};
+    use crate::paths::RelPath;
+
+    /// A workspace-relative path from its text (a valid one: the tests' own).
+    pub fn path(text: &str) -> RelPath {
+        RelPath::from_fs_bytes(text.as_bytes().to_vec())
+    }
+
+    /// A small readable regular file whose content hash is `[byte; 32]`.
+    pub fn file(byte: u8) -> State {
+        State::File(FileState {
+            hash: Hash([byte; 32]),
+            size: 1,
+            executable: false,
+            too_large: false,
+            unreadable: false,
+        })
+    }
+}

@@ -4,23 +4,9 @@
 
 use super::OnConflict;
 use super::plan::{Action, Decision, Note, NoteCode, Plan, Step, decide};
+use crate::model::fixtures::{file, path};
 use crate::model::{FileState, Hash, RollbackKind, State};
-use crate::paths::RelPath;
 use crate::store::journal::{RollbackRow, Status};
-
-fn path(text: &str) -> RelPath {
-    RelPath::from_fs_bytes(text.as_bytes().to_vec())
-}
-
-fn file(byte: u8) -> State {
-    State::File(FileState {
-        hash: Hash([byte; 32]),
-        size: 1,
-        executable: false,
-        too_large: false,
-        unreadable: false,
-    })
-}
 
 fn step(p: &str, current: State, target: State) -> Step {
     Step {

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 
 use super::Batch;
-use crate::paths::RelPath;
+use crate::model::fixtures::path;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -31,10 +31,6 @@ struct Step {
     deadline: Option<u64>,
     no_deadline: bool,
     take: Option<Vec<String>>,
-}
-
-fn path(text: &str) -> RelPath {
-    RelPath::from_fs_bytes(text.as_bytes().to_vec())
 }
 
 fn run(name: &str, case: &Case) {
