@@ -1,11 +1,10 @@
 //! The `filewatchd` binary: parse arguments, set up logging, run, map the result to an exit
 //! code (0 done, 1 error, 2 usage, 3 refused because of conflicts).
 
-use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Parser;
-use filewatchd::cli::{self, Cli, Command};
+use filewatchd::cli::{self, Cli, Command, style};
 use tracing_subscriber::EnvFilter;
 
 /// `filewatchd hook <something>` other than `hook install|uninstall`.
@@ -49,6 +48,7 @@ fn main() -> ExitCode {
     if prints_to_stdout(cli.command.as_ref()) {
         die_quietly_on_closed_stdout();
     }
+    style::init_color(cli.color);
     let default_level = match cli.verbose {
         0 => "filewatchd=info",
         1 => "filewatchd=debug",
@@ -58,8 +58,7 @@ fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
-        // Colours only for a terminal: a log redirected to a file stays plain text.
-        .with_ansi(std::io::stderr().is_terminal())
+        .with_ansi(style::stderr_color(cli.color))
         .init();
     match cli::run(cli) {
         Ok(code) => code,
