@@ -1,7 +1,10 @@
 //! The command line (PRODUCT.md 5.3): `serve` runs the daemon; every other command is a
 //! client of the running daemon, one function each (`rollback` holds the rollback-like ones).
+//! `completions` and `man` are generated from the clap definitions (`docs`); `style` says how
+//! text looks.
 
 mod args;
+mod docs;
 mod hooks;
 mod print;
 mod rollback;
@@ -30,9 +33,17 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Command::Hook(cmd) = command {
         return hooks::hook(&args, cmd);
     }
+    if let Command::Completions(cmd) = command {
+        return docs::completions(cmd);
+    }
+    if let Command::Man(cmd) = command {
+        return docs::man(cmd);
+    }
     let client = Client::discover(args.root.as_deref(), args.state_dir.as_deref())?;
     match command {
-        Command::Serve(_) | Command::Hook(_) => unreachable!("handled above"),
+        Command::Serve(_) | Command::Hook(_) | Command::Completions(_) | Command::Man(_) => {
+            unreachable!("handled above")
+        }
         Command::Status(flag) => status(&client, flag.json),
         Command::Turn(cmd) => turn(&client, cmd),
         Command::Log(cmd) => log(&client, cmd),
