@@ -225,6 +225,8 @@ fn every_flag_and_argument_has_help_text() {
             walk(sub, &format!("{path} {}", sub.get_name()), missing);
         }
     }
+    // clap's own checks of the definitions (conflicting names, groups of unknown args) first.
+    Cli::command().debug_assert();
     let mut missing = Vec::new();
     walk(&Cli::command(), "filewatchd", &mut missing);
     assert!(

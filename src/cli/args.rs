@@ -18,7 +18,7 @@ pub struct Cli {
     /// More log output on stderr (-v: debug, -vv: trace); RUST_LOG overrides.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
-    /// Colour in the output: auto (when stdout is a terminal and NO_COLOR is unset), always, never.
+    /// Colour in the output (auto: when stdout is a terminal and NO_COLOR is unset).
     #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t)]
     pub color: super::style::ColorChoice,
 }
