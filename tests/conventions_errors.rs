@@ -72,6 +72,16 @@ fn no_daemon_is_json_with_the_code_no_daemon() {
         assert!(stderr.contains("no filewatchd is running"), "{stderr}");
     }
     without_json(&ws, &["status"], 1);
+
+    // A daemon that died leaves its daemon.json: the one that does not answer is no daemon too.
+    let daemon = Daemon::start_in_home(&ws);
+    daemon.kill9();
+    let (error, _) = json_error(ws.cli(".", &["status", "--json"]), 1);
+    assert_eq!(error["code"], "no_daemon", "{error}");
+    assert!(
+        error["message"].as_str().unwrap().contains("is not answering"),
+        "{error}"
+    );
 }
 
 #[test]
