@@ -30,6 +30,12 @@ pub struct ApiFailure {
     pub body: Value,
 }
 
+/// No daemon answers for the workspace: none runs, it is still indexing, or it stopped. The
+/// message (the whole chain of causes) says which and what to do.
+#[derive(Debug, thiserror::Error)]
+#[error("{0:#}")]
+pub struct NoDaemon(anyhow::Error);
+
 /// What to do next, added to a refusal of the daemon the user can act on.
 pub trait Hint<T> {
     /// When the daemon refused with `code`, its message gains `what_to_do`.
@@ -63,6 +69,10 @@ impl Client {
         state_dir: Option<&Path>,
         timeout: Duration,
     ) -> anyhow::Result<Self> {
+        Self::locate(start, state_dir, timeout).map_err(|err| NoDaemon(err).into())
+    }
+
+    fn locate(start: Option<&Path>, state_dir: Option<&Path>, timeout: Duration) -> anyhow::Result<Self> {
         let env_url = std::env::var("FILEWATCHD_URL").ok().filter(|u| !u.is_empty());
         let env_token = std::env::var("FILEWATCHD_TOKEN").ok().filter(|t| !t.is_empty());
         if let (Some(url), Some(token)) = (env_url.clone(), env_token.clone()) {
@@ -119,10 +129,11 @@ impl Client {
     }
 
     fn unreachable(&self, e: ureq::Error) -> anyhow::Error {
-        anyhow!(
+        NoDaemon(anyhow!(
             "the daemon at {} is not answering ({e}); it may have stopped: start it with `filewatchd` in the workspace root",
             self.url
-        )
+        ))
+        .into()
     }
 
     pub fn post(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
@@ -135,9 +146,7 @@ impl Client {
     }
 
     fn answer(&self, sent: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> anyhow::Result<Value> {
-        let mut response = sent.map_err(|e| {
-            anyhow!("the daemon at {} is not answering ({e}); it may have stopped: start it with `filewatchd` in the workspace root", self.url)
-        })?;
+        let mut response = sent.map_err(|e| self.unreachable(e))?;
         let status = response.status().as_u16();
         let body: Value = response
             .body_mut()

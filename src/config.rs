@@ -13,7 +13,11 @@ pub const CONFIG_FILE: &str = ".filewatchd.toml";
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("cannot read config {path}: {source}")]
+    /// Said once: the OS error would only repeat it.
+    #[error("no such file: {path} (the config file given with --config)")]
+    Missing { path: PathBuf },
+    /// The cause follows in the error's chain, not in this message.
+    #[error("cannot read config {path}")]
     Read { path: PathBuf, source: std::io::Error },
     #[error("bad config {path}: {message}")]
     Invalid { path: PathBuf, message: String },
@@ -134,6 +138,7 @@ impl Config {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && explicit.is_none() => {
                 return Ok(Self::default());
             }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ConfigError::Missing { path }),
             Err(source) => return Err(ConfigError::Read { path, source }),
         };
         Self::parse(&text).map_err(|message| ConfigError::Invalid { path, message })

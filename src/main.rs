@@ -1,11 +1,10 @@
 //! The `filewatchd` binary: parse arguments, set up logging, run, map the result to an exit
 //! code (0 done, 1 error, 2 usage, 3 refused because of conflicts).
 
-use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use clap::Parser;
-use filewatchd::cli::{self, Cli, Command};
+use clap::{CommandFactory, FromArgMatches};
+use filewatchd::cli::{self, Cli, Command, failure, style};
 use tracing_subscriber::EnvFilter;
 
 /// `filewatchd hook <something>` other than `hook install|uninstall`.
@@ -35,20 +34,28 @@ fn die_quietly_on_closed_stdout() {
     }
 }
 
+/// The command line parsed, and whether it asked for `--json`.
+fn parse() -> Result<(Cli, bool), clap::Error> {
+    let matches = Cli::command().try_get_matches()?;
+    let cli = Cli::from_arg_matches(&matches).map_err(|err| err.format(&mut Cli::command()))?;
+    Ok((cli, failure::json_requested(&matches)))
+}
+
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    let (cli, json) = match parse() {
+        Ok(parsed) => parsed,
         Err(err) if is_agent_hook() && err.use_stderr() => {
             // An agent runs `filewatchd hook <agent>`: a usage error must not block it (exit 2
             // is a "block" to Claude Code, Gemini CLI and Codex). One warning, exit 0.
             eprintln!("filewatchd hook: {}", err.kind());
             return ExitCode::SUCCESS;
         }
-        Err(err) => err.exit(),
+        Err(err) => return failure::report_usage(err),
     };
     if prints_to_stdout(cli.command.as_ref()) {
         die_quietly_on_closed_stdout();
     }
+    style::init_color(cli.color);
     let default_level = match cli.verbose {
         0 => "filewatchd=info",
         1 => "filewatchd=debug",
@@ -58,14 +65,10 @@ fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
-        // Colours only for a terminal: a log redirected to a file stays plain text.
-        .with_ansi(std::io::stderr().is_terminal())
+        .with_ansi(style::stderr_color(cli.color))
         .init();
     match cli::run(cli) {
         Ok(code) => code,
-        Err(err) => {
-            eprintln!("filewatchd: {err:#}");
-            ExitCode::FAILURE
-        }
+        Err(err) => failure::report(&err, json),
     }
 }

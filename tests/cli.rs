@@ -259,7 +259,7 @@ fn text_output_quotes_odd_names_shows_link_targets_and_says_each_skip_once() {
     ok(ws.cli(".", &["turn", "end", "--session", "s"]));
 
     let shown = ok(ws.cli(".", &["show", "1"]));
-    assert!(shown.contains(r#"A "odd\nname.txt"  (file)"#), "{shown}");
+    assert!(shown.contains(r#"A "odd\nname.txt"  (file, 2 B)"#), "{shown}");
     assert!(shown.contains("A link  (symlink to a.txt)"), "{shown}");
 
     ws.write("a.txt", "the user's\n");

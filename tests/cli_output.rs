@@ -81,6 +81,8 @@ fn every_command_ends_quietly_on_a_closed_stdout() {
         (&["hook", "install", "claude-code"], ""),
         (&["hook", "uninstall", "claude-code"], ""),
         (&["hook", "claude-code"], &stop),
+        (&["completions", "bash"], ""),
+        (&["man"], ""),
         (&["--help"], ""),
         (&["--version"], ""),
     ];

@@ -45,12 +45,13 @@ impl RollbackAnswer {
     /// The answer to `outcome`; a refused one says so in `error`.
     pub fn of(outcome: Outcome) -> Self {
         let error = outcome.refused().then(|| {
-            let count = outcome.conflicts.len() + outcome.not_restorable.len();
+            let paths = match outcome.conflicts.len() + outcome.not_restorable.len() {
+                1 => "1 path conflicts or cannot".to_string(),
+                n => format!("{n} paths conflict or cannot"),
+            };
             Refusal {
                 code: ErrorCode::Conflicts,
-                message: format!(
-                    "{count} paths conflict or cannot be restored; nothing was changed (use skip or force)"
-                ),
+                message: format!("{paths} be restored; nothing was changed (use skip or force)"),
             }
         });
         Self {

@@ -18,6 +18,9 @@ pub struct Cli {
     /// More log output on stderr (-v: debug, -vv: trace); RUST_LOG overrides.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+    /// Colour in the output (auto: when stdout is a terminal and NO_COLOR is unset).
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t)]
+    pub color: super::style::ColorChoice,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -72,6 +75,26 @@ pub enum Command {
     /// Agent hooks: `hook <agent>` reads one hook event on stdin (what the agent runs);
     /// `hook install|uninstall <agent>` writes or removes the agent's hook configuration.
     Hook(HookCmd),
+    /// Print the shell completion script for bash, zsh or fish.
+    Completions(CompletionsCmd),
+    /// Write a man page for every command (filewatchd.1, filewatchd-log.1, ...) into a
+    /// directory, or print filewatchd.1.
+    Man(ManCmd),
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsCmd {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManCmd {
+    /// Write every page into this directory (e.g. ~/.local/share/man/man1); without it, print
+    /// filewatchd.1 on stdout.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -171,8 +194,10 @@ pub struct RollbackFlags {
 
 #[derive(Debug, Default, Args)]
 pub struct ServeCmd {
+    /// The config file (default: .filewatchd.toml in the root).
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// The port on 127.0.0.1 (default: the config's `port`, else a free one).
     #[arg(long)]
     pub port: Option<u16>,
     /// For the integration tests only: honour the FILEWATCHD_TEST_* variables (test_knobs).
@@ -200,6 +225,7 @@ pub enum TurnCmd {
     Start {
         #[command(flatten)]
         session: SessionArg,
+        /// What the turn is about (e.g. the prompt's first line), shown by `log` and `show`.
         #[arg(long)]
         label: Option<String>,
         /// The agent's own id for the turn.
@@ -286,6 +312,7 @@ pub enum HookManage {
 
 #[derive(Debug, Args)]
 pub struct InstallArgs {
+    /// The agent whose settings get the hooks.
     #[arg(value_enum)]
     pub agent: crate::hook::Agent,
     /// The workspace's settings (the default).

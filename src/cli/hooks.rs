@@ -1,6 +1,5 @@
 //! `filewatchd hook ...`: run one agent hook event, or install / uninstall the hooks.
 
-use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -103,14 +102,7 @@ fn print_diff(report: &Report) {
     let after = String::from_utf8_lossy(report.after.as_deref().unwrap_or_default()).into_owned();
     let diff = similar::TextDiff::from_lines(&before, &after);
     let text = diff.unified_diff().header("before", "after").to_string();
-    let color = std::io::stdout().is_terminal();
-    for line in text.lines() {
-        match (color, line.as_bytes().first()) {
-            (true, Some(b'+')) => println!("\x1b[32m{line}\x1b[0m"),
-            (true, Some(b'-')) => println!("\x1b[31m{line}\x1b[0m"),
-            _ => println!("{line}"),
-        }
-    }
+    super::print::print_diff(&text);
 }
 
 /// Which binary the hooks run, and why: a file a team commits names `filewatchd` on `PATH`.

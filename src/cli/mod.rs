@@ -1,7 +1,11 @@
 //! The command line (PRODUCT.md 5.3): `serve` runs the daemon; every other command is a
 //! client of the running daemon, one function each (`rollback` holds the rollback-like ones).
+//! `completions` and `man` are generated from the clap definitions (`docs`); `style` says how
+//! text looks; `failure` prints a failed command's error (as JSON too under `--json`).
 
 mod args;
+mod docs;
+pub mod failure;
 mod hooks;
 mod print;
 mod rollback;
@@ -17,6 +21,7 @@ use crate::api::error::ErrorCode;
 use crate::client::{ApiFailure, Client, Hint};
 use crate::daemon::{self, ServeOptions};
 pub use args::*;
+use failure::BadInput;
 
 /// Runs one command; the exit code follows PRODUCT.md 5.3.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -30,9 +35,17 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Command::Hook(cmd) = command {
         return hooks::hook(&args, cmd);
     }
+    if let Command::Completions(cmd) = command {
+        return docs::completions(cmd);
+    }
+    if let Command::Man(cmd) = command {
+        return docs::man(cmd);
+    }
     let client = Client::discover(args.root.as_deref(), args.state_dir.as_deref())?;
     match command {
-        Command::Serve(_) | Command::Hook(_) => unreachable!("handled above"),
+        Command::Serve(_) | Command::Hook(_) | Command::Completions(_) | Command::Man(_) => {
+            unreachable!("handled above")
+        }
         Command::Status(flag) => status(&client, flag.json),
         Command::Turn(cmd) => turn(&client, cmd),
         Command::Log(cmd) => log(&client, cmd),
@@ -149,7 +162,9 @@ fn log(client: &Client, cmd: LogCmd) -> anyhow::Result<()> {
 fn show(client: &Client, args: &ServeArgs, cmd: ShowCmd) -> anyhow::Result<()> {
     if let Some(when) = &cmd.at {
         let Some(path) = &cmd.turn else {
-            bail!("give the path to show: filewatchd show PATH --at WHEN");
+            bail!(BadInput(
+                "give the path to show: filewatchd show PATH --at WHEN".into()
+            ));
         };
         return show_content(client, args, path, when, cmd.session.session);
     }
@@ -218,11 +233,13 @@ pub(crate) fn workspace_relative(client: &Client, args: &ServeArgs, typed: &str)
         .as_deref()
         .and_then(|full| full.strip_prefix(resolve_dots(&root)?.as_slice()));
     match inside {
-        Some([]) => bail!(
+        Some([]) => bail!(BadInput(format!(
             "{typed:?} is the workspace root itself: name a file or directory inside it (a rollback without paths covers the whole workspace)"
-        ),
+        ))),
         Some(parts) => Ok(parts.join("/")),
-        None => bail!("{typed:?} is outside the workspace {root}: give a path inside it"),
+        None => bail!(BadInput(format!(
+            "{typed:?} is outside the workspace {root}: give a path inside it"
+        ))),
     }
 }
 
@@ -247,7 +264,10 @@ fn session_name(typed: String) -> anyhow::Result<String> {
     if crate::sessions::is_valid_name(&typed) {
         return Ok(typed);
     }
-    bail!("{typed:?} is not a session name: {}", crate::sessions::NAME_RULE)
+    bail!(BadInput(format!(
+        "{typed:?} is not a session name: {}",
+        crate::sessions::NAME_RULE
+    )))
 }
 
 pub(crate) fn session_names(client: &Client) -> anyhow::Result<Vec<String>> {

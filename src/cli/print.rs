@@ -1,8 +1,8 @@
 //! Human-readable output of the CLI; `--json` prints the daemon's answer instead.
 
-use std::io::IsTerminal;
-
 use serde_json::Value;
+
+use super::style::{self, Paint};
 
 use crate::history::ChangeKind;
 use crate::model::Kind;
@@ -26,12 +26,14 @@ pub fn answer(answer: &Value, json: bool, human: impl FnOnce(&Value)) -> anyhow:
     Ok(())
 }
 
-/// "1 path", "3 paths".
+/// "1 path", "3 paths": a count of the answer as `style::counted` says it.
 fn count(n: &Value, noun: &str) -> String {
-    match n.as_u64() {
-        Some(1) => format!("1 {noun}"),
-        _ => format!("{n} {noun}s"),
-    }
+    style::counted(n.as_u64().unwrap_or(0), noun)
+}
+
+/// A byte count of the answer in human units ("1.5 KiB").
+fn size(bytes: &Value) -> String {
+    style::size(bytes.as_u64().unwrap_or(0))
 }
 
 fn text(value: &Value) -> String {
@@ -66,8 +68,9 @@ pub fn status(a: &Value) {
     println!("daemon:        pid {}, version {}", a["pid"], text(&a["version"]));
     println!("tracked files: {}", a["tracked_files"]);
     println!(
-        "store:         {} bytes, latest seq {}",
-        a["store_bytes"], a["latest_seq"]
+        "store:         {}, latest seq {}",
+        size(&a["store_bytes"]),
+        a["latest_seq"]
     );
     let open: Vec<String> = a["open_turns"]
         .as_array()
@@ -84,24 +87,32 @@ pub fn status(a: &Value) {
         }
     );
     println!(
-        "watcher:       {} dirs, {} rescans, {} overflows, {} vanished, {} unreadable, {} unstable",
-        w["watched_dirs"], w["rescans"], w["overflows"], w["vanished"], w["unreadable"], w["unstable"]
+        "watcher:       {}, {}, {}, {} vanished, {} unreadable, {} unstable",
+        count(&w["watched_dirs"], "dir"),
+        count(&w["rescans"], "rescan"),
+        count(&w["overflows"], "overflow"),
+        w["vanished"],
+        w["unreadable"],
+        w["unstable"]
     );
     let r = &w["last_rescan"];
     if r.is_object() {
         let dir = text_or(&r["dir"], "workspace");
         println!(
-            "last rescan:   {dir}: {} paths walked in {} ms, {} versions recorded, {} ms in all",
-            r["walked"], r["survey_ms"], r["recorded"], r["total_ms"]
+            "last rescan:   {dir}: {} walked in {} ms, {} recorded, {} ms in all",
+            count(&r["walked"], "path"),
+            r["survey_ms"],
+            count(&r["recorded"], "version"),
+            r["total_ms"]
         );
     }
     let storage = &w["storage_error"];
     if storage.is_object() {
         println!(
-            "storage error: {} ({}): {} write(s) not yet recorded, retried until they are; {}",
+            "storage error: {} ({}): {} not yet recorded, retried until they are; {}",
             text(&storage["message"]),
             text(&storage["cause"]),
-            storage["pending"],
+            count(&storage["pending"], "write"),
             text(&storage["remedy"])
         );
     }
@@ -155,14 +166,16 @@ fn unwatched(w: &Value) {
         return;
     }
     println!(
-        "unwatched:     {} dirs over the inotify watch limit: raise fs.inotify.max_user_watches",
-        w["unwatched_dirs"]
+        "unwatched:     {} over the inotify watch limit: raise fs.inotify.max_user_watches",
+        count(&w["unwatched_dirs"], "dir")
     );
     let v = &w["last_unwatched_verify"];
     if v.is_object() {
         println!(
-            "               verified by a stat walk at every marker and rollback: last {} ms ({} paths walked, {} versions recorded)",
-            v["ms"], v["walked"], v["recorded"]
+            "               verified by a stat walk at every marker and rollback: last {} ms ({} walked, {} recorded)",
+            v["ms"],
+            count(&v["walked"], "path"),
+            count(&v["recorded"], "version")
         );
     }
 }
@@ -220,6 +233,9 @@ fn change_line(c: &Value) -> String {
     if let Some(target) = c["target"].as_str() {
         notes[0] = format!("symlink to {target}");
     }
+    if !c["size"].is_null() {
+        notes.push(size(&c["size"]));
+    }
     if c["mode_changed"] == Value::Bool(true) {
         notes.push("mode".into());
     }
@@ -237,33 +253,32 @@ fn change_line(c: &Value) -> String {
 
 pub fn turn(t: &Value, with_diff: bool) {
     println!("{}", heading(t));
-    let color = std::io::stdout().is_terminal();
     for change in t["changes"].as_array().into_iter().flatten() {
         println!("{}", change_line(change));
         if !with_diff {
             continue;
         }
         if let Some(diff) = change["diff"].as_str() {
-            print_diff(diff, color);
+            print_diff(diff);
         } else if change["binary"] == Value::Bool(true) {
             println!("    (binary content differs)");
         }
     }
 }
 
-fn print_diff(diff: &str, color: bool) {
+/// A unified diff, its added, removed and hunk lines coloured (`--color`).
+pub(super) fn print_diff(diff: &str) {
     for line in diff.lines() {
-        let code = match line.as_bytes().first() {
-            _ if !color => None,
-            Some(b'+') => Some("32"),
-            Some(b'-') => Some("31"),
-            Some(b'@') => Some("36"),
-            _ => None,
+        let paint = match line.as_bytes().first() {
+            Some(b'+') => Paint::Added,
+            Some(b'-') => Paint::Deleted,
+            Some(b'@') => Paint::Hunk,
+            _ => {
+                println!("{line}");
+                continue;
+            }
         };
-        match code {
-            Some(code) => println!("\x1b[{code}m{line}\x1b[0m"),
-            None => println!("{line}"),
-        }
+        println!("{}", style::paint(line, paint));
     }
 }
 
@@ -326,8 +341,8 @@ pub fn history(a: &Value) {
                     None => "(unreadable: content not recorded)",
                 };
                 format!(
-                    "file {} bytes {hash}{}",
-                    v["size"],
+                    "file {} {hash}{}",
+                    size(&v["size"]),
                     if v["executable"] == Value::Bool(true) {
                         " +x"
                     } else {
@@ -367,7 +382,6 @@ pub fn rollback(a: &Value) {
         .map(|s| format!(" of session {s}"))
         .unwrap_or_default();
     println!("{}{whose}: back to {boundary}{mode}", text(&a["operation"]));
-    let color = std::io::stdout().is_terminal();
     let actions = a["actions"].as_array().map_or(&[][..], Vec::as_slice);
     if actions.is_empty() {
         println!("  nothing to change");
@@ -389,7 +403,7 @@ pub fn rollback(a: &Value) {
             text(&action["kind"])
         );
         if let Some(diff) = action["diff"].as_str() {
-            print_diff(diff, color);
+            print_diff(diff);
         }
     }
     let refused = !a["error"].is_null();
@@ -453,9 +467,9 @@ pub fn sessions(a: &Value) {
             .map(|t| format!("  turn {t} open"))
             .unwrap_or_default();
         println!(
-            "{}  {} turns  last active {}{open}{fork}",
+            "{}  {}  last active {}{open}{fork}",
             text(&s["session"]),
-            s["turns"],
+            count(&s["turns"], "turn"),
             text(&s["last_activity"])
         );
     }
@@ -471,13 +485,21 @@ pub fn gc(a: &Value) {
         Some(seq) if seq > 0 => format!("history before seq {seq} is collapsed"),
         _ => "nothing is older than the retention window".to_string(),
     };
-    println!(
-        "{verb} {} versions and {} blobs ({} bytes); {} turns expire ({collapsed})",
-        a["versions_removed"], a["blobs_removed"], a["bytes_freed"], a["turns_expired"]
+    let expire = style::count(
+        a["turns_expired"].as_u64().unwrap_or(0),
+        "turn expires",
+        "turns expire",
     );
     println!(
-        "store: {} bytes before, {} after",
-        a["store_bytes_before"], a["store_bytes_after"]
+        "{verb} {} and {} ({}); {expire} ({collapsed})",
+        count(&a["versions_removed"], "version"),
+        count(&a["blobs_removed"], "blob"),
+        size(&a["bytes_freed"])
+    );
+    println!(
+        "store: {} before, {} after",
+        size(&a["store_bytes_before"]),
+        size(&a["store_bytes_after"])
     );
 }
 
@@ -498,21 +520,24 @@ fn verify_status(v: &Value) {
     };
     let last = match v["last_run"].as_str() {
         Some(at) => format!(
-            "last {at}: {} paths in {} ms, {} changed",
-            v["last_walked"], v["last_duration_ms"], v["last_changed"]
+            "last {at}: {} in {} ms, {} changed",
+            count(&v["last_walked"], "path"),
+            v["last_duration_ms"],
+            v["last_changed"]
         ),
         None => "not run yet".to_string(),
     };
     println!(
-        "verify:        {schedule}; {} runs, {} changed in all; {last}",
-        v["runs"], v["changed_total"]
+        "verify:        {schedule}; {}, {} changed in all; {last}",
+        count(&v["runs"], "run"),
+        v["changed_total"]
     );
 }
 
 pub fn verified(a: &Value) {
     println!(
-        "verified {} paths in {} ms: {} recorded",
-        a["walked"],
+        "verified {} in {} ms: {} recorded",
+        count(&a["walked"], "path"),
         a["duration_ms"],
         count(&a["changed"], "change")
     );

@@ -25,6 +25,16 @@ pub fn init_color(choice: ColorChoice) {
     });
 }
 
+/// Whether the log on stderr gets colour: as stdout's, asked of stderr (a log redirected to a
+/// file stays plain text).
+pub fn stderr_color(choice: ColorChoice) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => no_color_unset() && std::io::stderr().is_terminal(),
+    }
+}
+
 fn no_color_unset() -> bool {
     std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }

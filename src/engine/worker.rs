@@ -516,8 +516,10 @@ impl Worker {
                 let result = crate::restore::perform(&mut self.conn, &mut ws, &request);
                 self.ctx.apply(ws.take_effects());
                 let result = result.map_err(|err| self.keep_pending_rollback(err));
-                if let Err(err) = &result {
-                    tracing::warn!(error = %err, "rollback refused or failed");
+                match &result {
+                    Err(err) if err.is_fault() => tracing::warn!(error = %err, "rollback failed"),
+                    Err(err) => tracing::info!(error = %err, "rollback refused"),
+                    Ok(_) => {}
                 }
                 let _ = reply.send(result);
                 release_freed_memory();

@@ -187,3 +187,31 @@ pub enum RollbackError {
     #[error("{0}")]
     WorkspaceLost(String),
 }
+
+impl RollbackError {
+    /// A fault of the daemon or its storage (the log's WARN), not a request the user can fix
+    /// (an unknown session, nothing to undo, an expired state: the log's INFO).
+    pub fn is_fault(&self) -> bool {
+        use crate::sessions::turns::LookupError;
+        match self {
+            Self::Lookup(LookupError::Store(_))
+            | Self::Store(_)
+            | Self::Unrecorded(_)
+            | Self::Failed(_)
+            | Self::RecordPending(..)
+            | Self::AppliedNotRecorded(_)
+            | Self::WorkspaceLost(_) => true,
+            Self::Lookup(LookupError::UnknownSession(_) | LookupError::UnknownTurn { .. })
+            | Self::TurnOpen { .. }
+            | Self::NeverRecorded(_)
+            | Self::NothingToUndo(_)
+            | Self::NothingToRedo(_)
+            | Self::NothingToRedoInTime
+            | Self::Expired { .. }
+            | Self::BeforeHistory(_)
+            | Self::OpIdReused { .. }
+            | Self::NeedsSession
+            | Self::Unavailable => false,
+        }
+    }
+}

@@ -87,7 +87,8 @@ impl IgnoreRules {
             if file.is_file() {
                 any = true;
                 if let Some(err) = builder.add(&file) {
-                    tracing::warn!(file = %file.display(), error = %err, "ignore file has bad lines; the others apply");
+                    // A typo of the user's, not a fault of the daemon: said, not warned about.
+                    tracing::info!(file = %file.display(), error = %err, "ignore file has bad lines; the others apply");
                 }
             }
         }

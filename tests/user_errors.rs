@@ -1,0 +1,80 @@
+//! Issue 17, conventions: a user's mistake is said once and plainly. A missing config file is
+//! one line, not the OS error twice; a refused rollback, an unknown session or a bad ignore
+//! line is INFO in the daemon's log, WARN and ERROR being kept for faults.
+
+mod common;
+
+use common::*;
+
+#[test]
+fn a_users_mistakes_are_info_not_warn_in_the_daemons_log() {
+    let ws = Workspace::new();
+    ws.write(".gitignore", "build/\n{unclosed\n");
+    let daemon = Daemon::start_with_env(&ws, &[], &[("RUST_LOG", "filewatchd=info")]);
+    daemon.turn_start("s", "one");
+    ws.write("a.txt", "from the turn\n");
+    daemon.turn_end("s");
+    ws.write("a.txt", "from the user\n");
+
+    // Refused because of conflicts, an unknown session, nothing to redo.
+    assert_eq!(cli_state(&ws, &["undo", "--session", "s"]).status.code(), Some(3));
+    assert_eq!(
+        cli_state(&ws, &["undo", "--session", "nobody"]).status.code(),
+        Some(1)
+    );
+    assert_eq!(cli_state(&ws, &["redo", "--session", "s"]).status.code(), Some(1));
+    assert_eq!(
+        cli_state(&ws, &["turn", "end", "--session", "nobody"])
+            .status
+            .code(),
+        Some(1)
+    );
+
+    let log = daemon.stderr();
+    let warned: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains(" WARN ") || l.contains(" ERROR "))
+        .collect();
+    assert!(
+        warned.is_empty(),
+        "a user's mistake logged as a fault:\n{}",
+        warned.join("\n")
+    );
+    // Each is said, at INFO: the log was read and the refusals reached it.
+    for said in [
+        "rollback refused error=no session named \"nobody\"",
+        "rollback refused error=session \"s\" has nothing to redo",
+        "ignore file has bad lines",
+    ] {
+        assert!(
+            log.lines().any(|l| l.contains(" INFO ") && l.contains(said)),
+            "no INFO {said:?}:\n{log}"
+        );
+    }
+}
+
+#[test]
+fn a_missing_config_file_is_said_once() {
+    let ws = Workspace::new();
+    let nope = ws.home().join("nope.toml");
+    let nope = nope.to_str().unwrap();
+    let state = ws.state_dir().to_str().unwrap();
+    let runs: [&[&str]; 2] = [
+        &["--config", nope, "--state-dir", state],
+        &["serve", "--config", nope, "--state-dir", state],
+    ];
+    for args in runs {
+        let out = ws.cli(".", args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(stderr.matches("no such file").count(), 1, "{args:?}: {stderr}");
+        assert_eq!(stderr.matches(nope).count(), 1, "{args:?}: {stderr}");
+        assert!(!stderr.contains("os error"), "{args:?}: {stderr}");
+    }
+    // A config that exists but cannot be read still names the cause, once.
+    let dir = ws.home().to_str().unwrap();
+    let out = ws.cli(".", &["--config", dir, "--state-dir", state]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.matches("Is a directory").count(), 1, "{stderr}");
+}
