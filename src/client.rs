@@ -134,6 +134,14 @@ impl Client {
         self.answer(request.send(serde_json::to_vec(body)?))
     }
 
+    pub fn delete(&self, path: &str) -> anyhow::Result<Value> {
+        let request = self
+            .agent
+            .delete(format!("{}{path}", self.url))
+            .header("Authorization", format!("Bearer {}", self.token));
+        self.answer(request.call())
+    }
+
     fn answer(&self, sent: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> anyhow::Result<Value> {
         let mut response = sent.map_err(|e| {
             anyhow!("the daemon at {} is not answering ({e}); it may have stopped: start it with `filewatchd` in the workspace root", self.url)

@@ -3,6 +3,7 @@
 
 mod args;
 mod hooks;
+mod pins;
 mod print;
 mod rollback;
 pub mod style;
@@ -55,6 +56,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Undo(flags) => return rollback::undo(&client, &args, flags),
         Command::Redo(flags) => return rollback::redo(&client, &args, flags),
         Command::Restore(cmd) => return rollback::restore(&client, &args, cmd),
+        Command::Pin(cmd) => pins::pin(&client, cmd),
+        Command::Unpin(cmd) => pins::unpin(&client, cmd),
+        Command::Pins(flag) => pins::pins(&client, flag),
     }?;
     Ok(ExitCode::SUCCESS)
 }
