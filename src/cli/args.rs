@@ -69,6 +69,9 @@ pub enum Command {
     /// event reported, such as through a shared mapping); the daemon also does this in the
     /// background when the workspace is quiet (`[verify]` in .filewatchd.toml).
     Verify(JsonFlag),
+    /// Run a command as one turn: its writes are the turn (labelled with the command line),
+    /// its exit code is passed through, and the turn's summary is one line on stderr.
+    Exec(super::exec::ExecCmd),
     /// Name a point of the history (the end of a turn, a time, or now): retention keeps it,
     /// and `rollback --pin NAME` returns the workspace to it.
     Pin(super::pins::PinCmd),
