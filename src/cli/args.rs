@@ -69,6 +69,10 @@ pub enum Command {
     /// event reported, such as through a shared mapping); the daemon also does this in the
     /// background when the workspace is quiet (`[verify]` in .filewatchd.toml).
     Verify(JsonFlag),
+    /// Check what filewatchd needs: a daemon that answers, the state directory's permissions,
+    /// inotify limits, the agents' hooks, the store's integrity and free disk space; each
+    /// check with its verdict and the command that fixes it (exit 1 when one is a problem).
+    Doctor(super::doctor::DoctorCmd),
     /// Run a command as one turn: its writes are the turn (labelled with the command line),
     /// its exit code is passed through, and the turn's summary is one line on stderr.
     Exec(super::exec::ExecCmd),

@@ -2,6 +2,7 @@
 //! client of the running daemon, one function each (`rollback` holds the rollback-like ones).
 
 mod args;
+mod doctor;
 mod exec;
 mod hooks;
 mod pins;
@@ -35,9 +36,14 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Command::Exec(cmd) = command {
         return exec::exec(&args, cmd);
     }
+    if let Command::Doctor(flag) = command {
+        return doctor::doctor(&args, flag);
+    }
     let client = Client::discover(args.root.as_deref(), args.state_dir.as_deref())?;
     match command {
-        Command::Serve(_) | Command::Hook(_) | Command::Exec(_) => unreachable!("handled above"),
+        Command::Serve(_) | Command::Hook(_) | Command::Exec(_) | Command::Doctor(_) => {
+            unreachable!("handled above")
+        }
         Command::Status(flag) => status(&client, flag.json),
         Command::Turn(cmd) => turn(&client, cmd),
         Command::Log(cmd) => log(&client, cmd),
