@@ -73,11 +73,7 @@ impl Ran {
 pub fn exec(args: &ServeArgs, cmd: ExecCmd) -> anyhow::Result<ExitCode> {
     let session = session_name(cmd.session)?;
     let label = cmd.label.unwrap_or_else(|| command_line(&cmd.command));
-    let started = Client::discover(args.root.as_deref(), args.state_dir.as_deref()).and_then(|client| {
-        let answer = client.post(&format!("/v1/sessions/{session}/turns"), &json!({"label": label}))?;
-        Ok((client, answer))
-    });
-    let (client, answer) = match started {
+    let (client, answer) = match start_turn(args, &session, &label) {
         Ok(started) => started,
         Err(err) if cmd.unrecorded_ok => {
             eprintln!("filewatchd exec: {err:#}; running the command unrecorded (--unrecorded-ok)");
@@ -89,12 +85,6 @@ pub fn exec(args: &ServeArgs, cmd: ExecCmd) -> anyhow::Result<ExitCode> {
             ));
         }
     };
-    if answer["ended"].is_object() {
-        eprintln!(
-            "filewatchd: ended turn {} of {session} first (it was still open)",
-            answer["ended"]["turn"]
-        );
-    }
     let ran = run(&cmd.command);
     if let Ran::NotStarted(err) = &ran {
         let name = cmd.command[0].to_string_lossy();
@@ -109,6 +99,19 @@ pub fn exec(args: &ServeArgs, cmd: ExecCmd) -> anyhow::Result<ExitCode> {
         Err(err) => eprintln!("filewatchd exec: could not end turn {turn} of {session}: {err:#}"),
     }
     Ok(ExitCode::from(ran.exit_code()))
+}
+
+/// Finds the daemon and starts the turn; says so when that ended the session's open turn.
+fn start_turn(args: &ServeArgs, session: &str, label: &str) -> anyhow::Result<(Client, Value)> {
+    let client = Client::discover(args.root.as_deref(), args.state_dir.as_deref())?;
+    let answer = client.post(&format!("/v1/sessions/{session}/turns"), &json!({"label": label}))?;
+    if answer["ended"].is_object() {
+        eprintln!(
+            "filewatchd: ended turn {} of {session} first (it was still open)",
+            answer["ended"]["turn"]
+        );
+    }
+    Ok((client, answer))
 }
 
 /// The command line as a shell would read it back: each word quoted where it needs it.
@@ -170,10 +173,9 @@ extern "C" fn forward(signal: libc::c_int) {
     }
 }
 
-/// Runs the command to its end with the signal handling of the module's doc.
-fn run(words: &[OsString]) -> Ran {
-    let mut command = std::process::Command::new(&words[0]);
-    command.args(&words[1..]);
+/// Forwards SIGTERM and SIGHUP to the command and ignores SIGINT and SIGQUIT while it runs;
+/// the command itself gets the dispositions exec had.
+fn handle_signals(command: &mut std::process::Command) {
     // SAFETY: dispositions are set on this single thread of the CLI before the spawn; the
     // handler only reads atomics and calls kill.
     let (int, quit) = unsafe {
@@ -184,8 +186,8 @@ fn run(words: &[OsString]) -> Ran {
             libc::signal(libc::SIGQUIT, libc::SIG_IGN),
         )
     };
-    // SAFETY: between fork and exec the child only calls signal, which is async-signal-safe:
-    // the command gets the dispositions exec had (a handler is reset by execve by itself).
+    // SAFETY: between fork and exec the child only calls signal, which is async-signal-safe
+    // (a handler is reset to the default by execve by itself).
     unsafe {
         command.pre_exec(move || {
             libc::signal(libc::SIGINT, int);
@@ -193,6 +195,13 @@ fn run(words: &[OsString]) -> Ran {
             Ok(())
         });
     }
+}
+
+/// Runs the command to its end with the signal handling of the module's doc.
+fn run(words: &[OsString]) -> Ran {
+    let mut command = std::process::Command::new(&words[0]);
+    command.args(&words[1..]);
+    handle_signals(&mut command);
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(err) => return Ran::NotStarted(err),

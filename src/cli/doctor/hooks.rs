@@ -100,7 +100,6 @@ fn check_target(target: &Target) -> Vec<Check> {
 }
 
 fn check_runs(target: &Target, file: &Path, runs: &Runs) -> Check {
-    let ours = env!("CARGO_PKG_VERSION");
     let check = name(target);
     let (program, shown) = match runs {
         Runs::Program(program) => (Some(program.clone()), program.display().to_string()),
@@ -120,7 +119,14 @@ fn check_runs(target: &Target, file: &Path, runs: &Runs) -> Check {
         )
         .fix(reinstall(target));
     }
-    match version_of(&program) {
+    check_version(target, file, runs, &program)
+}
+
+/// The program exists: it must be this version of filewatchd.
+fn check_version(target: &Target, file: &Path, runs: &Runs, program: &Path) -> Check {
+    let ours = env!("CARGO_PKG_VERSION");
+    let check = name(target);
+    match version_of(program) {
         Ok(version) if version == ours => Check::ok(
             check,
             format!(
