@@ -111,7 +111,15 @@ fn the_session_is_the_flag_the_environment_or_exec_and_the_label_may_be_given() 
     let mut cmd = exec_cmd(&ws, &["--", "true"]);
     cmd.env("FILEWATCHD_SESSION", "from-env");
     assert_eq!(run_to_end(cmd).status.code(), Some(0));
+    let mut cmd = exec_cmd(&ws, &["--", "true"]);
+    cmd.env("FILEWATCHD_SESSION", "");
+    assert_eq!(
+        run_to_end(cmd).status.code(),
+        Some(0),
+        "an empty variable counts as unset"
+    );
     assert_eq!(daemon.turn_list("exec")[0]["label"], "build it");
+    assert_eq!(daemon.turn_list("exec").len(), 2);
     assert_eq!(daemon.turn_list("from-env").len(), 1);
     let bad = exec(&ws, &["--session", "no spaces", "--", "true"]);
     assert_eq!(bad.status.code(), Some(1), "{}", text(&bad.stderr));

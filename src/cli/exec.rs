@@ -30,8 +30,8 @@ const LABEL_MAX: usize = 2000;
 #[command(override_usage = "filewatchd exec [OPTIONS] -- CMD [ARGS]...")]
 pub struct ExecCmd {
     /// The session the turn belongs to (default: $FILEWATCHD_SESSION, else `exec`).
-    #[arg(long, env = "FILEWATCHD_SESSION", default_value = DEFAULT_SESSION)]
-    pub session: String,
+    #[arg(long, env = "FILEWATCHD_SESSION")]
+    pub session: Option<String>,
     /// The turn's label (default: the command line).
     #[arg(long)]
     pub label: Option<String>,
@@ -71,7 +71,9 @@ impl Ran {
 }
 
 pub fn exec(args: &ServeArgs, cmd: ExecCmd) -> anyhow::Result<ExitCode> {
-    let session = session_name(cmd.session)?;
+    // An empty FILEWATCHD_SESSION counts as unset.
+    let session = cmd.session.filter(|s| !s.is_empty());
+    let session = session_name(session.unwrap_or_else(|| DEFAULT_SESSION.to_string()))?;
     let label = cmd.label.unwrap_or_else(|| command_line(&cmd.command));
     let (client, answer) = match start_turn(args, &session, &label) {
         Ok(started) => started,
