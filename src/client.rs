@@ -145,6 +145,14 @@ impl Client {
         self.answer(request.send(serde_json::to_vec(body)?))
     }
 
+    pub fn delete(&self, path: &str) -> anyhow::Result<Value> {
+        let request = self
+            .agent
+            .delete(format!("{}{path}", self.url))
+            .header("Authorization", format!("Bearer {}", self.token));
+        self.answer(request.call())
+    }
+
     fn answer(&self, sent: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> anyhow::Result<Value> {
         let mut response = sent.map_err(|e| self.unreachable(e))?;
         let status = response.status().as_u16();

@@ -16,7 +16,7 @@
 //!
 //! Layers, bottom up (no module imports one above it; no circle): `test_knobs`, `paths`,
 //! `config`, `model` (the words, `Hash`) → `store` → `stats`, `state`, `instance`, `fs`,
-//! `sessions`, `watch` → `retention` → `history` → `restore` → `capture` → `engine` (the
+//! `sessions`, `watch` → `retention` → `history` → `pins` → `restore` → `capture` → `engine` (the
 //! single-writer loop: it calls capture with hints, restore with a narrow `restore::Workspace`
 //! and applies the effects it returns, and retention) → `api` → `daemon`; `client` (over
 //! `state`, reading answers back in the words of `api` and `restore`) → `hook` → `cli` (which
@@ -78,10 +78,13 @@
 //!   path's versions, the workspace at a time (`seq_at_time`), and what a path held at a
 //!   point (`history::content`).
 //! - [`retention`]: garbage collection by keep_days / keep_turns / max_store_bytes, and the
-//!   horizon it leaves (`retention::expired`: a state it has collapsed).
+//!   horizon it leaves (`retention::expired`: a state it has collapsed); it keeps every
+//!   version a pin needs. [`pins`]: named checkpoints (the end of a turn, a time, now) as the
+//!   sequence number each stands for, made and removed by the engine behind the barrier; a
+//!   rollback to one (`restore::Operation::Pin`) is checked as a time rollback.
 //! - [`store`]: `blobs` (blake3-addressed, zstd, small ones inline in SQLite, large ones as
 //!   files), `db` (pragmas, migrations from `migrations/`), `sql`, `journal`, `gc` (the SQL),
-//!   `fault` (storage faults by cause).
+//!   `pins` (their SQL), `fault` (storage faults by cause).
 //! - [`api`]: the HTTP API of PRODUCT.md 5.2, served by its own hyper loop (`api::serve`:
 //!   connection cap, header and body timeouts), each answer read in one snapshot, history,
 //!   content and open turns behind the barrier. It parses, asks history, sessions, restore and
@@ -113,6 +116,7 @@ pub mod hook;
 pub mod instance;
 pub mod model;
 pub mod paths;
+pub mod pins;
 pub mod restore;
 pub mod retention;
 pub mod sessions;

@@ -2,7 +2,9 @@
 //! days and of the last `keep_turns` turns of each session (inherited turns included), and
 //! everything a pending redo needs. History before the cutoff collapses to each path's state
 //! at the cutoff, so the latest version of every path always stays; boundaries before it
-//! expire (a rollback to one is refused, never inexact). Blobs no version names are deleted.
+//! expire (a rollback to one is refused, never inexact), except the states pins name: each
+//! path's version at each pin stays, whatever the rules above say. Blobs no version names are
+//! deleted.
 
 use rusqlite::{Connection, TransactionBehavior};
 use serde::Serialize;
@@ -11,7 +13,7 @@ use crate::config::Retention;
 use crate::model::{RollbackKind, now_ms};
 use crate::sessions::Lineage;
 use crate::store::blobs::BlobDir;
-use crate::store::{gc, journal, sql};
+use crate::store::{gc, journal, pins, sql};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct GcReport {
@@ -35,10 +37,14 @@ pub struct Expired {
     pub horizon: i64,
 }
 
-/// `Some` when retention has removed the state at `seq`.
+/// `Some` when retention has removed the state at `seq`. A pinned state is exact whatever
+/// its age: collection keeps every version a pin needs.
 pub fn expired(conn: &Connection, seq: i64) -> rusqlite::Result<Option<Expired>> {
     let horizon = gc::horizon(conn)?;
-    Ok((seq < horizon).then_some(Expired { seq, horizon }))
+    if seq >= horizon || pins::is_pinned(conn, seq)? {
+        return Ok(None);
+    }
+    Ok(Some(Expired { seq, horizon }))
 }
 
 /// Runs (or, with `dry_run`, describes) one collection.

@@ -84,6 +84,8 @@ struct TargetView {
     seq: i64,
     #[serde(skip_serializing_if = "Option::is_none")]
     at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pin: Option<String>,
 }
 
 impl TargetView {
@@ -93,6 +95,7 @@ impl TargetView {
             turn: target.turn,
             seq: target.seq,
             at: target.at.clone(),
+            pin: target.pin.clone(),
         }
     }
 }
@@ -286,6 +289,7 @@ mod tests {
                 turn: None,
                 seq: 41,
                 at: Some("2026-11-30T10:00:00.000Z".into()),
+                pin: None,
             },
             on_conflict: OnConflict::Skip,
             dry_run: false,

@@ -17,10 +17,11 @@ pub enum ErrorCode {
     BadSession,
     BadPath,
     BadTime,
+    BadPin,
     // 401, 403: access.
     Unauthorized,
     Forbidden,
-    // 404: unknown route, session, turn or path; a rollback's path never recorded.
+    // 404: unknown route, session, turn, pin or path; a rollback's path never recorded.
     NotFound,
     NotRecorded,
     MethodNotAllowed,
@@ -29,6 +30,7 @@ pub enum ErrorCode {
     TurnNotOpen,
     TurnOpen,
     SessionExists,
+    PinExists,
     NothingToUndo,
     NothingToRedo,
     OpIdReused,
@@ -169,6 +171,7 @@ mod tests {
         (BadSession, "bad_session"),
         (BadPath, "bad_path"),
         (BadTime, "bad_time"),
+        (BadPin, "bad_pin"),
         (Unauthorized, "unauthorized"),
         (Forbidden, "forbidden"),
         (NotFound, "not_found"),
@@ -178,6 +181,7 @@ mod tests {
         (TurnNotOpen, "turn_not_open"),
         (TurnOpen, "turn_open"),
         (SessionExists, "session_exists"),
+        (PinExists, "pin_exists"),
         (NothingToUndo, "nothing_to_undo"),
         (NothingToRedo, "nothing_to_redo"),
         (OpIdReused, "op_id_reused"),

@@ -8,6 +8,7 @@ mod answer;
 mod content;
 pub mod error;
 mod handlers;
+mod pins;
 mod render;
 mod rollback;
 pub mod serve;
@@ -17,7 +18,7 @@ use std::sync::{Arc, Mutex};
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 use rusqlite::Connection;
 
 use crate::engine::WorkerHandle;
@@ -120,6 +121,8 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/sessions/{session}/redo", post(rollback::redo))
         .route("/rollback", post(rollback::rollback_in_time))
         .route("/redo", post(rollback::redo_in_time))
+        .route("/pins", get(pins::list).post(pins::create))
+        .route("/pins/{name}", delete(pins::remove))
         .route("/gc", post(handlers::gc))
         .route("/verify", post(handlers::verify))
         .route("/history", get(handlers::history))

@@ -36,6 +36,8 @@ pub struct RollbackBody {
     diff: bool,
     /// For `POST /v1/rollback`: an RFC 3339 time.
     at: Option<String>,
+    /// For `POST /v1/rollback`: a pin's name (instead of `at`).
+    pin: Option<String>,
 }
 
 type Answer = Result<(StatusCode, Json<RollbackAnswer>), ApiError>;
@@ -64,16 +66,22 @@ pub async fn rollback(
     run(state, Some(session), Operation::Rollback { to, turn }, body).await
 }
 
-/// `POST /v1/rollback`: the workspace as recorded at a time, for users with no agent hooks.
+/// `POST /v1/rollback`: the workspace as recorded at a time, or at the point a pin names, for
+/// users with no agent hooks.
 pub async fn rollback_in_time(state: State<Arc<AppState>>, JsonBody(body): JsonBody<RollbackBody>) -> Answer {
-    let Some(at) = body.at.as_deref() else {
-        return Err(ApiError::bad_request(
-            ErrorCode::BadRequest,
-            "give \"at\": an RFC 3339 time",
-        ));
+    let operation = match (body.at.as_deref(), body.pin.clone()) {
+        (Some(at), None) => Operation::Time {
+            at_ms: parse_time(at)?,
+        },
+        (None, Some(name)) => Operation::Pin { name },
+        _ => {
+            return Err(ApiError::bad_request(
+                ErrorCode::BadRequest,
+                "give \"at\" (an RFC 3339 time) or \"pin\" (a pin's name)",
+            ));
+        }
     };
-    let at_ms = parse_time(at)?;
-    run(state, None, Operation::Time { at_ms }, body).await
+    run(state, None, operation, body).await
 }
 
 /// `POST /v1/redo`: undo the latest time rollback.
@@ -109,6 +117,12 @@ async fn run(
 ) -> Answer {
     if let Some(session) = &session {
         valid_session(session)?;
+    }
+    if body.pin.is_some() && !matches!(operation, Operation::Pin { .. }) {
+        return Err(ApiError::bad_request(
+            ErrorCode::BadRequest,
+            "\"pin\" goes to POST /v1/rollback: a rollback to a pin is one of the whole workspace",
+        ));
     }
     let paths = body
         .paths
@@ -168,6 +182,7 @@ impl From<RollbackError> for ApiError {
             RollbackError::NothingToRedo(_) | RollbackError::NothingToRedoInTime => {
                 Self::new(StatusCode::CONFLICT, ErrorCode::NothingToRedo, message)
             }
+            RollbackError::UnknownPin(_) => Self::not_found(message),
             RollbackError::OpIdReused { .. } => {
                 Self::new(StatusCode::CONFLICT, ErrorCode::OpIdReused, message)
             }

@@ -72,6 +72,20 @@ pub enum Command {
     /// event reported, such as through a shared mapping); the daemon also does this in the
     /// background when the workspace is quiet (`[verify]` in .filewatchd.toml).
     Verify(JsonFlag),
+    /// Check what filewatchd needs: a daemon that answers, the state directory's permissions,
+    /// inotify limits, the agents' hooks, the store's integrity and free disk space; each
+    /// check with its verdict and the command that fixes it (exit 1 when one is a problem).
+    Doctor(super::doctor::DoctorCmd),
+    /// Run a command as one turn: its writes are the turn (labelled with the command line),
+    /// its exit code is passed through, and the turn's summary is one line on stderr.
+    Exec(super::exec::ExecCmd),
+    /// Name a point of the history (the end of a turn, a time, or now): retention keeps it,
+    /// and `rollback --pin NAME` returns the workspace to it.
+    Pin(super::pins::PinCmd),
+    /// Remove a pin (the next gc may then remove history only it kept).
+    Unpin(super::pins::UnpinCmd),
+    /// Every pin: its name, the point it names, when it was made.
+    Pins(JsonFlag),
     /// Agent hooks: `hook <agent>` reads one hook event on stdin (what the agent runs);
     /// `hook install|uninstall <agent>` writes or removes the agent's hook configuration.
     Hook(HookCmd),
@@ -111,7 +125,7 @@ pub struct ForkCmd {
 }
 
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("boundary").required(true).args(["before", "after", "at", "ago"])))]
+#[command(group(clap::ArgGroup::new("boundary").required(true).args(["before", "after", "at", "ago", "pin"])))]
 pub struct RollbackCmd {
     #[command(flatten)]
     pub to: BoundaryArgs,
@@ -119,7 +133,8 @@ pub struct RollbackCmd {
     pub flags: RollbackFlags,
 }
 
-/// Where to roll back to: a turn boundary of the session, or a time (no session needed).
+/// Where to roll back to: a turn boundary of the session, or a time or a pin (no session
+/// needed).
 #[derive(Debug, Args)]
 pub struct BoundaryArgs {
     /// The state when turn N started.
@@ -134,10 +149,13 @@ pub struct BoundaryArgs {
     /// The state recorded this long ago (e.g. 10m, 2h, 1day).
     #[arg(long, value_name = "DURATION", value_parser = valid_duration)]
     pub ago: Option<String>,
+    /// The point a pin names (`filewatchd pins` lists them; no session needed).
+    #[arg(long, value_name = "NAME")]
+    pub pin: Option<String>,
 }
 
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("boundary").required(true).args(["before", "after", "at", "ago"])))]
+#[command(group(clap::ArgGroup::new("boundary").required(true).args(["before", "after", "at", "ago", "pin"])))]
 pub struct RestoreCmd {
     /// The path to restore (relative to the root, or to the current directory inside it).
     pub path: String,
@@ -330,12 +348,12 @@ pub struct InstallArgs {
 }
 
 /// `--at`: an RFC 3339 time (a usage error otherwise).
-fn valid_time(text: &str) -> Result<String, String> {
+pub(super) fn valid_time(text: &str) -> Result<String, String> {
     crate::model::parse_time(text).map(|_| text.to_string())
 }
 
 /// `--ago`: a duration such as 10m, 2h or 1day.
-fn valid_duration(text: &str) -> Result<String, String> {
+pub(super) fn valid_duration(text: &str) -> Result<String, String> {
     parse_ago(text).map(|_| text.to_string())
 }
 

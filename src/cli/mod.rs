@@ -5,8 +5,11 @@
 
 mod args;
 mod docs;
+mod doctor;
+mod exec;
 pub mod failure;
 mod hooks;
+mod pins;
 mod print;
 mod rollback;
 pub mod style;
@@ -41,9 +44,20 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Command::Man(cmd) = command {
         return docs::man(cmd);
     }
+    if let Command::Exec(cmd) = command {
+        return exec::exec(&args, cmd);
+    }
+    if let Command::Doctor(flag) = command {
+        return doctor::doctor(&args, flag);
+    }
     let client = Client::discover(args.root.as_deref(), args.state_dir.as_deref())?;
     match command {
-        Command::Serve(_) | Command::Hook(_) | Command::Completions(_) | Command::Man(_) => {
+        Command::Serve(_)
+        | Command::Hook(_)
+        | Command::Completions(_)
+        | Command::Man(_)
+        | Command::Exec(_)
+        | Command::Doctor(_) => {
             unreachable!("handled above")
         }
         Command::Status(flag) => status(&client, flag.json),
@@ -68,6 +82,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Undo(flags) => return rollback::undo(&client, &args, flags),
         Command::Redo(flags) => return rollback::redo(&client, &args, flags),
         Command::Restore(cmd) => return rollback::restore(&client, &args, cmd),
+        Command::Pin(cmd) => pins::pin(&client, cmd),
+        Command::Unpin(cmd) => pins::unpin(&client, cmd),
+        Command::Pins(flag) => pins::pins(&client, flag),
     }?;
     Ok(ExitCode::SUCCESS)
 }

@@ -369,6 +369,7 @@ pub fn rollback(a: &Value) {
         }
         (Some(TargetTo::Redo), _) => "the state before the latest undo, for the paths it changed".to_string(),
         (Some(TargetTo::Time), _) => format!("the state recorded at {}", text(&target["at"])),
+        (Some(TargetTo::Pin), _) => format!("pin {} (seq {})", text(&target["pin"]), target["seq"]),
         (_, Some(to)) => format!("{to} turn {}", target["turn"]),
         (_, None) => "?".to_string(),
     };

@@ -19,15 +19,18 @@ enum Goal {
     Turn(&'static str, String),
     /// The state recorded at an RFC 3339 time.
     Time(String),
+    /// The point a pin names.
+    Pin(String),
 }
 
 fn goal(to: BoundaryArgs) -> anyhow::Result<Goal> {
-    match (to.before, to.after, to.at, to.ago) {
+    match (to.before, to.after, to.at, to.ago, to.pin) {
         (Some(n), ..) => Ok(Goal::Turn("before", n)),
         (_, Some(n), ..) => Ok(Goal::Turn("after", n)),
-        (_, _, Some(at), _) => Ok(Goal::Time(at)),
-        (_, _, _, Some(ago)) => Ok(Goal::Time(time_ago(&ago)?)),
-        _ => bail!("give --before N, --after N, --at TIME or --ago DURATION"),
+        (_, _, Some(at), ..) => Ok(Goal::Time(at)),
+        (_, _, _, Some(ago), _) => Ok(Goal::Time(time_ago(&ago)?)),
+        (.., Some(pin)) => Ok(Goal::Pin(pin)),
+        _ => bail!("give --before N, --after N, --at TIME, --ago DURATION or --pin NAME"),
     }
 }
 
@@ -53,6 +56,7 @@ pub fn rollback(client: &Client, args: &ServeArgs, cmd: RollbackCmd) -> anyhow::
             )
         }
         Goal::Time(at) => send(client, args, "/v1/rollback", json!({"at": at}), cmd.flags),
+        Goal::Pin(pin) => send(client, args, "/v1/rollback", json!({"pin": pin}), cmd.flags),
     }
 }
 

@@ -20,10 +20,12 @@ use tokio::sync::oneshot;
 
 use crate::capture::verify;
 use crate::paths::RelPath;
+use crate::pins::{PinError, Point};
 use crate::restore::outcome::Outcome;
 use crate::restore::{Request, RollbackError};
 use crate::retention::GcReport;
 use crate::sessions::turns::{TurnError, TurnSelector, TurnStarted};
+use crate::store::pins::PinRow;
 use crate::store::sql::TurnRow;
 
 pub use worker::{Worker, WorkerHandle};
@@ -90,9 +92,21 @@ pub enum Command {
     Verify {
         reply: oneshot::Sender<Result<verify::Found, verify::VerifyError>>,
     },
+    /// Make a pin, once every earlier write is recorded (a pin at "now" includes them).
+    Pin {
+        name: String,
+        point: Point,
+        reply: oneshot::Sender<Result<PinRow, PinError>>,
+    },
+    /// Remove a pin, in order with the writes.
+    Unpin {
+        name: String,
+        reply: oneshot::Sender<Result<PinRow, PinError>>,
+    },
 }
 
-/// Why a command that changes the record (a turn marker, a fork, a rollback) cannot run now.
+/// Why a command that changes the record (a turn marker, a fork, a rollback, a pin) cannot
+/// run now.
 #[derive(Debug, Clone)]
 pub enum Refusal {
     /// The workspace root is lost (`lost_root`): the message says what became of it.
@@ -102,7 +116,7 @@ pub enum Refusal {
 }
 
 impl Command {
-    /// Answers a turn marker, fork or rollback with `why`; gives any other command back.
+    /// Answers a turn marker, fork, rollback or pin with `why`; gives any other command back.
     pub fn refuse(self, why: &Refusal) -> Option<Command> {
         match self {
             Command::TurnStart { reply, .. } => {
@@ -114,6 +128,9 @@ impl Command {
             Command::Rollback { reply, .. } => {
                 let _ = reply.send(Err(why.into()));
             }
+            Command::Pin { reply, .. } | Command::Unpin { reply, .. } => {
+                let _ = reply.send(Err(why.into()));
+            }
             other => return Some(other),
         }
         None
@@ -121,6 +138,15 @@ impl Command {
 }
 
 impl From<&Refusal> for TurnError {
+    fn from(why: &Refusal) -> Self {
+        match why {
+            Refusal::WorkspaceLost(message) => Self::WorkspaceLost(message.clone()),
+            Refusal::Unrecorded(unrecorded) => Self::Unrecorded(unrecorded.clone()),
+        }
+    }
+}
+
+impl From<&Refusal> for PinError {
     fn from(why: &Refusal) -> Self {
         match why {
             Refusal::WorkspaceLost(message) => Self::WorkspaceLost(message.clone()),

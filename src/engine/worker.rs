@@ -511,6 +511,12 @@ impl Worker {
             Command::Verify { reply } => {
                 let _ = reply.send(self.verify_now());
             }
+            Command::Pin { name, point, reply } => {
+                let _ = reply.send(crate::pins::create(&mut self.conn, &name, &point));
+            }
+            Command::Unpin { name, reply } => {
+                let _ = reply.send(crate::pins::remove(&mut self.conn, &name));
+            }
             Command::Rollback { request, reply } => {
                 let mut ws = self.ctx.workspace();
                 let result = crate::restore::perform(&mut self.conn, &mut ws, &request);

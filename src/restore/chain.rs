@@ -1,7 +1,8 @@
 //! From a request to a target: the boundary's sequence number, and where the undo/redo chain
 //! stands (PRODUCT.md 2: consecutive undos walk back one turn each, redo returns to the state
 //! just before the latest undo or rollback, a new turn ends the chain). Time rollbacks have
-//! no session; they form their own chain, which `redo` without a session walks.
+//! no session; they form their own chain, which `redo` without a session walks. A rollback to
+//! a pin is one of them: the workspace at the pin's sequence number.
 
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
@@ -13,6 +14,7 @@ use crate::retention;
 use crate::sessions::Lineage;
 use crate::sessions::turns::{self, LookupError};
 use crate::store::journal::{self, RollbackRow};
+use crate::store::pins;
 use crate::store::sql::{self, TurnRow};
 
 /// A request resolved against the history.
@@ -39,6 +41,9 @@ pub struct Target {
     pub seq: i64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at: Option<String>,
+    /// The pin rolled back to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pin: Option<String>,
 }
 
 /// What a target is.
@@ -51,6 +56,8 @@ pub enum TargetTo {
     After,
     /// The workspace as recorded at a time.
     Time,
+    /// The point a pin names.
+    Pin,
     /// The state before an earlier rollback.
     Redo,
     /// A sequence number: a rollback recovered at start-up whose answer was never stored.
@@ -64,6 +71,7 @@ impl Target {
             turn,
             seq,
             at: None,
+            pin: None,
         }
     }
 }
@@ -156,12 +164,17 @@ fn resolve_in_session(
             session_id: Some(session_id),
             ..time_target(conn, *at_ms)?
         }),
+        Operation::Pin { name } => Ok(Resolved {
+            session_id: Some(session_id),
+            ..pin_target(conn, name)?
+        }),
     }
 }
 
 fn resolve_in_time(conn: &Connection, operation: &Operation) -> Result<Resolved, RollbackError> {
     match operation {
         Operation::Time { at_ms } => time_target(conn, *at_ms),
+        Operation::Pin { name } => pin_target(conn, name),
         Operation::Redo => {
             let stack = undo_stack(journal::session_chain(conn, None, 0)?);
             let top = stack.last().ok_or(RollbackError::NothingToRedoInTime)?;
@@ -182,6 +195,15 @@ fn resolve_in_time(conn: &Connection, operation: &Operation) -> Result<Resolved,
 fn time_target(conn: &Connection, at_ms: i64) -> Result<Resolved, RollbackError> {
     let mut resolved = at_seq(history::seq_at_time(conn, at_ms)??);
     resolved.target.at = Some(format_time(at_ms));
+    Ok(resolved)
+}
+
+/// The workspace at the point a pin names: a time rollback to its sequence number.
+fn pin_target(conn: &Connection, name: &str) -> Result<Resolved, RollbackError> {
+    let pin = pins::find(conn, name)?.ok_or_else(|| RollbackError::UnknownPin(name.to_string()))?;
+    let mut resolved = at_seq(pin.seq);
+    resolved.target.to = TargetTo::Pin;
+    resolved.target.pin = Some(pin.name);
     Ok(resolved)
 }
 

@@ -109,6 +109,10 @@ pub enum Operation {
     Time {
         at_ms: i64,
     },
+    /// The point a pin names (checked as a time rollback).
+    Pin {
+        name: String,
+    },
 }
 
 impl Operation {
@@ -117,7 +121,7 @@ impl Operation {
         match self {
             Self::Undo => RollbackKind::Undo,
             Self::Redo => RollbackKind::Redo,
-            Self::Rollback { .. } | Self::Time { .. } => RollbackKind::Rollback,
+            Self::Rollback { .. } | Self::Time { .. } | Self::Pin { .. } => RollbackKind::Rollback,
         }
     }
 }
@@ -155,6 +159,8 @@ pub enum RollbackError {
     NothingToRedo(String),
     #[error("there is no time rollback to redo")]
     NothingToRedoInTime,
+    #[error("no pin named {0:?}")]
+    UnknownPin(String),
     #[error("that state (seq {seq}) was removed by retention; the oldest exact state is seq {horizon}")]
     Expired { seq: i64, horizon: i64 },
     #[error(transparent)]
@@ -211,6 +217,7 @@ impl RollbackError {
             | Self::BeforeHistory(_)
             | Self::OpIdReused { .. }
             | Self::NeedsSession
+            | Self::UnknownPin(_)
             | Self::Unavailable => false,
         }
     }

@@ -181,6 +181,7 @@ fn stored_outcome(row: &RollbackRow) -> Outcome {
             turn: None,
             seq: row.target_seq,
             at: None,
+            pin: None,
         },
         on_conflict: OnConflict::Abort,
         dry_run: false,

@@ -1,5 +1,5 @@
-//! SQL of retention: the store's horizon, collapsing history before a cutoff, and blobs that
-//! no version names any more.
+//! SQL of retention: the store's horizon, collapsing history before a cutoff (keeping what
+//! the pins need), and blobs that no version names any more.
 
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -25,10 +25,16 @@ pub fn horizon(conn: &Connection) -> Result<i64> {
     Ok(meta(conn, "horizon")?.unwrap_or(0))
 }
 
-/// Versions at or before `cutoff` that no state at or after it needs: all but each path's
-/// latest version up to the cutoff, and that one too when it says "absent".
-const COLLAPSIBLE: &str = "FROM versions WHERE seq <= ?1 AND (kind = 0 OR seq NOT IN
-    (SELECT max(seq) FROM versions WHERE seq <= ?1 GROUP BY path_id))";
+/// Versions at or before `cutoff` that no state at or after it needs, nor the state of a pin
+/// before it: all but each path's latest version up to the cutoff (and that one too when it
+/// says "absent", unless the path keeps a pinned version it must still override), and all
+/// but each path's latest version up to each pin.
+const COLLAPSIBLE: &str = "FROM versions WHERE seq <= ?1
+    AND seq NOT IN (SELECT max(pv.seq) FROM pins p JOIN versions pv ON pv.seq <= p.seq
+                    WHERE p.seq < ?1 GROUP BY p.id, pv.path_id)
+    AND (seq NOT IN (SELECT max(seq) FROM versions WHERE seq <= ?1 GROUP BY path_id)
+         OR (kind = 0 AND path_id NOT IN (SELECT pv.path_id FROM pins p JOIN versions pv
+                                          ON pv.seq <= p.seq WHERE p.seq < ?1)))";
 
 pub fn count_collapsible(conn: &Connection, cutoff: i64) -> Result<i64> {
     conn.query_row(&format!("SELECT count(*) {COLLAPSIBLE}"), [cutoff], |r| r.get(0))

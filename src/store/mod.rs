@@ -1,7 +1,8 @@
 //! The store: content-addressed blobs and the SQLite index of paths, versions, sessions and
 //! turns. SQL lives in `sql`, the schema and its migrations in `db`, blob files in `blobs`;
 //! `unjournaled` writes a first index into an empty index without SQLite's journal; `gc`,
-//! `journal` and `found` hold the SQL of retention, rollbacks and the verification pass.
+//! `journal`, `found` and `pins` hold the SQL of retention, rollbacks, the verification pass
+//! and pins.
 
 pub mod blobs;
 pub mod db;
@@ -9,6 +10,7 @@ pub mod fault;
 pub mod found;
 pub mod gc;
 pub mod journal;
+pub mod pins;
 pub mod sql;
 pub mod unjournaled;
 

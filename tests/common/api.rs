@@ -1,5 +1,5 @@
 //! The daemon's endpoints in the tests' words: status, turns, histories, rollbacks (undo,
-//! redo, in time), forks and garbage collection. Each returns the body of the status it
+//! redo, in time), forks, pins and garbage collection. Each returns the body of the status it
 //! requires, or the `(status, body)` pair where the test checks the status itself.
 
 use serde_json::{Value, json};
@@ -81,6 +81,25 @@ impl Daemon {
             &format!("/v1/sessions/{parent}/fork"),
             json!({"new_session": new_session, "turn": turn}),
         )
+    }
+
+    /// `POST /v1/pins` with `{"name", "session"?, "turn"?, "at"?}`.
+    pub fn pin(&self, body: Value) -> (u16, Value) {
+        self.post("/v1/pins", body)
+    }
+
+    /// `DELETE /v1/pins/{name}`.
+    pub fn unpin(&self, name: &str) -> (u16, Value) {
+        self.delete(&format!("/v1/pins/{name}"))
+    }
+
+    /// The `pins` of `GET /v1/pins` (200).
+    pub fn pins(&self) -> Vec<Value> {
+        let listing = expect(200, self.get("/v1/pins"));
+        listing["pins"]
+            .as_array()
+            .unwrap_or_else(|| panic!("pin listing without pins: {listing:#}"))
+            .clone()
     }
 
     /// `POST /v1/gc` (200) and its report.

@@ -86,6 +86,12 @@ pub fn cli_state_json(ws: &Workspace, args: &[&str]) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("filewatchd {args:?}: not JSON ({e}):\n{text}"))
 }
 
+/// Runs `cmd` (stdin, arguments and environment as the caller set them) to completion within
+/// the CLI's deadline; its stdout and stderr as raw bytes.
+pub fn run_to_end(cmd: Command) -> Output {
+    run_with_deadline(cmd, HTTP_TIMEOUT)
+}
+
 /// Runs a command to completion (its stdout and stderr as raw bytes); kills it and panics if
 /// it outlives the deadline.
 fn run_with_deadline(mut cmd: Command, deadline: Duration) -> Output {

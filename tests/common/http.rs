@@ -28,6 +28,15 @@ impl Daemon {
         reply(resp, "POST", path)
     }
 
+    pub fn delete(&self, path: &str) -> (u16, Value) {
+        let resp = self
+            .agent
+            .delete(format!("{}{path}", self.url))
+            .header("Authorization", self.bearer())
+            .call();
+        reply(resp, "DELETE", path)
+    }
+
     pub fn post_empty(&self, path: &str) -> (u16, Value) {
         let resp = self
             .agent

@@ -64,6 +64,22 @@ pub fn has_hooks(text: &str, path: &Path, ours: &Ours) -> anyhow::Result<bool> {
         .any(|entry| ours.entry_is_ours(entry)))
 }
 
+/// The commands of filewatchd's hook entries in the file (`doctor` checks what they run).
+pub fn our_commands(text: &str, path: &Path, ours: &Ours) -> anyhow::Result<Vec<String>> {
+    let root = parse(text, path)?;
+    let Some(settings) = root.value().and_then(|v| v.to_serde_value()) else {
+        return Ok(Vec::new());
+    };
+    let lists = settings["hooks"].as_object().into_iter().flat_map(|h| h.values());
+    let hooks = lists
+        .filter_map(Value::as_array)
+        .flatten()
+        .filter_map(|entry| entry["hooks"].as_array())
+        .flatten();
+    let commands = hooks.filter_map(|h| h["command"].as_str().filter(|c| ours.matches(c)));
+    Ok(commands.map(str::to_string).collect())
+}
+
 /// The text with filewatchd's entry under each event: appended where there is none, and an
 /// existing one pointed at `ours.command` (the binary may have moved since).
 pub fn with_hooks(text: &str, path: &Path, entries: &[(&str, Value)], ours: &Ours) -> anyhow::Result<String> {

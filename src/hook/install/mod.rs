@@ -7,6 +7,7 @@
 //! - `jsonc`, `notify`, `plugin`: the edit of one kind of file (JSON/JSONC hook settings,
 //!   Codex's `config.toml`, the opencode/pi plugin file).
 //! - `backup`: the user's original of an edited file, kept in filewatchd's state directory.
+//! - `inspect`: what an installed file runs, and Codex's recorded trust (for `doctor`).
 //!
 //! Install points filewatchd's entries at the current binary (adding any that are missing);
 //! uninstall removes every filewatchd entry whatever binary it names and gives back the
@@ -14,6 +15,7 @@
 //! filewatchd's entries is never rewritten.
 
 mod backup;
+mod inspect;
 mod jsonc;
 mod locate;
 mod notify;
@@ -24,6 +26,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde_json::{Value, json};
 
+pub use inspect::{CodexTrust, Runs, codex_trust, installed};
 pub use locate::{AgentDirs, Invocation, on_path};
 
 use super::events::Agent;

@@ -35,6 +35,17 @@ fn notify(doc: &DocumentMut) -> Option<&Value> {
     doc.get("notify").and_then(Item::as_value)
 }
 
+/// The program filewatchd's `notify` runs, if the config has one.
+pub fn our_program(text: &str, path: &Path, program: &Path) -> anyhow::Result<Option<String>> {
+    let doc = parse(text, path)?;
+    let ours = notify(&doc).filter(|v| is_ours(v, program));
+    let first = ours
+        .and_then(Value::as_array)
+        .and_then(|a| a.get(0))
+        .and_then(Value::as_str);
+    Ok(first.map(str::to_string))
+}
+
 pub fn has_notify(text: &str, path: &Path, program: &Path) -> anyhow::Result<bool> {
     let doc = parse(text, path)?;
     Ok(notify(&doc).is_some_and(|v| is_ours(v, program)))

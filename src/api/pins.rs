@@ -1,0 +1,150 @@
+//! The pin routes: `GET /v1/pins`, `POST /v1/pins`, `DELETE /v1/pins/{name}`. A rollback to a
+//! pin is `POST /v1/rollback` with `"pin"` (`rollback`).
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use super::AppState;
+use super::access::JsonBody;
+use super::error::{ApiError, ErrorCode};
+use super::handlers::valid_session;
+use crate::engine::Command;
+use crate::model::format_time;
+use crate::pins::{self, PinError, Point};
+use crate::sessions::turns::TurnSelector;
+use crate::store::pins::PinRow;
+
+/// A pin as the API shows it.
+#[derive(Debug, Serialize)]
+pub struct PinView {
+    name: String,
+    seq: i64,
+    session: Option<String>,
+    turn: Option<i64>,
+    at: Option<String>,
+    created_at: String,
+}
+
+impl PinView {
+    fn of(pin: PinRow) -> Self {
+        Self {
+            name: pin.name,
+            seq: pin.seq,
+            session: pin.session,
+            turn: pin.turn,
+            at: pin.at.map(format_time),
+            created_at: format_time(pin.created_at),
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct PinList {
+    pins: Vec<PinView>,
+}
+
+/// `GET /v1/pins`: every pin, oldest point first.
+pub async fn list(State(state): State<Arc<AppState>>) -> Result<Json<PinList>, ApiError> {
+    let pins = state.read(|conn, _| Ok(pins::list(conn)?)).await?;
+    Ok(Json(PinList {
+        pins: pins.into_iter().map(PinView::of).collect(),
+    }))
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PinBody {
+    name: Option<String>,
+    /// The end of this turn (a number, a ref or `current`) of `session`.
+    turn: Option<Value>,
+    session: Option<String>,
+    /// An RFC 3339 time.
+    at: Option<String>,
+}
+
+/// `POST /v1/pins`: a pin at the end of a turn, at a time, or now; 201 with the pin.
+pub async fn create(
+    State(state): State<Arc<AppState>>,
+    JsonBody(body): JsonBody<PinBody>,
+) -> Result<(StatusCode, Json<PinView>), ApiError> {
+    let Some(name) = body.name.clone() else {
+        return Err(ApiError::bad_request(
+            ErrorCode::BadRequest,
+            "give the pin's \"name\"",
+        ));
+    };
+    if !pins::is_valid_name(&name) {
+        return Err(ApiError::bad_request(ErrorCode::BadPin, pins::NAME_RULE));
+    }
+    let point = point(body)?;
+    let (reply, answer) = oneshot::channel();
+    state.worker.send(Command::Pin { name, point, reply })?;
+    let pin = answer
+        .await
+        .map_err(|_| ApiError::unavailable("the daemon is shutting down"))??;
+    Ok((StatusCode::CREATED, Json(PinView::of(pin))))
+}
+
+/// The point a pin request names: `turn` (with `session`), `at`, or neither (now).
+fn point(body: PinBody) -> Result<Point, ApiError> {
+    let bad = |message: &str| Err(ApiError::bad_request(ErrorCode::BadRequest, message));
+    match (body.turn, body.session, body.at) {
+        (Some(_), _, Some(_)) => bad("give \"turn\" (with \"session\") or \"at\", not both"),
+        (Some(turn), Some(session), None) => {
+            valid_session(&session)?;
+            let turn = match turn {
+                Value::Number(n) => TurnSelector::Number(n.as_i64().unwrap_or(-1)),
+                Value::String(s) => TurnSelector::parse(&s),
+                _ => return bad("\"turn\" is a number, a ref or \"current\""),
+            };
+            Ok(Point::TurnEnd { session, turn })
+        }
+        (Some(_), None, None) => bad("a pin at a turn's end needs its \"session\""),
+        (None, Some(_), _) => bad("\"session\" goes with \"turn\": the pin is at that turn's end"),
+        (None, None, Some(at)) => {
+            let at_ms =
+                crate::model::parse_time(&at).map_err(|e| ApiError::bad_request(ErrorCode::BadTime, e))?;
+            Ok(Point::Time { at_ms })
+        }
+        (None, None, None) => Ok(Point::Now),
+    }
+}
+
+/// `DELETE /v1/pins/{name}`: 200 with the pin removed; 404 when there is none.
+pub async fn remove(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+) -> Result<Json<PinView>, ApiError> {
+    let (reply, answer) = oneshot::channel();
+    state.worker.send(Command::Unpin { name, reply })?;
+    let pin = answer
+        .await
+        .map_err(|_| ApiError::unavailable("the daemon is shutting down"))??;
+    Ok(Json(PinView::of(pin)))
+}
+
+impl From<PinError> for ApiError {
+    fn from(err: PinError) -> Self {
+        let message = err.to_string();
+        match err {
+            PinError::BadName(_) => Self::bad_request(ErrorCode::BadPin, message),
+            PinError::Future(_) => Self::bad_request(ErrorCode::BadTime, message),
+            PinError::Exists(_) => Self::new(StatusCode::CONFLICT, ErrorCode::PinExists, message),
+            PinError::Unknown(_) => Self::not_found(message),
+            PinError::Lookup(lookup) => Self::from(lookup),
+            PinError::TurnOpen { .. } => Self::new(StatusCode::CONFLICT, ErrorCode::TurnOpen, message),
+            PinError::BeforeHistory(_) => Self::new(StatusCode::CONFLICT, ErrorCode::BeforeHistory, message),
+            PinError::Expired { .. } => Self::new(StatusCode::GONE, ErrorCode::Expired, message),
+            PinError::Store(e) => Self::from(e),
+            PinError::Unrecorded(_) => Self::storage(message),
+            PinError::Unavailable => Self::unavailable(message),
+            PinError::WorkspaceLost(_) => Self::workspace_lost(message),
+        }
+    }
+}

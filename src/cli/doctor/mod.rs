@@ -1,0 +1,147 @@
+//! `filewatchd doctor`: checks of everything filewatchd needs around it, each with a one-line
+//! verdict (ok, warning, problem) and the command that fixes it. It needs no daemon: finding
+//! none is one of its verdicts. Exit 0 when nothing is a problem (warnings allowed), 1 when
+//! something is.
+//!
+//! - `state`: the daemon of this workspace, the state directory's permissions, the store's
+//!   integrity (`quick_check` on a read-only connection), free disk space.
+//! - `inotify`: the kernel's inotify limits against the tree's directory count.
+//! - `hooks`: each agent's installed hooks run an existing filewatchd of this version (and
+//!   Codex has recorded its trust in them).
+
+mod hooks;
+mod inotify;
+mod state;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::args::ServeArgs;
+use super::style::{Paint, counted, paint};
+
+#[derive(Debug, clap::Args)]
+pub struct DoctorCmd {
+    /// Print every check with its verdict and fix as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What a check found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Ok,
+    Warning,
+    Problem,
+}
+
+/// One check: its name, verdict, what it found, and the command that fixes it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    pub check: String,
+    pub verdict: Verdict,
+    pub message: String,
+    pub fix: Option<String>,
+}
+
+impl Check {
+    fn new(check: impl Into<String>, verdict: Verdict, message: impl Into<String>) -> Self {
+        Self {
+            check: check.into(),
+            verdict,
+            message: message.into(),
+            fix: None,
+        }
+    }
+
+    pub fn ok(check: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::new(check, Verdict::Ok, message)
+    }
+
+    pub fn warning(check: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::new(check, Verdict::Warning, message)
+    }
+
+    pub fn problem(check: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::new(check, Verdict::Problem, message)
+    }
+
+    pub fn fix(mut self, fix: impl Into<String>) -> Self {
+        self.fix = Some(fix.into());
+        self
+    }
+}
+
+/// What the checks know of the workspace: its root, its state directory, and the daemon's
+/// status when one answers.
+pub struct Context {
+    pub root: PathBuf,
+    pub state_dir: PathBuf,
+    pub status: Option<Value>,
+}
+
+#[derive(Serialize)]
+struct Report {
+    healthy: bool,
+    problems: usize,
+    warnings: usize,
+    checks: Vec<Check>,
+}
+
+pub fn doctor(args: &ServeArgs, cmd: DoctorCmd) -> anyhow::Result<ExitCode> {
+    let (daemon, ctx) = state::daemon(args);
+    let mut checks = daemon;
+    checks.push(state::state_dir(&ctx));
+    checks.push(state::store(&ctx));
+    checks.push(state::disk(&ctx));
+    checks.extend(inotify::checks(&ctx));
+    checks.extend(hooks::checks(&ctx));
+    let count = |v: Verdict| checks.iter().filter(|c| c.verdict == v).count();
+    let report = Report {
+        healthy: count(Verdict::Problem) == 0,
+        problems: count(Verdict::Problem),
+        warnings: count(Verdict::Warning),
+        checks,
+    };
+    if cmd.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print(&report);
+    }
+    Ok(match report.healthy {
+        true => ExitCode::SUCCESS,
+        false => ExitCode::FAILURE,
+    })
+}
+
+fn print(report: &Report) {
+    for check in &report.checks {
+        let (word, colour) = match check.verdict {
+            Verdict::Ok => ("ok", Paint::Added),
+            Verdict::Warning => ("warning", Paint::Warning),
+            Verdict::Problem => ("problem", Paint::Deleted),
+        };
+        println!(
+            "{} {}: {}",
+            paint(&format!("{word:<8}"), colour),
+            check.check,
+            check.message
+        );
+        if let Some(fix) = &check.fix {
+            println!("         {} {fix}", paint("fix:", Paint::Bold));
+        }
+    }
+    let (problems, warnings) = (report.problems as u64, report.warnings as u64);
+    match (problems, warnings) {
+        (0, 0) => println!("healthy: {} passed", counted(report.checks.len() as u64, "check")),
+        (0, _) => println!("healthy, with {}", counted(warnings, "warning")),
+        _ => println!(
+            "{} and {}: see the fixes above",
+            counted(problems, "problem"),
+            counted(warnings, "warning")
+        ),
+    }
+}

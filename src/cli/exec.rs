@@ -1,0 +1,256 @@
+//! `filewatchd exec -- CMD ARGS...`: any command as one turn, for agents, scripts and tools
+//! without hooks. The turn starts (labelled with the command line), the command runs with this
+//! process's stdin, stdout, stderr and directory, the turn ends, and its exit code is passed
+//! through (a death by signal N as 128 + N, as shells do). Nothing is printed on stdout: the
+//! turn's summary is one line on stderr.
+//!
+//! Signals: Ctrl-C and Ctrl-\ reach the whole foreground process group, the command included;
+//! exec ignores them while it waits, as shells do, so the turn still ends. SIGTERM and SIGHUP
+//! sent to exec alone (an agent's timeout, a closed terminal) are passed on to the command.
+
+use std::ffi::OsString;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use anyhow::Context;
+use clap::Args;
+use serde_json::{Value, json};
+
+use super::args::ServeArgs;
+use super::style::counted;
+use super::{Client, session_name, text_of};
+
+/// The session of `exec` turns when neither `--session` nor `$FILEWATCHD_SESSION` names one.
+pub const DEFAULT_SESSION: &str = "exec";
+/// Longer command lines are cut in the label (the turn keeps the first part).
+const LABEL_MAX: usize = 2000;
+
+#[derive(Debug, Args)]
+#[command(override_usage = "filewatchd exec [OPTIONS] -- CMD [ARGS]...")]
+pub struct ExecCmd {
+    /// The session the turn belongs to (default: $FILEWATCHD_SESSION, else `exec`).
+    #[arg(long, env = "FILEWATCHD_SESSION")]
+    pub session: Option<String>,
+    /// The turn's label (default: the command line).
+    #[arg(long)]
+    pub label: Option<String>,
+    /// When no daemon answers, run the command anyway, unrecorded (one warning on stderr),
+    /// instead of refusing with exit 1.
+    #[arg(long)]
+    pub unrecorded_ok: bool,
+    /// The command to run and its arguments (after `--`).
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CMD",
+        value_parser = clap::value_parser!(OsString)
+    )]
+    pub command: Vec<OsString>,
+}
+
+/// How the command ended.
+enum Ran {
+    Exited(i32),
+    Signalled(i32),
+    /// It could not be started: 127 when it was not found, 126 otherwise (as shells say).
+    NotStarted(std::io::Error),
+}
+
+impl Ran {
+    fn exit_code(&self) -> u8 {
+        let code = match self {
+            Ran::Exited(code) => *code,
+            Ran::Signalled(signal) => 128 + signal,
+            Ran::NotStarted(e) if e.kind() == std::io::ErrorKind::NotFound => 127,
+            Ran::NotStarted(_) => 126,
+        };
+        u8::try_from(code & 0xff).unwrap_or(1)
+    }
+}
+
+pub fn exec(args: &ServeArgs, cmd: ExecCmd) -> anyhow::Result<ExitCode> {
+    // An empty FILEWATCHD_SESSION counts as unset.
+    let session = cmd.session.filter(|s| !s.is_empty());
+    let session = session_name(session.unwrap_or_else(|| DEFAULT_SESSION.to_string()))?;
+    let label = cmd.label.unwrap_or_else(|| command_line(&cmd.command));
+    let (client, answer) = match start_turn(args, &session, &label) {
+        Ok(started) => started,
+        Err(err) if cmd.unrecorded_ok => {
+            eprintln!("filewatchd exec: {err:#}; running the command unrecorded (--unrecorded-ok)");
+            return Ok(ExitCode::from(run(&cmd.command).exit_code()));
+        }
+        Err(err) => {
+            return Err(err.context(
+                "the command was not run, since its turn could not start (--unrecorded-ok runs it anyway)",
+            ));
+        }
+    };
+    let ran = run(&cmd.command);
+    if let Ran::NotStarted(err) = &ran {
+        let name = cmd.command[0].to_string_lossy();
+        match err.kind() {
+            std::io::ErrorKind::NotFound => eprintln!("filewatchd exec: {name}: command not found"),
+            _ => eprintln!("filewatchd exec: {name}: {err}"),
+        }
+    }
+    let turn = &answer["turn"];
+    match client.post(&format!("/v1/sessions/{session}/turns/{turn}/end"), &json!({})) {
+        Ok(ended) => eprintln!("{}", summary(&ended, &session)),
+        Err(err) => eprintln!("filewatchd exec: could not end turn {turn} of {session}: {err:#}"),
+    }
+    Ok(ExitCode::from(ran.exit_code()))
+}
+
+/// Finds the daemon and starts the turn; says so when that ended the session's open turn.
+fn start_turn(args: &ServeArgs, session: &str, label: &str) -> anyhow::Result<(Client, Value)> {
+    let client = Client::discover(args.root.as_deref(), args.state_dir.as_deref())?;
+    let answer = client.post(&format!("/v1/sessions/{session}/turns"), &json!({"label": label}))?;
+    if answer["ended"].is_object() {
+        eprintln!(
+            "filewatchd: ended turn {} of {session} first (it was still open)",
+            answer["ended"]["turn"]
+        );
+    }
+    Ok((client, answer))
+}
+
+/// The command line as a shell would read it back: each word quoted where it needs it.
+fn command_line(words: &[OsString]) -> String {
+    let line: Vec<String> = words.iter().map(|w| shell_word(&w.to_string_lossy())).collect();
+    let line = line.join(" ");
+    match line.char_indices().nth(LABEL_MAX) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line,
+    }
+}
+
+fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:@=,%^".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        return word.to_string();
+    }
+    format!("'{}'", word.replace('\'', "'\\''"))
+}
+
+/// "filewatchd: turn 3 of s: +2 ~5 -1, 8 paths (undo: filewatchd undo --session s)".
+fn summary(turn: &Value, session: &str) -> String {
+    let c = &turn["counts"];
+    let n = |key: &str| c[key].as_u64().unwrap_or(0);
+    let paths = turn["changes"].as_array().map_or(0, Vec::len) as u64;
+    let head = format!(
+        "filewatchd: turn {} of {}",
+        turn["turn"],
+        text_of(&turn["session"])
+    );
+    if paths == 0 {
+        return format!("{head}: no changes");
+    }
+    let mut counts = format!("+{} ~{} -{}", n("added"), n("modified"), n("deleted"));
+    if n("renamed") > 0 {
+        counts.push_str(&format!(" >{}", n("renamed")));
+    }
+    if n("ambiguous") > 0 {
+        counts.push_str(&format!(", {} ambiguous", n("ambiguous")));
+    }
+    format!(
+        "{head}: {counts}, {} (undo: filewatchd undo --session {session})",
+        counted(paths, "path")
+    )
+}
+
+/// The pid of the running command, for the forwarding handler (0: none yet).
+static CHILD: AtomicI32 = AtomicI32::new(0);
+/// A forwarded signal that came before the command's pid was known.
+static PENDING: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn forward(signal: libc::c_int) {
+    match CHILD.load(Ordering::SeqCst) {
+        0 => PENDING.store(signal, Ordering::SeqCst),
+        // SAFETY: kill is async-signal-safe.
+        pid => unsafe {
+            libc::kill(pid, signal);
+        },
+    }
+}
+
+/// Forwards SIGTERM and SIGHUP to the command and ignores SIGINT and SIGQUIT while it runs;
+/// the command itself gets the dispositions exec had.
+fn handle_signals(command: &mut std::process::Command) {
+    // SAFETY: dispositions are set on this single thread of the CLI before the spawn; the
+    // handler only reads atomics and calls kill.
+    let (int, quit) = unsafe {
+        libc::signal(libc::SIGTERM, forward as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGHUP, forward as *const () as libc::sighandler_t);
+        (
+            libc::signal(libc::SIGINT, libc::SIG_IGN),
+            libc::signal(libc::SIGQUIT, libc::SIG_IGN),
+        )
+    };
+    // SAFETY: between fork and exec the child only calls signal, which is async-signal-safe
+    // (a handler is reset to the default by execve by itself).
+    unsafe {
+        command.pre_exec(move || {
+            libc::signal(libc::SIGINT, int);
+            libc::signal(libc::SIGQUIT, quit);
+            Ok(())
+        });
+    }
+}
+
+/// Runs the command to its end with the signal handling of the module's doc.
+fn run(words: &[OsString]) -> Ran {
+    let mut command = std::process::Command::new(&words[0]);
+    command.args(&words[1..]);
+    handle_signals(&mut command);
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(err) => return Ran::NotStarted(err),
+    };
+    CHILD.store(i32::try_from(child.id()).unwrap_or(0), Ordering::SeqCst);
+    if let signal @ 1.. = PENDING.swap(0, Ordering::SeqCst) {
+        forward(signal);
+    }
+    let status = child.wait().context("cannot wait for the command");
+    CHILD.store(0, Ordering::SeqCst);
+    match status {
+        Ok(status) => match (status.code(), status.signal()) {
+            (Some(code), _) => Ran::Exited(code),
+            (None, Some(signal)) => Ran::Signalled(signal),
+            (None, None) => Ran::Exited(1),
+        },
+        Err(err) => Ran::NotStarted(std::io::Error::other(format!("{err:#}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_label_is_the_command_line_quoted_where_a_shell_needs_it() {
+        let words: Vec<OsString> = ["sh", "-c", "echo 'hi' > a.txt", "make", "CC=gcc", ""]
+            .iter()
+            .map(OsString::from)
+            .collect();
+        assert_eq!(
+            command_line(&words),
+            r"sh -c 'echo '\''hi'\'' > a.txt' make CC=gcc ''"
+        );
+        let long = vec![OsString::from("x".repeat(LABEL_MAX + 10))];
+        assert_eq!(command_line(&long).chars().count(), LABEL_MAX + 1);
+    }
+
+    #[test]
+    fn the_summary_counts_what_the_turn_changed() {
+        let turn = json!({"turn": 3, "session": "s", "counts": {"added": 2, "modified": 5, "deleted": 1,
+            "renamed": 0, "ambiguous": 0}, "changes": [1, 2, 3, 4, 5, 6, 7, 8]});
+        assert_eq!(
+            summary(&turn, "s"),
+            "filewatchd: turn 3 of s: +2 ~5 -1, 8 paths (undo: filewatchd undo --session s)"
+        );
+        let empty = json!({"turn": 1, "session": "s", "counts": {}, "changes": []});
+        assert_eq!(summary(&empty, "s"), "filewatchd: turn 1 of s: no changes");
+    }
+}

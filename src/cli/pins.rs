@@ -1,0 +1,110 @@
+//! `filewatchd pin`, `unpin`, `pins`: named checkpoints that retention keeps and
+//! `rollback --pin NAME` returns to.
+
+use clap::Args;
+use serde_json::{Value, json};
+
+use super::args::{JsonFlag, SessionArg, valid_duration, valid_time};
+use super::style::{Paint, paint};
+use super::{Client, Hint, encode, print, resolve_session, rollback, text_of};
+use crate::api::error::ErrorCode;
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("point").args(["turn", "at", "ago"])))]
+pub struct PinCmd {
+    /// The pin's name: 1 to 128 characters of A-Z a-z 0-9 . _ : -
+    pub name: String,
+    /// Pin the end of this turn of the session (a number, a ref or `current`); default: the
+    /// workspace now.
+    #[arg(long, value_name = "N")]
+    pub turn: Option<String>,
+    /// Pin the state recorded at this time (RFC 3339, e.g. 2026-11-30T10:00:00Z).
+    #[arg(long, value_name = "TIME", value_parser = valid_time)]
+    pub at: Option<String>,
+    /// Pin the state recorded this long ago (e.g. 10m, 2h, 1day).
+    #[arg(long, value_name = "DURATION", value_parser = valid_duration)]
+    pub ago: Option<String>,
+    #[command(flatten)]
+    pub session: SessionArg,
+    #[command(flatten)]
+    pub json: JsonFlag,
+}
+
+#[derive(Debug, Args)]
+pub struct UnpinCmd {
+    /// The pin to remove (`filewatchd pins` lists them).
+    pub name: String,
+    #[command(flatten)]
+    pub json: JsonFlag,
+}
+
+/// Where to look when a pin was not found.
+const LIST_PINS: &str = "`filewatchd pins` lists them";
+
+pub fn pin(client: &Client, cmd: PinCmd) -> anyhow::Result<()> {
+    let mut body = json!({"name": cmd.name});
+    if let Some(turn) = &cmd.turn {
+        body["session"] = json!(resolve_session(client, cmd.session.session)?);
+        body["turn"] = turn.parse::<i64>().map_or_else(|_| json!(turn), |n| json!(n));
+    }
+    match (cmd.at, cmd.ago) {
+        (Some(at), _) => body["at"] = json!(at),
+        (_, Some(ago)) => body["at"] = json!(rollback::time_ago(&ago)?),
+        _ => {}
+    }
+    let answer = client
+        .post("/v1/pins", &body)
+        .hint(ErrorCode::PinExists, "`filewatchd unpin NAME` frees the name")
+        .hint(ErrorCode::NotFound, super::LIST_TURNS)?;
+    print::answer(&answer, cmd.json.json, |a| {
+        println!(
+            "pinned {}: {}",
+            paint(&text_of(&a["name"]), Paint::Bold),
+            point(a)
+        );
+        println!("  back to it: filewatchd rollback --pin {}", text_of(&a["name"]));
+    })
+}
+
+pub fn unpin(client: &Client, cmd: UnpinCmd) -> anyhow::Result<()> {
+    let answer = client
+        .delete(&format!("/v1/pins/{}", encode(&cmd.name)))
+        .hint(ErrorCode::NotFound, LIST_PINS)?;
+    print::answer(&answer, cmd.json.json, |a| {
+        println!(
+            "unpinned {} ({}); the next gc may remove history only it kept",
+            paint(&text_of(&a["name"]), Paint::Bold),
+            point(a)
+        );
+    })
+}
+
+pub fn pins(client: &Client, json: JsonFlag) -> anyhow::Result<()> {
+    let answer = client.get("/v1/pins")?;
+    print::answer(&answer, json.json, |a| {
+        let list = a["pins"].as_array().map_or(&[][..], Vec::as_slice);
+        if list.is_empty() {
+            println!("no pins yet: `filewatchd pin NAME` names the workspace as it is now");
+        }
+        let width = list.iter().map(|p| text_of(&p["name"]).len()).max().unwrap_or(0);
+        for p in list {
+            let name = format!("{:<width$}", text_of(&p["name"]));
+            println!(
+                "{}  {}  {}",
+                paint(&name, Paint::Bold),
+                point(p),
+                paint(&format!("pinned {}", text_of(&p["created_at"])), Paint::Dim)
+            );
+        }
+    })
+}
+
+/// The point a pin names, in words: "the end of turn 3 of s1 (seq 120)".
+fn point(pin: &Value) -> String {
+    let what = match (pin["session"].as_str(), pin["turn"].as_i64(), pin["at"].as_str()) {
+        (Some(session), Some(turn), _) => format!("the end of turn {turn} of {session}"),
+        (_, _, Some(at)) => format!("the state recorded at {at}"),
+        _ => "the workspace when it was pinned".to_string(),
+    };
+    format!("{what} (seq {})", pin["seq"])
+}

@@ -1,0 +1,127 @@
+//! What an installed hook configuration runs, for `filewatchd doctor`: the programs filewatchd's
+//! entries in a target's file name, and whether Codex has recorded its trust in them.
+
+use std::path::{Path, PathBuf};
+
+use super::{Format, Target, jsonc, notify, plugin, read_optional, text};
+use crate::hook::Agent;
+
+/// How an installed hook names filewatchd.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Runs {
+    /// `filewatchd` as `PATH` finds it (a file a team may commit).
+    FromPath,
+    /// This program, by its path.
+    Program(PathBuf),
+}
+
+/// The programs the target's file runs; `None` when the file does not exist or holds none of
+/// filewatchd's entries.
+pub fn installed(target: &Target) -> anyhow::Result<Option<Vec<Runs>>> {
+    let path = target.path();
+    let Some(bytes) = read_optional(&path)? else {
+        return Ok(None);
+    };
+    if !target.has_ours(&path, &bytes)? {
+        return Ok(None);
+    }
+    let command = target.command();
+    let ours = jsonc::Ours {
+        agent: target.agent.name(),
+        command: &command,
+    };
+    let programs: Vec<String> = match target.format() {
+        Format::Json => jsonc::our_commands(text(&path, &bytes)?, &path, &ours)?
+            .iter()
+            .map(|c| program_of(c, target.agent))
+            .collect(),
+        Format::Toml => notify::our_program(text(&path, &bytes)?, &path, &target.program)?
+            .into_iter()
+            .collect(),
+        Format::Plugin => plugin::default_program(&bytes).into_iter().collect(),
+    };
+    let mut runs: Vec<Runs> = Vec::new();
+    for program in programs {
+        let named = match program.as_str() {
+            "filewatchd" => Runs::FromPath,
+            _ => Runs::Program(PathBuf::from(program)),
+        };
+        if !runs.contains(&named) {
+            runs.push(named);
+        }
+    }
+    Ok(Some(runs))
+}
+
+/// The program of a hook command `PROGRAM hook <agent>`, unquoted as install quotes it.
+fn program_of(command: &str, agent: Agent) -> String {
+    let suffix = format!(" hook {}", agent.name());
+    let program = command.strip_suffix(&suffix).unwrap_or(command).trim();
+    match program.strip_prefix('\'').and_then(|p| p.strip_suffix('\'')) {
+        Some(quoted) => quoted.replace("'\\''", "'"),
+        None => program.to_string(),
+    }
+}
+
+/// Whether Codex will run the hooks of `hooks_file`: it runs a hook only once its trust is
+/// recorded (`[hooks.state."<file>:<event>:<group>:<handler>"] trusted_hash`), and loads a
+/// project's `.codex/` only in a trusted project (`[projects."<root>"] trust_level`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodexTrust {
+    /// The config it reads them from (`$CODEX_HOME/config.toml`).
+    pub config: PathBuf,
+    /// Some hook of the file has a recorded trusted hash (filewatchd cannot recompute the hash
+    /// Codex compares it with: a changed hook needs trust again).
+    pub hooks_trusted: bool,
+    /// For a project file: whether the project is trusted.
+    pub project_trusted: Option<bool>,
+}
+
+pub fn codex_trust(target: &Target, hooks_file: &Path) -> anyhow::Result<CodexTrust> {
+    let config = target.dirs.codex().join("config.toml");
+    let table: toml::Table = match read_optional(&config)? {
+        Some(bytes) => toml::from_str(text(&config, &bytes)?).unwrap_or_default(),
+        None => toml::Table::new(),
+    };
+    let file = hooks_file.to_string_lossy();
+    let states = table
+        .get("hooks")
+        .and_then(|h| h.get("state"))
+        .and_then(toml::Value::as_table);
+    let hooks_trusted = states.is_some_and(|states| {
+        states
+            .iter()
+            .any(|(key, state)| key.contains(file.as_ref()) && state.get("trusted_hash").is_some())
+    });
+    let project_trusted = target.in_workspace().then(|| {
+        let root = target.root.to_string_lossy();
+        let project = table.get("projects").and_then(|p| p.get(root.as_ref()));
+        project
+            .and_then(|p| p.get("trust_level"))
+            .and_then(toml::Value::as_str)
+            == Some("trusted")
+    });
+    Ok(CodexTrust {
+        config,
+        hooks_trusted,
+        project_trusted,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_program_is_read_back_from_the_command_install_writes() {
+        assert_eq!(program_of("filewatchd hook codex", Agent::Codex), "filewatchd");
+        assert_eq!(
+            program_of("'/opt/it'\\''s/filewatchd' hook claude-code", Agent::ClaudeCode),
+            "/opt/it's/filewatchd"
+        );
+        assert_eq!(
+            program_of("/usr/bin/filewatchd hook gemini-cli", Agent::GeminiCli),
+            "/usr/bin/filewatchd"
+        );
+    }
+}

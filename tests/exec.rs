@@ -1,0 +1,215 @@
+//! `filewatchd exec -- CMD` (issue 17): any command as one turn. Its writes are one turn
+//! labelled with the command line, its exit code is passed through (127 when it cannot be
+//! found, 128 + N when signal N kills it), its stdin and stdout are its own, the turn's summary
+//! is one line on stderr, and the turn ends even when Ctrl-C or SIGTERM stops the command.
+
+mod common;
+
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::time::Duration;
+
+use common::*;
+
+/// `filewatchd --state-dir STATE exec ARGS...` in the root, stdin closed.
+fn exec_cmd(ws: &Workspace, args: &[&str]) -> Command {
+    let mut cmd = ws.command();
+    cmd.arg("--state-dir")
+        .arg(ws.state_dir())
+        .arg("exec")
+        .args(args)
+        .stdin(Stdio::null());
+    cmd
+}
+
+fn exec(ws: &Workspace, args: &[&str]) -> Output {
+    run_to_end(exec_cmd(ws, args))
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn exit_codes_pass_through_and_every_run_is_one_ended_turn() {
+    let ws = Workspace::new();
+    ws.write("data.txt", "not a program\n");
+    let daemon = Daemon::start(&ws);
+    let cases: [(&[&str], i32, &str); 5] = [
+        (&["sh", "-c", "exit 0"], 0, "sh -c 'exit 0'"),
+        (&["sh", "-c", "exit 3"], 3, "sh -c 'exit 3'"),
+        (&["no-such-command-fwd"], 127, "no-such-command-fwd"),
+        (&["./data.txt"], 126, "./data.txt"),
+        (&["sh", "-c", "kill -TERM $$"], 128 + 15, "sh -c 'kill -TERM $$'"),
+    ];
+    for (args, code, _) in cases {
+        let out = exec(&ws, args);
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{args:?}: stderr:\n{}",
+            text(&out.stderr)
+        );
+    }
+    let missing = exec(&ws, &["no-such-command-fwd"]);
+    assert!(
+        text(&missing.stderr).contains("no-such-command-fwd: command not found"),
+        "{}",
+        text(&missing.stderr)
+    );
+
+    let turns = daemon.turn_list("exec");
+    let labels: Vec<&str> = turns.iter().filter_map(|t| t["label"].as_str()).collect();
+    let mut expected: Vec<&str> = cases.iter().map(|(_, _, label)| *label).collect();
+    expected.push("no-such-command-fwd");
+    assert_eq!(labels, expected);
+    for t in &turns {
+        assert!(t["ended_at"].is_string(), "a turn was left open: {t:#}");
+    }
+}
+
+#[test]
+fn the_commands_writes_are_its_turn_and_its_stdin_and_stdout_are_untouched() {
+    let ws = Workspace::new();
+    ws.write("old.txt", "old\n");
+    let daemon = Daemon::start(&ws);
+    let script = r#"cat; echo a > a.txt; echo b > "b c.txt"; rm old.txt; printf 'to stderr\n' >&2"#;
+    let input = tempfile::tempfile().unwrap();
+    {
+        use std::io::{Seek, Write};
+        let mut input = input.try_clone().unwrap();
+        input.write_all(b"from stdin\n").unwrap();
+        input.rewind().unwrap();
+    }
+    let mut cmd = exec_cmd(&ws, &["--session", "job", "--", "sh", "-c", script]);
+    cmd.stdin(input);
+    let out = run_to_end(cmd);
+    assert_eq!(out.status.code(), Some(0), "stderr:\n{}", text(&out.stderr));
+    assert_eq!(out.stdout, b"from stdin\n", "stdout is the command's alone");
+    assert_eq!(
+        text(&out.stderr),
+        "to stderr\nfilewatchd: turn 1 of job: +2 ~0 -1, 3 paths (undo: filewatchd undo --session job)\n"
+    );
+
+    let turn = daemon.turn("job", 1, false);
+    assert_eq!(
+        turn["label"],
+        format!("sh -c '{}'", script.replace('\'', "'\\''"))
+    );
+    assert_eq!(changed_paths(&turn), set(["a.txt", "b c.txt", "old.txt"]));
+    rollback_applied(daemon.undo("job", serde_json::json!({})));
+    assert_eq!(ws.read("old.txt"), b"old\n");
+    assert!(!ws.path("a.txt").exists(), "the undo of the exec turn left a.txt");
+}
+
+#[test]
+fn the_session_is_the_flag_the_environment_or_exec_and_the_label_may_be_given() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start(&ws);
+    let out = exec(&ws, &["--label", "build it", "--", "true"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let mut cmd = exec_cmd(&ws, &["--", "true"]);
+    cmd.env("FILEWATCHD_SESSION", "from-env");
+    assert_eq!(run_to_end(cmd).status.code(), Some(0));
+    let mut cmd = exec_cmd(&ws, &["--", "true"]);
+    cmd.env("FILEWATCHD_SESSION", "");
+    assert_eq!(
+        run_to_end(cmd).status.code(),
+        Some(0),
+        "an empty variable counts as unset"
+    );
+    assert_eq!(daemon.turn_list("exec")[0]["label"], "build it");
+    assert_eq!(daemon.turn_list("exec").len(), 2);
+    assert_eq!(daemon.turn_list("from-env").len(), 1);
+    let bad = exec(&ws, &["--session", "no spaces", "--", "true"]);
+    assert_eq!(bad.status.code(), Some(1), "{}", text(&bad.stderr));
+}
+
+#[test]
+fn without_a_daemon_the_command_is_not_run_unless_unrecorded_is_ok() {
+    let ws = Workspace::new();
+    let refused = ws.cli(".", &["exec", "--", "sh", "-c", "touch ran.txt"]);
+    let stderr = text(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("the command was not run"), "{stderr}");
+    assert!(stderr.contains("no filewatchd is running"), "{stderr}");
+    assert!(!ws.path("ran.txt").exists(), "the command ran without its turn");
+
+    let ran = ws.cli(
+        ".",
+        &[
+            "exec",
+            "--unrecorded-ok",
+            "--",
+            "sh",
+            "-c",
+            "touch ran.txt; exit 4",
+        ],
+    );
+    let stderr = text(&ran.stderr);
+    assert_eq!(ran.status.code(), Some(4), "{stderr}");
+    assert!(stderr.contains("unrecorded"), "{stderr}");
+    assert!(
+        ws.path("ran.txt").exists(),
+        "--unrecorded-ok did not run the command"
+    );
+}
+
+/// Starts `exec -- sh -c "echo > started.txt; exec sleep 600"` and waits until the command
+/// runs (its file is there).
+fn start_sleeper(ws: &Workspace, own_group: bool) -> Child {
+    let mut cmd = exec_cmd(
+        ws,
+        &["--", "sh", "-c", "echo started > started.txt; exec sleep 600"],
+    );
+    cmd.stdout(Stdio::null()).stderr(Stdio::null());
+    if own_group {
+        cmd.process_group(0);
+    }
+    let child = cmd.spawn().unwrap();
+    let started = poll_until(Duration::from_secs(30), || {
+        ws.path("started.txt").exists().then_some(())
+    });
+    assert!(started.is_some(), "the command never started");
+    child
+}
+
+fn wait(child: &mut Child) -> ExitStatus {
+    poll_until(Duration::from_secs(60), || child.try_wait().unwrap()).unwrap_or_else(|| {
+        child.kill().ok();
+        panic!("exec did not end after its command was signalled")
+    })
+}
+
+fn kill(signal: &str, target: &str) {
+    let sent = Command::new("kill")
+        .args([signal, "--", target])
+        .status()
+        .unwrap();
+    assert!(sent.success(), "kill {signal} {target}");
+}
+
+/// Ctrl-C: the terminal sends SIGINT to the whole foreground process group.
+#[test]
+fn ctrl_c_stops_the_command_and_its_turn_still_ends() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start(&ws);
+    let mut child = start_sleeper(&ws, true);
+    kill("-INT", &format!("-{}", child.id()));
+    assert_eq!(wait(&mut child).code(), Some(128 + 2));
+    let turn = daemon.turn("exec", 1, false);
+    assert!(turn["ended_at"].is_string(), "the turn was left open: {turn:#}");
+    assert_eq!(changed_paths(&turn), set(["started.txt"]));
+}
+
+/// SIGTERM to exec alone (an agent's timeout) is passed on to the command.
+#[test]
+fn sigterm_to_exec_reaches_the_command_and_its_turn_still_ends() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start(&ws);
+    let mut child = start_sleeper(&ws, false);
+    kill("-TERM", &child.id().to_string());
+    assert_eq!(wait(&mut child).code(), Some(128 + 15));
+    let turn = daemon.turn("exec", 1, false);
+    assert!(turn["ended_at"].is_string(), "the turn was left open: {turn:#}");
+}
