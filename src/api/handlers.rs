@@ -19,7 +19,7 @@ use crate::history::{self, Counts};
 use crate::paths::RelPath;
 use crate::restore::past;
 use crate::sessions;
-use crate::sessions::turns::{self, TurnSelector};
+use crate::sessions::turns::{self, TurnMarker, TurnSelector};
 
 type Answer = Result<Json<Value>, ApiError>;
 type TurnAnswer = Result<Json<render::TurnView>, ApiError>;
@@ -73,6 +73,20 @@ pub struct TurnStartBody {
     #[serde(rename = "ref")]
     turn_ref: Option<String>,
     label: Option<String>,
+    /// The agent whose hook sends the marker (`claude-code`, ...), stored on the session.
+    agent: Option<String>,
+}
+
+/// What `agent` may be: 1 to 64 characters of `A-Za-z0-9._:-`.
+fn valid_agent(agent: Option<&str>) -> Result<(), ApiError> {
+    let fits = |a: &str| (1..=64).contains(&a.len()) && a.bytes().all(|b| b.is_ascii_alphanumeric() || b"._:-".contains(&b));
+    match agent {
+        Some(agent) if !fits(agent) => Err(ApiError::bad_request(
+            ErrorCode::BadRequest,
+            "\"agent\" is 1 to 64 characters of A-Z a-z 0-9 . _ : -",
+        )),
+        _ => Ok(()),
+    }
 }
 
 pub async fn start_turn(
@@ -81,13 +95,14 @@ pub async fn start_turn(
     JsonBody(body): JsonBody<TurnStartBody>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     valid_session(&session)?;
+    valid_agent(body.agent.as_deref())?;
     let (reply, answer) = oneshot::channel();
-    state.worker.send(Command::TurnStart {
-        session,
+    let marker = TurnMarker {
         turn_ref: body.turn_ref,
         label: body.label,
-        reply,
-    })?;
+        agent: body.agent,
+    };
+    state.worker.send(Command::TurnStart { session, marker, reply })?;
     let started = answer
         .await
         .map_err(|_| ApiError::unavailable("the daemon is shutting down"))??;

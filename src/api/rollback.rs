@@ -36,6 +36,8 @@ pub struct RollbackBody {
     diff: bool,
     /// For `POST /v1/rollback`: an RFC 3339 time.
     at: Option<String>,
+    /// For `POST /v1/rollback`: a sequence number (with `paths`), instead of `at`.
+    seq: Option<i64>,
 }
 
 type Answer = Result<(StatusCode, Json<RollbackAnswer>), ApiError>;
@@ -66,14 +68,17 @@ pub async fn rollback(
 
 /// `POST /v1/rollback`: the workspace as recorded at a time, for users with no agent hooks.
 pub async fn rollback_in_time(state: State<Arc<AppState>>, JsonBody(body): JsonBody<RollbackBody>) -> Answer {
-    let Some(at) = body.at.as_deref() else {
-        return Err(ApiError::bad_request(
-            ErrorCode::BadRequest,
-            "give \"at\": an RFC 3339 time",
-        ));
+    let operation = match (body.at.as_deref(), body.seq) {
+        (Some(at), None) => Operation::Time { at_ms: parse_time(at)? },
+        (None, Some(seq)) => Operation::Seq { seq },
+        _ => {
+            return Err(ApiError::bad_request(
+                ErrorCode::BadRequest,
+                "give \"at\" (an RFC 3339 time) or \"seq\" (a sequence number, with \"paths\")",
+            ));
+        }
     };
-    let at_ms = parse_time(at)?;
-    run(state, None, Operation::Time { at_ms }, body).await
+    run(state, None, operation, body).await
 }
 
 /// `POST /v1/redo`: undo the latest time rollback.
@@ -171,7 +176,9 @@ impl From<RollbackError> for ApiError {
             RollbackError::OpIdReused { .. } => {
                 Self::new(StatusCode::CONFLICT, ErrorCode::OpIdReused, message)
             }
-            RollbackError::NeedsSession => Self::bad_request(ErrorCode::BadRequest, message),
+            RollbackError::NeedsSession | RollbackError::BadSeq(_) => {
+                Self::bad_request(ErrorCode::BadRequest, message)
+            }
             RollbackError::Expired { .. } => Self::new(StatusCode::GONE, ErrorCode::Expired, message),
             RollbackError::BeforeHistory(_) => {
                 Self::new(StatusCode::CONFLICT, ErrorCode::BeforeHistory, message)

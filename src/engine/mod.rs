@@ -23,7 +23,7 @@ use crate::paths::RelPath;
 use crate::restore::outcome::Outcome;
 use crate::restore::{Request, RollbackError};
 use crate::retention::GcReport;
-use crate::sessions::turns::{TurnError, TurnSelector, TurnStarted};
+use crate::sessions::turns::{TurnError, TurnMarker, TurnSelector, TurnStarted};
 use crate::store::sql::TurnRow;
 
 pub use worker::{Worker, WorkerHandle};
@@ -55,8 +55,7 @@ impl From<crate::watch::Hint> for Msg {
 pub enum Command {
     TurnStart {
         session: String,
-        turn_ref: Option<String>,
-        label: Option<String>,
+        marker: TurnMarker,
         reply: oneshot::Sender<Result<TurnStarted, TurnError>>,
     },
     TurnEnd {

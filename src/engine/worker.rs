@@ -476,11 +476,10 @@ impl Worker {
         match command {
             Command::TurnStart {
                 session,
-                turn_ref,
-                label,
+                marker,
                 reply,
             } => {
-                let result = turns::start(&mut self.conn, &session, turn_ref.as_deref(), label.as_deref());
+                let result = turns::start(&mut self.conn, &session, &marker);
                 self.refresh_open_turns();
                 let _ = reply.send(result);
             }

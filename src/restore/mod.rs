@@ -109,6 +109,11 @@ pub enum Operation {
     Time {
         at_ms: i64,
     },
+    /// Some paths as recorded at a sequence number: each one's latest version at or before
+    /// it (`restore --seq`, a version `history` lists).
+    Seq {
+        seq: i64,
+    },
 }
 
 impl Operation {
@@ -117,7 +122,7 @@ impl Operation {
         match self {
             Self::Undo => RollbackKind::Undo,
             Self::Redo => RollbackKind::Redo,
-            Self::Rollback { .. } | Self::Time { .. } => RollbackKind::Rollback,
+            Self::Rollback { .. } | Self::Time { .. } | Self::Seq { .. } => RollbackKind::Rollback,
         }
     }
 }
@@ -163,6 +168,9 @@ pub enum RollbackError {
     OpIdReused { op_id: String, was: String },
     #[error("undo and rollback to a turn need a session")]
     NeedsSession,
+    /// A sequence number that names no recorded state, or one given without paths.
+    #[error("{0}")]
+    BadSeq(String),
     #[error("the index failed: {0}")]
     Store(#[from] rusqlite::Error),
     #[error("{0}")]

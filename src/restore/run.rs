@@ -64,7 +64,7 @@ pub fn perform(
         conn,
         &resolved,
         &temps,
-        request.op_id.as_deref(),
+        request,
         &plain,
         &outcome,
     )?;

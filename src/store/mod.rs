@@ -1,7 +1,8 @@
 //! The store: content-addressed blobs and the SQLite index of paths, versions, sessions and
 //! turns. SQL lives in `sql`, the schema and its migrations in `db`, blob files in `blobs`;
 //! `unjournaled` writes a first index into an empty index without SQLite's journal; `gc`,
-//! `journal` and `found` hold the SQL of retention, rollbacks and the verification pass.
+//! `journal` and `found` hold the SQL of retention, rollbacks and the verification pass,
+//! `timeline` that of sessions' activity and the timeline.
 
 pub mod blobs;
 pub mod db;
@@ -10,6 +11,7 @@ pub mod found;
 pub mod gc;
 pub mod journal;
 pub mod sql;
+pub mod timeline;
 pub mod unjournaled;
 
 use std::io;
