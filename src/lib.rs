@@ -117,4 +117,5 @@ pub mod state;
 pub mod stats;
 pub mod store;
 pub mod test_knobs;
+pub mod timeline;
 pub mod watch;

@@ -193,7 +193,7 @@ pub async fn get_turn(
 
 /// Passes the barrier when `can_change` says the answer's state can still change (an open
 /// turn): every write made before the request is then in it, as for `history` and `content`.
-async fn sync_if<F>(state: &Arc<AppState>, can_change: F) -> Result<(), ApiError>
+pub(super) async fn sync_if<F>(state: &Arc<AppState>, can_change: F) -> Result<(), ApiError>
 where
     F: FnOnce(&rusqlite::Connection) -> Result<bool, ApiError> + Send + 'static,
 {
@@ -297,16 +297,14 @@ pub async fn history(State(state): State<Arc<AppState>>, Query(query): Query<His
     let path = RelPath::parse(&text)
         .map_err(|e| ApiError::bad_request(ErrorCode::BadPath, format!("{text:?}: {e}")))?;
     synced(&state).await?;
-    state
-        .read(move |conn, _| {
-            let versions = history::path_versions(conn, &path)?;
-            if versions.is_empty() {
-                return Err(ApiError::not_found(format!("{path} has no recorded version")));
-            }
-            let rendered: Vec<Value> = versions.iter().map(render::version).collect();
-            Ok(Json(json!({"path": path.to_text(), "versions": rendered})))
-        })
-        .await
+    let asked = path.clone();
+    let versions = state.read(move |conn, _| Ok(history::path_versions(conn, &asked)?)).await?;
+    if versions.is_empty() {
+        let unrecorded = ApiError::not_found(format!("{path} has no recorded version"));
+        return Err(super::ignored::or_ignored(&state, path, unrecorded).await);
+    }
+    let rendered: Vec<Value> = versions.iter().map(render::version).collect();
+    Ok(Json(json!({"path": path.to_text(), "versions": rendered})))
 }
 
 pub async fn not_found() -> ApiError {

@@ -146,9 +146,12 @@ async fn run(
         .worker
         .send(Command::Rollback { request, reply })
         .map_err(ApiError::from)?;
-    let outcome = answer
-        .await
-        .map_err(|_| ApiError::unavailable("the daemon is shutting down"))??;
+    let outcome = match answer.await {
+        Ok(Ok(outcome)) => outcome,
+        Ok(Err(RollbackError::NeverRecorded(text))) => return Err(never_recorded(&state, text).await),
+        Ok(Err(err)) => return Err(err.into()),
+        Err(_) => return Err(ApiError::unavailable("the daemon is shutting down")),
+    };
     let answer = RollbackAnswer::of(outcome);
     let status = if answer.refused() {
         StatusCode::CONFLICT
@@ -156,6 +159,15 @@ async fn run(
         StatusCode::OK
     };
     Ok((status, Json(answer)))
+}
+
+/// A requested path nothing was recorded at or beneath: `ignored` when a rule hides it.
+async fn never_recorded(state: &AppState, text: String) -> ApiError {
+    let unrecorded = ApiError::from(RollbackError::NeverRecorded(text.clone()));
+    match RelPath::parse(&text) {
+        Ok(path) => super::ignored::or_ignored(state, path, unrecorded).await,
+        Err(_) => unrecorded,
+    }
 }
 
 impl From<RollbackError> for ApiError {

@@ -85,6 +85,12 @@ pub enum Command {
         request: Request,
         reply: oneshot::Sender<Result<Outcome, RollbackError>>,
     },
+    /// Why a path is not tracked (which ignore rule hides it), once every earlier write is
+    /// recorded (an ignore file just edited is in force).
+    WhyIgnored {
+        path: crate::paths::RelPath,
+        reply: oneshot::Sender<Option<crate::watch::filter::Ignored>>,
+    },
     /// A verification pass now (G2), once every earlier write is recorded.
     Verify {
         reply: oneshot::Sender<Result<verify::Found, verify::VerifyError>>,

@@ -510,6 +510,10 @@ impl Worker {
             Command::Verify { reply } => {
                 let _ = reply.send(self.verify_now());
             }
+            Command::WhyIgnored { path, reply } => {
+                let is_dir = crate::fs::read::is_dir(&self.ctx.root, &path);
+                let _ = reply.send(self.ctx.rules.explain(&path, is_dir));
+            }
             Command::Rollback { request, reply } => {
                 let mut ws = self.ctx.workspace();
                 let result = crate::restore::perform(&mut self.conn, &mut ws, &request);
