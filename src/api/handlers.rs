@@ -79,7 +79,11 @@ pub struct TurnStartBody {
 
 /// What `agent` may be: 1 to 64 characters of `A-Za-z0-9._:-`.
 fn valid_agent(agent: Option<&str>) -> Result<(), ApiError> {
-    let fits = |a: &str| (1..=64).contains(&a.len()) && a.bytes().all(|b| b.is_ascii_alphanumeric() || b"._:-".contains(&b));
+    let fits = |a: &str| {
+        (1..=64).contains(&a.len())
+            && a.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"._:-".contains(&b))
+    };
     match agent {
         Some(agent) if !fits(agent) => Err(ApiError::bad_request(
             ErrorCode::BadRequest,
@@ -102,7 +106,11 @@ pub async fn start_turn(
         label: body.label,
         agent: body.agent,
     };
-    state.worker.send(Command::TurnStart { session, marker, reply })?;
+    state.worker.send(Command::TurnStart {
+        session,
+        marker,
+        reply,
+    })?;
     let started = answer
         .await
         .map_err(|_| ApiError::unavailable("the daemon is shutting down"))??;
@@ -298,7 +306,9 @@ pub async fn history(State(state): State<Arc<AppState>>, Query(query): Query<His
         .map_err(|e| ApiError::bad_request(ErrorCode::BadPath, format!("{text:?}: {e}")))?;
     synced(&state).await?;
     let asked = path.clone();
-    let versions = state.read(move |conn, _| Ok(history::path_versions(conn, &asked)?)).await?;
+    let versions = state
+        .read(move |conn, _| Ok(history::path_versions(conn, &asked)?))
+        .await?;
     if versions.is_empty() {
         let unrecorded = ApiError::not_found(format!("{path} has no recorded version"));
         return Err(super::ignored::or_ignored(&state, path, unrecorded).await);

@@ -69,7 +69,9 @@ pub async fn rollback(
 /// `POST /v1/rollback`: the workspace as recorded at a time, for users with no agent hooks.
 pub async fn rollback_in_time(state: State<Arc<AppState>>, JsonBody(body): JsonBody<RollbackBody>) -> Answer {
     let operation = match (body.at.as_deref(), body.seq) {
-        (Some(at), None) => Operation::Time { at_ms: parse_time(at)? },
+        (Some(at), None) => Operation::Time {
+            at_ms: parse_time(at)?,
+        },
         (None, Some(seq)) => Operation::Seq { seq },
         _ => {
             return Err(ApiError::bad_request(

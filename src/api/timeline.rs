@@ -55,10 +55,17 @@ pub async fn timeline(
     };
     let bad = |message: String| ApiError::bad_request(ErrorCode::BadRequest, message);
     let since_ms = match query.since.as_deref() {
-        Some(at) => Some(crate::model::parse_time(at).map_err(|e| ApiError::bad_request(ErrorCode::BadTime, e))?),
+        Some(at) => {
+            Some(crate::model::parse_time(at).map_err(|e| ApiError::bad_request(ErrorCode::BadTime, e))?)
+        }
         None => None,
     };
-    let before = query.before.as_deref().map(str::parse::<Cursor>).transpose().map_err(bad)?;
+    let before = query
+        .before
+        .as_deref()
+        .map(str::parse::<Cursor>)
+        .transpose()
+        .map_err(bad)?;
     let limit = query.limit.unwrap_or(DEFAULT_LIMIT);
     if !(1..=timeline::PAGE_MAX).contains(&limit) {
         return Err(bad(format!("limit is 1 to {}", timeline::PAGE_MAX)));
@@ -82,7 +89,11 @@ pub async fn timeline(
             Ok(Json(TimelineAnswer {
                 session,
                 order: "newest_first",
-                entries: page.entries.iter().map(|e| EntryView::of(e, with_paths)).collect(),
+                entries: page
+                    .entries
+                    .iter()
+                    .map(|e| EntryView::of(e, with_paths))
+                    .collect(),
                 next_before: page.next.map(|c| c.to_string()),
             }))
         })

@@ -184,7 +184,11 @@ fn resolve_in_time(conn: &Connection, operation: &Operation) -> Result<Resolved,
 /// Paths as recorded at `seq` (`restore --seq`). Before the first index finished a path's
 /// state there is known only when it is itself a file or symlink recorded by then: anything
 /// else (a directory whose entries were not all indexed yet) is refused, as a time is.
-fn seq_target(conn: &Connection, seq: i64, paths: &[crate::paths::RelPath]) -> Result<Resolved, RollbackError> {
+fn seq_target(
+    conn: &Connection,
+    seq: i64,
+    paths: &[crate::paths::RelPath],
+) -> Result<Resolved, RollbackError> {
     if paths.is_empty() {
         return Err(RollbackError::BadSeq(
             "a rollback to a sequence number restores paths: give \"paths\" (or use \"at\" for the whole workspace)".into(),
@@ -196,13 +200,14 @@ fn seq_target(conn: &Connection, seq: i64, paths: &[crate::paths::RelPath]) -> R
             "seq {seq} names no recorded state: versions are numbered 1 to {latest} (`filewatchd history PATH` lists a path's)"
         )));
     }
-    if let Some(begins) = journal::history_begins(conn)? {
-        if seq < journal::seq_at_time(conn, begins)? && !all_single_at(conn, paths, seq)? {
-            return Err(RollbackError::BeforeHistory(history::BeforeHistory {
-                at: format!("seq {seq}"),
-                begins: format_time(begins),
-            }));
-        }
+    if let Some(begins) = journal::history_begins(conn)?
+        && seq < journal::seq_at_time(conn, begins)?
+        && !all_single_at(conn, paths, seq)?
+    {
+        return Err(RollbackError::BeforeHistory(history::BeforeHistory {
+            at: format!("seq {seq}"),
+            begins: format_time(begins),
+        }));
     }
     let mut resolved = at_seq(seq);
     resolved.target.to = TargetTo::Seq;
@@ -215,7 +220,10 @@ fn all_single_at(conn: &Connection, paths: &[crate::paths::RelPath], seq: i64) -
         let Some(path_id) = sql::path_id(conn, path)? else {
             return Ok(false);
         };
-        if !matches!(sql::state_at(conn, path_id, seq)?, crate::model::State::File(_) | crate::model::State::Symlink { .. }) {
+        if !matches!(
+            sql::state_at(conn, path_id, seq)?,
+            crate::model::State::File(_) | crate::model::State::Symlink { .. }
+        ) {
             return Ok(false);
         }
     }

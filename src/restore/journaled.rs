@@ -3,9 +3,9 @@
 
 use rusqlite::{Connection, TransactionBehavior};
 
+use super::Request;
 use super::chain::Resolved;
 use super::outcome::Outcome;
-use super::Request;
 use super::plan::Step;
 use crate::fs::temp::TempNames;
 use crate::model::now_ms;

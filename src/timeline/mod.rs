@@ -117,7 +117,7 @@ pub struct RollbackEntry {
 
 pub enum Entry {
     Turn(TurnEntry),
-    Rollback(RollbackEntry),
+    Rollback(Box<RollbackEntry>),
 }
 
 pub struct Page {
@@ -148,9 +148,10 @@ pub fn page(conn: &Connection, query: &Query) -> Result<Page, LookupError> {
         placed.push((cursor(rollback.created_at, 1, rollback.id), i));
     }
     placed.retain(|(at, _)| {
-        query.since_ms.is_none_or(|since| at.time_ms >= since) && query.before.is_none_or(|before| *at < before)
+        query.since_ms.is_none_or(|since| at.time_ms >= since)
+            && query.before.is_none_or(|before| *at < before)
     });
-    placed.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+    placed.sort_unstable_by_key(|(at, _)| std::cmp::Reverse(*at));
     let limit = query.limit.clamp(1, PAGE_MAX);
     let next = (placed.len() > limit).then(|| placed[limit - 1].0);
     placed.truncate(limit);
@@ -163,7 +164,7 @@ pub fn page(conn: &Connection, query: &Query) -> Result<Page, LookupError> {
     for (at, i) in placed {
         entries.push(match at.rank {
             0 => Entry::Turn(turn_entry(conn, at, &turns[i], &undone)?),
-            _ => Entry::Rollback(rollback_entry(conn, at, &rollbacks[i])?),
+            _ => Entry::Rollback(Box::new(rollback_entry(conn, at, &rollbacks[i])?)),
         });
     }
     Ok(Page { entries, next })
@@ -173,7 +174,12 @@ fn cursor(time_ms: i64, rank: u8, id: i64) -> Cursor {
     Cursor { time_ms, rank, id }
 }
 
-fn turn_entry(conn: &Connection, at: Cursor, turn: &TurnRow, undone: &HashSet<i64>) -> rusqlite::Result<TurnEntry> {
+fn turn_entry(
+    conn: &Connection,
+    at: Cursor,
+    turn: &TurnRow,
+    undone: &HashSet<i64>,
+) -> rusqlite::Result<TurnEntry> {
     Ok(TurnEntry {
         cursor: at,
         turn: turn.clone(),
@@ -182,14 +188,17 @@ fn turn_entry(conn: &Connection, at: Cursor, turn: &TurnRow, undone: &HashSet<i6
     })
 }
 
-fn rollback_entry(conn: &Connection, at: Cursor, rollback: &RollbackBrief) -> rusqlite::Result<RollbackEntry> {
+fn rollback_entry(
+    conn: &Connection,
+    at: Cursor,
+    rollback: &RollbackBrief,
+) -> rusqlite::Result<RollbackEntry> {
     let paths: Vec<String> = rollback
         .paths
         .as_deref()
         .and_then(|json| serde_json::from_str(json).ok())
         .unwrap_or_default();
-    let outcome = sql::rollback_outcome(conn, rollback.id)?
-        .and_then(|json| serde_json::from_str(&json).ok());
+    let outcome = sql::rollback_outcome(conn, rollback.id)?.and_then(|json| serde_json::from_str(&json).ok());
     Ok(RollbackEntry {
         cursor: at,
         kind: RollbackEntryKind::of(rollback, &paths),
@@ -230,7 +239,9 @@ fn of_all(conn: &Connection) -> rusqlite::Result<Rows> {
             .filter(|r| lineage.owns(r.session_id, r.from_seq))
             .collect();
         let marked = undone::undone(&turns, &own);
-        let of_this = turns.iter().filter(|t| t.session_id == session.id && marked.contains(&t.id));
+        let of_this = turns
+            .iter()
+            .filter(|t| t.session_id == session.id && marked.contains(&t.id));
         undone.extend(of_this.map(|t| t.id));
     }
     Ok(Rows {

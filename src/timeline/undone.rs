@@ -168,7 +168,11 @@ mod tests {
     fn numbers(turns: &[TurnRow], rollbacks: &[RollbackBrief]) -> Vec<i64> {
         let refs: Vec<&RollbackBrief> = rollbacks.iter().collect();
         let ids = undone(turns, &refs);
-        let mut out: Vec<i64> = turns.iter().filter(|t| ids.contains(&t.id)).map(|t| t.number).collect();
+        let mut out: Vec<i64> = turns
+            .iter()
+            .filter(|t| ids.contains(&t.id))
+            .map(|t| t.number)
+            .collect();
         out.sort_unstable();
         out
     }
@@ -178,7 +182,7 @@ mod tests {
         let turns: Vec<TurnRow> = (1..=3).map(turn).collect();
         let undo3 = rollback(1, 36, RollbackKind::Undo, (3, 2), 300);
         let undo2 = rollback(2, 37, RollbackKind::Undo, (2, 1), 200);
-        assert_eq!(numbers(&turns, &[undo3.clone()]), vec![3]);
+        assert_eq!(numbers(&turns, std::slice::from_ref(&undo3)), vec![3]);
         assert_eq!(numbers(&turns, &[undo3.clone(), undo2.clone()]), vec![2, 3]);
         let redo = RollbackBrief {
             redo_of: Some(2),
@@ -192,7 +196,7 @@ mod tests {
         // Turn 3 is undone, then turn 4 runs (it starts at 40, after the undo).
         let turns: Vec<TurnRow> = (1..=4).map(turn).collect();
         let undo3 = rollback(1, 36, RollbackKind::Undo, (3, 2), 300);
-        assert_eq!(numbers(&turns, &[undo3.clone()]), vec![3]);
+        assert_eq!(numbers(&turns, std::slice::from_ref(&undo3)), vec![3]);
         // Undoing turn 4 returns to where it started: turn 3 stays undone.
         let undo4 = rollback(2, 46, RollbackKind::Undo, (4, 2), 400);
         assert_eq!(numbers(&turns, &[undo3.clone(), undo4]), vec![3, 4]);

@@ -318,7 +318,9 @@ mod tests {
         let explained = |path: &str, is_dir| rules.explain(&rel(path), is_dir).map(|i| i.to_string());
         assert_eq!(
             explained("node_modules/x/y.js", false).as_deref(),
-            Some("node_modules/x/y.js is ignored by `node_modules/` (.gitignore line 3, which matches its directory node_modules/)")
+            Some(
+                "node_modules/x/y.js is ignored by `node_modules/` (.gitignore line 3, which matches its directory node_modules/)"
+            )
         );
         assert_eq!(
             explained("a.log", false).as_deref(),
