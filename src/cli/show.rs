@@ -99,9 +99,12 @@ fn grouped(changes: &[Value], out: &mut String) {
     let mut groups: BTreeMap<String, Vec<&Value>> = BTreeMap::new();
     for change in changes {
         let path = change["path"].as_str().unwrap_or_default();
-        let key = path
-            .split_once('/')
-            .map_or(String::new(), |(top, _)| format!("{top}/"));
+        // A top directory's own entry goes with what lies beneath it.
+        let key = match path.split_once('/') {
+            Some((top, _)) => format!("{top}/"),
+            None if change["kind"] == "dir" => format!("{path}/"),
+            None => String::new(),
+        };
         groups.entry(key).or_default().push(change);
     }
     let mut shown = 0;

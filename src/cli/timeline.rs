@@ -53,8 +53,10 @@ pub(super) fn log(client: &Client, cmd: LogCmd) -> anyhow::Result<()> {
         sessions,
     };
     let mut out = String::new();
-    if entries.is_empty() {
-        out.push_str("nothing yet: no turn, rollback or restore\n");
+    match (entries.is_empty(), &cmd.since) {
+        (true, Some(since)) => out.push_str(&format!("nothing since {since}\n")),
+        (true, None) => out.push_str("nothing yet: no turn, rollback or restore\n"),
+        _ => {}
     }
     for entry in &entries {
         view.entry(entry, &mut out);
