@@ -181,6 +181,8 @@ fn log_takes_all_limit_since_paths_and_stat() {
     let log = cli_state_text(&ws, &["log"]);
     assert_eq!(log.lines().count(), 2, "{log}");
     let all = cli_state_text(&ws, &["log", "--all"]);
+    let in_env = cli_state_with_env(&ws, &["log", "--all"], &[("FILEWATCHD_SESSION", "alpha")]);
+    assert_eq!(text(&in_env.stdout), all, "--all wins over $FILEWATCHD_SESSION");
     let lines: Vec<&str> = all.lines().collect();
     assert_eq!(lines.len(), 3, "{all}");
     assert!(lines[0].contains("turn 2 of beta  +1 ~0 -0 R0  another"), "{all}");
@@ -252,6 +254,8 @@ fn the_api_pages_through_the_timeline_with_its_cursor() {
     assert_error(404, "not_found", daemon.get("/v1/timeline?session=nobody"));
     assert_error(400, "bad_request", daemon.get("/v1/timeline?before=later"));
     assert_error(400, "bad_request", daemon.get("/v1/timeline?limit=0"));
+    assert_error(400, "bad_request", daemon.get("/v1/timeline?limit=many"));
+    assert_error(400, "bad_request", daemon.get("/v1/timeline?sesion=s"));
     assert_error(400, "bad_request", daemon.get("/v1/timeline?limit=1001"));
     assert_error(400, "bad_time", daemon.get("/v1/timeline?since=noon"));
     assert_error(400, "bad_session", daemon.get("/v1/timeline?session=a%20b"));

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use axum::Json;
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use serde::{Deserialize, Serialize};
 
@@ -44,8 +45,10 @@ pub struct TimelineAnswer {
 
 pub async fn timeline(
     State(state): State<Arc<AppState>>,
-    Query(query): Query<TimelineQuery>,
+    query: Result<Query<TimelineQuery>, QueryRejection>,
 ) -> Result<Json<TimelineAnswer>, ApiError> {
+    // A query that does not parse (`limit=many`, an unknown parameter) is a JSON error too.
+    let Query(query) = query.map_err(|e| ApiError::bad_request(ErrorCode::BadRequest, e.body_text()))?;
     let scope = match query.session.as_deref() {
         None | Some("all") => Scope::All,
         Some(name) => {

@@ -230,8 +230,8 @@ pub enum TurnCmd {
 pub struct LogCmd {
     #[command(flatten)]
     pub session: SessionArg,
-    /// Every session's timeline, not one session's.
-    #[arg(long, conflicts_with = "session")]
+    /// Every session's timeline, not one session's (whatever --session or $FILEWATCHD_SESSION say).
+    #[arg(long)]
     pub all: bool,
     /// At most N entries (default: a screenful on a terminal, else all).
     #[arg(long, short = 'n', value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
