@@ -16,7 +16,8 @@
 //!
 //! Layers, bottom up (no module imports one above it; no circle): `test_knobs`, `paths`,
 //! `config`, `model` (the words, `Hash`) → `store` → `stats`, `state`, `instance`, `fs`,
-//! `sessions`, `watch` → `retention` → `history` → `pins` → `restore` → `capture` → `engine` (the
+//! `sessions`, `watch` → `retention` → `history` → `pins` → `restore` → `timeline`, `capture` →
+//! `engine` (the
 //! single-writer loop: it calls capture with hints, restore with a narrow `restore::Workspace`
 //! and applies the effects it returns, and retention) → `api` → `daemon`; `client` (over
 //! `state`, reading answers back in the words of `api` and `restore`) → `hook` → `cli` (which
@@ -77,6 +78,11 @@
 //!   turns of several sessions were open is in each of them, marked `ambiguous`) and diffs, a
 //!   path's versions, the workspace at a time (`seq_at_time`), and what a path held at a
 //!   point (`history::content`).
+//! - [`timeline`]: the turns, undos, redos, rollbacks, time rollbacks and restores of a
+//!   session (or of all) in time order, a page at a time, chosen from the rows alone; only the
+//!   page's entries get their net changes and stored answers; `timeline::undone` marks the
+//!   turns an undo or rollback took out of effect. [`watch::filter`]'s `explain` names the rule
+//!   hiding an ignored path (asked of the engine, which holds the rules).
 //! - [`retention`]: garbage collection by keep_days / keep_turns / max_store_bytes, and the
 //!   horizon it leaves (`retention::expired`: a state it has collapsed); it keeps every
 //!   version a pin needs. [`pins`]: named checkpoints (the end of a turn, a time, now) as the
@@ -124,4 +130,5 @@ pub mod state;
 pub mod stats;
 pub mod store;
 pub mod test_knobs;
+pub mod timeline;
 pub mod watch;

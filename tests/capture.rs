@@ -99,8 +99,9 @@ fn ignored_paths_have_no_history() {
     ws.sh(SCRIPT);
     daemon.turn_end("s1");
 
+    // Each is named as ignored, with the rule that hides it (issue 17).
     for path in ["node_modules/pkg/index.js", "build.log", "deep/trace.log"] {
-        assert_error(404, "not_found", daemon.history_reply(path));
+        assert_error(404, "ignored", daemon.history_reply(path));
     }
     // A path under .git/ is refused outright: it can never have a history.
     for path in [".git/HEAD", ".git/objects/ab/cd"] {

@@ -307,15 +307,24 @@ fn the_childs_own_turns_are_numbered_from_the_fork_turn_plus_one() {
     let started = daemon.turn_start("leaf", "leaf own");
     assert_eq!(started["turn"], 3, "{started:#}");
     daemon.turn_end("leaf");
-    // The log of every session heads each one's list: a fork's inherited turns say "of trunk".
-    let log = cli_state_text(&ws, &["log"]);
-    let heads: Vec<&str> = log.lines().filter(|l| l.starts_with("== session ")).collect();
-    assert_eq!(heads.len(), 3, "{log}");
-    let leaf_block = log
-        .split("== session leaf ==")
-        .nth(1)
-        .unwrap_or_else(|| panic!("{log}"));
-    assert!(leaf_block.contains("leaf own"), "{log}");
+    // The grandchild's timeline has its own turn and the ones it inherits, each under the
+    // session that made it; the timeline of every session lists each turn once.
+    let timeline = cli_state_json(&ws, &["log", "--session", "leaf", "--json"]);
+    let turns: Vec<(Value, Value)> = timeline["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["session"].clone(), e["turn"].clone()))
+        .collect();
+    let expected = [("leaf", 3), ("branch", 2), ("trunk", 1)].map(|(s, t)| (json!(s), json!(t)));
+    assert_eq!(turns, expected, "{timeline:#}");
+    let log = cli_state_text(&ws, &["log", "--session", "leaf"]);
+    assert!(
+        log.contains("leaf own") && log.contains("branch own") && !log.contains("t2"),
+        "{log}"
+    );
+    let all = cli_state_json(&ws, &["log", "--all", "--json"]);
+    assert_eq!(all["entries"].as_array().map(Vec::len), Some(6), "{all:#}");
 
     // The grandchild's `before 1` is the grandparent's: the tree before trunk's turn 1, except
     // for what trunk's turns 2 to 4 (made after branch forked) did, which conflicts.

@@ -78,7 +78,7 @@ impl RollbackAnswer {
 }
 
 #[derive(Debug, Clone, Serialize)]
-struct TargetView {
+pub(super) struct TargetView {
     to: TargetTo,
     turn: Option<i64>,
     seq: i64,
@@ -89,7 +89,7 @@ struct TargetView {
 }
 
 impl TargetView {
-    fn of(target: &Target) -> Self {
+    pub(super) fn of(target: &Target) -> Self {
         Self {
             to: target.to,
             turn: target.turn,

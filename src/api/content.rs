@@ -41,9 +41,17 @@ pub async fn content(
         super::handlers::synced(&state).await?;
     }
     let point = point(query)?;
-    let (seq, found) = state
-        .read(move |conn, state| Ok(content::at(conn, &state.blobs, &path, &point)?))
+    let asked = path.clone();
+    let read = state
+        .read(move |conn, state| Ok(content::at(conn, &state.blobs, &asked, &point)))
         .await?;
+    let (seq, found) = match read {
+        Ok(found) => found,
+        Err(err @ ContentError::NeverRecorded(_)) => {
+            return Err(super::ignored::or_ignored(&state, path, err.into()).await);
+        }
+        Err(err) => return Err(err.into()),
+    };
     let headers = [
         (header::CONTENT_TYPE, "application/octet-stream".to_string()),
         (

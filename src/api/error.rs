@@ -24,6 +24,8 @@ pub enum ErrorCode {
     // 404: unknown route, session, turn, pin or path; a rollback's path never recorded.
     NotFound,
     NotRecorded,
+    /// A path an ignore rule hides: the message names the rule and where it is written.
+    Ignored,
     MethodNotAllowed,
     RequestTimeout,
     // 409: a turn-state clash, a refusal, or content that cannot be given.
@@ -176,6 +178,7 @@ mod tests {
         (Forbidden, "forbidden"),
         (NotFound, "not_found"),
         (NotRecorded, "not_recorded"),
+        (Ignored, "ignored"),
         (MethodNotAllowed, "method_not_allowed"),
         (RequestTimeout, "request_timeout"),
         (TurnNotOpen, "turn_not_open"),

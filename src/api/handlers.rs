@@ -19,7 +19,7 @@ use crate::history::{self, Counts};
 use crate::paths::RelPath;
 use crate::restore::past;
 use crate::sessions;
-use crate::sessions::turns::{self, TurnSelector};
+use crate::sessions::turns::{self, TurnMarker, TurnSelector};
 
 type Answer = Result<Json<Value>, ApiError>;
 type TurnAnswer = Result<Json<render::TurnView>, ApiError>;
@@ -73,6 +73,24 @@ pub struct TurnStartBody {
     #[serde(rename = "ref")]
     turn_ref: Option<String>,
     label: Option<String>,
+    /// The agent whose hook sends the marker (`claude-code`, ...), stored on the session.
+    agent: Option<String>,
+}
+
+/// What `agent` may be: 1 to 64 characters of `A-Za-z0-9._:-`.
+fn valid_agent(agent: Option<&str>) -> Result<(), ApiError> {
+    let fits = |a: &str| {
+        (1..=64).contains(&a.len())
+            && a.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"._:-".contains(&b))
+    };
+    match agent {
+        Some(agent) if !fits(agent) => Err(ApiError::bad_request(
+            ErrorCode::BadRequest,
+            "\"agent\" is 1 to 64 characters of A-Z a-z 0-9 . _ : -",
+        )),
+        _ => Ok(()),
+    }
 }
 
 pub async fn start_turn(
@@ -81,11 +99,16 @@ pub async fn start_turn(
     JsonBody(body): JsonBody<TurnStartBody>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     valid_session(&session)?;
+    valid_agent(body.agent.as_deref())?;
     let (reply, answer) = oneshot::channel();
-    state.worker.send(Command::TurnStart {
-        session,
+    let marker = TurnMarker {
         turn_ref: body.turn_ref,
         label: body.label,
+        agent: body.agent,
+    };
+    state.worker.send(Command::TurnStart {
+        session,
+        marker,
         reply,
     })?;
     let started = answer
@@ -178,7 +201,7 @@ pub async fn get_turn(
 
 /// Passes the barrier when `can_change` says the answer's state can still change (an open
 /// turn): every write made before the request is then in it, as for `history` and `content`.
-async fn sync_if<F>(state: &Arc<AppState>, can_change: F) -> Result<(), ApiError>
+pub(super) async fn sync_if<F>(state: &Arc<AppState>, can_change: F) -> Result<(), ApiError>
 where
     F: FnOnce(&rusqlite::Connection) -> Result<bool, ApiError> + Send + 'static,
 {
@@ -282,16 +305,16 @@ pub async fn history(State(state): State<Arc<AppState>>, Query(query): Query<His
     let path = RelPath::parse(&text)
         .map_err(|e| ApiError::bad_request(ErrorCode::BadPath, format!("{text:?}: {e}")))?;
     synced(&state).await?;
-    state
-        .read(move |conn, _| {
-            let versions = history::path_versions(conn, &path)?;
-            if versions.is_empty() {
-                return Err(ApiError::not_found(format!("{path} has no recorded version")));
-            }
-            let rendered: Vec<Value> = versions.iter().map(render::version).collect();
-            Ok(Json(json!({"path": path.to_text(), "versions": rendered})))
-        })
-        .await
+    let asked = path.clone();
+    let versions = state
+        .read(move |conn, _| Ok(history::path_versions(conn, &asked)?))
+        .await?;
+    if versions.is_empty() {
+        let unrecorded = ApiError::not_found(format!("{path} has no recorded version"));
+        return Err(super::ignored::or_ignored(&state, path, unrecorded).await);
+    }
+    let rendered: Vec<Value> = versions.iter().map(render::version).collect();
+    Ok(Json(json!({"path": path.to_text(), "versions": rendered})))
 }
 
 pub async fn not_found() -> ApiError {

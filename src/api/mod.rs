@@ -8,10 +8,12 @@ mod answer;
 mod content;
 pub mod error;
 mod handlers;
+mod ignored;
 mod pins;
 mod render;
 mod rollback;
 pub mod serve;
+mod timeline;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -126,6 +128,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/gc", post(handlers::gc))
         .route("/verify", post(handlers::verify))
         .route("/history", get(handlers::history))
+        .route("/timeline", get(timeline::timeline))
         .route("/content", get(content::content));
     Router::new()
         .nest("/v1", v1)

@@ -176,5 +176,12 @@ pub fn session(session: &SessionRow) -> Value {
         "last_activity": format_time(session.last_activity),
         "parent": session.parent,
         "fork_turn": session.fork_turn,
+        "agent": session.agent,
+        "first_prompt": session.first_label.as_deref().map(first_line),
     })
+}
+
+/// A label's first line, trimmed: what a one-line listing shows of a prompt.
+pub fn first_line(label: &str) -> &str {
+    label.trim_start().lines().next().unwrap_or_default().trim_end()
 }

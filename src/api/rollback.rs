@@ -38,6 +38,8 @@ pub struct RollbackBody {
     at: Option<String>,
     /// For `POST /v1/rollback`: a pin's name (instead of `at`).
     pin: Option<String>,
+    /// For `POST /v1/rollback`: a sequence number (with `paths`), instead of `at`.
+    seq: Option<i64>,
 }
 
 type Answer = Result<(StatusCode, Json<RollbackAnswer>), ApiError>;
@@ -69,15 +71,16 @@ pub async fn rollback(
 /// `POST /v1/rollback`: the workspace as recorded at a time, or at the point a pin names, for
 /// users with no agent hooks.
 pub async fn rollback_in_time(state: State<Arc<AppState>>, JsonBody(body): JsonBody<RollbackBody>) -> Answer {
-    let operation = match (body.at.as_deref(), body.pin.clone()) {
-        (Some(at), None) => Operation::Time {
+    let operation = match (body.at.as_deref(), body.pin.clone(), body.seq) {
+        (Some(at), None, None) => Operation::Time {
             at_ms: parse_time(at)?,
         },
-        (None, Some(name)) => Operation::Pin { name },
+        (None, Some(name), None) => Operation::Pin { name },
+        (None, None, Some(seq)) => Operation::Seq { seq },
         _ => {
             return Err(ApiError::bad_request(
                 ErrorCode::BadRequest,
-                "give \"at\" (an RFC 3339 time) or \"pin\" (a pin's name)",
+                "give one of \"at\" (an RFC 3339 time), \"pin\" (a pin's name) or \"seq\" (a sequence number, with \"paths\")",
             ));
         }
     };
@@ -155,9 +158,12 @@ async fn run(
         .worker
         .send(Command::Rollback { request, reply })
         .map_err(ApiError::from)?;
-    let outcome = answer
-        .await
-        .map_err(|_| ApiError::unavailable("the daemon is shutting down"))??;
+    let outcome = match answer.await {
+        Ok(Ok(outcome)) => outcome,
+        Ok(Err(RollbackError::NeverRecorded(text))) => return Err(never_recorded(&state, text).await),
+        Ok(Err(err)) => return Err(err.into()),
+        Err(_) => return Err(ApiError::unavailable("the daemon is shutting down")),
+    };
     let answer = RollbackAnswer::of(outcome);
     let status = if answer.refused() {
         StatusCode::CONFLICT
@@ -165,6 +171,15 @@ async fn run(
         StatusCode::OK
     };
     Ok((status, Json(answer)))
+}
+
+/// A requested path nothing was recorded at or beneath: `ignored` when a rule hides it.
+async fn never_recorded(state: &AppState, text: String) -> ApiError {
+    let unrecorded = ApiError::from(RollbackError::NeverRecorded(text.clone()));
+    match RelPath::parse(&text) {
+        Ok(path) => super::ignored::or_ignored(state, path, unrecorded).await,
+        Err(_) => unrecorded,
+    }
 }
 
 impl From<RollbackError> for ApiError {
@@ -186,7 +201,9 @@ impl From<RollbackError> for ApiError {
             RollbackError::OpIdReused { .. } => {
                 Self::new(StatusCode::CONFLICT, ErrorCode::OpIdReused, message)
             }
-            RollbackError::NeedsSession => Self::bad_request(ErrorCode::BadRequest, message),
+            RollbackError::NeedsSession | RollbackError::BadSeq(_) => {
+                Self::bad_request(ErrorCode::BadRequest, message)
+            }
             RollbackError::Expired { .. } => Self::new(StatusCode::GONE, ErrorCode::Expired, message),
             RollbackError::BeforeHistory(_) => {
                 Self::new(StatusCode::CONFLICT, ErrorCode::BeforeHistory, message)

@@ -46,11 +46,13 @@ pub enum Command {
     /// What the daemon watches and how capture is doing.
     Status(JsonFlag),
     /// Mark where an agent's turn starts or ends.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = super::print::LEGEND)]
     Turn(TurnCmd),
-    /// Turns with the files each changed.
+    /// The timeline: turns, undos, redos, rollbacks and restores, newest first.
+    #[command(after_help = super::print::LEGEND)]
     Log(LogCmd),
-    /// One turn: every changed path, optionally with diffs.
+    /// One turn: its changed paths (grouped by directory when many), optionally with diffs.
+    #[command(after_help = super::print::LEGEND)]
     Show(ShowCmd),
     /// Every recorded version of one path.
     History(HistoryCmd),
@@ -155,12 +157,15 @@ pub struct BoundaryArgs {
 }
 
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("boundary").required(true).args(["before", "after", "at", "ago", "pin"])))]
+#[command(group(clap::ArgGroup::new("boundary").required(true).args(["before", "after", "at", "ago", "pin", "seq"])))]
 pub struct RestoreCmd {
     /// The path to restore (relative to the root, or to the current directory inside it).
     pub path: String,
     #[command(flatten)]
     pub to: BoundaryArgs,
+    /// The version with this sequence number (a `#seq` that `filewatchd history PATH` lists).
+    #[arg(long, value_name = "S")]
+    pub seq: Option<i64>,
     #[command(flatten)]
     pub session: SessionArg,
     /// Show the plan; change nothing.
@@ -232,7 +237,8 @@ pub struct JsonFlag {
 
 #[derive(Debug, Args)]
 pub struct SessionArg {
-    /// The session (default: $FILEWATCHD_SESSION, or the only session there is).
+    /// The session: its name, a unique prefix of it, or `last` (default: $FILEWATCHD_SESSION,
+    /// else the session with the latest activity).
     #[arg(long, env = "FILEWATCHD_SESSION")]
     pub session: Option<String>,
 }
@@ -266,9 +272,26 @@ pub enum TurnCmd {
 
 #[derive(Debug, Args)]
 pub struct LogCmd {
-    /// Only this session (default: all).
-    #[arg(long, env = "FILEWATCHD_SESSION")]
-    pub session: Option<String>,
+    #[command(flatten)]
+    pub session: SessionArg,
+    /// Every session's timeline, not one session's (whatever --session or $FILEWATCHD_SESSION say).
+    #[arg(long)]
+    pub all: bool,
+    /// At most N entries (default: a screenful on a terminal, else all).
+    #[arg(long, short = 'n', value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub limit: Option<u64>,
+    /// Only entries since this time (RFC 3339) or this long ago (10m, 2h, 1day).
+    #[arg(long, value_name = "TIME|DURATION", value_parser = valid_since)]
+    pub since: Option<String>,
+    /// List each entry's paths.
+    #[arg(long)]
+    pub paths: bool,
+    /// List each entry's paths with their sizes (turns) or lines added and removed (rollbacks).
+    #[arg(long)]
+    pub stat: bool,
+    /// Print straight to the terminal, never through $PAGER.
+    #[arg(long)]
+    pub no_pager: bool,
     #[command(flatten)]
     pub json: JsonFlag,
 }
@@ -286,6 +309,9 @@ pub struct ShowCmd {
     /// Include unified diffs of text files.
     #[arg(long)]
     pub diff: bool,
+    /// List every path, even when there are many (they are grouped by directory otherwise).
+    #[arg(long, visible_alias = "paths")]
+    pub all: bool,
     #[command(flatten)]
     pub json: JsonFlag,
 }
@@ -360,6 +386,16 @@ pub(super) fn valid_duration(text: &str) -> Result<String, String> {
 /// A duration ago, as `--ago` and `show --at` take it.
 pub(crate) fn parse_ago(text: &str) -> Result<std::time::Duration, String> {
     humantime::parse_duration(text).map_err(|_| format!("{text:?} is not a duration like 10m, 2h or 1day"))
+}
+
+/// `log --since`: an RFC 3339 time or a duration ago.
+fn valid_since(text: &str) -> Result<String, String> {
+    if valid_time(text).is_ok() || valid_duration(text).is_ok() {
+        return Ok(text.to_string());
+    }
+    Err(format!(
+        "{text:?} is not an RFC 3339 time (2026-11-30T10:00:00Z) or a duration ago (10m, 2h, 1day)"
+    ))
 }
 
 /// `show --at`: a boundary, a time or a duration ago.

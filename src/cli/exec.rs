@@ -18,8 +18,9 @@ use clap::Args;
 use serde_json::{Value, json};
 
 use super::args::ServeArgs;
+use super::session::session_name;
 use super::style::counted;
-use super::{Client, session_name, text_of};
+use super::{Client, text_of};
 
 /// The session of `exec` turns when neither `--session` nor `$FILEWATCHD_SESSION` names one.
 pub const DEFAULT_SESSION: &str = "exec";

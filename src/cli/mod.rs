@@ -9,10 +9,14 @@ mod doctor;
 mod exec;
 pub mod failure;
 mod hooks;
+mod pager;
 mod pins;
 mod print;
 mod rollback;
+mod session;
+mod show;
 pub mod style;
+mod timeline;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -25,6 +29,7 @@ use crate::client::{ApiFailure, Client, Hint};
 use crate::daemon::{self, ServeOptions};
 pub use args::*;
 use failure::BadInput;
+pub(crate) use session::resolve_session;
 
 /// Runs one command; the exit code follows PRODUCT.md 5.3.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -62,12 +67,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Status(flag) => status(&client, flag.json),
         Command::Turn(cmd) => turn(&client, cmd),
-        Command::Log(cmd) => log(&client, cmd),
+        Command::Log(cmd) => timeline::log(&client, cmd),
         Command::Show(cmd) => show(&client, &args, cmd),
         Command::History(cmd) => history(&client, &args, cmd),
         Command::Sessions(flag) => {
             let answer = client.get("/v1/sessions")?;
-            print::answer(&answer, flag.json, print::sessions)
+            print::answer(&answer, flag.json, session::print_list)
         }
         Command::Fork(cmd) => fork(&client, cmd),
         Command::Gc(cmd) => {
@@ -113,7 +118,7 @@ fn turn(client: &Client, cmd: TurnCmd) -> anyhow::Result<()> {
             turn_ref,
             json,
         } => {
-            let session = resolve_session(client, session.session)?;
+            let session = session::resolve_for_turn_start(client, session.session)?;
             let body = json!({"label": label, "ref": turn_ref});
             let answer = client.post(&format!("/v1/sessions/{session}/turns"), &body)?;
             print::answer(&answer, json.json, print::turn_started)
@@ -126,7 +131,7 @@ fn turn(client: &Client, cmd: TurnCmd) -> anyhow::Result<()> {
                     &json!({}),
                 )
                 .hint(ErrorCode::TurnNotOpen, "`filewatchd turn start` opens one")?;
-            print::answer(&answer, json.json, |a| print::turn(a, false))
+            print::answer(&answer, json.json, show::turn_ended)
         }
     }
 }
@@ -157,25 +162,6 @@ fn text_of(value: &Value) -> String {
     value.as_str().map_or_else(|| value.to_string(), str::to_string)
 }
 
-fn log(client: &Client, cmd: LogCmd) -> anyhow::Result<()> {
-    let sessions: Vec<String> = match cmd.session {
-        Some(session) => vec![session_name(session)?],
-        None => session_names(client)?,
-    };
-    let mut all = Vec::new();
-    for session in sessions {
-        let listing = client
-            .get(&format!("/v1/sessions/{session}/turns"))
-            .hint(ErrorCode::NotFound, "`filewatchd sessions` lists them")?;
-        let mut turns = Vec::new();
-        for summary in listing["turns"].as_array().into_iter().flatten() {
-            turns.push(client.get(&format!("/v1/sessions/{session}/turns/{}", summary["turn"]))?);
-        }
-        all.push(json!({"session": session, "turns": turns, "rollbacks": listing["rollbacks"]}));
-    }
-    print::answer(&Value::Array(all), cmd.json.json, print::log)
-}
-
 fn show(client: &Client, args: &ServeArgs, cmd: ShowCmd) -> anyhow::Result<()> {
     if let Some(when) = &cmd.at {
         let Some(path) = &cmd.turn else {
@@ -191,7 +177,10 @@ fn show(client: &Client, args: &ServeArgs, cmd: ShowCmd) -> anyhow::Result<()> {
     let answer = client
         .get(&format!("/v1/sessions/{session}/turns/{}{query}", encode(&turn)))
         .hint(ErrorCode::NotFound, LIST_TURNS)?;
-    print::answer(&answer, cmd.json.json, |a| print::turn(a, cmd.diff))
+    if cmd.json.json {
+        return print::answer(&answer, true, |_| {});
+    }
+    Ok(pager::show(&show::turn(&answer, cmd.diff, cmd.all), true)?)
 }
 
 /// Prints what a path held at `when`: `before:N`, `after:N`, `seq:S`, a time, or a duration ago.
@@ -276,42 +265,8 @@ fn resolve_dots(path: &str) -> Option<Vec<&str>> {
     Some(parts)
 }
 
-/// A session name typed by the user, refused before it goes into a URL.
-fn session_name(typed: String) -> anyhow::Result<String> {
-    if crate::sessions::is_valid_name(&typed) {
-        return Ok(typed);
-    }
-    bail!(BadInput(format!(
-        "{typed:?} is not a session name: {}",
-        crate::sessions::NAME_RULE
-    )))
-}
-
 pub(crate) fn session_names(client: &Client) -> anyhow::Result<Vec<String>> {
-    let answer = client.get("/v1/sessions")?;
-    Ok(answer["sessions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|s| s["session"].as_str().map(str::to_string))
-        .collect())
-}
-
-/// `--session`, else `$FILEWATCHD_SESSION` (through clap), else the only session.
-pub(crate) fn resolve_session(client: &Client, given: Option<String>) -> anyhow::Result<String> {
-    if let Some(session) = given {
-        return session_name(session);
-    }
-    let names = session_names(client)?;
-    match names.as_slice() {
-        [only] => Ok(only.clone()),
-        [] => bail!("there is no session yet: give one with --session NAME (or set FILEWATCHD_SESSION)"),
-        _ => bail!(
-            "there are {} sessions ({}): choose one with --session",
-            names.len(),
-            names.join(", ")
-        ),
-    }
+    Ok(session::listed(client)?.into_iter().map(|s| s.name).collect())
 }
 
 /// Percent-encodes what may not appear raw in a URL path segment or query value.

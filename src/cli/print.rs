@@ -16,6 +16,11 @@ fn word<'a, T: serde::Deserialize<'a>>(value: &'a Value) -> Option<T> {
     T::deserialize(value).ok()
 }
 
+/// The markers of `log`, `show` and `turn`, for their `--help`.
+pub const LEGEND: &str = "Markers: counts +N added, ~N modified, -N deleted, RN renamed; \
+per path A added, M modified, D deleted, R renamed (from -> to). A rollback's counts are the \
+paths it created (+), restored (~: content, mode or link target) and deleted (-).";
+
 /// Prints `answer` as JSON or through `human`.
 pub fn answer(answer: &Value, json: bool, human: impl FnOnce(&Value)) -> anyhow::Result<()> {
     if json {
@@ -196,7 +201,7 @@ pub fn turn_started(a: &Value) {
     );
 }
 
-fn heading(t: &Value) -> String {
+pub(super) fn heading(t: &Value) -> String {
     let c = &t["counts"];
     let label = t["label"].as_str().map(|l| format!("  {l}")).unwrap_or_default();
     let ended = text_or(&t["ended_at"], "open");
@@ -205,7 +210,7 @@ fn heading(t: &Value) -> String {
         _ => String::new(),
     };
     format!(
-        "turn {} of {}{label}\n  {} .. {}  +{} ~{} -{} >{}{ambiguous}",
+        "turn {} of {}{label}\n  {} .. {}  +{} ~{} -{} R{}{ambiguous}",
         t["turn"],
         text(&t["session"]),
         text(&t["started_at"]),
@@ -217,7 +222,7 @@ fn heading(t: &Value) -> String {
     )
 }
 
-fn change_line(c: &Value) -> String {
+pub(super) fn change_line(c: &Value) -> String {
     let mark = match word(&c["change"]) {
         Some(ChangeKind::Added) => "A",
         Some(ChangeKind::Modified) => "M",
@@ -251,21 +256,6 @@ fn change_line(c: &Value) -> String {
     format!("  {mark} {path}  ({})", notes.join(", "))
 }
 
-pub fn turn(t: &Value, with_diff: bool) {
-    println!("{}", heading(t));
-    for change in t["changes"].as_array().into_iter().flatten() {
-        println!("{}", change_line(change));
-        if !with_diff {
-            continue;
-        }
-        if let Some(diff) = change["diff"].as_str() {
-            print_diff(diff);
-        } else if change["binary"] == Value::Bool(true) {
-            println!("    (binary content differs)");
-        }
-    }
-}
-
 /// A unified diff, its added, removed and hunk lines coloured (`--color`).
 pub(super) fn print_diff(diff: &str) {
     for line in diff.lines() {
@@ -282,43 +272,8 @@ pub(super) fn print_diff(diff: &str) {
     }
 }
 
-pub fn log(sessions: &Value) {
-    let sessions = sessions.as_array().map(Vec::as_slice).unwrap_or_default();
-    for session in sessions {
-        if sessions.len() > 1 {
-            // A fork lists its inherited turns too: say whose list this is.
-            println!("== session {} ==\n", text(&session["session"]));
-        }
-        for t in session["turns"].as_array().into_iter().flatten() {
-            turn(t, false);
-            println!();
-        }
-        for r in session["rollbacks"].as_array().into_iter().flatten() {
-            let target = &r["target"];
-            let to = match (word(&target["to"]), target["to"].as_str()) {
-                (Some(TargetTo::Redo), _) => "the state before the previous undo".to_string(),
-                (_, Some(to)) => format!("{to} turn {}", target["turn"]),
-                (_, None) => "?".into(),
-            };
-            println!(
-                "{} of {} #{} at {}: back to {to}, {} changed, {} skipped ({})",
-                text(&r["operation"]),
-                text(&session["session"]),
-                r["rollback_id"],
-                text(&r["time"]),
-                count(&r["paths_done"], "path"),
-                r["skipped"],
-                rollback_status(&r["status"])
-            );
-            if let Some(note) = r["recovery"].as_str() {
-                println!("  {note}");
-            }
-        }
-    }
-}
-
 /// A rollback's journal status in words.
-fn rollback_status(status: &Value) -> String {
+pub(super) fn rollback_status(status: &Value) -> String {
     match word(status) {
         Some(Status::Reverted) => "failed: everything it changed was put back, nothing changed".into(),
         Some(Status::Reverting) => "failed: putting back what it changed, finished at the next start".into(),
@@ -370,6 +325,7 @@ pub fn rollback(a: &Value) {
         (Some(TargetTo::Redo), _) => "the state before the latest undo, for the paths it changed".to_string(),
         (Some(TargetTo::Time), _) => format!("the state recorded at {}", text(&target["at"])),
         (Some(TargetTo::Pin), _) => format!("pin {} (seq {})", text(&target["pin"]), target["seq"]),
+        (Some(TargetTo::Seq), _) => format!("the state recorded at seq {}", target["seq"]),
         (_, Some(to)) => format!("{to} turn {}", target["turn"]),
         (_, None) => "?".to_string(),
     };
@@ -451,29 +407,6 @@ fn not_listed_in(list: &Value, shown: &Value) -> Value {
     let shown = shown.as_array().map_or(&[][..], Vec::as_slice);
     let rest = list.as_array().into_iter().flatten();
     Value::Array(rest.filter(|item| !shown.contains(item)).cloned().collect())
-}
-
-pub fn sessions(a: &Value) {
-    let list = a["sessions"].as_array().map_or(&[][..], Vec::as_slice);
-    if list.is_empty() {
-        println!("no sessions yet");
-    }
-    for s in list {
-        let fork = match (s["parent"].as_str(), s["fork_turn"].as_i64()) {
-            (Some(parent), Some(turn)) => format!("  forked from {parent} after turn {turn}"),
-            _ => String::new(),
-        };
-        let open = s["open_turn"]
-            .as_i64()
-            .map(|t| format!("  turn {t} open"))
-            .unwrap_or_default();
-        println!(
-            "{}  {}  last active {}{open}{fork}",
-            text(&s["session"]),
-            count(&s["turns"], "turn"),
-            text(&s["last_activity"])
-        );
-    }
 }
 
 pub fn gc(a: &Value) {

@@ -89,6 +89,7 @@ pub fn redo(client: &Client, args: &ServeArgs, redo: RedoFlags) -> anyhow::Resul
     )
 }
 
+/// One path back to a boundary, a time, or (`--seq`) one of its versions.
 pub fn restore(client: &Client, args: &ServeArgs, cmd: RestoreCmd) -> anyhow::Result<ExitCode> {
     let flags = RollbackFlags {
         session: cmd.session,
@@ -100,6 +101,9 @@ pub fn restore(client: &Client, args: &ServeArgs, cmd: RestoreCmd) -> anyhow::Re
         paths: vec![cmd.path],
         json: cmd.json,
     };
+    if let Some(seq) = cmd.seq {
+        return send(client, args, "/v1/rollback", json!({"seq": seq}), flags);
+    }
     rollback(client, args, RollbackCmd { to: cmd.to, flags })
 }
 

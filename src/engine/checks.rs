@@ -189,6 +189,10 @@ pub(super) fn refuse_lost(command: Command, lost: &WorkspaceLost) {
         Some(Command::Verify { reply }) => {
             let _ = reply.send(Err(VerifyError::WorkspaceLost(message)));
         }
+        // The root's rules cannot be read any more: the path is simply not recorded.
+        Some(Command::WhyIgnored { reply, .. }) => {
+            let _ = reply.send(None);
+        }
         _ => {}
     }
 }

@@ -24,7 +24,7 @@ use crate::pins::{PinError, Point};
 use crate::restore::outcome::Outcome;
 use crate::restore::{Request, RollbackError};
 use crate::retention::GcReport;
-use crate::sessions::turns::{TurnError, TurnSelector, TurnStarted};
+use crate::sessions::turns::{TurnError, TurnMarker, TurnSelector, TurnStarted};
 use crate::store::pins::PinRow;
 use crate::store::sql::TurnRow;
 
@@ -57,8 +57,7 @@ impl From<crate::watch::Hint> for Msg {
 pub enum Command {
     TurnStart {
         session: String,
-        turn_ref: Option<String>,
-        label: Option<String>,
+        marker: TurnMarker,
         reply: oneshot::Sender<Result<TurnStarted, TurnError>>,
     },
     TurnEnd {
@@ -87,6 +86,12 @@ pub enum Command {
     Rollback {
         request: Request,
         reply: oneshot::Sender<Result<Outcome, RollbackError>>,
+    },
+    /// Why a path is not tracked (which ignore rule hides it), once every earlier write is
+    /// recorded (an ignore file just edited is in force).
+    WhyIgnored {
+        path: crate::paths::RelPath,
+        reply: oneshot::Sender<Option<crate::watch::filter::Ignored>>,
     },
     /// A verification pass now (G2), once every earlier write is recorded.
     Verify {

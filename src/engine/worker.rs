@@ -476,11 +476,10 @@ impl Worker {
         match command {
             Command::TurnStart {
                 session,
-                turn_ref,
-                label,
+                marker,
                 reply,
             } => {
-                let result = turns::start(&mut self.conn, &session, turn_ref.as_deref(), label.as_deref());
+                let result = turns::start(&mut self.conn, &session, &marker);
                 self.refresh_open_turns();
                 let _ = reply.send(result);
             }
@@ -516,6 +515,10 @@ impl Worker {
             }
             Command::Unpin { name, reply } => {
                 let _ = reply.send(crate::pins::remove(&mut self.conn, &name));
+            }
+            Command::WhyIgnored { path, reply } => {
+                let is_dir = crate::fs::read::is_dir(&self.ctx.root, &path);
+                let _ = reply.send(self.ctx.rules.explain(&path, is_dir));
             }
             Command::Rollback { request, reply } => {
                 let mut ws = self.ctx.workspace();

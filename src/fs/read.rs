@@ -140,6 +140,14 @@ pub fn observe_file(root: &RootDir, rel: &RelPath, max_file_size: u64, blobs: &B
     }
 }
 
+/// Whether `rel` is a directory now (not through a symlink); false when it is absent.
+pub fn is_dir(root: &RootDir, rel: &RelPath) -> bool {
+    let Ok(fd) = root.open_beneath(rel, OFlags::PATH) else {
+        return false;
+    };
+    rustix::fs::fstat(&fd).is_ok_and(|stat| FileType::from_raw_mode(stat.st_mode) == FileType::Directory)
+}
+
 /// What `rel` is now, without storing anything: the restorer's check of the disk.
 pub fn probe(root: &RootDir, rel: &RelPath, max_file_size: u64) -> Observation {
     look(root, rel, max_file_size, None)

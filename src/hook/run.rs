@@ -36,7 +36,7 @@ fn handle(agent: Agent, args: &[String], state_dir: Option<&Path>) -> Result<(),
     }
     let client =
         Client::discover_within(event.cwd.as_deref(), state_dir, BUDGET).map_err(|e| format!("{e:#}"))?;
-    apply(&client, &event).map_err(|e| format!("{e:#}"))
+    apply(&client, agent, &event).map_err(|e| format!("{e:#}"))
 }
 
 /// The JSON payload: the last argument when it is JSON (Codex `notify`), else stdin.
@@ -57,13 +57,13 @@ fn read_payload(args: &[String]) -> Result<Value, String> {
     serde_json::from_str(&text).map_err(|e| format!("the payload on stdin is not JSON: {e}"))
 }
 
-fn apply(client: &Client, event: &HookEvent) -> anyhow::Result<()> {
+fn apply(client: &Client, agent: Agent, event: &HookEvent) -> anyhow::Result<()> {
     let session = &event.session;
     match &event.action {
         Action::StartTurn { label, turn_ref } => {
             client.post(
                 &format!("/v1/sessions/{session}/turns"),
-                &json!({"label": label, "ref": turn_ref}),
+                &json!({"label": label, "ref": turn_ref, "agent": agent.name()}),
             )?;
         }
         Action::EndTurn | Action::CloseStale => end_open_turn(client, session, None)?,
@@ -71,7 +71,7 @@ fn apply(client: &Client, event: &HookEvent) -> anyhow::Result<()> {
             end_open_turn(client, session, label.as_deref())?;
             client.post(
                 &format!("/v1/sessions/{session}/turns"),
-                &json!({"ref": next_ref}),
+                &json!({"ref": next_ref, "agent": agent.name()}),
             )?;
         }
         Action::Nothing => {}

@@ -77,9 +77,11 @@ impl Target {
 }
 
 pub fn resolve(conn: &Connection, request: &Request) -> Result<Resolved, RollbackError> {
-    let resolved = match &request.session {
-        Some(name) => resolve_in_session(conn, name, &request.operation)?,
-        None => resolve_in_time(conn, &request.operation)?,
+    let resolved = match (&request.session, &request.operation) {
+        // A restore by number belongs to no session, as a time rollback (`POST /v1/rollback`).
+        (_, Operation::Seq { seq }) => seq_target(conn, *seq, &request.paths)?,
+        (Some(name), operation) => resolve_in_session(conn, name, operation)?,
+        (None, operation) => resolve_in_time(conn, operation)?,
     };
     if let Some(expired) = retention::expired(conn, resolved.target_seq)? {
         return Err(RollbackError::Expired {
@@ -168,6 +170,7 @@ fn resolve_in_session(
             session_id: Some(session_id),
             ..pin_target(conn, name)?
         }),
+        Operation::Seq { .. } => unreachable!("resolve handles a rollback to a sequence number"),
     }
 }
 
@@ -187,7 +190,57 @@ fn resolve_in_time(conn: &Connection, operation: &Operation) -> Result<Resolved,
             })
         }
         Operation::Rollback { .. } | Operation::Undo => Err(RollbackError::NeedsSession),
+        Operation::Seq { .. } => unreachable!("resolve handles a rollback to a sequence number"),
     }
+}
+
+/// Paths as recorded at `seq` (`restore --seq`). Before the first index finished a path's
+/// state there is known only when it is itself a file or symlink recorded by then: anything
+/// else (a directory whose entries were not all indexed yet) is refused, as a time is.
+fn seq_target(
+    conn: &Connection,
+    seq: i64,
+    paths: &[crate::paths::RelPath],
+) -> Result<Resolved, RollbackError> {
+    if paths.is_empty() {
+        return Err(RollbackError::BadSeq(
+            "a rollback to a sequence number restores paths: give \"paths\" (or use \"at\" for the whole workspace)".into(),
+        ));
+    }
+    let latest = sql::latest_seq(conn)?;
+    if !(1..=latest).contains(&seq) {
+        return Err(RollbackError::BadSeq(format!(
+            "seq {seq} names no recorded state: versions are numbered 1 to {latest} (`filewatchd history PATH` lists a path's)"
+        )));
+    }
+    if let Some(begins) = journal::history_begins(conn)?
+        && seq < journal::seq_at_time(conn, begins)?
+        && !all_single_at(conn, paths, seq)?
+    {
+        return Err(RollbackError::BeforeHistory(history::BeforeHistory {
+            at: format!("seq {seq}"),
+            begins: format_time(begins),
+        }));
+    }
+    let mut resolved = at_seq(seq);
+    resolved.target.to = TargetTo::Seq;
+    Ok(resolved)
+}
+
+/// Every one of `paths` is a file or a symlink as recorded at `seq`.
+fn all_single_at(conn: &Connection, paths: &[crate::paths::RelPath], seq: i64) -> rusqlite::Result<bool> {
+    for path in paths {
+        let Some(path_id) = sql::path_id(conn, path)? else {
+            return Ok(false);
+        };
+        if !matches!(
+            sql::state_at(conn, path_id, seq)?,
+            crate::model::State::File(_) | crate::model::State::Symlink { .. }
+        ) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// The workspace as recorded at a time: every path's latest version recorded by then. A time

@@ -3,26 +3,28 @@
 
 use rusqlite::{Connection, TransactionBehavior};
 
+use super::Request;
 use super::chain::Resolved;
 use super::outcome::Outcome;
 use super::plan::Step;
 use crate::fs::temp::TempNames;
 use crate::model::now_ms;
-use crate::store::{journal, sql};
+use crate::store::{journal, sql, timeline};
 
-/// Writes the plan and its planned answer durably; returns the rollback's id.
+/// Writes the plan and its planned answer durably, with the paths the request was restricted
+/// to (the timeline tells a restore from a rollback by them); returns the rollback's id.
 pub fn journal(
     conn: &mut Connection,
     resolved: &Resolved,
     temps: &TempNames,
-    op_id: Option<&str>,
+    request: &Request,
     steps: &[Step],
     planned: &Outcome,
 ) -> rusqlite::Result<i64> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let new = journal::NewRollback {
         session_id: resolved.session_id,
-        op_id,
+        op_id: request.op_id.as_deref(),
         kind: resolved.kind,
         target_seq: resolved.target_seq,
         from_seq: sql::latest_seq(&tx)?,
@@ -32,6 +34,11 @@ pub fn journal(
     };
     let id = journal::insert_rollback(&tx, &new, now_ms())?;
     journal::set_temp_tag(&tx, id, &temps.tag)?;
+    if !request.paths.is_empty() {
+        let paths: Vec<String> = request.paths.iter().map(|p| p.to_text()).collect();
+        let paths = serde_json::to_string(&paths).unwrap_or_else(|_| "[]".to_string());
+        timeline::set_rollback_paths(&tx, id, &paths)?;
+    }
     for (ord, step) in steps.iter().enumerate() {
         journal::insert_step(
             &tx,

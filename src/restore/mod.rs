@@ -113,6 +113,11 @@ pub enum Operation {
     Pin {
         name: String,
     },
+    /// Some paths as recorded at a sequence number: each one's latest version at or before
+    /// it (`restore --seq`, a version `history` lists).
+    Seq {
+        seq: i64,
+    },
 }
 
 impl Operation {
@@ -121,7 +126,9 @@ impl Operation {
         match self {
             Self::Undo => RollbackKind::Undo,
             Self::Redo => RollbackKind::Redo,
-            Self::Rollback { .. } | Self::Time { .. } | Self::Pin { .. } => RollbackKind::Rollback,
+            Self::Rollback { .. } | Self::Time { .. } | Self::Pin { .. } | Self::Seq { .. } => {
+                RollbackKind::Rollback
+            }
         }
     }
 }
@@ -169,6 +176,9 @@ pub enum RollbackError {
     OpIdReused { op_id: String, was: String },
     #[error("undo and rollback to a turn need a session")]
     NeedsSession,
+    /// A sequence number that names no recorded state, or one given without paths.
+    #[error("{0}")]
+    BadSeq(String),
     #[error("the index failed: {0}")]
     Store(#[from] rusqlite::Error),
     #[error("{0}")]
@@ -218,6 +228,7 @@ impl RollbackError {
             | Self::OpIdReused { .. }
             | Self::NeedsSession
             | Self::UnknownPin(_)
+            | Self::BadSeq(_)
             | Self::Unavailable => false,
         }
     }

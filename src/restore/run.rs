@@ -60,14 +60,7 @@ pub fn perform(
         .collect();
     let plain: Vec<Step> = steps.iter().map(|(_, s)| s.clone()).collect();
     let temps = TempNames::random();
-    let id = journaled::journal(
-        conn,
-        &resolved,
-        &temps,
-        request.op_id.as_deref(),
-        &plain,
-        &outcome,
-    )?;
+    let id = journaled::journal(conn, &resolved, &temps, request, &plain, &outcome)?;
     let journaled_at = started.elapsed();
     let mut contents = plan.contents;
     let applied = apply::execute(conn, ws, &temps, &steps, &mut contents, Check::Planned);

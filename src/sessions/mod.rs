@@ -29,7 +29,7 @@ pub fn named(conn: &Connection, name: &str) -> Result<Lineage, LookupError> {
 
 /// Every session, oldest first, with its turn counts and fork point.
 pub fn list(conn: &Connection) -> rusqlite::Result<Vec<SessionRow>> {
-    sql::list_sessions(conn)
+    crate::store::timeline::list_sessions(conn)
 }
 
 /// One link: a session, and the part of it that belongs to the lineage.

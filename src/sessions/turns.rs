@@ -68,12 +68,16 @@ pub enum TurnError {
     WorkspaceLost(String),
 }
 
-pub fn start(
-    conn: &mut Connection,
-    session: &str,
-    turn_ref: Option<&str>,
-    label: Option<&str>,
-) -> Result<TurnStarted, TurnError> {
+/// What a turn-start marker says besides its session.
+#[derive(Debug, Clone, Default)]
+pub struct TurnMarker {
+    pub turn_ref: Option<String>,
+    pub label: Option<String>,
+    /// The agent whose hook sent it: stored on the session.
+    pub agent: Option<String>,
+}
+
+pub fn start(conn: &mut Connection, session: &str, marker: &TurnMarker) -> Result<TurnStarted, TurnError> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let now = now_ms();
     let seq = sql::latest_seq(&tx)?;
@@ -81,6 +85,10 @@ pub fn start(
         Some(id) => id,
         None => sql::create_session(&tx, session, now)?,
     };
+    if let Some(agent) = &marker.agent {
+        crate::store::timeline::set_session_agent(&tx, session_id, agent)?;
+    }
+    let (turn_ref, label) = (marker.turn_ref.as_deref(), marker.label.as_deref());
     let last = Lineage::of(&tx, session_id)?.last_turn(&tx)?;
     let ended = match last.as_ref() {
         Some(turn) if turn.end_seq.is_none() && turn.session_id == session_id => {

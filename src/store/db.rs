@@ -16,6 +16,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0005_no_hash_index.sql"),
     include_str!("../../migrations/0006_rollback_temps.sql"),
     include_str!("../../migrations/0007_redo_untracked.sql"),
+    include_str!("../../migrations/0008_timeline.sql"),
     include_str!("../../migrations/0009_pins.sql"),
 ];
 

@@ -269,7 +269,7 @@ fn rollback_from_row(r: &Row<'_>) -> Result<RollbackRow> {
 }
 
 /// A text column holding one of the words `parse` knows; any other is a conversion failure.
-fn word<T>(r: &Row<'_>, column: usize, parse: fn(&str) -> Option<T>) -> Result<T> {
+pub(crate) fn word<T>(r: &Row<'_>, column: usize, parse: fn(&str) -> Option<T>) -> Result<T> {
     let text: String = r.get(column)?;
     parse(&text).ok_or_else(|| {
         let unknown = format!("unknown value {text:?} in the rollbacks table");

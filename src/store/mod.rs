@@ -2,7 +2,7 @@
 //! turns. SQL lives in `sql`, the schema and its migrations in `db`, blob files in `blobs`;
 //! `unjournaled` writes a first index into an empty index without SQLite's journal; `gc`,
 //! `journal`, `found` and `pins` hold the SQL of retention, rollbacks, the verification pass
-//! and pins.
+//! and pins, `timeline` that of sessions' activity and the timeline.
 
 pub mod blobs;
 pub mod db;
@@ -12,6 +12,7 @@ pub mod gc;
 pub mod journal;
 pub mod pins;
 pub mod sql;
+pub mod timeline;
 pub mod unjournaled;
 
 use std::io;

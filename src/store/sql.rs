@@ -39,7 +39,12 @@ pub struct SessionRow {
     pub created_at: i64,
     pub turns: i64,
     pub open_turn: Option<i64>,
+    /// The latest turn start, turn end or rollback of the session (its creation before any).
     pub last_activity: i64,
+    /// The agent whose hooks drive it, when they said (`claude-code`, ...).
+    pub agent: Option<String>,
+    /// The label of its first own turn: the first prompt, for a session driven by hooks.
+    pub first_label: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -398,36 +403,11 @@ pub fn create_session(conn: &Connection, name: &str, now_ms: i64) -> Result<i64>
     Ok(conn.last_insert_rowid())
 }
 
-pub fn list_sessions(conn: &Connection) -> Result<Vec<SessionRow>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT s.id, s.name, p.name, s.fork_turn, s.created_at,
-                (SELECT count(*) FROM turns t WHERE t.session_id = s.id),
-                (SELECT t.number FROM turns t WHERE t.session_id = s.id AND t.end_seq IS NULL),
-                (SELECT max(max(t.started_at, coalesce(t.ended_at, 0))) FROM turns t
-                  WHERE t.session_id = s.id)
-         FROM sessions s LEFT JOIN sessions p ON p.id = s.parent_id ORDER BY s.id",
-    )?;
-    let rows = stmt.query_map([], |r| {
-        let created_at: i64 = r.get(4)?;
-        Ok(SessionRow {
-            id: r.get(0)?,
-            name: r.get(1)?,
-            parent: r.get(2)?,
-            fork_turn: r.get(3)?,
-            created_at,
-            turns: r.get(5)?,
-            open_turn: r.get(6)?,
-            last_activity: r.get::<_, Option<i64>>(7)?.unwrap_or(created_at),
-        })
-    })?;
-    rows.collect()
-}
-
-const TURN_SELECT: &str = "SELECT t.id, t.session_id, s.name, t.number, t.ref, t.label,
+pub(crate) const TURN_SELECT: &str = "SELECT t.id, t.session_id, s.name, t.number, t.ref, t.label,
         t.start_seq, t.end_seq, t.started_at, t.ended_at
     FROM turns t JOIN sessions s ON s.id = t.session_id";
 
-fn turn_from_row(row: &Row<'_>) -> Result<TurnRow> {
+pub(crate) fn turn_from_row(row: &Row<'_>) -> Result<TurnRow> {
     Ok(TurnRow {
         id: row.get(0)?,
         session_id: row.get(1)?,

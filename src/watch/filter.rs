@@ -116,27 +116,139 @@ impl IgnoreRules {
 
     /// Whether `path` (whose ancestors are tracked) is excluded from tracking.
     pub fn is_ignored(&self, path: &RelPath, is_dir: bool) -> bool {
-        if path.as_bytes().split(|&b| b == b'/').any(|c| c == b".git") || Self::is_cookie(path) {
-            return true;
+        self.verdict(path, is_dir).is_some()
+    }
+
+    /// What excludes `path` (whose ancestors are tracked) from tracking, if anything does.
+    fn verdict(&self, path: &RelPath, is_dir: bool) -> Option<Verdict<'_>> {
+        if path.as_bytes().split(|&b| b == b'/').any(|c| c == b".git") {
+            return Some(Verdict::Git);
         }
-        if self.state_dir.as_ref().is_some_and(|s| path.starts_with(s)) {
-            return true;
+        if Self::is_cookie(path) || self.state_dir.as_ref().is_some_and(|s| path.starts_with(s)) {
+            return Some(Verdict::Own);
         }
         let abs = path.to_abs(&self.root);
-        if self.config.matched(&abs, is_dir).is_ignore() {
-            return true;
+        if let Match::Ignore(glob) = self.config.matched(&abs, is_dir) {
+            return Some(Verdict::Rule(glob));
         }
         for dir in ancestors(path) {
             let Some(rules) = self.per_dir.get(dir) else {
                 continue;
             };
             match rules.matched(&abs, is_dir) {
-                Match::Ignore(_) => return true,
-                Match::Whitelist(_) => return false,
+                Match::Ignore(glob) => return Some(Verdict::Rule(glob)),
+                Match::Whitelist(_) => return None,
                 Match::None => {}
             }
         }
-        self.exclude.matched(&abs, is_dir).is_ignore()
+        match self.exclude.matched(&abs, is_dir) {
+            Match::Ignore(glob) => Some(Verdict::Rule(glob)),
+            _ => None,
+        }
+    }
+
+    /// Why `path` is not tracked: the first of it and its ancestors (from the root down)
+    /// that a rule excludes, with the rule. `is_dir` says what `path` itself is.
+    pub fn explain(&self, path: &RelPath, is_dir: bool) -> Option<Ignored> {
+        let mut dirs: Vec<&[u8]> = ancestors(path).filter(|d| !d.is_empty()).collect();
+        dirs.reverse();
+        let candidates = dirs
+            .into_iter()
+            .map(|dir| (RelPath::from_fs_bytes(dir.to_vec()), true))
+            .chain(std::iter::once((path.clone(), is_dir)));
+        for (candidate, is_dir) in candidates {
+            if let Some(verdict) = self.verdict(&candidate, is_dir) {
+                return Some(Ignored {
+                    path: path.clone(),
+                    by: IgnoredBy::of(verdict, &self.root),
+                    through: (candidate != *path).then_some(candidate),
+                });
+            }
+        }
+        None
+    }
+}
+
+/// What excludes a path, as `IgnoreRules::verdict` finds it.
+enum Verdict<'a> {
+    Git,
+    /// filewatchd's own: its state directory, the barrier's cookies.
+    Own,
+    Rule(&'a ignore::gitignore::Glob),
+}
+
+/// A path that is not tracked, and why (`IgnoreRules::explain`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ignored {
+    pub path: RelPath,
+    pub by: IgnoredBy,
+    /// The ancestor directory the rule excludes, when it is not `path` itself.
+    pub through: Option<RelPath>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IgnoredBy {
+    /// `.git/` is never tracked.
+    Git,
+    /// filewatchd's own state directory (or a barrier cookie).
+    Own,
+    /// An ignore rule, as written, and where: an ignore file relative to the root (or as
+    /// given when outside it) with its line, or the config's `ignore` list (`source` `None`).
+    Rule {
+        glob: String,
+        source: Option<String>,
+        line: Option<usize>,
+    },
+}
+
+impl IgnoredBy {
+    fn of(verdict: Verdict<'_>, root: &Path) -> Self {
+        match verdict {
+            Verdict::Git => Self::Git,
+            Verdict::Own => Self::Own,
+            Verdict::Rule(glob) => {
+                let line = glob.from().and_then(|file| line_of(file, glob.original()));
+                let source = glob.from().map(|file| match file.strip_prefix(root) {
+                    Ok(inside) => inside.display().to_string(),
+                    Err(_) => file.display().to_string(),
+                });
+                Self::Rule {
+                    glob: glob.original().to_string(),
+                    source,
+                    line,
+                }
+            }
+        }
+    }
+}
+
+/// The line (from 1) of `file` holding `rule`: the last one, since the last matching rule of
+/// an ignore file is the one that decides.
+fn line_of(file: &Path, rule: &str) -> Option<usize> {
+    let text = std::fs::read_to_string(file).ok()?;
+    let lines = text.lines().enumerate();
+    let found = lines.filter(|(_, line)| line.trim() == rule.trim()).last();
+    found.map(|(i, _)| i + 1)
+}
+
+impl std::fmt::Display for Ignored {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let through = match &self.through {
+            Some(dir) => format!(", which matches its directory {dir}/"),
+            None => String::new(),
+        };
+        match &self.by {
+            IgnoredBy::Git => write!(f, "{} is inside .git/, which filewatchd never tracks", self.path),
+            IgnoredBy::Own => write!(f, "{} is filewatchd's own (its state directory)", self.path),
+            IgnoredBy::Rule { glob, source, line } => {
+                let place = match (source, line) {
+                    (Some(file), Some(line)) => format!("{file} line {line}"),
+                    (Some(file), None) => file.clone(),
+                    (None, _) => "the `ignore` list of the config".to_string(),
+                };
+                write!(f, "{} is ignored by `{glob}` ({place}{through})", self.path)
+            }
+        }
     }
 }
 
@@ -196,6 +308,34 @@ mod tests {
             "only the root has cookies"
         );
         assert!(!rules.is_ignored(&rel("src/main.rs"), false));
+    }
+
+    #[test]
+    fn an_ignored_path_is_explained_by_its_rule_and_where_it_is_written() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path();
+        std::fs::write(root.join(".gitignore"), "# deps\n*.log\nnode_modules/\n").expect("write");
+        let rules = IgnoreRules::new(root, &root.join(".state"), &["*.tmp".to_string()]).expect("rules");
+        let explained = |path: &str, is_dir| rules.explain(&rel(path), is_dir).map(|i| i.to_string());
+        assert_eq!(
+            explained("node_modules/x/y.js", false).as_deref(),
+            Some(
+                "node_modules/x/y.js is ignored by `node_modules/` (.gitignore line 3, which matches its directory node_modules/)"
+            )
+        );
+        assert_eq!(
+            explained("a.log", false).as_deref(),
+            Some("a.log is ignored by `*.log` (.gitignore line 2)")
+        );
+        assert_eq!(
+            explained("b.tmp", false).as_deref(),
+            Some("b.tmp is ignored by `*.tmp` (the `ignore` list of the config)")
+        );
+        assert_eq!(
+            explained(".git/config", false).as_deref(),
+            Some(".git/config is inside .git/, which filewatchd never tracks")
+        );
+        assert_eq!(explained("src/main.rs", false), None);
     }
 
     #[test]

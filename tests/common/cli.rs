@@ -59,6 +59,22 @@ pub fn cli_state(ws: &Workspace, args: &[&str]) -> Output {
     run_with_deadline(cmd, HTTP_TIMEOUT)
 }
 
+/// As `cli_state`, with extra environment variables (`FILEWATCHD_SESSION`, `PAGER`).
+pub fn cli_state_with_env(ws: &Workspace, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = ws.command();
+    cmd.args(args)
+        .arg("--state-dir")
+        .arg(ws.state_dir())
+        .envs(env.iter().copied())
+        .stdin(Stdio::null());
+    run_with_deadline(cmd, HTTP_TIMEOUT)
+}
+
+/// Runs `command` to completion with the harness's deadline (killed and failed past it).
+pub fn run_to_completion(cmd: Command) -> Output {
+    run_with_deadline(cmd, HTTP_TIMEOUT)
+}
+
 /// As `cli_state`, asserting exit 0; the raw stdout.
 #[track_caller]
 pub fn cli_state_ok(ws: &Workspace, args: &[&str]) -> Vec<u8> {

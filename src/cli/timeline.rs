@@ -1,0 +1,290 @@
+//! `filewatchd log`: the timeline of one session (the latest by default) or of all, newest
+//! first, one line per entry (issue 17), read page by page from `GET /v1/timeline`.
+
+use std::fmt::Write;
+
+use serde_json::{Value, json};
+
+use super::args::LogCmd;
+use super::session::{self, Listed};
+use super::style::{self, Paint, paint};
+use super::{Client, Hint, encode, pager, print, text_of};
+use crate::api::error::ErrorCode;
+
+/// Entries the API gives per request at most.
+const PAGE_MAX: u64 = 1000;
+
+/// What `log` prints and how.
+struct View {
+    all: bool,
+    paths: bool,
+    stat: bool,
+    sessions: Vec<Listed>,
+}
+
+pub(super) fn log(client: &Client, cmd: LogCmd) -> anyhow::Result<()> {
+    let sessions = session::listed(client)?;
+    let scope = match (cmd.all, cmd.session.session) {
+        (true, _) => None,
+        // No session at all: the timeline of the rollbacks and restores made without one.
+        (false, None) if sessions.is_empty() => None,
+        (false, given) => Some(super::resolve_session(client, given)?),
+    };
+    let rows = pager::terminal_rows();
+    // A screenful on a terminal (leaving a line for the prompt and one for the hint).
+    let limit = cmd.limit.or(rows.map(|r| r.saturating_sub(2).max(1) as u64));
+    let since = match cmd.since.as_deref() {
+        Some(text) if crate::model::parse_time(text).is_ok() => Some(text.to_string()),
+        Some(ago) => Some(super::rollback::time_ago(ago)?),
+        None => None,
+    };
+    let with_paths = cmd.paths || cmd.stat;
+    let (entries, more) = fetch(client, scope.as_deref(), since.as_deref(), limit, with_paths)?;
+    if cmd.json.json {
+        let answer =
+            json!({"session": scope, "order": "newest_first", "entries": entries, "next_before": more});
+        println!("{}", serde_json::to_string_pretty(&answer)?);
+        return Ok(());
+    }
+    let view = View {
+        all: scope.is_none(),
+        paths: cmd.paths,
+        stat: cmd.stat,
+        sessions,
+    };
+    let mut out = String::new();
+    match (entries.is_empty(), &cmd.since) {
+        (true, Some(since)) => out.push_str(&format!("nothing since {since}\n")),
+        (true, None) => out.push_str("nothing yet: no turn, rollback or restore\n"),
+        _ => {}
+    }
+    for entry in &entries {
+        view.entry(entry, &mut out);
+    }
+    if more.is_some() && cmd.limit.is_none() {
+        let _ = writeln!(
+            out,
+            "{}",
+            paint("(older entries: --limit N shows more)", Paint::Dim)
+        );
+    }
+    pager::show(&out, !cmd.no_pager)?;
+    Ok(())
+}
+
+/// Up to `limit` entries (all without one), newest first, and where more would start.
+fn fetch(
+    client: &Client,
+    session: Option<&str>,
+    since: Option<&str>,
+    limit: Option<u64>,
+    with_paths: bool,
+) -> anyhow::Result<(Vec<Value>, Option<Value>)> {
+    let mut entries: Vec<Value> = Vec::new();
+    let mut before: Option<String> = None;
+    loop {
+        let wanted = limit.map_or(PAGE_MAX, |l| (l - entries.len() as u64).min(PAGE_MAX));
+        let mut query = format!("/v1/timeline?limit={wanted}");
+        if let Some(session) = session {
+            query.push_str(&format!("&session={}", encode(session)));
+        }
+        if let Some(since) = since {
+            query.push_str(&format!("&since={}", encode(since)));
+        }
+        if let Some(before) = &before {
+            query.push_str(&format!("&before={}", encode(before)));
+        }
+        if with_paths {
+            query.push_str("&paths=true");
+        }
+        let page = client
+            .get(&query)
+            .hint(ErrorCode::NotFound, "`filewatchd sessions` lists the sessions")?;
+        entries.extend(page["entries"].as_array().into_iter().flatten().cloned());
+        let next = page["next_before"].clone();
+        let full = limit.is_some_and(|l| entries.len() as u64 >= l);
+        match next.as_str() {
+            Some(cursor) if !full => before = Some(cursor.to_string()),
+            _ => return Ok((entries, next.as_str().map(|_| next.clone()))),
+        }
+    }
+}
+
+impl View {
+    fn entry(&self, e: &Value, out: &mut String) {
+        let time = paint(&local_time(&e["time"]), Paint::Dim);
+        let line = match e["kind"].as_str() {
+            Some("turn") => self.turn(e),
+            _ => self.rollback(e),
+        };
+        let _ = writeln!(out, "{time}  {line}");
+        if let Some(note) = e["recovery"].as_str() {
+            let _ = writeln!(out, "    {note}");
+        }
+        if self.paths || self.stat {
+            for change in e["changes"].as_array().into_iter().flatten() {
+                let _ = writeln!(out, "    {}", self.path_line(change));
+            }
+        }
+    }
+
+    /// Whose entry, in the timeline of every session.
+    fn of(&self, session: &Value) -> String {
+        match session.as_str() {
+            Some(name) if self.all => format!(" of {}", session::short_name(name, &self.sessions)),
+            _ => String::new(),
+        }
+    }
+
+    fn turn(&self, e: &Value) -> String {
+        let head = paint(&format!("turn {}", e["turn"]), Paint::Bold);
+        let mut line = format!(
+            "{head}{}  {}",
+            self.of(&e["session"]),
+            super::show::counts(&e["counts"])
+        );
+        if let Some(n) = e["counts"]["ambiguous"].as_u64().filter(|n| *n > 0) {
+            line.push_str(&format!(" ({n} ambiguous)"));
+        }
+        if let Some(prompt) = e["prompt"].as_str().filter(|p| !p.is_empty()) {
+            line.push_str(&format!("  {prompt}"));
+        }
+        if e["open"] == Value::Bool(true) {
+            line.push_str(&format!("  {}", paint("(open)", Paint::Warning)));
+        }
+        if e["undone"] == Value::Bool(true) {
+            line.push_str(&format!("  {}", paint("(undone)", Paint::Warning)));
+        }
+        line
+    }
+
+    fn rollback(&self, e: &Value) -> String {
+        let name = match e["kind"].as_str() {
+            Some("time_rollback") => "time rollback",
+            Some(kind) => kind,
+            None => "?",
+        };
+        let head = paint(&format!("{name} #{}", e["rollback_id"]), Paint::Bold);
+        let mut line = format!("{head}{}  {}", self.of(&e["session"]), what_it_went_to(e));
+        let c = &e["counts"];
+        if c.is_object() {
+            line.push_str(&format!(": {}", rollback_counts(c)));
+        }
+        match e["status"].as_str() {
+            Some("committed") | None => {}
+            Some("recovered") => line.push_str("  (interrupted by a crash, finished at start-up)"),
+            Some(_) => line.push_str(&format!("  ({})", print::rollback_status(&e["status"]))),
+        }
+        line
+    }
+
+    fn path_line(&self, c: &Value) -> String {
+        let (mark, detail) = match c.get("action") {
+            Some(action) => (action_mark(action), rollback_path_detail(c)),
+            None => (change_mark(&c["change"]), self.turn_path_detail(c)),
+        };
+        let path = match c["from"].as_str() {
+            Some(from) => format!("{from} -> {}", text_of(&c["path"])),
+            None => text_of(&c["path"]),
+        };
+        match detail {
+            Some(detail) if self.stat => format!("{mark} {path}  {}", paint(&detail, Paint::Dim)),
+            _ => format!("{mark} {path}"),
+        }
+    }
+
+    fn turn_path_detail(&self, c: &Value) -> Option<String> {
+        match (c["kind"].as_str(), c["size"].as_u64()) {
+            (_, Some(size)) if c["change"] != "deleted" => Some(style::size(size)),
+            (Some(kind), _) if kind != "file" => Some(kind.to_string()),
+            _ => None,
+        }
+    }
+}
+
+/// Where a rollback-like entry went: `to before turn 3`, `a.txt to seq 12`, `of undo #4`.
+fn what_it_went_to(e: &Value) -> String {
+    let t = &e["target"];
+    let to = match t["to"].as_str() {
+        Some("before" | "after") => format!("to {} turn {}", text_of(&t["to"]), t["turn"]),
+        Some("time") => format!("to {}", local_time(&t["at"])),
+        Some("seq") => format!("to seq {}", t["seq"]),
+        Some("redo") => match e["redo_of"].as_i64() {
+            Some(id) => format!("undid #{id}"),
+            None => "undid the latest undo".to_string(),
+        },
+        _ => "to ?".to_string(),
+    };
+    let paths: Vec<String> = e["paths"].as_array().into_iter().flatten().map(text_of).collect();
+    match paths.as_slice() {
+        [] => to,
+        [one] => format!("{one} {to}"),
+        [first, second] => format!("{first}, {second} {to}"),
+        [first, rest @ ..] => format!("{first} and {} more {to}", rest.len()),
+    }
+}
+
+/// `+0 ~2 -1`, with what was skipped or kept.
+fn rollback_counts(c: &Value) -> String {
+    let mut text = super::show::added_modified_deleted(c);
+    for (key, word) in [("skipped", "skipped"), ("kept", "kept")] {
+        if let Some(n) = c[key].as_u64().filter(|n| *n > 0) {
+            text.push_str(&format!(", {n} {word}"));
+        }
+    }
+    text
+}
+
+fn change_mark(change: &Value) -> String {
+    let (mark, colour) = match change.as_str() {
+        Some("added") => ("A", Paint::Added),
+        Some("deleted") => ("D", Paint::Deleted),
+        Some("renamed") => ("R", Paint::Changed),
+        _ => ("M", Paint::Changed),
+    };
+    paint(mark, colour)
+}
+
+fn action_mark(action: &Value) -> String {
+    let (mark, colour) = match action.as_str() {
+        Some("create") => ("A", Paint::Added),
+        Some("delete" | "remove_dir") => ("D", Paint::Deleted),
+        _ => ("M", Paint::Changed),
+    };
+    paint(mark, colour)
+}
+
+fn rollback_path_detail(c: &Value) -> Option<String> {
+    let status = match c["status"].as_str() {
+        Some("done" | "planned") | None => String::new(),
+        Some(other) => format!(" [{other}]"),
+    };
+    match (c["lines_added"].as_u64(), c["lines_removed"].as_u64()) {
+        (Some(added), Some(removed)) => Some(format!("+{added} -{removed} lines{status}")),
+        _ => (!status.is_empty()).then(|| status.trim_start().to_string()),
+    }
+}
+
+/// An RFC 3339 time of an answer in the local time zone, as `2026-11-30 10:05:01`.
+pub(super) fn local_time(value: &Value) -> String {
+    let Some(ms) = value.as_str().and_then(|t| crate::model::parse_time(t).ok()) else {
+        return text_of(value);
+    };
+    let secs = ms.div_euclid(1000) as libc::time_t;
+    // SAFETY: an all-zero `tm` is a valid value of this plain C struct.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: localtime_r reads `secs` and writes `tm`, both alive for the call; it is the
+    // thread-safe form.
+    if unsafe { libc::localtime_r(&secs, &mut tm) }.is_null() {
+        return text_of(value);
+    }
+    format!(
+        "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
+        tm.tm_year + 1900,
+        tm.tm_mon + 1,
+        tm.tm_mday,
+        tm.tm_hour,
+        tm.tm_min,
+        tm.tm_sec
+    )
+}

@@ -1,0 +1,120 @@
+//! SQL of the timeline (issue 17): sessions with their agent, first prompt and latest
+//! activity, the paths a rollback was restricted to, and rollbacks in brief (without their
+//! stored answers, which can be large: those are read one by one, for the entries shown).
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use crate::model::RollbackKind;
+use crate::store::journal::{Status, word};
+use crate::store::sql::{Result, SessionRow, TURN_SELECT, TurnRow, turn_from_row};
+
+/// Every session, oldest first, with its turn counts, fork point, agent and first prompt.
+/// Its latest activity is its latest turn start, turn end or rollback.
+pub fn list_sessions(conn: &Connection) -> Result<Vec<SessionRow>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT s.id, s.name, p.name, s.fork_turn, s.created_at,
+                (SELECT count(*) FROM turns t WHERE t.session_id = s.id),
+                (SELECT t.number FROM turns t WHERE t.session_id = s.id AND t.end_seq IS NULL),
+                max(coalesce((SELECT max(max(t.started_at, coalesce(t.ended_at, 0))) FROM turns t
+                               WHERE t.session_id = s.id), 0),
+                    coalesce((SELECT max(r.created_at) FROM rollbacks r
+                               WHERE r.session_id = s.id), 0)),
+                s.agent,
+                (SELECT t.label FROM turns t WHERE t.session_id = s.id ORDER BY t.number LIMIT 1)
+         FROM sessions s LEFT JOIN sessions p ON p.id = s.parent_id ORDER BY s.id",
+    )?;
+    let rows = stmt.query_map([], session_from_row)?;
+    rows.collect()
+}
+
+fn session_from_row(r: &Row<'_>) -> Result<SessionRow> {
+    let created_at: i64 = r.get(4)?;
+    Ok(SessionRow {
+        id: r.get(0)?,
+        name: r.get(1)?,
+        parent: r.get(2)?,
+        fork_turn: r.get(3)?,
+        created_at,
+        turns: r.get(5)?,
+        open_turn: r.get(6)?,
+        last_activity: r.get::<_, i64>(7)?.max(created_at),
+        agent: r.get(8)?,
+        first_label: r.get(9)?,
+    })
+}
+
+/// Says which agent drives the session (the latest one named wins).
+pub fn set_session_agent(conn: &Connection, session_id: i64, agent: &str) -> Result<()> {
+    conn.prepare_cached("UPDATE sessions SET agent = ?2 WHERE id = ?1 AND agent IS NOT ?2")?
+        .execute(params![session_id, agent])?;
+    Ok(())
+}
+
+/// Records the paths a rollback was restricted to (a JSON array).
+pub fn set_rollback_paths(conn: &Connection, rollback_id: i64, paths_json: &str) -> Result<()> {
+    conn.prepare_cached("UPDATE rollbacks SET paths = ?2 WHERE id = ?1")?
+        .execute(params![rollback_id, paths_json])?;
+    Ok(())
+}
+
+/// A rollback as the timeline places it: everything but its stored answer.
+#[derive(Debug, Clone)]
+pub struct RollbackBrief {
+    pub id: i64,
+    pub session_id: Option<i64>,
+    pub session: Option<String>,
+    pub kind: RollbackKind,
+    pub target_seq: i64,
+    pub from_seq: i64,
+    pub position: Option<i64>,
+    pub prev_position: Option<i64>,
+    pub redo_of: Option<i64>,
+    pub status: Status,
+    pub created_at: i64,
+    /// The JSON array of the paths it was restricted to; `None`: the whole workspace.
+    pub paths: Option<String>,
+}
+
+/// Every rollback of the journal, oldest first.
+pub fn rollbacks(conn: &Connection) -> Result<Vec<RollbackBrief>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT r.id, r.session_id, s.name, r.kind, r.target_seq, r.from_seq, r.position,
+                r.prev_position, r.redo_of, r.status, r.created_at, r.paths
+         FROM rollbacks r LEFT JOIN sessions s ON s.id = r.session_id ORDER BY r.id",
+    )?;
+    let rows = stmt.query_map([], brief_from_row)?;
+    rows.collect()
+}
+
+fn brief_from_row(r: &Row<'_>) -> Result<RollbackBrief> {
+    Ok(RollbackBrief {
+        id: r.get(0)?,
+        session_id: r.get(1)?,
+        session: r.get(2)?,
+        kind: word(r, 3, RollbackKind::from_name)?,
+        target_seq: r.get(4)?,
+        from_seq: r.get(5)?,
+        position: r.get(6)?,
+        prev_position: r.get(7)?,
+        redo_of: r.get(8)?,
+        status: word(r, 9, Status::from_name)?,
+        created_at: r.get(10)?,
+        paths: r.get(11)?,
+    })
+}
+
+/// The answer stored with one rollback (JSON), if any.
+pub fn rollback_outcome(conn: &Connection, rollback_id: i64) -> Result<Option<String>> {
+    conn.prepare_cached("SELECT outcome FROM rollbacks WHERE id = ?1")?
+        .query_row([rollback_id], |r| r.get(0))
+        .optional()
+        .map(Option::flatten)
+}
+
+/// Every turn of every session, oldest first.
+pub fn all_turns(conn: &Connection) -> Result<Vec<TurnRow>> {
+    let sql = format!("{TURN_SELECT} ORDER BY t.started_at, t.id");
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map([], turn_from_row)?;
+    rows.collect()
+}

@@ -1,0 +1,268 @@
+//! The timeline (issue 17): the turns, undos, redos, rollbacks, time rollbacks and restores
+//! of one session (with the history it inherits from a fork) or of every session, in time
+//! order, newest first, a page at a time.
+//!
+//! A page is chosen from the turns' and rollbacks' rows alone (times and numbers); only the
+//! entries on it get their changes (a turn's net changes, as the turns listing computes them)
+//! and their stored answers (a rollback's actions). `undone` marks the turns undone.
+
+mod undone;
+
+use std::collections::HashSet;
+
+use rusqlite::Connection;
+
+use crate::history::{self, Change};
+use crate::model::RollbackKind;
+use crate::restore::outcome::Outcome;
+use crate::sessions::{self, Lineage, turns::LookupError};
+use crate::store::sql::TurnRow;
+use crate::store::timeline::{self as sql, RollbackBrief};
+
+/// Pages hold at most this many entries.
+pub const PAGE_MAX: usize = 1000;
+
+/// Whose timeline.
+#[derive(Debug, Clone)]
+pub enum Scope {
+    All,
+    Session(String),
+}
+
+/// What a page asks for.
+#[derive(Debug, Clone)]
+pub struct Query {
+    pub scope: Scope,
+    /// Only entries at or after this time (ms).
+    pub since_ms: Option<i64>,
+    /// Only entries older than this one (the previous page's `next`).
+    pub before: Option<Cursor>,
+    pub limit: usize,
+}
+
+/// An entry's place in the timeline: its time, then turns before rollbacks, then its id.
+/// Written as `<ms>.<0 turn | 1 rollback>.<id>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Cursor {
+    time_ms: i64,
+    rank: u8,
+    id: i64,
+}
+
+impl std::fmt::Display for Cursor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}.{}", self.time_ms, self.rank, self.id)
+    }
+}
+
+impl std::str::FromStr for Cursor {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let bad = || format!("{text:?} is not a timeline cursor (a `next_before` of an earlier page)");
+        let mut parts = text.split('.');
+        let mut next = || parts.next().ok_or_else(bad);
+        let time_ms = next()?.parse().map_err(|_| bad())?;
+        let rank = next()?.parse().ok().filter(|r| *r <= 1).ok_or_else(bad)?;
+        let id = next()?.parse().map_err(|_| bad())?;
+        if parts.next().is_some() {
+            return Err(bad());
+        }
+        Ok(Self { time_ms, rank, id })
+    }
+}
+
+/// What a rollback-like entry is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RollbackEntryKind {
+    Undo,
+    Redo,
+    /// A rollback of the whole workspace to a turn boundary.
+    Rollback,
+    /// A rollback of the whole workspace to a time.
+    TimeRollback,
+    /// A rollback (to a boundary, a time or a sequence number) restricted to some paths.
+    Restore,
+}
+
+impl RollbackEntryKind {
+    fn of(rollback: &RollbackBrief, paths: &[String]) -> Self {
+        match rollback.kind {
+            RollbackKind::Undo => Self::Undo,
+            RollbackKind::Redo => Self::Redo,
+            RollbackKind::Rollback if !paths.is_empty() => Self::Restore,
+            RollbackKind::Rollback if rollback.session_id.is_none() => Self::TimeRollback,
+            RollbackKind::Rollback => Self::Rollback,
+        }
+    }
+}
+
+pub struct TurnEntry {
+    pub cursor: Cursor,
+    pub turn: TurnRow,
+    pub changes: Vec<Change>,
+    pub undone: bool,
+}
+
+pub struct RollbackEntry {
+    pub cursor: Cursor,
+    pub kind: RollbackEntryKind,
+    pub rollback: RollbackBrief,
+    /// The paths it was restricted to (empty: the whole workspace).
+    pub paths: Vec<String>,
+    /// Its stored answer: what it did, path by path (`None` when none can be read).
+    pub outcome: Option<Outcome>,
+}
+
+pub enum Entry {
+    Turn(TurnEntry),
+    Rollback(Box<RollbackEntry>),
+}
+
+pub struct Page {
+    /// Newest first.
+    pub entries: Vec<Entry>,
+    /// Where the next (older) page starts, when there is one.
+    pub next: Option<Cursor>,
+}
+
+/// What the page is chosen from: rows, and which turns are undone.
+struct Rows {
+    turns: Vec<TurnRow>,
+    rollbacks: Vec<RollbackBrief>,
+    undone: HashSet<i64>,
+}
+
+/// One page of the timeline. An unknown session is a `LookupError`.
+pub fn page(conn: &Connection, query: &Query) -> Result<Page, LookupError> {
+    let rows = match &query.scope {
+        Scope::Session(name) => of_session(conn, &sessions::named(conn, name)?)?,
+        Scope::All => of_all(conn)?,
+    };
+    let mut placed: Vec<(Cursor, usize)> = Vec::new();
+    for (i, turn) in rows.turns.iter().enumerate() {
+        placed.push((cursor(turn.started_at, 0, turn.id), i));
+    }
+    for (i, rollback) in rows.rollbacks.iter().enumerate() {
+        placed.push((cursor(rollback.created_at, 1, rollback.id), i));
+    }
+    placed.retain(|(at, _)| {
+        query.since_ms.is_none_or(|since| at.time_ms >= since)
+            && query.before.is_none_or(|before| *at < before)
+    });
+    placed.sort_unstable_by_key(|(at, _)| std::cmp::Reverse(*at));
+    let limit = query.limit.clamp(1, PAGE_MAX);
+    let next = (placed.len() > limit).then(|| placed[limit - 1].0);
+    placed.truncate(limit);
+    let Rows {
+        turns,
+        rollbacks,
+        undone,
+    } = rows;
+    let mut entries = Vec::with_capacity(placed.len());
+    for (at, i) in placed {
+        entries.push(match at.rank {
+            0 => Entry::Turn(turn_entry(conn, at, &turns[i], &undone)?),
+            _ => Entry::Rollback(Box::new(rollback_entry(conn, at, &rollbacks[i])?)),
+        });
+    }
+    Ok(Page { entries, next })
+}
+
+fn cursor(time_ms: i64, rank: u8, id: i64) -> Cursor {
+    Cursor { time_ms, rank, id }
+}
+
+fn turn_entry(
+    conn: &Connection,
+    at: Cursor,
+    turn: &TurnRow,
+    undone: &HashSet<i64>,
+) -> rusqlite::Result<TurnEntry> {
+    Ok(TurnEntry {
+        cursor: at,
+        turn: turn.clone(),
+        changes: history::turn_changes(conn, turn)?,
+        undone: undone.contains(&turn.id),
+    })
+}
+
+fn rollback_entry(
+    conn: &Connection,
+    at: Cursor,
+    rollback: &RollbackBrief,
+) -> rusqlite::Result<RollbackEntry> {
+    let paths: Vec<String> = rollback
+        .paths
+        .as_deref()
+        .and_then(|json| serde_json::from_str(json).ok())
+        .unwrap_or_default();
+    let outcome = sql::rollback_outcome(conn, rollback.id)?.and_then(|json| serde_json::from_str(&json).ok());
+    Ok(RollbackEntry {
+        cursor: at,
+        kind: RollbackEntryKind::of(rollback, &paths),
+        rollback: rollback.clone(),
+        paths,
+        outcome,
+    })
+}
+
+/// A session's timeline: its turns with those it inherits, its own rollbacks with its
+/// ancestors' made before it forked, and the rollbacks of no session (time rollbacks and
+/// restores, which act on the whole workspace).
+fn of_session(conn: &Connection, lineage: &Lineage) -> rusqlite::Result<Rows> {
+    let turns = lineage.turns(conn)?;
+    let rollbacks: Vec<RollbackBrief> = sql::rollbacks(conn)?
+        .into_iter()
+        .filter(|r| r.session_id.is_none() || lineage.owns(r.session_id, r.from_seq))
+        .collect();
+    let own: Vec<&RollbackBrief> = rollbacks.iter().filter(|r| r.session_id.is_some()).collect();
+    let undone = undone::undone(&turns, &own);
+    Ok(Rows {
+        turns,
+        rollbacks,
+        undone,
+    })
+}
+
+/// Every session's turns (each once, under its own session) and every rollback; a turn is
+/// undone as its own session's history has it.
+fn of_all(conn: &Connection) -> rusqlite::Result<Rows> {
+    let rollbacks = sql::rollbacks(conn)?;
+    let mut undone = HashSet::new();
+    for session in sessions::list(conn)? {
+        let lineage = Lineage::of(conn, session.id)?;
+        let turns = lineage.turns(conn)?;
+        let own: Vec<&RollbackBrief> = rollbacks
+            .iter()
+            .filter(|r| lineage.owns(r.session_id, r.from_seq))
+            .collect();
+        let marked = undone::undone(&turns, &own);
+        let of_this = turns
+            .iter()
+            .filter(|t| t.session_id == session.id && marked.contains(&t.id));
+        undone.extend(of_this.map(|t| t.id));
+    }
+    Ok(Rows {
+        turns: sql::all_turns(conn)?,
+        rollbacks,
+        undone,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cursor;
+
+    #[test]
+    fn cursors_round_trip_and_order_by_time_then_kind_then_id() {
+        let turn: Cursor = "1700000000000.0.12".parse().expect("cursor");
+        assert_eq!(turn.to_string(), "1700000000000.0.12");
+        let rollback: Cursor = "1700000000000.1.3".parse().expect("cursor");
+        assert!(turn < rollback);
+        for bad in ["", "1.0", "1.2.3", "x.0.1", "1.0.1.4"] {
+            assert!(bad.parse::<Cursor>().is_err(), "{bad:?}");
+        }
+    }
+}
