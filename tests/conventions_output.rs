@@ -197,7 +197,8 @@ fn sizes_are_human_and_counts_singular_when_one() {
     ws.write(".filewatchd.toml", "keep_turns = 1\nkeep_days = 0\n");
     let daemon = Daemon::start_in_home(&ws);
     turn(&ws, &daemon, 1);
-    assert!(text(&ws, &["sessions"]).starts_with("s  1 turn  last active"));
+    let sessions = text(&ws, &["sessions"]);
+    assert!(sessions.starts_with("s  -  1 turn  last active"), "{sessions}");
     assert!(text(&ws, &["show", "1"]).contains("  A a.txt  (file, 2.9 KiB)"));
     let history = text(&ws, &["history", "a.txt"]);
     assert!(history.contains(" file 2.9 KiB "), "{history}");
@@ -214,7 +215,7 @@ fn sizes_are_human_and_counts_singular_when_one() {
     turn(&ws, &daemon, 2);
     let gc = text(&ws, &["gc", "--dry-run"]);
     assert!(gc.contains("; 1 turn expires ("), "{gc}");
-    assert!(text(&ws, &["sessions"]).starts_with("s  2 turns  last active"));
+    assert!(text(&ws, &["sessions"]).starts_with("s  -  2 turns  last active"));
 
     turn(&ws, &daemon, 3);
     let gc = text(&ws, &["gc", "--dry-run"]);

@@ -286,7 +286,7 @@ fn turn_end_says_one_line_and_show_groups_many_paths_with_the_totals() {
     assert_eq!(
         &lines[2..],
         [
-            "  A top.txt  (file)",
+            "  A top.txt  (file, 4 B)",
             "  docs/  3 paths  +2 ~0 -1 R0",
             "  lib/  2 paths  +2 ~0 -0 R0",
             "  src/  26 paths  +26 ~0 -0 R0",
