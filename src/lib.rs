@@ -20,7 +20,7 @@
 //! `engine` (the single-writer loop: it calls capture with hints, restore with a narrow
 //! `restore::Workspace` and applies the effects it returns, and retention) → `api` →
 //! `daemon`; `client` (over `state`, reading answers back in the words of `api` and
-//! `restore`) → `hook` → `cli` (which also starts the `daemon`).
+//! `restore`) → `lifecycle` → `hook` → `cli` (which also starts the `daemon`).
 //!
 //! - [`watch`]: one non-recursive inotify watch per tracked directory (ignored directories get
 //!   none; those the watch limit refuses are listed as unwatched), and [`watch::filter`], the
@@ -97,11 +97,15 @@
 //!   words of PRODUCT.md 2 as types; [`stats`]: report-and-continue counters for `status`.
 //!   [`test_knobs`]: the integration tests' `FILEWATCHD_TEST_*` knobs, read once at start-up
 //!   and only by `serve --test-knobs`.
-//! - [`log_file`]: the daemon's log file when it runs in the background (rotated). [`queue`]:
-//!   the turn markers a hook leaves while the daemon is not answering yet; the watcher watches
-//!   the queue with the same inotify instance as the workspace, so the engine applies each
-//!   marker at its place among the hints (`engine::queued`), those queued before it started
-//!   right after its first index.
+//! - [`lifecycle`]: the daemon seen from outside: which workspace a directory belongs to, whether
+//!   its daemon runs (tested without taking any lock a starting daemon needs), starting one in
+//!   the background (detached, logging to `daemon.log` through [`log_file`], which rotates it),
+//!   stopping it, the roots never indexed without asking (`/`, the home directory), and every
+//!   workspace with a state directory. `cli` (`start`, `stop`, `restart`, `projects`,
+//!   `forget`) and `hook` (autostart) use it. [`queue`]: the turn markers a hook leaves while
+//!   the daemon is not answering yet; the watcher watches the queue with the same inotify
+//!   instance as the workspace, so the engine applies each marker at its place among the hints
+//!   (`engine::queued`), those queued before it started right after its first index.
 
 pub mod api;
 pub mod capture;
@@ -114,6 +118,7 @@ pub mod fs;
 pub mod history;
 pub mod hook;
 pub mod instance;
+pub mod lifecycle;
 pub mod log_file;
 pub mod model;
 pub mod paths;

@@ -1,10 +1,15 @@
-//! The command line (PRODUCT.md 5.3): `serve` runs the daemon; every other command is a
-//! client of the running daemon, one function each (`rollback` holds the rollback-like ones).
+//! The command line (PRODUCT.md 5.3): `serve` runs the daemon; `start`, `stop` and `restart`
+//! (`start`), `projects` and `forget` (`projects`) manage it from outside; every other command
+//! is a client of the running daemon, one function each (`rollback` holds the rollback-like
+//! ones).
 
 mod args;
+mod confirm;
 mod hooks;
 mod print;
+mod projects;
 mod rollback;
+mod start;
 pub mod style;
 
 use std::path::Path;
@@ -30,9 +35,28 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Command::Hook(cmd) = command {
         return hooks::hook(&args, cmd);
     }
+    // The commands about the daemon itself, which need none to answer.
+    let command = match command {
+        Command::Start(cmd) => return start::start(&args, cmd),
+        Command::Stop => return start::stop(&args),
+        Command::Restart(cmd) => return start::restart(&args, cmd),
+        Command::Projects(flag) => return projects::projects(flag.json),
+        Command::Forget(cmd) => return projects::forget(cmd),
+        Command::Status(flag) => match start::status_while_indexing(&args, flag.json)? {
+            Some(code) => return Ok(code),
+            None => Command::Status(flag),
+        },
+        other => other,
+    };
     let client = Client::discover(args.root.as_deref(), args.state_dir.as_deref())?;
     match command {
-        Command::Serve(_) | Command::Hook(_) => unreachable!("handled above"),
+        Command::Serve(_)
+        | Command::Hook(_)
+        | Command::Start(_)
+        | Command::Stop
+        | Command::Restart(_)
+        | Command::Projects(_)
+        | Command::Forget(_) => unreachable!("handled above"),
         Command::Status(flag) => status(&client, flag.json),
         Command::Turn(cmd) => turn(&client, cmd),
         Command::Log(cmd) => log(&client, cmd),
@@ -60,6 +84,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 fn serve(args: ServeArgs, cmd: ServeCmd) -> anyhow::Result<ExitCode> {
+    let (root, _) = daemon::locate(args.root.as_deref(), args.state_dir.as_deref())?;
+    confirm::risky_root(&root, cmd.yes)?;
     daemon::serve(ServeOptions {
         root: args.root,
         state_dir: args.state_dir,
