@@ -117,10 +117,12 @@ pub fn locks_usable() -> bool {
 }
 
 /// The live daemon watching exactly the tree at `root`, if any (and if the lock directory can
-/// be read).
+/// be read). A lock held for a directory of another name is not counted: its tree was removed
+/// (and this one was given its inode) or moved here, and its daemon has lost it.
 pub fn holder_of(root: &Path) -> Option<Holder> {
     let path = lock_path(&lock_dir().ok()?, root).ok()?;
-    is_held(&path).then(|| read_holder(&path)).flatten()
+    let holder = is_held(&path).then(|| read_holder(&path)).flatten()?;
+    (holder.root == root).then_some(holder)
 }
 
 /// A live daemon whose tree holds `root` or lies inside it (not `root` itself): two such

@@ -188,7 +188,7 @@ impl Stats {
         }
     }
 
-    /// The bar the start-up walk counts the files it reads on (`None` once it is done).
+    /// The bar the start-up walk counts the files it reads on.
     pub fn set_index_progress(&self, bar: Option<indicatif::ProgressBar>) {
         if let Ok(mut slot) = self.index_progress.lock() {
             *slot = bar;

@@ -180,7 +180,10 @@ pub fn record_survey(
         survey_ms,
     } = survey;
     let bar = progress_bar(show_progress, work.len());
-    ctx.stats.set_index_progress(bar.clone());
+    if show_progress {
+        // Kept once done: `status` says the walk read them all until the daemon listens.
+        ctx.stats.set_index_progress(bar.clone());
+    }
     // A rescan's batches need not each reach the disk: after a power loss the next start
     // rescans again. WAL + synchronous=NORMAL never corrupts; FULL comes back right after.
     // (A first index may run with synchronous=OFF already: `store::unjournaled`.)
@@ -193,7 +196,6 @@ pub fn record_survey(
     if lower {
         conn.pragma_update(None, "synchronous", was)?;
     }
-    ctx.stats.set_index_progress(None);
     let recorded = recorded?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
