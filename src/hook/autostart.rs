@@ -71,20 +71,33 @@ fn opens_a_turn(action: &Action) -> bool {
     )
 }
 
-/// The daemon that runs for `loc`, answering or about to; `None` when none runs.
+/// The daemon that runs for `loc`, answering or about to; `None` when none runs. A daemon
+/// that keeps its state elsewhere (`--state-dir`) but watches this very tree is the one.
 fn reach_running(
     loc: &Located,
     agent: Agent,
     event: &HookEvent,
     until: Instant,
 ) -> Result<Option<Reached>, String> {
+    let (loc, running) = match lifecycle::probe_quietly(loc) {
+        Running::Elsewhere(holder) => {
+            let theirs = Located {
+                root: loc.root.clone(),
+                state_dir: holder.state_dir,
+                explicit_state: true,
+            };
+            let running = lifecycle::probe_quietly(&theirs);
+            (theirs, running)
+        }
+        running => (loc.clone(), running),
+    };
     let timeout = until.saturating_duration_since(Instant::now());
-    match lifecycle::probe(loc) {
+    match running {
         Running::Answering(_) => Client::at(&loc.state_dir, timeout)
             .map(|client| Some(Reached::Answering(client)))
             .map_err(|e| format!("{e:#}")),
         Running::Indexing { .. } => {
-            queue_markers(loc, agent, event)?;
+            queue_markers(&loc, agent, event)?;
             Ok(Some(Reached::Queued { note: None }))
         }
         Running::Silent(info) => Err(format!(
@@ -93,17 +106,11 @@ fn reach_running(
             info.pid,
             info.url
         )),
-        // The daemon that watches this tree, wherever it keeps its state.
-        Running::Elsewhere(holder) => Client::at(&holder.state_dir, timeout)
-            .map(|client| Some(Reached::Answering(client)))
-            .map_err(|_| {
-                format!(
-                    "the filewatchd watching {} (pid {}, state in {}) is still indexing: this turn is not recorded",
-                    loc.root.display(),
-                    holder.pid,
-                    holder.state_dir.display()
-                )
-            }),
+        Running::Elsewhere(holder) => Err(format!(
+            "the filewatchd watching {} changed while the hook looked (now pid {})",
+            loc.root.display(),
+            holder.pid
+        )),
         Running::Stopped => Ok(None),
     }
 }
@@ -174,7 +181,7 @@ fn start_and_queue(
             )),
         }),
         Waited::Exited { status, log_tail } => {
-            if !matches!(lifecycle::probe(loc), Running::Stopped) {
+            if !matches!(lifecycle::probe_quietly(loc), Running::Stopped) {
                 // Another starter's daemon took the workspace: it applies the markers.
                 return Ok(Reached::Queued { note: None });
             }

@@ -128,10 +128,20 @@ impl Running {
     }
 }
 
-/// Whether the daemon of `loc` runs, and answers. Nothing here takes a lock a starting daemon
-/// could find taken: the machine-wide tree lock is tested without taking it; the state
-/// directory's own lock only where the tree locks cannot be used.
+/// Whether the daemon of `loc` runs, and answers `GET /v1/status`. Nothing here takes a lock
+/// a starting daemon could find taken: the machine-wide tree lock is tested without taking
+/// it; the state directory's own lock only where the tree locks cannot be used.
 pub fn probe(loc: &Located) -> Running {
+    probe_asking(loc, true)
+}
+
+/// As `probe`, without asking the daemon: one that wrote its URL counts as answering (a hook
+/// sends its marker right after, and a failure then says so).
+pub fn probe_quietly(loc: &Located) -> Running {
+    probe_asking(loc, false)
+}
+
+fn probe_asking(loc: &Located, ask: bool) -> Running {
     let holder = instance::holder_of(&loc.root);
     let pid = match holder {
         Some(holder) if holder.state_dir != loc.state_dir => return Running::Elsewhere(holder),
@@ -143,7 +153,7 @@ pub fn probe(loc: &Located) -> Running {
     let dir = &loc.state_dir;
     match state::read_info(dir) {
         // A daemon.json left by a killed daemon names another pid (a starting one removes it).
-        Ok(info) if pid.is_none_or(|pid| pid == info.pid) => match answers(dir) {
+        Ok(info) if pid.is_none_or(|pid| pid == info.pid) => match !ask || answers(dir) {
             true => Running::Answering(info),
             false => Running::Silent(info),
         },
