@@ -9,7 +9,7 @@
 //! `autostart = false` in the workspace's `.filewatchd.toml`, or for a root that is the home
 //! directory, `/` or holds the home directory (`lifecycle::guard`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::events::{Action, Agent, HookEvent};
@@ -168,31 +168,38 @@ fn start_and_queue(
     }
     let queued = queue_markers(loc, agent, event)?;
     let mut spawned = spawn::spawn(loc, &Launch::default()).map_err(fail)?;
-    let pid = spawned.pid();
-    let root = loc.root.display();
-    let log = spawned.log.display().to_string();
-    match spawned.wait(loc, until, |r| matches!(r, Running::Answering(_))) {
-        Waited::Ready(_) => Ok(Reached::Queued {
-            note: Some(format!("started filewatchd for {root} (pid {pid}, log {log})")),
-        }),
-        Waited::Pending(_) => Ok(Reached::Queued {
-            note: Some(format!(
-                "started filewatchd for {root} (pid {pid}, log {log}); it is indexing the workspace, and this turn opens once that is done (`filewatchd status` shows the progress)"
-            )),
-        }),
-        Waited::Exited { status, log_tail } => {
-            if !matches!(lifecycle::probe_quietly(loc), Running::Stopped) {
-                // Another starter's daemon took the workspace: it applies the markers.
-                return Ok(Reached::Queued { note: None });
-            }
-            queue::remove(&queued);
-            let why = log_tail.last().cloned().unwrap_or_else(|| status.to_string());
-            Err(format!("filewatchd for {root} did not start: {why} (log {log})"))
-        }
-    }
+    let waited = spawned.wait(loc, until, |r| matches!(r, Running::Answering(_)));
+    said_of(loc, &spawned, waited, &queued)
 }
 
-fn queue_markers(loc: &Located, agent: Agent, event: &HookEvent) -> Result<Vec<std::path::PathBuf>, String> {
+/// What the hook says once the daemon it started answers, still indexes, or exited (then its
+/// markers are taken back, unless another starter's daemon took the workspace and applies them).
+fn said_of(
+    loc: &Located,
+    spawned: &spawn::Spawned,
+    waited: Waited,
+    queued: &[PathBuf],
+) -> Result<Reached, String> {
+    let (root, pid) = (loc.root.display(), spawned.pid());
+    let log = spawned.log.display();
+    let note = match waited {
+        Waited::Ready(_) => format!("started filewatchd for {root} (pid {pid}, log {log})"),
+        Waited::Pending(_) => format!(
+            "started filewatchd for {root} (pid {pid}, log {log}); it is indexing the workspace, and this turn opens once that is done (`filewatchd status` shows the progress)"
+        ),
+        Waited::Exited { status, log_tail } => {
+            if !matches!(lifecycle::probe_quietly(loc), Running::Stopped) {
+                return Ok(Reached::Queued { note: None });
+            }
+            queue::remove(queued);
+            let why = log_tail.last().cloned().unwrap_or_else(|| status.to_string());
+            return Err(format!("filewatchd for {root} did not start: {why} (log {log})"));
+        }
+    };
+    Ok(Reached::Queued { note: Some(note) })
+}
+
+fn queue_markers(loc: &Located, agent: Agent, event: &HookEvent) -> Result<Vec<PathBuf>, String> {
     queue::push(&loc.state_dir, &markers(agent, event), crate::model::now_ms())
         .map_err(|e| format!("cannot queue the turn marker in {}: {e}", loc.state_dir.display()))
 }
