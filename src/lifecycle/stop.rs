@@ -100,13 +100,18 @@ fn holds(loc: &Located, pid: u32) -> bool {
     instance::holder_of(&loc.root).is_some_and(|h| h.pid == pid && h.state_dir == loc.state_dir)
 }
 
-/// Whether `pid` has exited: no such process, or a zombie nobody has reaped yet.
+/// Whether `pid` has exited: no such process, or a zombie nobody has reaped yet whose threads
+/// have all ended (the main thread of a multi-threaded process is a zombie before the others
+/// have let go of its files, and with them its locks).
 fn gone(pid: u32) -> bool {
-    let stat = Path::new("/proc").join(pid.to_string()).join("stat");
-    let Ok(text) = std::fs::read_to_string(stat) else {
+    let status = Path::new("/proc").join(pid.to_string()).join("status");
+    let Ok(text) = std::fs::read_to_string(status) else {
         return true;
     };
-    // `pid (comm) S ...`: the state follows the last `)`.
-    let state = text.rsplit_once(')').map(|(_, rest)| rest.trim_start());
-    state.is_some_and(|s| s.starts_with('Z') || s.starts_with('X'))
+    let field = |name: &str| text.lines().find_map(|l| l.strip_prefix(name)).map(str::trim);
+    let zombie = field("State:").is_some_and(|s| s.starts_with('Z') || s.starts_with('X'));
+    zombie
+        && field("Threads:")
+            .and_then(|n| n.parse::<u32>().ok())
+            .is_some_and(|n| n <= 1)
 }

@@ -244,13 +244,20 @@ pub fn daemons_of(home: &Path) -> Vec<u32> {
         .collect()
 }
 
-/// Whether `pid` has exited (gone, or a zombie nobody reaped yet).
+/// Whether `pid` has exited: gone, or a zombie nobody reaped yet whose threads have all ended
+/// (a killed daemon's main thread is a zombie before its other threads let go of its files,
+/// and with them its locks).
 pub fn exited(pid: u32) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
         return true;
     };
-    let state = stat
-        .rsplit_once(')')
-        .map(|(_, rest)| rest.trim_start().to_string());
-    state.is_some_and(|s| s.starts_with('Z') || s.starts_with('X'))
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(|v| v.trim().to_string())
+            .unwrap_or_default()
+    };
+    let zombie = field("State:").starts_with('Z') || field("State:").starts_with('X');
+    zombie && field("Threads:").parse::<u32>().is_ok_and(|n| n <= 1)
 }
