@@ -69,7 +69,7 @@ fn markers_queued_while_the_first_index_runs_are_applied_in_place() {
     ws.write("a.txt", "one\n");
     let release = ws.state_dir().join("release");
     let pid = ws.spawn_held(&release);
-    ws.wait_indexing(ws.root());
+    ws.wait_index_read(ws.root());
 
     ws.write("before.txt", "outside, before the prompt\n");
     let run = prompt_hook(&ws, ws.command_autostart());
@@ -186,4 +186,18 @@ fn a_turn_end_never_starts_a_daemon() {
     let _reaper = ws.reaper();
     let run = stop_hook(&ws, ws.command_autostart());
     started_nothing(&ws, &run, &["no filewatchd is running"]);
+}
+
+#[test]
+fn a_workspace_whose_daemon_cannot_start_says_why_and_queues_nothing() {
+    let ws = Workspace::new();
+    let _reaper = ws.reaper();
+    ws.write(".filewatchd.toml", "colour = 1\n");
+    let run = prompt_hook(&ws, ws.command_autostart());
+    started_nothing(&ws, &run, &["cannot start filewatchd", "colour"]);
+    let queue = ws.home_state_of(ws.root()).map(|dir| dir.join("queue"));
+    let left = queue
+        .and_then(|q| std::fs::read_dir(q).ok())
+        .map_or(0, Iterator::count);
+    assert_eq!(left, 0, "a marker is left for a daemon that never starts");
 }

@@ -180,17 +180,7 @@ fn status_shows_the_first_index_while_it_runs() {
     ws.write("a.txt", "a\n");
     let release = ws.state_dir().join("release");
     let pid = ws.spawn_held(&release);
-    let state = ws.wait_indexing(ws.root());
-    // The walk has read the file (its index is ready and held); the file says so within 250 ms.
-    let read_all = || {
-        let progress: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(state.join("indexing.json")).ok()?).ok()?;
-        (progress["read"] == 1).then_some(())
-    };
-    if poll_until(std::time::Duration::from_secs(30), read_all).is_none() {
-        let now = std::fs::read_to_string(state.join("indexing.json")).unwrap_or_default();
-        panic!("the progress does not count the file read: {now}");
-    }
+    let state = ws.wait_index_read(ws.root());
 
     let status = ok(&ws, &["status"]);
     assert!(

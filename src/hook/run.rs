@@ -24,13 +24,25 @@ const PAYLOAD_MAX: u64 = 4 * 1024 * 1024;
 pub fn run(agent: Agent, args: &[String], state_dir: Option<&Path>) -> ExitCode {
     match handle(agent, args, state_dir) {
         Ok(None) => {}
-        Ok(Some(note)) => eprintln!("filewatchd hook {}: {note}", agent.name()),
+        Ok(Some(note)) => eprintln!("filewatchd hook {}: {}", agent.name(), one_line(&note)),
         Err(message) => eprintln!(
-            "filewatchd hook {}: {message} (the agent goes on; this turn is not recorded)",
-            agent.name()
+            "filewatchd hook {}: {} (the agent goes on; this turn is not recorded)",
+            agent.name(),
+            one_line(&message)
         ),
     }
     ExitCode::SUCCESS
+}
+
+/// A message as one line: one that spans lines (a TOML error shows the line it failed on)
+/// keeps its first line and its last.
+fn one_line(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    match lines.as_slice() {
+        [] => String::new(),
+        [only] => only.to_string(),
+        [first, .., last] => format!("{first}: {last}"),
+    }
 }
 
 /// What the hook did, and the one line it has to say, if any.

@@ -150,17 +150,21 @@ impl Workspace {
         logs
     }
 
-    /// Polls until a daemon for `root` runs its start-up walk (`indexing.json` is there: it
-    /// watches the workspace and its marker queue); its state directory.
+    /// Polls until a daemon for `root` has read every file of its start-up walk, as its
+    /// `indexing.json` says (rewritten every 250 ms until it listens); its state directory.
+    /// A daemon held by `spawn_held` stays there: it watches the workspace and its marker
+    /// queue, and every change from now on is one its index has not seen.
     #[track_caller]
-    pub fn wait_indexing(&self, root: &Path) -> PathBuf {
+    pub fn wait_index_read(&self, root: &Path) -> PathBuf {
         let found = poll_until(START_DEADLINE, || {
             let dir = self.home_state_of(root)?;
-            dir.join("indexing.json").exists().then_some(dir)
+            let progress: Value =
+                serde_json::from_slice(&std::fs::read(dir.join("indexing.json")).ok()?).ok()?;
+            (progress["read"].is_u64() && progress["read"] == progress["total"]).then_some(dir)
         });
         found.unwrap_or_else(|| {
             let held = std::fs::read_to_string(self.state_dir().join("daemon.log")).unwrap_or_default();
-            panic!("no daemon indexes {}:\n{held}", root.display())
+            panic!("no daemon has indexed {}:\n{held}", root.display())
         })
     }
 
