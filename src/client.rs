@@ -93,6 +93,13 @@ impl Client {
         Ok(Self::new(url, token, timeout))
     }
 
+    /// The daemon whose `daemon.json` and `token` are in the state directory `dir`, whatever
+    /// the environment says.
+    pub fn at(dir: &Path, timeout: Duration) -> anyhow::Result<Self> {
+        let info = state::read_info(dir)?;
+        Ok(Self::new(info.url, state::read_token(dir)?, timeout))
+    }
+
     fn new(url: String, token: String, timeout: Duration) -> Self {
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
@@ -130,7 +137,7 @@ impl Client {
 
     fn unreachable(&self, e: ureq::Error) -> anyhow::Error {
         NoDaemon(anyhow!(
-            "the daemon at {} is not answering ({e}); it may have stopped: start it with `filewatchd` in the workspace root",
+            "the daemon at {} is not answering ({e}); it may have stopped: start it with `filewatchd start` in the workspace",
             self.url
         ))
         .into()
@@ -209,13 +216,13 @@ fn find_state_dir(start: Option<&Path>) -> anyhow::Result<PathBuf> {
         }
         if state::is_held(&candidate) {
             bail!(
-                "the filewatchd for {} is still indexing it; try again once it says it is watching",
+                "the filewatchd for {} is still indexing it (`filewatchd status` shows the progress); try again once it is done",
                 dir.display()
             );
         }
     }
     bail!(
-        "no filewatchd is running for {} or any directory above it; start one with `filewatchd` in the workspace root (or set FILEWATCHD_URL and FILEWATCHD_TOKEN)",
+        "no filewatchd is running for {} or any directory above it; start one with `filewatchd start` in the workspace (or set FILEWATCHD_URL and FILEWATCHD_TOKEN)",
         start.display()
     )
 }

@@ -34,6 +34,7 @@ struct FileConfig {
     keep_turns: Option<u32>,
     max_store_bytes: Option<u64>,
     verify: Option<VerifyFile>,
+    autostart: Option<bool>,
 }
 
 /// `[verify]`: durations as text (`"5m"`, `"30s"`); `interval = "0"` or `"off"` disables.
@@ -54,6 +55,8 @@ pub struct Config {
     pub port: Option<u16>,
     pub retention: Retention,
     pub verify: Verify,
+    /// Whether an agent's hook starts the daemon when none runs (`autostart = false` to opt out).
+    pub autostart: bool,
 }
 
 /// The background verification pass (G2: writes through a shared mapping have no event): at
@@ -125,6 +128,7 @@ impl Default for Config {
             port: None,
             retention: Retention::default(),
             verify: Verify::default(),
+            autostart: true,
         }
     }
 }
@@ -164,6 +168,7 @@ impl Config {
             port: file.port,
             retention,
             verify: Verify::parse(file.verify)?,
+            autostart: file.autostart.unwrap_or(true),
         })
     }
 }
@@ -187,6 +192,14 @@ mod tests {
         assert!(err.contains("max_file_size"), "{err}");
         let err = Config::parse("ignore = [\"a[\"]").expect_err("bad glob");
         assert!(err.contains("ignore"), "{err}");
+    }
+
+    #[test]
+    fn hooks_start_the_daemon_unless_autostart_is_false() {
+        assert!(Config::parse("").expect("valid").autostart);
+        assert!(!Config::parse("autostart = false").expect("valid").autostart);
+        let err = Config::parse("autostart = \"no\"").expect_err("bad value");
+        assert!(err.contains("autostart"), "{err}");
     }
 
     #[test]

@@ -16,7 +16,8 @@ use crate::engine::Worker;
 use crate::engine::barrier;
 use crate::fs::read::RootDir;
 use crate::instance::{self, Holder, Refusal, TreeLock};
-use crate::state::{self, DaemonInfo, StateDir};
+use crate::queue;
+use crate::state::{self, DaemonInfo, Progress, StateDir};
 use crate::stats::Stats;
 use crate::store::blobs::BlobDir;
 use crate::store::{db, unjournaled};
@@ -72,11 +73,14 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
     blobs.remove_leftovers().context("cannot clean the blob store")?;
 
     remove_stale_cookies(&root, &state_dir)?;
+    let queue_dir = queue::prepare(&state_dir.dir).context("cannot create the marker queue")?;
     let stats = Arc::new(Stats::default());
     let (tx, inbox) = mpsc::channel();
-    let hints = HintSender::new(&root, tx.clone(), stats.clone());
+    let hints = HintSender::new(&root, tx.clone(), stats.clone()).with_queue(queue_dir.clone());
     let (queued, overflow) = (hints.queued(), hints.overflow());
     let watches = Watches::start(hints, stats.clone()).context("cannot start watching the workspace")?;
+    // Listed once its watch is armed: a marker queued later comes as an event too.
+    let markers = queue::listed(&queue_dir);
     let ctx = Context {
         root: Arc::new(RootDir::open(&root).context("cannot open the workspace root")?),
         blobs: Arc::new(blobs),
@@ -88,7 +92,12 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
         verify: config.verify,
     };
     eprintln!("filewatchd: indexing {}", root.display());
-    let (worker, handle) = indexing(|| Worker::start(conn, check, ctx, (tx, inbox), queued, overflow))?;
+    let progress = ProgressFile::start(&state_dir, &root, stats.clone());
+    let started = indexing(|| Worker::start(conn, check, ctx, (tx, inbox), queued, overflow));
+    crate::test_knobs::hold_index();
+    progress.finish(&state_dir);
+    let (mut worker, handle) = started?;
+    worker.adopt_queue(queue_dir, markers);
     let (worker_thread, capture_ended) = spawn_capture(worker, stats.clone())?;
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -114,6 +123,59 @@ fn indexing<R>(start: impl FnOnce() -> anyhow::Result<R>) -> anyhow::Result<R> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(start)) {
         Ok(result) => result.context("indexing the workspace failed"),
         Err(panic) => anyhow::bail!("indexing the workspace failed: {}", panic_message(panic.as_ref())),
+    }
+}
+
+/// `indexing.json`, rewritten while the start-up walk runs, for `status` to show.
+struct ProgressFile {
+    stop: mpsc::Sender<()>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// How often `indexing.json` is rewritten.
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
+
+impl ProgressFile {
+    fn start(state_dir: &StateDir, root: &Path, stats: Arc<Stats>) -> Self {
+        let (stop, stopped) = mpsc::channel::<()>();
+        let dir = state_dir.dir.clone();
+        let mut progress = Progress {
+            pid: std::process::id(),
+            root: root.to_path_buf(),
+            started_at_ms: crate::model::now_ms(),
+            read: None,
+            total: None,
+        };
+        let write = move || {
+            loop {
+                if let Some((read, total)) = stats.index_progress() {
+                    (progress.read, progress.total) = (Some(read), Some(total));
+                }
+                if let Err(err) = state::write_progress(&dir, &progress) {
+                    tracing::debug!(%err, "cannot write the indexing progress");
+                }
+                if !matches!(
+                    stopped.recv_timeout(PROGRESS_EVERY),
+                    Err(mpsc::RecvTimeoutError::Timeout)
+                ) {
+                    return;
+                }
+            }
+        };
+        let thread = std::thread::Builder::new()
+            .name("progress".into())
+            .spawn(write)
+            .ok();
+        Self { stop, thread }
+    }
+
+    /// Stops rewriting it and removes it.
+    fn finish(mut self, state_dir: &StateDir) {
+        let _ = self.stop.send(());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+        state_dir.remove_progress();
     }
 }
 

@@ -110,6 +110,21 @@ fn is_at_path(file: &File, path: &Path) -> bool {
     }
 }
 
+/// Whether the tree locks can be used here (else only the state directory's lock keeps a
+/// second daemon out).
+pub fn locks_usable() -> bool {
+    lock_dir().is_ok()
+}
+
+/// The live daemon watching exactly the tree at `root`, if any (and if the lock directory can
+/// be read). A lock held for a directory of another name is not counted: its tree was removed
+/// (and this one was given its inode) or moved here, and its daemon has lost it.
+pub fn holder_of(root: &Path) -> Option<Holder> {
+    let path = lock_path(&lock_dir().ok()?, root).ok()?;
+    let holder = is_held(&path).then(|| read_holder(&path)).flatten()?;
+    (holder.root == root).then_some(holder)
+}
+
 /// A live daemon whose tree holds `root` or lies inside it (not `root` itself): two such
 /// daemons would each record the other's agents' writes as work from outside their turns.
 pub fn overlapping(root: &Path) -> Option<Holder> {

@@ -15,13 +15,12 @@
 //! ```
 //!
 //! Layers, bottom up (no module imports one above it; no circle): `test_knobs`, `paths`,
-//! `config`, `model` (the words, `Hash`) → `store` → `stats`, `state`, `instance`, `fs`,
-//! `sessions`, `watch` → `retention` → `history` → `pins` → `restore` → `timeline`, `capture` →
-//! `engine` (the
-//! single-writer loop: it calls capture with hints, restore with a narrow `restore::Workspace`
-//! and applies the effects it returns, and retention) → `api` → `daemon`; `client` (over
-//! `state`, reading answers back in the words of `api` and `restore`) → `hook` → `cli` (which
-//! also starts the `daemon`).
+//! `config`, `model` (the words, `Hash`), `queue`, `log_file` → `store` → `stats`, `state`,
+//! `instance`, `fs`, `sessions`, `watch` → `retention` → `history` → `pins` → `restore` →
+//! `timeline`, `capture` → `engine` (the single-writer loop: it calls capture with hints,
+//! restore with a narrow `restore::Workspace` and applies the effects it returns, and
+//! retention) → `api` → `daemon`; `client` (over `state`, reading answers back in the words
+//! of `api` and `restore`) → `lifecycle` → `hook` → `cli` (which also starts the `daemon`).
 //!
 //! - [`watch`]: one non-recursive inotify watch per tracked directory (ignored directories get
 //!   none; those the watch limit refuses are listed as unwatched), and [`watch::filter`], the
@@ -101,13 +100,23 @@
 //!   adapters and their installer, 5.4, 9); [`daemon`]: starts everything and
 //!   shuts it down on one signal, or with a non-zero exit when the capture thread dies (no
 //!   daemon serves on whose capture is dead).
-//! - [`state`]: the state directory (lock, the root it watches, token, `daemon.json`);
+//! - [`state`]: the state directory (lock, the root it watches, token, `daemon.json`, and
+//!   `indexing.json`, the start-up walk's progress, which the daemon rewrites until it listens);
 //!   [`instance`]: one daemon per tree, machine-wide (a lock named by the root's device and
 //!   inode, whatever the state directory); [`config`]: `.filewatchd.toml`;
 //!   [`paths`]: workspace-relative byte paths and their lossless text form; [`model`]: the
 //!   words of PRODUCT.md 2 as types; [`stats`]: report-and-continue counters for `status`.
 //!   [`test_knobs`]: the integration tests' `FILEWATCHD_TEST_*` knobs, read once at start-up
 //!   and only by `serve --test-knobs`.
+//! - [`lifecycle`]: the daemon seen from outside: which workspace a directory belongs to, whether
+//!   its daemon runs (tested without taking any lock a starting daemon needs), starting one in
+//!   the background (detached, logging to `daemon.log` through [`log_file`], which rotates it),
+//!   stopping it, the roots never indexed without asking (`/`, the home directory), and every
+//!   workspace with a state directory. `cli` (`start`, `stop`, `restart`, `projects`,
+//!   `forget`) and `hook` (autostart) use it. [`queue`]: the turn markers a hook leaves while
+//!   the daemon is not answering yet; the watcher watches the queue with the same inotify
+//!   instance as the workspace, so the engine applies each marker at its place among the hints
+//!   (`engine::queued`), those queued before it started right after its first index.
 
 pub mod api;
 pub mod capture;
@@ -120,9 +129,12 @@ pub mod fs;
 pub mod history;
 pub mod hook;
 pub mod instance;
+pub mod lifecycle;
+pub mod log_file;
 pub mod model;
 pub mod paths;
 pub mod pins;
+pub mod queue;
 pub mod restore;
 pub mod retention;
 pub mod sessions;

@@ -5,7 +5,9 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
 use filewatchd::cli::{self, Cli, Command, failure, style};
+use filewatchd::log_file::LogFile;
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::fmt::writer::BoxMakeWriter;
 
 /// `filewatchd hook <something>` other than `hook install|uninstall`.
 fn is_agent_hook() -> bool {
@@ -22,6 +24,14 @@ fn prints_to_stdout(command: Option<&Command>) -> bool {
         None | Some(Command::Serve(_)) => false,
         Some(Command::Hook(hook)) => hook.manage.is_some(),
         Some(_) => true,
+    }
+}
+
+/// `serve --log-file FILE`: stdout and stderr go to FILE (the daemon `start` runs).
+fn log_file(command: Option<&Command>) -> Option<&std::path::Path> {
+    match command {
+        Some(Command::Serve(serve)) => serve.log_file.as_deref(),
+        _ => None,
     }
 }
 
@@ -61,10 +71,24 @@ fn main() -> ExitCode {
         1 => "filewatchd=debug",
         _ => "filewatchd=trace",
     };
+    let log_file = match log_file(cli.command.as_ref()).map(LogFile::install).transpose() {
+        Ok(log_file) => log_file,
+        Err(err) => {
+            eprintln!("filewatchd: cannot open the log file: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let writer = BoxMakeWriter::new(move || {
+        if let Some(log_file) = &log_file {
+            log_file.rotate_if_full();
+        }
+        std::io::stderr()
+    });
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_level));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(writer)
+        // `--color`; `auto` colours a terminal only: a log redirected to a file stays plain.
         .with_ansi(style::stderr_color(cli.color))
         .init();
     match cli::run(cli) {

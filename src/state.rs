@@ -18,6 +18,21 @@ pub struct DaemonInfo {
     pub version: String,
 }
 
+/// What `indexing.json` says while a daemon runs its start-up walk (first index or
+/// reconcile), before it listens: `filewatchd status` shows it meanwhile.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Progress {
+    pub pid: u32,
+    pub root: PathBuf,
+    pub started_at_ms: i64,
+    /// Files read so far and to read; both `None` while the walk still lists the tree.
+    pub read: Option<u64>,
+    pub total: Option<u64>,
+}
+
+/// The name of the progress file in the state directory.
+pub const PROGRESS_FILE: &str = "indexing.json";
+
 /// `$FILEWATCHD_HOME`, else `$XDG_STATE_HOME/filewatchd`, else `~/.local/state/filewatchd`.
 pub fn state_home() -> anyhow::Result<PathBuf> {
     if let Some(home) = env_path("FILEWATCHD_HOME") {
@@ -71,11 +86,12 @@ impl StateDir {
             .mode(0o600)
             .open(&lock_path)
             .with_context(|| format!("cannot open {}", lock_path.display()))?;
-        if rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err() {
+        if !lock_exclusively(&lock) {
             bail!("{}", already_running_message(&dir));
         }
         let state = Self { dir, _lock: lock };
         state.remove_info();
+        state.remove_progress();
         write_atomic(&state.dir.join("root"), root.as_os_str().as_encoded_bytes())?;
         Ok(state)
     }
@@ -119,10 +135,26 @@ impl StateDir {
         write_atomic(&self.dir.join("cookies"), instances.join("\n").as_bytes())
     }
 
+    pub fn remove_progress(&self) {
+        let _ = std::fs::remove_file(self.dir.join(PROGRESS_FILE));
+    }
+
     /// Removes `daemon.json` at a clean shutdown so clients do not try a dead URL.
     pub fn remove_info(&self) {
         let _ = std::fs::remove_file(self.dir.join("daemon.json"));
     }
+}
+
+/// Takes the lock, trying a few times over some 50 ms: `is_held` takes a shared lock for an
+/// instant, and a daemon starting at that instant must not take it for a running one.
+fn lock_exclusively(lock: &File) -> bool {
+    for _ in 0..10 {
+        if rustix::fs::flock(lock, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_ok() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5)); // a retry, not a synchronisation
+    }
+    false
 }
 
 /// Whether a live daemon holds the directory's lock: a shared lock cannot be had beside its
@@ -151,6 +183,18 @@ pub fn read_info(dir: &Path) -> anyhow::Result<DaemonInfo> {
     let path = dir.join("daemon.json");
     let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
     serde_json::from_slice(&bytes).with_context(|| format!("{} is not valid", path.display()))
+}
+
+/// Rewrites `indexing.json` in the state directory `dir`.
+pub fn write_progress(dir: &Path, progress: &Progress) -> anyhow::Result<()> {
+    let json = serde_json::to_vec(progress)?;
+    write_atomic(&dir.join(PROGRESS_FILE), &json)
+}
+
+/// The start-up walk's progress, if a daemon of `dir` is running one.
+pub fn read_progress(dir: &Path) -> Option<Progress> {
+    let bytes = std::fs::read(dir.join(PROGRESS_FILE)).ok()?;
+    serde_json::from_slice(&bytes).ok()
 }
 
 pub fn read_token(dir: &Path) -> anyhow::Result<String> {

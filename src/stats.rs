@@ -35,6 +35,8 @@ pub struct Stats {
     lost: AtomicBool,
     workspace_lost: Mutex<Option<WorkspaceLost>>,
     verify: Mutex<VerifyStatus>,
+    /// The start-up walk's reading of files, while it runs (`state::Progress`).
+    index_progress: Mutex<Option<indicatif::ProgressBar>>,
 }
 
 /// The workspace root no longer names the directory the daemon holds open (moved away,
@@ -184,6 +186,20 @@ impl Stats {
         if let Ok(mut slot) = self.last_verify.lock() {
             *slot = Some(report);
         }
+    }
+
+    /// The bar the start-up walk counts the files it reads on.
+    pub fn set_index_progress(&self, bar: Option<indicatif::ProgressBar>) {
+        if let Ok(mut slot) = self.index_progress.lock() {
+            *slot = bar;
+        }
+    }
+
+    /// Files read so far and to read, while the start-up walk reads them.
+    pub fn index_progress(&self) -> Option<(u64, u64)> {
+        let slot = self.index_progress.lock().ok()?;
+        let bar = slot.as_ref()?;
+        Some((bar.position(), bar.length().unwrap_or(0)))
     }
 
     pub fn set_last_rescan(&self, report: RescanReport) {

@@ -12,6 +12,7 @@
 //! | `FILEWATCHD_TEST_PANIC_ON=NAME` | a reader panics reading a file named NAME |
 //! | `FILEWATCHD_TEST_SETTLED_AFTER_MS=MS` | how long before a clean exit a file counts as settled |
 //! | `FILEWATCHD_TEST_HTTP_TIMEOUT_MS=MS` | the HTTP header and body timeouts |
+//! | `FILEWATCHD_TEST_HOLD_INDEX=PATH` | once the start-up walk is done, the daemon waits until PATH exists |
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -24,6 +25,7 @@ pub struct TestKnobs {
     pub panic_on: Option<Vec<u8>>,
     pub settled_after: Option<Duration>,
     pub http_timeout: Option<Duration>,
+    pub hold_index: Option<std::path::PathBuf>,
 }
 
 static KNOBS: OnceLock<TestKnobs> = OnceLock::new();
@@ -54,6 +56,20 @@ impl TestKnobs {
             panic_on: std::env::var_os("FILEWATCHD_TEST_PANIC_ON").map(|n| n.as_encoded_bytes().to_vec()),
             settled_after: number("FILEWATCHD_TEST_SETTLED_AFTER_MS").map(Duration::from_millis),
             http_timeout: number("FILEWATCHD_TEST_HTTP_TIMEOUT_MS").map(Duration::from_millis),
+            hold_index: std::env::var_os("FILEWATCHD_TEST_HOLD_INDEX").map(Into::into),
         }
+    }
+}
+
+/// `FILEWATCHD_TEST_HOLD_INDEX`: keeps a daemon whose index is ready from going on (applying
+/// queued markers, recording what was hinted meanwhile, listening) until the file exists, so a
+/// test can act while it is still "indexing".
+pub fn hold_index() {
+    let Some(path) = &get().hold_index else {
+        return;
+    };
+    tracing::warn!(path = %path.display(), "FILEWATCHD_TEST_HOLD_INDEX: waiting for the file");
+    while !path.exists() {
+        std::thread::sleep(Duration::from_millis(20)); // polling a condition (test-only)
     }
 }

@@ -50,6 +50,12 @@ fn every_command_ends_quietly_on_a_closed_stdout() {
     let home = tempfile::tempdir().unwrap();
     let _daemon = Daemon::start_in_home(&ws);
     let ok = |out: Output| assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // A second workspace with state and no daemon, for stop, restart and forget.
+    let other = tempfile::tempdir().unwrap();
+    let _reaper = ws.reaper();
+    let other = other.path().to_str().unwrap();
+    ok(ws.cli(".", &["start", "--root", other]));
+    ok(ws.cli(".", &["stop", "--root", other]));
     ok(ws.cli(".", &["turn", "start", "--session", "s", "--label", "one"]));
     ws.write("a.txt", "one\n");
     ok(ws.cli(".", &["turn", "end", "--session", "s"]));
@@ -88,6 +94,12 @@ fn every_command_ends_quietly_on_a_closed_stdout() {
         (&["hook", "claude-code"], &stop),
         (&["completions", "bash"], ""),
         (&["man"], ""),
+        (&["start"], ""),
+        (&["stop", "--root", other], ""),
+        (&["restart", "--root", other], ""),
+        (&["projects"], ""),
+        (&["projects", "--json"], ""),
+        (&["forget", other, "--yes"], ""),
         (&["--help"], ""),
         (&["--version"], ""),
     ];

@@ -169,7 +169,12 @@ fn a_daemon_still_in_its_first_index_counts_and_the_cli_says_it_is_indexing() {
         stderr.contains("a filewatchd that is still indexing already watches"),
         "{stderr}"
     );
+    // `status` shows the index under way (issue 17); the other commands say to wait.
     let out = ws.cli("sub", &["status"]);
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && shown.contains("indexing"), "{out:?}");
+    assert!(shown.contains(&ws.root().display().to_string()), "{shown}");
+    let out = ws.cli("sub", &["log"]);
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("is still indexing it"), "{said}");
 }

@@ -180,6 +180,10 @@ pub fn record_survey(
         survey_ms,
     } = survey;
     let bar = progress_bar(show_progress, work.len());
+    if show_progress {
+        // Kept once done: `status` says the walk read them all until the daemon listens.
+        ctx.stats.set_index_progress(bar.clone());
+    }
     // A rescan's batches need not each reach the disk: after a power loss the next start
     // rescans again. WAL + synchronous=NORMAL never corrupts; FULL comes back right after.
     // (A first index may run with synchronous=OFF already: `store::unjournaled`.)
@@ -269,9 +273,16 @@ fn unchanged(latest: &Latest, kind: EntryKind, stat: Option<&StatKey>) -> bool {
     same_kind && stat == Some(&latest.stat) && !racy
 }
 
+/// The start-up walk's bar: drawn on a terminal for a large tree, else hidden (it still
+/// counts, for `status` while the daemon indexes).
 fn progress_bar(show: bool, total: usize) -> Option<ProgressBar> {
-    if !show || total < 1000 || !std::io::stderr().is_terminal() {
+    if !show {
         return None;
+    }
+    if total < 1000 || !std::io::stderr().is_terminal() {
+        let bar = ProgressBar::hidden();
+        bar.set_length(total as u64);
+        return Some(bar);
     }
     let bar = ProgressBar::new(total as u64);
     if let Ok(style) = ProgressStyle::with_template("indexing {bar:40} {pos}/{len} files ({eta} left)") {

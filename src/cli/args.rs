@@ -43,6 +43,16 @@ pub struct ServeArgs {
 pub enum Command {
     /// Run the daemon in the foreground (the default).
     Serve(ServeCmd),
+    /// Start the daemon in the background for this workspace; returns once it answers.
+    Start(StartCmd),
+    /// Stop this workspace's daemon, and wait until it has exited.
+    Stop,
+    /// Stop this workspace's daemon and start it again.
+    Restart(StartCmd),
+    /// Every workspace filewatchd keeps state for: root, daemon, store size, last activity.
+    Projects(JsonFlag),
+    /// Delete a workspace's state directory, its whole history (not while its daemon runs).
+    Forget(ForgetCmd),
     /// What the daemon watches and how capture is doing.
     Status(JsonFlag),
     /// Mark where an agent's turn starts or ends.
@@ -223,9 +233,38 @@ pub struct ServeCmd {
     /// The port on 127.0.0.1 (default: the config's `port`, else a free one).
     #[arg(long)]
     pub port: Option<u16>,
+    /// Start even on the home directory or `/` without asking.
+    #[arg(long)]
+    pub yes: bool,
+    /// Log to this file (rotated at 4 MiB to FILE.1) instead of stderr; `start` uses
+    /// daemon.log in the state directory.
+    #[arg(long, value_name = "FILE")]
+    pub log_file: Option<PathBuf>,
     /// For the integration tests only: honour the FILEWATCHD_TEST_* variables (test_knobs).
     #[arg(long, hide = true)]
     pub test_knobs: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct StartCmd {
+    /// The config file (default: .filewatchd.toml in the root).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// The port on 127.0.0.1 (default: the config's `port`, else a free one).
+    #[arg(long)]
+    pub port: Option<u16>,
+    /// Start even on the home directory or `/` without asking.
+    #[arg(long)]
+    pub yes: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ForgetCmd {
+    /// The workspace root whose state to delete (it may no longer exist).
+    pub dir: PathBuf,
+    /// Delete without asking.
+    #[arg(long)]
+    pub yes: bool,
 }
 
 #[derive(Debug, Args)]

@@ -1,9 +1,11 @@
-//! The command line (PRODUCT.md 5.3): `serve` runs the daemon; every other command is a
-//! client of the running daemon, one function each (`rollback` holds the rollback-like ones).
-//! `completions` and `man` are generated from the clap definitions (`docs`); `style` says how
-//! text looks; `failure` prints a failed command's error (as JSON too under `--json`).
+//! The command line (PRODUCT.md 5.3): `serve` runs the daemon; `start`, `stop` and `restart`
+//! (`start`), `projects` and `forget` (`projects`) manage it from outside; every other command
+//! is a client of the running daemon, one function each (`rollback` holds the rollback-like
+//! ones). `completions` and `man` are generated from the clap definitions (`docs`); `style`
+//! says how text looks; `failure` prints a failed command's error (as JSON too under `--json`).
 
 mod args;
+mod confirm;
 mod docs;
 mod doctor;
 mod exec;
@@ -12,9 +14,11 @@ mod hooks;
 mod pager;
 mod pins;
 mod print;
+mod projects;
 mod rollback;
 mod session;
 mod show;
+mod start;
 pub mod style;
 mod timeline;
 
@@ -55,6 +59,19 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Command::Doctor(flag) = command {
         return doctor::doctor(&args, flag);
     }
+    // The commands about the daemon itself, which need none to answer.
+    let command = match command {
+        Command::Start(cmd) => return start::start(&args, cmd),
+        Command::Stop => return start::stop(&args),
+        Command::Restart(cmd) => return start::restart(&args, cmd),
+        Command::Projects(flag) => return projects::projects(flag.json),
+        Command::Forget(cmd) => return projects::forget(cmd),
+        Command::Status(flag) => match start::status_while_indexing(&args, flag.json)? {
+            Some(code) => return Ok(code),
+            None => Command::Status(flag),
+        },
+        other => other,
+    };
     let client = Client::discover(args.root.as_deref(), args.state_dir.as_deref())?;
     match command {
         Command::Serve(_)
@@ -62,9 +79,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         | Command::Completions(_)
         | Command::Man(_)
         | Command::Exec(_)
-        | Command::Doctor(_) => {
-            unreachable!("handled above")
-        }
+        | Command::Doctor(_)
+        | Command::Start(_)
+        | Command::Stop
+        | Command::Restart(_)
+        | Command::Projects(_)
+        | Command::Forget(_) => unreachable!("handled above"),
         Command::Status(flag) => status(&client, flag.json),
         Command::Turn(cmd) => turn(&client, cmd),
         Command::Log(cmd) => timeline::log(&client, cmd),
@@ -95,6 +115,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 fn serve(args: ServeArgs, cmd: ServeCmd) -> anyhow::Result<ExitCode> {
+    let (root, _) = daemon::locate(args.root.as_deref(), args.state_dir.as_deref())?;
+    confirm::risky_root(&root, cmd.yes)?;
     daemon::serve(ServeOptions {
         root: args.root,
         state_dir: args.state_dir,

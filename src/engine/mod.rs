@@ -6,12 +6,14 @@
 //! them calls it back. `batch` holds the hinted paths
 //! and says when they are due; `checks` is what a command passes before it runs and what a failed
 //! batch leaves; `lost` the lost events as the queue sees them; `schedule` when the
-//! background verification pass runs.
+//! background verification pass runs; `queued` the turn markers hooks queued while the daemon
+//! was starting (`crate::queue`), each applied at its place among the hints.
 
 pub mod barrier;
 mod batch;
 mod checks;
 mod lost;
+mod queued;
 mod schedule;
 mod verify_pass;
 mod worker;
@@ -39,6 +41,8 @@ pub enum Msg {
     /// An event named the root itself (moved, removed, its attributes changed): is the root
     /// still the directory held open? (`lost_root`)
     RootChanged,
+    /// A hook queued a turn marker (the file's name in the queue, `queued`).
+    Queued(std::ffi::OsString),
     Command(Command),
     Shutdown,
 }
@@ -49,6 +53,7 @@ impl From<crate::watch::Hint> for Msg {
             crate::watch::Hint::Path(path) => Msg::Hint(path),
             crate::watch::Hint::Rescan => Msg::Rescan,
             crate::watch::Hint::RootChanged => Msg::RootChanged,
+            crate::watch::Hint::Queued(name) => Msg::Queued(name),
         }
     }
 }

@@ -104,6 +104,8 @@ pub struct Worker {
     pub(super) verify: Schedule,
     pub(super) sent: Sent,
     pub(super) taken: u64,
+    /// The marker queue the hooks write to while the daemon starts (`queued`).
+    pub(super) queue: Option<std::path::PathBuf>,
 }
 
 /// A query's result while the integrity check may still run: a damaged index is reported as
@@ -175,6 +177,7 @@ impl Worker {
             verify,
             sent: sent.clone(),
             taken: 0,
+            queue: None,
         };
         Ok((worker, WorkerHandle { tx, sent }))
     }
@@ -285,6 +288,18 @@ impl Worker {
                 }
                 self.batch.hint(path, Instant::now());
             }
+            Msg::Queued(name) => {
+                if self.ctx.stats.is_workspace_lost() {
+                    return;
+                }
+                // As for a cookie: what was hinted before the marker is recorded before it.
+                if self.lost.take() || self.rescan_owed {
+                    self.rescan_and_release();
+                } else {
+                    self.flush();
+                }
+                self.queued_marker(&name);
+            }
             Msg::Rescan => self.lost.marker_arrived(),
             Msg::RootChanged => {
                 self.root_lost();
@@ -349,6 +364,7 @@ impl Worker {
     /// A full rescan satisfies every waiting command: each runs after it, oldest first.
     fn rescan_and_release(&mut self) {
         self.full_rescan();
+        self.apply_all_queued();
         self.release_waiting();
     }
 

@@ -1,7 +1,9 @@
 //! Agent integrations (PRODUCT.md 5.4, 9): `events` maps each agent's hook payload to a turn
-//! marker, `run` is `filewatchd hook <agent>`, `install` writes (and removes) the hook
+//! marker, `run` is `filewatchd hook <agent>`, `autostart` how it reaches the daemon (starting
+//! one for a new prompt when none runs), `install` writes (and removes) the hook
 //! configuration in the agent's own settings.
 
+pub mod autostart;
 pub mod events;
 pub mod install;
 pub mod run;

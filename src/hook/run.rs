@@ -1,42 +1,64 @@
-//! `filewatchd hook <agent>`: one agent hook event in, one turn marker out. It never hurts the
-//! agent: whatever goes wrong (no daemon, a slow or refusing one, a payload it does not
-//! know), it prints nothing on stdout, one warning line on stderr, and exits 0 within 2 s.
+//! `filewatchd hook <agent>`: one agent hook event in, one turn marker out; a new prompt with
+//! no daemon running starts one (`autostart`). It never hurts the agent: whatever goes wrong
+//! (no daemon, a slow or refusing one, a payload it does not know), it prints nothing on
+//! stdout, one line on stderr, and exits 0 within 2 s.
 
 use std::io::{IsTerminal, Read};
 use std::path::Path;
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use super::autostart::{self, Reached};
 use super::events::{Action, Agent, HookEvent, parse};
 use crate::client::{ApiFailure, Client};
 
-/// Every request of a hook, together, stays under the agents' patience (and our promise).
+/// Every request of a hook, and a daemon it starts, together stay under the agents' patience
+/// (and our promise).
 const BUDGET: Duration = Duration::from_millis(1500);
 const PAYLOAD_MAX: u64 = 4 * 1024 * 1024;
 
 /// Runs one hook event. `args` are the arguments after the agent's name (Codex `notify`
 /// appends its JSON there).
 pub fn run(agent: Agent, args: &[String], state_dir: Option<&Path>) -> ExitCode {
-    if let Err(message) = handle(agent, args, state_dir) {
-        eprintln!(
-            "filewatchd hook {}: {message} (the agent goes on; this turn is not recorded)",
-            agent.name()
-        );
+    match handle(agent, args, state_dir) {
+        Ok(None) => {}
+        Ok(Some(note)) => eprintln!("filewatchd hook {}: {}", agent.name(), one_line(&note)),
+        Err(message) => eprintln!(
+            "filewatchd hook {}: {} (the agent goes on; this turn is not recorded)",
+            agent.name(),
+            one_line(&message)
+        ),
     }
     ExitCode::SUCCESS
 }
 
-fn handle(agent: Agent, args: &[String], state_dir: Option<&Path>) -> Result<(), String> {
+/// A message as one line: one that spans lines (a TOML error shows the line it failed on)
+/// keeps its first line and its last.
+fn one_line(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    match lines.as_slice() {
+        [] => String::new(),
+        [only] => only.to_string(),
+        [first, .., last] => format!("{first}: {last}"),
+    }
+}
+
+/// What the hook did, and the one line it has to say, if any.
+fn handle(agent: Agent, args: &[String], state_dir: Option<&Path>) -> Result<Option<String>, String> {
+    let until = Instant::now() + BUDGET;
     let payload = read_payload(args)?;
     let event = parse(agent, &payload).map_err(|e| e.to_string())?;
     if event.action == Action::Nothing {
-        return Ok(());
+        return Ok(None);
     }
-    let client =
-        Client::discover_within(event.cwd.as_deref(), state_dir, BUDGET).map_err(|e| format!("{e:#}"))?;
-    apply(&client, agent, &event).map_err(|e| format!("{e:#}"))
+    match autostart::reach(agent, &event, state_dir, until)? {
+        Reached::Answering(client) => apply(&client, agent, &event)
+            .map(|()| None)
+            .map_err(|e| format!("{e:#}")),
+        Reached::Queued { note } => Ok(note),
+    }
 }
 
 /// The JSON payload: the last argument when it is JSON (Codex `notify`), else stdin.

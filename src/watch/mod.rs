@@ -9,6 +9,7 @@
 pub mod filter;
 
 use std::collections::{BTreeSet, HashSet};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -33,6 +34,10 @@ pub enum Hint {
     Rescan,
     /// The root directory itself had an event (moved, removed, replaced?).
     RootChanged,
+    /// A hook queued a turn marker (`crate::queue`): the name of its file in the queue. The
+    /// queue is watched by the same inotify instance as the workspace, so this comes in order
+    /// with the hints of the writes made before it.
+    Queued(OsString),
 }
 
 /// Where hints go: false once the receiver is gone.
@@ -42,6 +47,8 @@ pub type Deliver = Arc<dyn Fn(Hint) -> bool + Send + Sync>;
 #[derive(Clone)]
 pub struct HintSender {
     root: PathBuf,
+    /// The marker queue, watched beside the workspace.
+    queue: Option<PathBuf>,
     tx: Deliver,
     queued: Arc<AtomicUsize>,
     overflow: Arc<AtomicBool>,
@@ -58,11 +65,18 @@ impl HintSender {
     fn with(root: &Path, tx: Deliver, stats: Arc<Stats>) -> Self {
         Self {
             root: root.to_path_buf(),
+            queue: None,
             tx,
             queued: Arc::new(AtomicUsize::new(0)),
             overflow: Arc::new(AtomicBool::new(false)),
             stats,
         }
+    }
+
+    /// Also watches the marker queue `dir` (outside the workspace) and forwards its markers.
+    pub fn with_queue(mut self, dir: PathBuf) -> Self {
+        self.queue = Some(dir);
+        self
     }
 
     pub fn queued(&self) -> Arc<AtomicUsize> {
@@ -88,6 +102,10 @@ impl HintSender {
                 let _ = (self.tx)(Hint::RootChanged);
                 continue;
             }
+            if let Some(name) = self.queued_marker(abs) {
+                let _ = (self.tx)(Hint::Queued(name));
+                continue;
+            }
             let Some(rel) = RelPath::from_abs(&self.root, abs) else {
                 continue;
             };
@@ -101,6 +119,13 @@ impl HintSender {
                 return;
             }
         }
+    }
+
+    /// The file name of a marker in the queue that `abs` names, if it names one.
+    fn queued_marker(&self, abs: &Path) -> Option<OsString> {
+        let queue = self.queue.as_deref()?;
+        let name = abs.file_name()?;
+        (abs.parent() == Some(queue) && crate::queue::is_marker_name(name)).then(|| name.to_os_string())
     }
 
     fn forward_error(&self, err: notify::Error) {
@@ -138,6 +163,7 @@ pub struct Watches {
 impl Watches {
     pub fn start(hints: HintSender, stats: Arc<Stats>) -> notify::Result<Self> {
         let root = hints.root.clone();
+        let queue = hints.queue.clone();
         let config = Config::default()
             .with_follow_symlinks(false)
             .with_event_kinds(EventKindMask::CORE);
@@ -152,6 +178,12 @@ impl Watches {
         watches
             .inner
             .watch(&watches.root.clone(), RecursiveMode::NonRecursive)?;
+        if let Some(queue) = queue {
+            // Without it, markers queued from now on wait for the next rescan.
+            if let Err(err) = watches.inner.watch(&queue, RecursiveMode::NonRecursive) {
+                tracing::warn!(queue = %queue.display(), %err, "cannot watch the marker queue");
+            }
+        }
         Ok(watches)
     }
 

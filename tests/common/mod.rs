@@ -19,6 +19,9 @@
 //! - `wait`: polling a condition with a deadline, and the time mark between versions.
 //! - `faults`: strace fault injection, resource limits, mount and user namespaces.
 //! - `install`: `hook install|uninstall` tests (used as `common::install`).
+//! - `lifecycle`: daemons in the background (`start`, a hook's autostart), found by their
+//!   state under `FILEWATCHD_HOME`, hook runs with the hooks' deadline, and `Reaper`, which
+//!   kills them all when a test ends.
 #![allow(dead_code)]
 
 mod answers;
@@ -28,6 +31,7 @@ mod daemon;
 mod faults;
 mod http;
 pub mod install;
+mod lifecycle;
 mod tree;
 mod wait;
 mod workspace;
@@ -36,7 +40,7 @@ use std::time::Duration;
 
 // Like the `dead_code` above: a test that uses nothing of a module leaves its re-export unused.
 #[allow(unused_imports)]
-pub use {answers::*, cli::*, daemon::*, faults::*, http::*, tree::*, wait::*, workspace::*};
+pub use {answers::*, cli::*, daemon::*, faults::*, http::*, lifecycle::*, tree::*, wait::*, workspace::*};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_filewatchd");
 /// How long a daemon may take to answer after it was started (or strace to attach).

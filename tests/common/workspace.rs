@@ -87,12 +87,15 @@ impl Workspace {
     }
 
     /// A `filewatchd` command with this workspace's environment (and none of the user's).
+    /// Hooks do not start daemons (`FILEWATCHD_AUTOSTART=0`): a test that means them to
+    /// removes the variable and stops what they start (`tests/common/lifecycle.rs`).
     pub fn command(&self) -> Command {
         let mut cmd = Command::new(BIN);
         for var in FOREIGN_ENV {
             cmd.env_remove(var);
         }
         cmd.env("FILEWATCHD_HOME", self.home());
+        cmd.env("FILEWATCHD_AUTOSTART", "0");
         cmd.current_dir(&self.root);
         cmd
     }

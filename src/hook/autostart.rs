@@ -1,0 +1,228 @@
+//! A hook reaches its workspace's daemon, and starts one when none runs (PRODUCT.md 9), within
+//! the hook's budget. While the daemon is not answering yet (starting, or running its first
+//! index) the hook's markers go into the queue in its state directory (`crate::queue`), and
+//! the daemon applies them in order once its index is ready, each at its place among the
+//! writes it saw meanwhile. Only a new prompt starts a daemon: a turn's end or a session's end
+//! never does (a user who stopped the daemon stopped it).
+//!
+//! Never started: with `FILEWATCHD_AUTOSTART=0` (or `false`, `no`, `off`), with
+//! `autostart = false` in the workspace's `.filewatchd.toml`, or for a root that is the home
+//! directory, `/` or holds the home directory (`lifecycle::guard`).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::events::{Action, Agent, HookEvent};
+use crate::client::Client;
+use crate::config::Config;
+use crate::lifecycle::spawn::{self, Launch, StartLock, Waited};
+use crate::lifecycle::{self, Located, Running, guard};
+use crate::queue::{self, Marker};
+
+/// The environment variable that turns autostart off.
+pub const AUTOSTART_ENV: &str = "FILEWATCHD_AUTOSTART";
+
+/// How the hook's markers reach the daemon.
+pub enum Reached {
+    /// Over HTTP, now.
+    Answering(Client),
+    /// Through the queue; `note` is the one line the hook prints, if any.
+    Queued { note: Option<String> },
+}
+
+/// Finds the daemon of the event's workspace, or queues the markers for one that is starting
+/// (and starts it when none runs and the event opens a turn), all before `until`.
+pub fn reach(
+    agent: Agent,
+    event: &HookEvent,
+    state_dir: Option<&Path>,
+    until: Instant,
+) -> Result<Reached, String> {
+    let timeout = until.saturating_duration_since(Instant::now());
+    if env_points_elsewhere() {
+        let client = Client::discover_within(event.cwd.as_deref(), state_dir, timeout)
+            .map_err(|e| format!("{e:#}"))?;
+        return Ok(Reached::Answering(client));
+    }
+    let loc = lifecycle::locate(None, state_dir, event.cwd.as_deref()).map_err(|e| format!("{e:#}"))?;
+    if let Some(reached) = reach_running(&loc, agent, event, until)? {
+        return Ok(reached);
+    }
+    if !opens_a_turn(&event.action) {
+        return Err(format!(
+            "no filewatchd is running for {}: start it with `filewatchd start`",
+            loc.root.display()
+        ));
+    }
+    may_start(&loc)?;
+    start_and_queue(&loc, agent, event, until)
+}
+
+/// `FILEWATCHD_URL` or `FILEWATCHD_TOKEN` names a daemon: that one, found as the CLI finds it.
+fn env_points_elsewhere() -> bool {
+    let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
+    set("FILEWATCHD_URL") || set("FILEWATCHD_TOKEN")
+}
+
+fn opens_a_turn(action: &Action) -> bool {
+    matches!(
+        action,
+        Action::StartTurn { .. } | Action::CompleteAndContinue { .. }
+    )
+}
+
+/// The daemon that runs for `loc`, answering or about to; `None` when none runs. A daemon
+/// that keeps its state elsewhere (`--state-dir`) but watches this very tree is the one.
+fn reach_running(
+    loc: &Located,
+    agent: Agent,
+    event: &HookEvent,
+    until: Instant,
+) -> Result<Option<Reached>, String> {
+    let (loc, running) = match lifecycle::probe_quietly(loc) {
+        Running::Elsewhere(holder) => {
+            let theirs = Located {
+                root: loc.root.clone(),
+                state_dir: holder.state_dir,
+                explicit_state: true,
+            };
+            let running = lifecycle::probe_quietly(&theirs);
+            (theirs, running)
+        }
+        running => (loc.clone(), running),
+    };
+    let timeout = until.saturating_duration_since(Instant::now());
+    match running {
+        Running::Answering(_) => Client::at(&loc.state_dir, timeout)
+            .map(|client| Some(Reached::Answering(client)))
+            .map_err(|e| format!("{e:#}")),
+        Running::Indexing { .. } => {
+            queue_markers(&loc, agent, event)?;
+            Ok(Some(Reached::Queued { note: None }))
+        }
+        Running::Silent(info) => Err(format!(
+            "the filewatchd for {} (pid {}, {}) is not answering",
+            loc.root.display(),
+            info.pid,
+            info.url
+        )),
+        Running::Elsewhere(holder) => Err(format!(
+            "the filewatchd watching {} changed while the hook looked (now pid {})",
+            loc.root.display(),
+            holder.pid
+        )),
+        Running::Stopped => Ok(None),
+    }
+}
+
+/// Whether a hook may start a daemon for `loc`; the refusal says why and what to do.
+fn may_start(loc: &Located) -> Result<(), String> {
+    let root = loc.root.display();
+    if let Some(risk) = guard::risk(&loc.root) {
+        return Err(format!(
+            "no filewatchd is running for {root}, and hooks never start one there ({risk}): start one for your project with `filewatchd start --root DIR`"
+        ));
+    }
+    if std::env::var(AUTOSTART_ENV).is_ok_and(|v| is_off(&v)) {
+        return Err(format!(
+            "no filewatchd is running for {root} ({AUTOSTART_ENV} is off): start it with `filewatchd start`"
+        ));
+    }
+    let config =
+        Config::load(&loc.root, None).map_err(|e| format!("cannot start filewatchd for {root}: {e}"))?;
+    if !config.autostart {
+        return Err(format!(
+            "no filewatchd is running for {root} (autostart = false in its {}): start it with `filewatchd start`",
+            crate::config::CONFIG_FILE
+        ));
+    }
+    Ok(())
+}
+
+fn is_off(value: &str) -> bool {
+    matches!(
+        value.trim().to_ascii_lowercase().as_str(),
+        "0" | "false" | "no" | "off"
+    )
+}
+
+/// Queues the markers, starts the daemon and waits (within the budget) until it answers, so
+/// that on a small workspace the turn is open when the hook returns.
+fn start_and_queue(
+    loc: &Located,
+    agent: Agent,
+    event: &HookEvent,
+    until: Instant,
+) -> Result<Reached, String> {
+    let fail = |e: anyhow::Error| format!("cannot start filewatchd for {}: {e:#}", loc.root.display());
+    let _lock = match StartLock::take(loc, until) {
+        Ok(lock) => lock,
+        Err(_) => {
+            return reach_running(loc, agent, event, until)?
+                .ok_or_else(|| "another start is under way".into());
+        }
+    };
+    // Another hook may have started it while this one waited for the lock.
+    if let Some(reached) = reach_running(loc, agent, event, until)? {
+        return Ok(reached);
+    }
+    let queued = queue_markers(loc, agent, event)?;
+    let mut spawned = spawn::spawn(loc, &Launch::default()).map_err(fail)?;
+    let waited = spawned.wait(loc, until, |r| matches!(r, Running::Answering(_)));
+    said_of(loc, &spawned, waited, &queued)
+}
+
+/// What the hook says once the daemon it started answers, still indexes, or exited (then its
+/// markers are taken back, unless another starter's daemon took the workspace and applies them).
+fn said_of(
+    loc: &Located,
+    spawned: &spawn::Spawned,
+    waited: Waited,
+    queued: &[PathBuf],
+) -> Result<Reached, String> {
+    let (root, pid) = (loc.root.display(), spawned.pid());
+    let log = spawned.log.display();
+    let note = match waited {
+        Waited::Ready(_) => format!("started filewatchd for {root} (pid {pid}, log {log})"),
+        Waited::Pending(_) => format!(
+            "started filewatchd for {root} (pid {pid}, log {log}); it is indexing the workspace, and this turn opens once that is done (`filewatchd status` shows the progress)"
+        ),
+        Waited::Exited { status, log_tail } => {
+            if !matches!(lifecycle::probe_quietly(loc), Running::Stopped) {
+                return Ok(Reached::Queued { note: None });
+            }
+            queue::remove(queued);
+            let why = log_tail.last().cloned().unwrap_or_else(|| status.to_string());
+            return Err(format!("filewatchd for {root} did not start: {why} (log {log})"));
+        }
+    };
+    Ok(Reached::Queued { note: Some(note) })
+}
+
+fn queue_markers(loc: &Located, agent: Agent, event: &HookEvent) -> Result<Vec<PathBuf>, String> {
+    queue::push(&loc.state_dir, &markers(agent, event), crate::model::now_ms())
+        .map_err(|e| format!("cannot queue the turn marker in {}: {e}", loc.state_dir.display()))
+}
+
+/// The markers the event would have sent.
+fn markers(agent: Agent, event: &HookEvent) -> Vec<Marker> {
+    let session = event.session.clone();
+    let start = |label: Option<String>, turn_ref: Option<String>| Marker::TurnStart {
+        session: session.clone(),
+        label,
+        turn_ref,
+        agent: Some(agent.name().to_string()),
+    };
+    let end = |label: Option<String>| Marker::TurnEnd {
+        session: session.clone(),
+        label,
+    };
+    match &event.action {
+        Action::StartTurn { label, turn_ref } => vec![start(label.clone(), turn_ref.clone())],
+        Action::EndTurn | Action::CloseStale => vec![end(None)],
+        Action::CompleteAndContinue { label, next_ref } => {
+            vec![end(label.clone()), start(None, next_ref.clone())]
+        }
+        Action::Nothing => Vec::new(),
+    }
+}

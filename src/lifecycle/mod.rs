@@ -1,0 +1,170 @@
+//! The daemon of a workspace as seen from outside it: which workspace a directory belongs to
+//! (`locate`), whether its daemon runs and answers (`probe`), starting one in the background
+//! (`spawn`), stopping it (`stop`), the roots nobody should index without being asked
+//! (`guard`), and every workspace with a state directory (`projects`). The CLI's `start`,
+//! `stop`, `restart`, `projects` and `forget`, and the hooks' autostart, are built on it.
+
+pub mod guard;
+pub mod projects;
+pub mod spawn;
+pub mod stop;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context as _;
+
+use crate::client::Client;
+use crate::instance;
+use crate::state::{self, DaemonInfo, Progress};
+
+/// A workspace and where its state lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Located {
+    /// The canonical root.
+    pub root: PathBuf,
+    pub state_dir: PathBuf,
+    /// `--state-dir` was given: the daemon is told too.
+    pub explicit_state: bool,
+}
+
+/// How long `probe` waits for a daemon's answer.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The workspace to start, stop or ask about: `root` if given; else the root `--state-dir`
+/// says it watches; else, from `from` (default: the current directory) upwards, the nearest
+/// directory with a running daemon, then the nearest with a state directory or a
+/// `.filewatchd.toml` (never the home directory or `/` unless `from` is that very directory);
+/// else `from` itself.
+pub fn locate(root: Option<&Path>, state_dir: Option<&Path>, from: Option<&Path>) -> anyhow::Result<Located> {
+    let home = state::state_home()?;
+    let given_root = match (root, state_dir) {
+        (Some(root), _) => Some(root.to_path_buf()),
+        (None, Some(dir)) => std::fs::read(dir.join("root"))
+            .ok()
+            .map(|bytes| PathBuf::from(String::from_utf8_lossy(&bytes).into_owned())),
+        (None, None) => None,
+    };
+    let root = match given_root {
+        Some(root) => canonical(&root)?,
+        None => {
+            let from = match from {
+                Some(dir) => dir.to_path_buf(),
+                None => std::env::current_dir().context("cannot read the current directory")?,
+            };
+            nearest_workspace(&home, &canonical(&from)?)
+        }
+    };
+    let state_dir = match state_dir {
+        Some(dir) => dir.to_path_buf(),
+        None => state::project_dir(&home, &root),
+    };
+    // Not the default state directory of `root`: the daemon must be told.
+    let explicit_state = state_dir != state::project_dir(&home, &root);
+    Ok(Located {
+        root,
+        state_dir,
+        explicit_state,
+    })
+}
+
+fn canonical(dir: &Path) -> anyhow::Result<PathBuf> {
+    let canonical = dir
+        .canonicalize()
+        .with_context(|| format!("workspace root {} does not exist", dir.display()))?;
+    anyhow::ensure!(
+        canonical.is_dir(),
+        "workspace root {} is not a directory",
+        canonical.display()
+    );
+    Ok(canonical)
+}
+
+fn nearest_workspace(home: &Path, from: &Path) -> PathBuf {
+    let usable = instance::locks_usable();
+    let running = from.ancestors().find(|dir| match usable {
+        true => instance::holder_of(dir).is_some(),
+        false => state::is_held(&state::project_dir(home, dir)),
+    });
+    if let Some(dir) = running {
+        return dir.to_path_buf();
+    }
+    let known = from
+        .ancestors()
+        .take_while(|dir| *dir == from || guard::risk(dir).is_none())
+        .find(|dir| {
+            state::project_dir(home, dir).join("root").is_file()
+                || dir.join(crate::config::CONFIG_FILE).is_file()
+        });
+    known.unwrap_or(from).to_path_buf()
+}
+
+/// What runs for a workspace.
+#[derive(Debug, Clone)]
+pub enum Running {
+    /// It answers at `info.url`.
+    Answering(DaemonInfo),
+    /// It runs its start-up walk (first index or reconcile) and has no URL yet.
+    Indexing {
+        pid: Option<u32>,
+        progress: Option<Progress>,
+    },
+    /// It holds the workspace and wrote its URL, but does not answer.
+    Silent(DaemonInfo),
+    /// A daemon with another state directory watches this very tree.
+    Elsewhere(instance::Holder),
+    Stopped,
+}
+
+impl Running {
+    /// The daemon's pid, when known.
+    pub fn pid(&self) -> Option<u32> {
+        match self {
+            Running::Answering(info) | Running::Silent(info) => Some(info.pid),
+            Running::Indexing { pid, .. } => *pid,
+            Running::Elsewhere(holder) => Some(holder.pid),
+            Running::Stopped => None,
+        }
+    }
+}
+
+/// Whether the daemon of `loc` runs, and answers `GET /v1/status`. Nothing here takes a lock
+/// a starting daemon could find taken: the machine-wide tree lock is tested without taking
+/// it; the state directory's own lock only where the tree locks cannot be used.
+pub fn probe(loc: &Located) -> Running {
+    probe_asking(loc, true)
+}
+
+/// As `probe`, without asking the daemon: one that wrote its URL counts as answering (a hook
+/// sends its marker right after, and a failure then says so).
+pub fn probe_quietly(loc: &Located) -> Running {
+    probe_asking(loc, false)
+}
+
+fn probe_asking(loc: &Located, ask: bool) -> Running {
+    let holder = instance::holder_of(&loc.root);
+    let pid = match holder {
+        Some(holder) if holder.state_dir != loc.state_dir => return Running::Elsewhere(holder),
+        Some(holder) => Some(holder.pid),
+        None if instance::locks_usable() => return Running::Stopped,
+        None if state::is_held(&loc.state_dir) => None,
+        None => return Running::Stopped,
+    };
+    let dir = &loc.state_dir;
+    match state::read_info(dir) {
+        // A daemon.json left by a killed daemon names another pid (a starting one removes it).
+        Ok(info) if pid.is_none_or(|pid| pid == info.pid) => match !ask || answers(dir) {
+            true => Running::Answering(info),
+            false => Running::Silent(info),
+        },
+        _ => {
+            let progress = state::read_progress(dir).filter(|p| pid.is_none_or(|pid| pid == p.pid));
+            let pid = pid.or(progress.as_ref().map(|p| p.pid));
+            Running::Indexing { pid, progress }
+        }
+    }
+}
+
+fn answers(dir: &Path) -> bool {
+    Client::at(dir, PROBE_TIMEOUT).is_ok_and(|client| client.get("/v1/status").is_ok())
+}
