@@ -309,7 +309,7 @@ fn turn_end_says_one_line_and_show_groups_many_paths_with_the_totals() {
     );
     let small = cli_state_text(&ws, &["show"]);
     assert!(
-        small.ends_with("  M top.txt  (file)\n+0 ~1 -0 R0, 1 path\n"),
+        small.ends_with("  M top.txt  (file, 8 B)\n+0 ~1 -0 R0, 1 path\n"),
         "{small}"
     );
 }
