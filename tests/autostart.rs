@@ -201,3 +201,23 @@ fn a_workspace_whose_daemon_cannot_start_says_why_and_queues_nothing() {
         .map_or(0, Iterator::count);
     assert_eq!(left, 0, "a marker is left for a daemon that never starts");
 }
+
+/// A prompt's hook run from a subdirectory of a git project (the agent `cd`ed into `src/`)
+/// starts the daemon for the project's root, not for `src/`.
+#[test]
+fn a_hook_run_in_a_subdirectory_starts_the_daemon_for_the_project_root() {
+    let ws = Workspace::new();
+    let _reaper = ws.reaper();
+    std::fs::create_dir_all(ws.path(".git")).expect(".git");
+    ws.write("src/a.rs", "fn a() {}\n");
+    let run = ws.hook_with(
+        ws.command_autostart(),
+        "claude-code",
+        &hook_fixture("claude-code", "UserPromptSubmit", &ws.path("src")),
+    );
+    assert!(run.status.success(), "{}", run.stderr);
+    let daemon = ws.wait_answering(ws.root());
+    assert_eq!(daemons_of(ws.home()), vec![daemon.pid]);
+    let status = expect(200, daemon.get("/v1/status"));
+    assert_eq!(status["root"], ws.root().to_string_lossy().as_ref(), "{status:#}");
+}

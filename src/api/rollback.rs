@@ -201,6 +201,7 @@ impl From<RollbackError> for ApiError {
             RollbackError::OpIdReused { .. } => {
                 Self::new(StatusCode::CONFLICT, ErrorCode::OpIdReused, message)
             }
+            RollbackError::FutureTime(_) => Self::bad_request(ErrorCode::BadTime, message),
             RollbackError::NeedsSession | RollbackError::BadSeq(_) => {
                 Self::bad_request(ErrorCode::BadRequest, message)
             }

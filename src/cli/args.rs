@@ -414,7 +414,7 @@ pub struct InstallArgs {
 
 /// `--at`: an RFC 3339 time (a usage error otherwise).
 pub(super) fn valid_time(text: &str) -> Result<String, String> {
-    crate::model::parse_time(text).map(|_| text.to_string())
+    super::localtime::to_utc(text)
 }
 
 /// `--ago`: a duration such as 10m, 2h or 1day.
@@ -429,18 +429,24 @@ pub(crate) fn parse_ago(text: &str) -> Result<std::time::Duration, String> {
 
 /// `log --since`: an RFC 3339 time or a duration ago.
 fn valid_since(text: &str) -> Result<String, String> {
-    if valid_time(text).is_ok() || valid_duration(text).is_ok() {
+    if let Ok(utc) = valid_time(text) {
+        return Ok(utc);
+    }
+    if valid_duration(text).is_ok() {
         return Ok(text.to_string());
     }
     Err(format!(
-        "{text:?} is not an RFC 3339 time (2026-11-30T10:00:00Z) or a duration ago (10m, 2h, 1day)"
+        "{text:?} is not a time (2026-11-30T10:00:00Z, or local: 2026-11-30 11:00:00) or a duration ago (10m, 2h, 1day)"
     ))
 }
 
 /// `show --at`: a boundary, a time or a duration ago.
 fn valid_when(text: &str) -> Result<String, String> {
     let boundary = matches!(text.split_once(':'), Some(("before" | "after" | "seq", _)));
-    if boundary || valid_time(text).is_ok() || valid_duration(text).is_ok() {
+    if let (false, Ok(utc)) = (boundary, valid_time(text)) {
+        return Ok(utc);
+    }
+    if boundary || valid_duration(text).is_ok() {
         return Ok(text.to_string());
     }
     Err(format!(

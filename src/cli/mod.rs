@@ -11,6 +11,7 @@ mod doctor;
 mod exec;
 pub mod failure;
 mod hooks;
+mod localtime;
 mod pager;
 mod pins;
 mod print;

@@ -209,6 +209,7 @@ fn what_it_went_to(e: &Value) -> String {
         Some("before" | "after") => format!("to {} turn {}", text_of(&t["to"]), t["turn"]),
         Some("time") => format!("to {}", local_time(&t["at"])),
         Some("seq") => format!("to seq {}", t["seq"]),
+        Some("pin") => format!("to pin {} (seq {})", text_of(&t["pin"]), t["seq"]),
         Some("redo") => match e["redo_of"].as_i64() {
             Some(id) => format!("undid #{id}"),
             None => "undid the latest undo".to_string(),
@@ -265,26 +266,11 @@ fn rollback_path_detail(c: &Value) -> Option<String> {
     }
 }
 
-/// An RFC 3339 time of an answer in the local time zone, as `2026-11-30 10:05:01`.
+/// An RFC 3339 time of an answer in the local time zone with its offset, as
+/// `2026-11-30 10:05:01+01:00` (it pastes back into `--since` and `--at`).
 pub(super) fn local_time(value: &Value) -> String {
-    let Some(ms) = value.as_str().and_then(|t| crate::model::parse_time(t).ok()) else {
-        return text_of(value);
-    };
-    let secs = ms.div_euclid(1000) as libc::time_t;
-    // SAFETY: an all-zero `tm` is a valid value of this plain C struct.
-    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-    // SAFETY: localtime_r reads `secs` and writes `tm`, both alive for the call; it is the
-    // thread-safe form.
-    if unsafe { libc::localtime_r(&secs, &mut tm) }.is_null() {
-        return text_of(value);
+    match value.as_str() {
+        Some(time) => super::localtime::show(time),
+        None => text_of(value),
     }
-    format!(
-        "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
-        tm.tm_year + 1900,
-        tm.tm_mon + 1,
-        tm.tm_mday,
-        tm.tm_hour,
-        tm.tm_min,
-        tm.tm_sec
-    )
 }

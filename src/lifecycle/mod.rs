@@ -95,8 +95,18 @@ fn nearest_workspace(home: &Path, from: &Path) -> PathBuf {
         .find(|dir| {
             state::project_dir(home, dir).join("root").is_file()
                 || dir.join(crate::config::CONFIG_FILE).is_file()
+                || is_project_root(dir)
         });
     known.unwrap_or(from).to_path_buf()
+}
+
+/// What marks the root of a project: a git repository, or an agent's project settings (where
+/// `hook install` puts the hooks). A hook run from a subdirectory (an agent that `cd`ed into
+/// `src/`) then starts the daemon for the whole project, not for `src/`.
+const PROJECT_MARKERS: [&str; 6] = [".git", ".claude", ".gemini", ".codex", ".opencode", ".pi"];
+
+fn is_project_root(dir: &Path) -> bool {
+    PROJECT_MARKERS.iter().any(|marker| dir.join(marker).exists())
 }
 
 /// What runs for a workspace.

@@ -246,6 +246,10 @@ fn all_single_at(conn: &Connection, paths: &[crate::paths::RelPath], seq: i64) -
 /// The workspace as recorded at a time: every path's latest version recorded by then. A time
 /// before the first index finished is refused: its state is unknown, not empty.
 fn time_target(conn: &Connection, at_ms: i64) -> Result<Resolved, RollbackError> {
+    // A second of slack for clocks read a moment apart (`--ago 0s`).
+    if at_ms > crate::model::now_ms() + 1000 {
+        return Err(RollbackError::FutureTime(format_time(at_ms)));
+    }
     let mut resolved = at_seq(history::seq_at_time(conn, at_ms)??);
     resolved.target.at = Some(format_time(at_ms));
     Ok(resolved)

@@ -168,6 +168,9 @@ pub enum RollbackError {
     NothingToRedoInTime,
     #[error("no pin named {0:?}")]
     UnknownPin(String),
+    /// A time rollback to a time not reached yet (a local time typed as UTC, a typo).
+    #[error("{0} is in the future: a rollback goes back to a state already recorded")]
+    FutureTime(String),
     #[error("that state (seq {seq}) was removed by retention; the oldest exact state is seq {horizon}")]
     Expired { seq: i64, horizon: i64 },
     #[error(transparent)]
@@ -228,6 +231,7 @@ impl RollbackError {
             | Self::OpIdReused { .. }
             | Self::NeedsSession
             | Self::UnknownPin(_)
+            | Self::FutureTime(_)
             | Self::BadSeq(_)
             | Self::Unavailable => false,
         }
