@@ -12,15 +12,13 @@ use serde_json::Value;
 /// A CLI command in the workspace with `--state-dir` and the time zone UTC+2 (POSIX spells
 /// it `Etc/GMT-2`).
 fn in_zone(ws: &Workspace, args: &[&str]) -> Output {
-    let out = ws
-        .command()
+    ws.command()
         .env("TZ", "Etc/GMT-2")
         .args(args)
         .arg("--state-dir")
         .arg(ws.state_dir())
         .output()
-        .expect("the CLI runs");
-    out
+        .expect("the CLI runs")
 }
 
 fn json_of(out: &Output) -> Value {
