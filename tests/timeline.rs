@@ -150,8 +150,8 @@ fn every_operation_is_in_its_place_and_undone_turns_are_marked() {
     ];
     assert_eq!(lines.len(), starts.len(), "{log}");
     for (line, start) in lines.iter().zip(starts) {
-        // `2026-11-30 10:05:01  ` first.
-        let rest = line.get(21..).unwrap_or_default();
+        // `2026-11-30 10:05:01+00:00  ` first (local time with its offset).
+        let rest = line.get(27..).unwrap_or_default();
         assert!(rest.starts_with(start), "{start:?} in:\n{log}");
     }
     assert!(lines[1].contains("a.txt to before turn 1: +0 ~0 -1"), "{log}");
@@ -208,7 +208,7 @@ fn log_takes_all_limit_since_paths_and_stat() {
     let recent = cli_state_json(&ws, &["log", "--all", "--since", "1h", "--json"]);
     assert_eq!(entries(&recent).len(), 3, "{recent:#}");
     let none = cli_state_text(&ws, &["log", "--all", "--since", "2999-01-01T00:00:00Z"]);
-    assert_eq!(none, "nothing since 2999-01-01T00:00:00Z\n");
+    assert_eq!(none, "nothing since 2999-01-01T00:00:00.000Z\n");
     let bad = cli_state(&ws, &["log", "--since", "yesterday-ish"]);
     assert_eq!(bad.status.code(), Some(2), "a usage error: {bad:?}");
 }
@@ -290,7 +290,8 @@ fn turn_end_says_one_line_and_show_groups_many_paths_with_the_totals() {
             "  docs/  3 paths  +2 ~0 -1 R0",
             "  lib/  2 paths  +2 ~0 -0 R0",
             "  src/  26 paths  +26 ~0 -0 R0",
-            "  (32 paths in 3 directories: `filewatchd show --all` lists every path)",
+            "  (32 paths in 3 directories)",
+            "  (`filewatchd show 1 --session s --all` lists every path)",
             "+31 ~0 -1 R0, 32 paths",
         ],
         "{shown}"

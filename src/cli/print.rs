@@ -203,7 +203,11 @@ pub fn turn_started(a: &Value) {
 
 pub(super) fn heading(t: &Value) -> String {
     let c = &t["counts"];
-    let label = t["label"].as_str().map(|l| format!("  {l}")).unwrap_or_default();
+    let label = t["label"]
+        .as_str()
+        .and_then(|l| l.lines().next())
+        .map(|l| format!("  {l}"))
+        .unwrap_or_default();
     let ended = text_or(&t["ended_at"], "open");
     let ambiguous = match c["ambiguous"].as_u64() {
         Some(n) if n > 0 => format!("  ({n} ambiguous: written while turns of several sessions were open)"),

@@ -67,6 +67,12 @@ pub(super) fn turn(t: &Value, with_diff: bool, all: bool) -> String {
         }
     } else {
         grouped(changes, &mut out);
+        let _ = writeln!(
+            out,
+            "  (`filewatchd show {} --session {} --all` lists every path)",
+            t["turn"],
+            super::text_of(&t["session"])
+        );
     }
     let _ = writeln!(out, "{}", totals(t));
     out
@@ -132,7 +138,7 @@ fn grouped(changes: &[Value], out: &mut String) {
     }
     let _ = writeln!(
         out,
-        "  ({} in {}: `filewatchd show --all` lists every path)",
+        "  ({} in {})",
         style::counted(changes.len() as u64, "path"),
         style::count(shown, "directory", "directories")
     );
