@@ -351,6 +351,9 @@ pub struct ShowCmd {
     /// List every path, even when there are many (they are grouped by directory otherwise).
     #[arg(long, visible_alias = "paths")]
     pub all: bool,
+    /// Print straight to the terminal, never through $PAGER.
+    #[arg(long)]
+    pub no_pager: bool,
     #[command(flatten)]
     pub json: JsonFlag,
 }

@@ -203,7 +203,7 @@ fn show(client: &Client, args: &ServeArgs, cmd: ShowCmd) -> anyhow::Result<()> {
     if cmd.json.json {
         return print::answer(&answer, true, |_| {});
     }
-    Ok(pager::show(&show::turn(&answer, cmd.diff, cmd.all), true)?)
+    Ok(pager::show(&show::turn(&answer, cmd.diff, cmd.all), !cmd.no_pager)?)
 }
 
 /// Prints what a path held at `when`: `before:N`, `after:N`, `seq:S`, a time, or a duration ago.
