@@ -12,6 +12,7 @@
 //! | `FILEWATCHD_TEST_PANIC_ON=NAME` | a reader panics reading a file named NAME |
 //! | `FILEWATCHD_TEST_SETTLED_AFTER_MS=MS` | how long before a clean exit a file counts as settled |
 //! | `FILEWATCHD_TEST_HTTP_TIMEOUT_MS=MS` | the HTTP header and body timeouts |
+//! | `FILEWATCHD_TEST_UI_CODE_TTL_MS=MS` | how long a browser login code stays valid |
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -24,6 +25,7 @@ pub struct TestKnobs {
     pub panic_on: Option<Vec<u8>>,
     pub settled_after: Option<Duration>,
     pub http_timeout: Option<Duration>,
+    pub ui_code_ttl: Option<Duration>,
 }
 
 static KNOBS: OnceLock<TestKnobs> = OnceLock::new();
@@ -54,6 +56,7 @@ impl TestKnobs {
             panic_on: std::env::var_os("FILEWATCHD_TEST_PANIC_ON").map(|n| n.as_encoded_bytes().to_vec()),
             settled_after: number("FILEWATCHD_TEST_SETTLED_AFTER_MS").map(Duration::from_millis),
             http_timeout: number("FILEWATCHD_TEST_HTTP_TIMEOUT_MS").map(Duration::from_millis),
+            ui_code_ttl: number("FILEWATCHD_TEST_UI_CODE_TTL_MS").map(Duration::from_millis),
         }
     }
 }

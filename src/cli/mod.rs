@@ -17,6 +17,7 @@ mod session;
 mod show;
 pub mod style;
 mod timeline;
+mod ui;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -90,6 +91,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Pin(cmd) => pins::pin(&client, cmd),
         Command::Unpin(cmd) => pins::unpin(&client, cmd),
         Command::Pins(flag) => pins::pins(&client, flag),
+        Command::Ui(cmd) => return ui::ui(&client, cmd),
     }?;
     Ok(ExitCode::SUCCESS)
 }
