@@ -171,3 +171,23 @@ test("a page served from another port can neither read nor act", async () => {
   assert.equal((await api("GET", "/v1/timeline")).data.entries.length, entries, "nothing was done");
   assert.deepEqual(fs.readdirSync(root).sort(), files);
 });
+
+test("a narrow window stacks the timeline over the turn; dark follows the system", async () => {
+  const narrow = await browser.newContext({ viewport: { width: 420, height: 800 }, colorScheme: "dark" });
+  try {
+    const code = await api("POST", "/v1/ui/login", {});
+    const small = await narrow.newPage();
+    await small.goto(code.data.url);
+    await small.locator("button.entry.turn").first().waitFor();
+    const timeline = await small.locator("#timeline").boundingBox();
+    const detail = await small.locator("#detail").boundingBox();
+    assert.ok(detail.y >= timeline.y + timeline.height, "the turn is below the timeline");
+    assert.ok(timeline.width > 300, "the timeline takes the window's width");
+    const background = await small.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    assert.equal(background, "rgb(13, 17, 23)");
+  } finally {
+    await narrow.close();
+  }
+  const light = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  assert.equal(light, "rgb(255, 255, 255)");
+});

@@ -50,6 +50,11 @@ function counts(c) {
   return parts.join(", ") || "no changes";
 }
 
+/** Replaces a node's children, leaving out the nulls of optional parts. */
+function fill(node, ...children) {
+  node.replaceChildren(...children.filter((c) => c != null));
+}
+
 const seg = (s) => encodeURIComponent(s);
 const sessionPath = (s) => `/v1/sessions/${seg(s)}`;
 
@@ -63,7 +68,7 @@ async function loadTimeline(more) {
   const reply = await api("GET", `/v1/timeline?${query}`);
   const list = document.getElementById("timeline");
   if (!reply.ok) {
-    list.replaceChildren(el("p", { class: "error", role: "alert", text: errorText(reply) }));
+    fill(list, el("p", { class: "error", role: "alert", text: errorText(reply) }));
     return;
   }
   if (!more) ui.entries = [];
@@ -78,7 +83,7 @@ function renderTimeline() {
   const nodes = [el("h2", { text: "Timeline" })];
   nodes.push(items.length ? el("ol", { class: "entries" }, ...items) : el("p", { text: "Nothing recorded yet." }));
   if (ui.next) nodes.push(el("button", { text: "Older", onclick: () => loadTimeline(true) }));
-  list.replaceChildren(...nodes);
+  fill(list, ...nodes);
 }
 
 function entryView(entry, index) {
@@ -117,7 +122,7 @@ async function openTurn(index) {
   const reply = await api("GET", `${sessionPath(entry.session)}/turns/${entry.turn}`);
   const detail = document.getElementById("detail");
   if (!reply.ok) {
-    detail.replaceChildren(el("p", { class: "error", role: "alert", text: errorText(reply) }));
+    fill(detail, el("p", { class: "error", role: "alert", text: errorText(reply) }));
     return;
   }
   ui.turn = reply.data;
@@ -146,7 +151,7 @@ function renderTurn(entry) {
   }, el("span", { class: `change ${change.change}`, text: change.change }),
     el("span", { class: "path", text: change.from ? `${change.from} → ${change.path}` : change.path }),
     el("span", { class: "meta", text: fileMarks(change) }))));
-  document.getElementById("detail").replaceChildren(
+  fill(document.getElementById("detail"),
     el("h2", { text: `Turn ${t.turn} of ${t.session}` }),
     el("p", { class: "prompt", text: t.label || "(no prompt)" }),
     el("p", { class: "meta", text: `${when(t.started_at)} – ${when(t.ended_at)} · ${counts(t.counts)}${entry.undone ? " · undone" : ""}${t.reviewed ? " · reviewed" : ""}` }),
@@ -201,7 +206,7 @@ async function openFile(index) {
     const what = hunk === undefined ? `Revert ${change.path}` : `Revert hunk ${hunk + 1} of ${change.path}`;
     act(what, `${sessionPath(t.session)}/turns/${t.turn}/revert`, body);
   };
-  box.replaceChildren(
+  fill(box,
     el("h3", { text: change.path }),
     el("div", { class: "actions" }, el("button", { text: "Revert file", onclick: () => revert() })),
     diffView(withDiff, revert),
@@ -232,8 +237,8 @@ async function loadVersions(path) {
   const reply = await api("GET", `/v1/history?path=${seg(path)}`);
   const box = document.getElementById("versions");
   if (!box) return;
-  if (!reply.ok) return box.replaceChildren(el("p", { class: "error", text: errorText(reply) }));
-  box.replaceChildren(el("ol", { class: "versions" }, ...reply.data.versions.map((v) => el("li", {
+  if (!reply.ok) return fill(box, el("p", { class: "error", text: errorText(reply) }));
+  fill(box, el("ol", { class: "versions" }, ...reply.data.versions.map((v) => el("li", {
     text: `#${v.seq} · ${when(v.time)} · ${v.origin}${v.session ? ` ${v.session}/${v.turn}` : ""} · ${v.kind}${v.size != null ? ` · ${v.size} B` : ""}`,
   }))));
 }
@@ -246,11 +251,11 @@ async function loadBlame(path) {
     const error = reply.data && reply.data.error;
     const noEndpoint = reply.status === 404 && (!error || /endpoint/.test(error.message));
     const text = noEndpoint ? "Blame is not available from this daemon (GET /v1/blame answered 404)." : `No blame: ${errorText(reply)}`;
-    return box.replaceChildren(el("p", { class: "note blame-missing", text }));
+    return fill(box, el("p", { class: "note blame-missing", text }));
   }
   const b = reply.data;
-  if (b.binary || b.too_large) return box.replaceChildren(el("p", { class: "note", text: b.binary ? "Binary file: no blame." : "Too large: no blame." }));
-  box.replaceChildren(el("table", { class: "blame" }, ...b.lines.map((l) => el("tr", {},
+  if (b.binary || b.too_large) return fill(box, el("p", { class: "note", text: b.binary ? "Binary file: no blame." : "Too large: no blame." }));
+  fill(box, el("table", { class: "blame" }, ...b.lines.map((l) => el("tr", {},
     el("td", { class: "meta", text: `#${l.seq}` }),
     el("td", { class: "meta", text: l.turn != null ? `${l.session}/${l.turn}` : l.origin }),
     el("td", { class: "meta", text: (l.prompt || "").slice(0, 30) }),
@@ -263,7 +268,7 @@ async function act(title, url, body) {
   const dialog = document.getElementById("plan");
   const plan = await api("POST", url, { ...body, dry_run: true, on_conflict: "abort" });
   if (!plan.ok) {
-    dialog.replaceChildren(el("h2", { text: title }), el("p", { class: "error", role: "alert", text: errorText(plan) }),
+    fill(dialog, el("h2", { text: title }), el("p", { class: "error", role: "alert", text: errorText(plan) }),
       el("button", { text: "Close", onclick: () => dialog.close() }));
     return dialog.showModal();
   }
@@ -276,9 +281,9 @@ async function act(title, url, body) {
   };
   const p = plan.data;
   const conflicted = p.conflicts.length > 0;
-  dialog.replaceChildren(
+  fill(dialog,
     el("h2", { text: `${title}: the plan` }),
-    planList("Changes", p.actions.map((a) => `${a.action} ${a.path}`)),
+    p.actions.length ? planList("Changes", p.actions.map((a) => `${a.action} ${a.path}`)) : el("p", { text: "Nothing to change." }),
     planList("Conflicts", p.conflicts.map((c) => `${c.path}: ${c.code} — ${c.reason}`), "conflicts"),
     planList("Cannot be restored", p.not_restorable.map((c) => `${c.path}: ${c.code || ""} ${c.reason || ""}`)),
     el("div", { class: "actions" },
