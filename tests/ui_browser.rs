@@ -19,14 +19,14 @@ fn chromium() -> Option<String> {
         .find(|path| Path::new(path).is_file())
 }
 
-/// Runs `bash -c SCRIPT` as one turn of session `s1` labelled `label`.
-fn exec_turn(ws: &Workspace, label: &str, script: &str) {
+/// Runs `bash -c SCRIPT` as one turn of `session` labelled `label`.
+fn exec_turn(ws: &Workspace, session: &str, label: &str, script: &str) {
     let mut cmd = ws.command();
     cmd.arg("--state-dir").arg(ws.state_dir());
     cmd.args([
         "exec",
         "--session",
-        "s1",
+        session,
         "--label",
         label,
         "--",
@@ -57,18 +57,27 @@ fn the_review_page_works_in_a_browser() {
     let daemon = Daemon::start(&ws);
     exec_turn(
         &ws,
+        "s1",
         "write the notes",
         "printf 'one\\ntwo\\nthree\\n' > notes.txt; echo hello > readme.md",
     );
     exec_turn(
         &ws,
+        "s1",
         "edit the notes\nand add a file",
         "sed -i 's/two/TWO/' notes.txt; echo x > extra.txt",
     );
     exec_turn(
         &ws,
+        "s1",
         "touch up the readme",
         "echo more >> readme.md; echo 1 > counter.txt",
+    );
+    exec_turn(
+        &ws,
+        "s2",
+        "another agent's turn",
+        "mkdir -p other && echo 2 > other/two.txt",
     );
     let out = cli_state(&ws, &["ui", "--print-url"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

@@ -27,7 +27,7 @@ pub fn ui(client: &Client, cmd: UiCmd) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     match open_in_browser(url) {
-        Some(opener) => println!("Opened the review page with {opener}; the link works once, within 60 s:"),
+        Some(opener) => println!("Asked {opener} to open the review page; the link works once, within 60 s:"),
         None => println!("Open this link in your browser; it works once, within 60 s:"),
     }
     println!("  {}", paint(url, Paint::Bold));

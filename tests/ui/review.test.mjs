@@ -1,6 +1,6 @@
 // The review page in headless Chromium (tests/ui_browser.rs starts this with a daemon whose
 // session s1 has three turns made by bash: 1 "write the notes", 2 "edit the notes", 3 "touch up
-// the readme"). The tests run in order and share one logged-in browser.
+// the readme"), and session s2 one turn of its own. The tests run in order and share one logged-in browser.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -57,7 +57,7 @@ test("the login link opens the timeline of the bash turns, once", async () => {
   assert.equal(new URL(page.url()).pathname, "/ui/");
   const turns = page.locator("button.entry.turn");
   await turns.first().waitFor();
-  assert.equal(await turns.count(), 3);
+  assert.equal(await turns.count(), 4);
   const timeline = await page.locator("#timeline").textContent();
   for (const prompt of ["write the notes", "edit the notes", "touch up the readme"]) {
     assert.ok(timeline.includes(prompt), `${prompt} in ${timeline}`);
@@ -190,4 +190,15 @@ test("a narrow window stacks the timeline over the turn; dark follows the system
   }
   const light = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
   assert.equal(light, "rgb(255, 255, 255)");
+});
+
+test("the sessions list names the session and narrows the timeline to it", async () => {
+  await page.reload();
+  const session = page.locator('button.session[data-session="s1"]');
+  assert.ok((await session.textContent()).includes("write the notes"));
+  assert.equal(await page.locator("button.entry.turn").count(), 4);
+  await session.click();
+  await page.locator('button.session[aria-pressed="true"]').waitFor();
+  await poll("the timeline of s1 alone", async () => (await page.locator("button.entry.turn").count()) === 3);
+  assert.equal(await page.locator('button[data-turn="s2/1"]').count(), 0);
 });

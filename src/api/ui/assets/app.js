@@ -4,7 +4,7 @@
 "use strict";
 
 const csrf = document.querySelector('meta[name="csrf-token"]').content;
-const ui = { entries: [], next: null, turnIndex: -1, turn: null, diffs: null, fileIndex: -1 };
+const ui = { entries: [], next: null, turnIndex: -1, turn: null, diffs: null, fileIndex: -1, session: null };
 
 async function api(method, path, body) {
   const options = { method, headers: {}, credentials: "same-origin" };
@@ -64,6 +64,7 @@ async function loadTimeline(more) {
   const unreviewed = document.getElementById("unreviewed").checked;
   let query = "limit=50";
   if (unreviewed) query += "&unreviewed=true";
+  if (ui.session) query += `&session=${seg(ui.session)}`;
   if (more && ui.next) query += `&before=${seg(ui.next)}`;
   const reply = await api("GET", `/v1/timeline?${query}`);
   const list = document.getElementById("timeline");
@@ -112,6 +113,17 @@ function turnIndexes() {
   return ui.entries.map((e, i) => (e.kind === "turn" ? i : -1)).filter((i) => i >= 0);
 }
 
+async function loadSessions() {
+  const reply = await api("GET", "/v1/sessions");
+  const box = document.getElementById("sessions");
+  if (!reply.ok) return fill(box, el("p", { class: "error", text: errorText(reply) }));
+  const pick = (name) => () => { ui.session = ui.session === name ? null : name; loadSessions(); loadTimeline(false); };
+  fill(box, el("h2", { text: "Sessions" }), el("ul", { class: "sessions" }, ...reply.data.sessions.map((s) => el("li", {},
+    el("button", { class: "session" + (ui.session === s.session ? " selected" : ""), "data-session": s.session, "aria-pressed": String(ui.session === s.session), onclick: pick(s.session) },
+      el("span", { class: "what", text: `${s.session}${s.agent ? ` (${s.agent})` : ""}: ${s.first_prompt || "no prompt"}` }),
+      el("span", { class: "meta", text: `${s.turns} turns · last ${when(s.last_activity)}${s.parent ? ` · fork of ${s.parent} after turn ${s.fork_turn}` : ""}` }))))));
+}
+
 // ---- a turn ----
 
 async function openTurn(index) {
@@ -144,6 +156,7 @@ function renderTurn(entry) {
   }
   actions.append(
     el("button", { text: "Roll back to here", onclick: () => act(`Roll back to the end of turn ${t.turn}`, `${base}/rollback`, { to: "after", turn: t.turn }) }),
+    el("button", { text: "Roll back to before", onclick: () => act(`Roll back to the start of turn ${t.turn}`, `${base}/rollback`, { to: "before", turn: t.turn }) }),
     el("button", { text: "Redo", onclick: () => act("Redo", `${base}/redo`, {}) }),
     el("button", { text: t.reviewed ? "Mark not reviewed" : "Mark reviewed", onclick: () => review(!t.reviewed) }));
   const files = t.changes.map((change, i) => el("li", {}, el("button", {
@@ -179,12 +192,13 @@ function say(text, isError) {
   }
 }
 
-async function review(reviewed) {
+async function review(reviewed, path) {
   const t = ui.turn;
-  const reply = await api("PUT", `${sessionPath(t.session)}/turns/${t.turn}/review`, { reviewed });
-  if (!reply.ok) return say(`Cannot mark the turn: ${errorText(reply)}`, true);
+  const body = path === undefined ? { reviewed } : { reviewed, path };
+  const reply = await api("PUT", `${sessionPath(t.session)}/turns/${t.turn}/review`, body);
+  if (!reply.ok) return say(`Cannot mark ${path ?? "the turn"}: ${errorText(reply)}`, true);
   await refresh();
-  say(reviewed ? "Marked reviewed." : "Marked not reviewed.");
+  say(`${path ?? "The turn"}: marked ${reviewed ? "reviewed" : "not reviewed"}.`);
 }
 
 // ---- a file ----
@@ -208,7 +222,8 @@ async function openFile(index) {
   };
   fill(box,
     el("h3", { text: change.path }),
-    el("div", { class: "actions" }, el("button", { text: "Revert file", onclick: () => revert() })),
+    el("div", { class: "actions" }, el("button", { text: "Revert file", onclick: () => revert() }),
+      el("button", { text: change.reviewed ? "Mark file not reviewed" : "Mark file reviewed", onclick: () => review(!change.reviewed, change.path) })),
     diffView(withDiff, revert),
     el("h4", { text: "Versions" }), el("div", { id: "versions", text: "Loading…" }),
     el("h4", { text: "Blame" }), el("div", { id: "blame", text: "Loading…" }));
@@ -266,7 +281,8 @@ async function loadBlame(path) {
 
 async function act(title, url, body) {
   const dialog = document.getElementById("plan");
-  const plan = await api("POST", url, { ...body, dry_run: true, on_conflict: "abort" });
+  const withDiffs = url.endsWith("/revert") ? {} : { diff: true };
+  const plan = await api("POST", url, { ...body, ...withDiffs, dry_run: true, on_conflict: "abort" });
   if (!plan.ok) {
     fill(dialog, el("h2", { text: title }), el("p", { class: "error", role: "alert", text: errorText(plan) }),
       el("button", { text: "Close", onclick: () => dialog.close() }));
@@ -283,7 +299,7 @@ async function act(title, url, body) {
   const conflicted = p.conflicts.length > 0;
   fill(dialog,
     el("h2", { text: `${title}: the plan` }),
-    p.actions.length ? planList("Changes", p.actions.map((a) => `${a.action} ${a.path}`)) : el("p", { text: "Nothing to change." }),
+    p.actions.length ? planActions(p.actions) : el("p", { text: "Nothing to change." }),
     planList("Conflicts", p.conflicts.map((c) => `${c.path}: ${c.code} — ${c.reason}`), "conflicts"),
     planList("Cannot be restored", p.not_restorable.map((c) => `${c.path}: ${c.code || ""} ${c.reason || ""}`)),
     el("div", { class: "actions" },
@@ -294,6 +310,12 @@ async function act(title, url, body) {
   dialog.showModal();
 }
 
+function planActions(actions) {
+  return el("section", {}, el("h3", { text: "Changes" }), el("ul", {}, ...actions.map((a) => el("li", {},
+    el("span", { text: `${a.action} ${a.path}${a.lines_added != null ? ` (+${a.lines_added} -${a.lines_removed})` : ""}` }),
+    a.diff ? el("details", {}, el("summary", { text: "diff" }), el("pre", { text: a.diff })) : null))));
+}
+
 function planList(title, lines, cls) {
   if (!lines.length) return null;
   return el("section", { class: cls || "" }, el("h3", { text: title }), el("ul", {}, ...lines.map((l) => el("li", { text: l }))));
@@ -301,7 +323,8 @@ function planList(title, lines, cls) {
 
 async function refresh() {
   const keep = ui.turn && { session: ui.turn.session, turn: ui.turn.turn };
-  await loadTimeline(false);
+  await loadSessions();
+loadTimeline(false);
   if (!keep) return;
   const index = ui.entries.findIndex((e) => e.kind === "turn" && e.session === keep.session && e.turn === keep.turn);
   if (index >= 0) await openTurn(index);
@@ -321,4 +344,5 @@ document.addEventListener("keydown", (event) => {
 });
 
 document.getElementById("unreviewed").addEventListener("change", () => loadTimeline(false));
+loadSessions();
 loadTimeline(false);
