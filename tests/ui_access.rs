@@ -265,3 +265,38 @@ fn bearer_rules_are_unchanged_beside_a_cookie() {
         daemon.raw("GET", "/v1/timeline", &all, None).pair(),
     );
 }
+
+#[test]
+fn an_unknown_or_old_cookie_is_401_with_what_to_do() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start(&ws);
+    let stale = [("Cookie", format!("filewatchd_ui={}", "1".repeat(64)))];
+    let reply = raw(&daemon, "GET", "/v1/timeline", &stale, None);
+    assert!(
+        reply.body["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("filewatchd ui")
+    );
+    assert_error(401, "unauthorized", reply.pair());
+    // A restart forgets every session: the cookie of the old daemon no longer opens anything.
+    let (cookie, _) = log_in(&daemon);
+    daemon.stop();
+    let daemon = Daemon::start(&ws);
+    assert_error(
+        401,
+        "unauthorized",
+        raw(
+            &daemon,
+            "GET",
+            "/v1/timeline",
+            &[("Cookie", cookie.clone())],
+            None,
+        )
+        .pair(),
+    );
+    assert_eq!(
+        raw(&daemon, "GET", "/ui/", &[("Cookie", cookie)], None).status,
+        403
+    );
+}
