@@ -40,6 +40,12 @@ function when(time) {
   return time ? new Date(time).toLocaleString() : "";
 }
 
+function duration(from, to) {
+  if (!from || !to) return "";
+  const s = Math.round((new Date(to) - new Date(from)) / 1000);
+  return s < 60 ? ` · ${s} s` : s < 3600 ? ` · ${Math.round(s / 60)} min` : ` · ${(s / 3600).toFixed(1)} h`;
+}
+
 function counts(c) {
   if (!c) return "";
   const parts = [];
@@ -105,7 +111,7 @@ function entryView(entry, index) {
     onclick: () => openTurn(index),
   },
     el("span", { class: "what", text: `#${entry.turn} ${entry.prompt || entry.label || "(no prompt)"}` }),
-    el("span", { class: "meta", text: `${entry.session} · ${when(entry.time)} · ${counts(entry.counts)}` }),
+    el("span", { class: "meta", text: `${entry.session} · ${when(entry.time)}${duration(entry.started_at, entry.ended_at)} · ${counts(entry.counts)}` }),
     ...marks);
 }
 
