@@ -95,7 +95,9 @@
 //!   content and open turns behind the barrier. It parses, asks history, sessions, restore and
 //!   retention (never the store's SQL), and renders their results as its own answer types
 //!   (`api::answer`: a rollback's stored `Outcome` is not the wire form), with the error codes
-//!   of `api::error::ErrorCode`. [`client`]: its HTTP client, for [`cli`] (the
+//!   of `api::error::ErrorCode`. `api::ui` is the review page: its one-time login codes and
+//!   in-memory cookie sessions (`api::ui::door`), the cookie and CSRF checks `api::access`
+//!   applies to its `/v1` requests, and its assets compiled in. [`client`]: its HTTP client, for [`cli`] (the
 //!   command line of 5.3) and [`hook`] (the agents' hook
 //!   adapters and their installer, 5.4, 9); [`daemon`]: starts everything and
 //!   shuts it down on one signal, or with a non-zero exit when the capture thread dies (no

@@ -13,6 +13,7 @@
 //! | `FILEWATCHD_TEST_SETTLED_AFTER_MS=MS` | how long before a clean exit a file counts as settled |
 //! | `FILEWATCHD_TEST_HTTP_TIMEOUT_MS=MS` | the HTTP header and body timeouts |
 //! | `FILEWATCHD_TEST_HOLD_INDEX=PATH` | once the start-up walk is done, the daemon waits until PATH exists |
+//! | `FILEWATCHD_TEST_UI_CODE_TTL_MS=MS` | how long a browser login code stays valid |
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -26,6 +27,7 @@ pub struct TestKnobs {
     pub settled_after: Option<Duration>,
     pub http_timeout: Option<Duration>,
     pub hold_index: Option<std::path::PathBuf>,
+    pub ui_code_ttl: Option<Duration>,
 }
 
 static KNOBS: OnceLock<TestKnobs> = OnceLock::new();
@@ -57,6 +59,7 @@ impl TestKnobs {
             settled_after: number("FILEWATCHD_TEST_SETTLED_AFTER_MS").map(Duration::from_millis),
             http_timeout: number("FILEWATCHD_TEST_HTTP_TIMEOUT_MS").map(Duration::from_millis),
             hold_index: std::env::var_os("FILEWATCHD_TEST_HOLD_INDEX").map(Into::into),
+            ui_code_ttl: number("FILEWATCHD_TEST_UI_CODE_TTL_MS").map(Duration::from_millis),
         }
     }
 }

@@ -88,6 +88,7 @@ fn every_command_ends_quietly_on_a_closed_stdout() {
         (&["unpin", "p"], ""),
         (&["exec", "--", "true"], ""),
         (&["doctor"], ""),
+        (&["ui", "--print-url"], ""),
         (&["hook", "install", "opencode", "--dry-run"], ""),
         (&["hook", "install", "claude-code"], ""),
         (&["hook", "uninstall", "claude-code"], ""),

@@ -1,5 +1,6 @@
 //! Who may talk to the daemon (PRODUCT.md 5.1, SEC-03..06): the bearer token, a loopback
-//! `Host` for our port, no browser `Origin`, and JSON bodies only.
+//! `Host` for our port, no browser `Origin`, and JSON bodies only; or the review page's cookie
+//! session (`ui`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,11 +14,15 @@ use serde::de::DeserializeOwned;
 
 use super::AppState;
 use super::error::{ApiError, ErrorCode};
+use super::ui::{self, Caller};
 
-/// Refuses requests a web page could have made, then requests without the token.
+/// Refuses requests a web page could have made, then requests without the token. The review
+/// page's own requests (`ui`) are the one exception: its assets under `/ui`, and `/v1/*` with
+/// its cookie (reads; changes with its Origin and CSRF token). A request with a token is
+/// always judged as one.
 pub async fn check_access(
     State(state): State<Arc<AppState>>,
-    request: Request,
+    mut request: Request,
     next: Next,
 ) -> Result<Response, ApiError> {
     let headers = request.headers();
@@ -27,6 +32,16 @@ pub async fn check_access(
             ErrorCode::Forbidden,
             "Host must be a loopback address of this daemon",
         ));
+    }
+    let path = request.uri().path();
+    if path == "/ui" || path.starts_with("/ui/") {
+        return Ok(ui::secured(next.run(request).await));
+    }
+    let cookie = ui::cookie_of(headers).filter(|_| !headers.contains_key(header::AUTHORIZATION));
+    if let Some(cookie) = cookie {
+        ui::check_cookie(&state, request.method(), headers, &cookie)?;
+        request.extensions_mut().insert(Caller::Browser);
+        return Ok(next.run(request).await);
     }
     if from_browser(headers) {
         return Err(ApiError::new(
@@ -42,6 +57,7 @@ pub async fn check_access(
             "missing or wrong bearer token; it is in the `token` file of the state directory",
         ));
     }
+    request.extensions_mut().insert(Caller::Bearer);
     Ok(next.run(request).await)
 }
 
@@ -74,14 +90,7 @@ fn token_matches(headers: &HeaderMap, token: &str) -> bool {
     else {
         return false;
     };
-    constant_time_eq(given.trim().as_bytes(), token.as_bytes())
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    ui::door::constant_time_eq(given.trim().as_bytes(), token.as_bytes())
 }
 
 /// How long a client may take to send a body (SEC-07; headers: `serve::HEADER_TIMEOUT`).

@@ -14,6 +14,7 @@ mod render;
 mod rollback;
 pub mod serve;
 mod timeline;
+mod ui;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -41,6 +42,8 @@ pub struct AppState {
     pub blobs: BlobDir,
     pub worker: WorkerHandle,
     pub stats: Arc<Stats>,
+    /// The review page's login codes and cookie sessions (in memory only).
+    ui: ui::door::Door,
     readers: Mutex<Vec<Connection>>,
 }
 
@@ -65,6 +68,7 @@ impl AppState {
             blobs,
             worker,
             stats,
+            ui: ui::door::Door::default(),
             readers: Mutex::new(Vec::new()),
         }
     }
@@ -129,9 +133,14 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/verify", post(handlers::verify))
         .route("/history", get(handlers::history))
         .route("/timeline", get(timeline::timeline))
-        .route("/content", get(content::content));
+        .route("/content", get(content::content))
+        .route("/ui/login", post(ui::login_code));
     Router::new()
         .nest("/v1", v1)
+        .route("/ui/login", get(ui::login))
+        .route("/ui/", get(ui::index))
+        .route("/ui/app.js", get(ui::app_js))
+        .route("/ui/app.css", get(ui::app_css))
         .fallback(handlers::not_found)
         .method_not_allowed_fallback(handlers::method_not_allowed)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))

@@ -98,6 +98,8 @@ pub enum Command {
     Unpin(super::pins::UnpinCmd),
     /// Every pin: its name, the point it names, when it was made.
     Pins(JsonFlag),
+    /// Review in the browser: opens (or prints) a one-time login link to the daemon's page.
+    Ui(super::ui::UiCmd),
     /// Agent hooks: `hook <agent>` reads one hook event on stdin (what the agent runs);
     /// `hook install|uninstall <agent>` writes or removes the agent's hook configuration.
     Hook(HookCmd),

@@ -22,6 +22,7 @@ mod show;
 mod start;
 pub mod style;
 mod timeline;
+mod ui;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -111,6 +112,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Pin(cmd) => pins::pin(&client, cmd),
         Command::Unpin(cmd) => pins::unpin(&client, cmd),
         Command::Pins(flag) => pins::pins(&client, flag),
+        Command::Ui(cmd) => return ui::ui(&client, cmd),
     }?;
     Ok(ExitCode::SUCCESS)
 }
@@ -203,7 +205,10 @@ fn show(client: &Client, args: &ServeArgs, cmd: ShowCmd) -> anyhow::Result<()> {
     if cmd.json.json {
         return print::answer(&answer, true, |_| {});
     }
-    Ok(pager::show(&show::turn(&answer, cmd.diff, cmd.all), !cmd.no_pager)?)
+    Ok(pager::show(
+        &show::turn(&answer, cmd.diff, cmd.all),
+        !cmd.no_pager,
+    )?)
 }
 
 /// Prints what a path held at `when`: `before:N`, `after:N`, `seq:S`, a time, or a duration ago.

@@ -1,0 +1,222 @@
+//! Review in the browser (issue 18): the login door (`door`), the cookie check of `/v1/*`
+//! requests from the page, and the page itself, compiled into the binary.
+
+pub mod door;
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Extension, Query, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::AppState;
+use super::error::{ApiError, ErrorCode};
+use door::{COOKIE, SESSION_TTL, constant_time_eq};
+
+const INDEX: &str = include_str!("assets/index.html");
+const APP_JS: &str = include_str!("assets/app.js");
+const APP_CSS: &str = include_str!("assets/app.css");
+
+/// Who made an authenticated `/v1/*` request: a client with the token, or the page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Caller {
+    Bearer,
+    Browser,
+}
+
+/// Checks a `/v1/*` request that carries the page's cookie: a live session; reads from the
+/// daemon's own pages only; a change also with the daemon's own `Origin` and the session's
+/// `X-CSRF-Token`.
+pub fn check_cookie(
+    state: &AppState,
+    method: &Method,
+    headers: &HeaderMap,
+    cookie: &str,
+) -> Result<(), ApiError> {
+    let Some(csrf) = state.ui.csrf_of(cookie) else {
+        return Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            ErrorCode::Unauthorized,
+            "the browser session is unknown or expired; run `filewatchd ui` to log in again",
+        ));
+    };
+    let site = headers.get("sec-fetch-site").map(HeaderValue::as_bytes);
+    if site.is_some_and(|s| s != b"same-origin" && s != b"none") {
+        return Err(forbidden("requests from other web pages are refused"));
+    }
+    let origin = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok());
+    if origin.is_some_and(|o| !own_origin(o, state.port)) {
+        return Err(forbidden("requests from other web pages are refused"));
+    }
+    if matches!(*method, Method::GET | Method::HEAD) {
+        return Ok(());
+    }
+    if origin.is_none() {
+        return Err(forbidden("a change from the page needs the daemon's own Origin"));
+    }
+    let given = headers
+        .get("x-csrf-token")
+        .map(HeaderValue::as_bytes)
+        .unwrap_or_default();
+    if !constant_time_eq(given, csrf.as_bytes()) {
+        return Err(forbidden("a change from the page needs its X-CSRF-Token"));
+    }
+    Ok(())
+}
+
+/// The value of the page's cookie in a `Cookie` header, if sent.
+pub fn cookie_of(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == COOKIE)
+        .map(|(_, value)| value.to_string())
+}
+
+fn own_origin(origin: &str, port: u16) -> bool {
+    [
+        format!("http://127.0.0.1:{port}"),
+        format!("http://localhost:{port}"),
+        format!("http://[::1]:{port}"),
+    ]
+    .iter()
+    .any(|own| own.eq_ignore_ascii_case(origin))
+}
+
+fn forbidden(message: &str) -> ApiError {
+    ApiError::new(StatusCode::FORBIDDEN, ErrorCode::Forbidden, message)
+}
+
+/// `POST /v1/ui/login`: a one-time login code for a client with the token (not the page).
+pub async fn login_code(
+    State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
+) -> Result<Json<Value>, ApiError> {
+    if caller != Caller::Bearer {
+        return Err(forbidden("only a client with the token can ask for a login code"));
+    }
+    let code = state.ui.mint_code().map_err(ApiError::internal)?;
+    let url = format!("http://127.0.0.1:{}/ui/login?code={code}", state.port);
+    Ok(Json(json!({"code": code, "url": url})))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct LoginQuery {
+    code: Option<String>,
+}
+
+/// `GET /ui/login?code=C`: a waiting code opens a session (303 to the page with its cookie);
+/// any other is refused with a page that says what to do.
+pub async fn login(State(state): State<Arc<AppState>>, Query(query): Query<LoginQuery>) -> Response {
+    let code = query.code.unwrap_or_default();
+    let opened = match state.ui.exchange(&code) {
+        Ok(Some(opened)) => opened,
+        Ok(None) => return refused("This login link was used already, has expired or is wrong."),
+        Err(err) => return ApiError::internal(err).into_response(),
+    };
+    let cookie = format!(
+        "{COOKIE}={}; HttpOnly; SameSite=Strict; Path=/; Max-Age={}",
+        opened.cookie,
+        SESSION_TTL.as_secs()
+    );
+    let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, "/ui/")]).into_response();
+    if let Ok(value) = HeaderValue::from_str(&cookie) {
+        response.headers_mut().insert(header::SET_COOKIE, value);
+    }
+    secured(response)
+}
+
+/// `GET /ui/`: the page, with the session's CSRF token in a meta tag; without a session, how
+/// to get one.
+pub async fn index(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    let Some(csrf) = cookie_of(&headers).and_then(|c| state.ui.csrf_of(&c)) else {
+        return refused("You are not logged in.");
+    };
+    let page = INDEX.replace("{{CSRF}}", &csrf);
+    secured(
+        (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+            page,
+        )
+            .into_response(),
+    )
+}
+
+pub async fn app_js() -> Response {
+    asset("text/javascript; charset=utf-8", APP_JS)
+}
+
+pub async fn app_css() -> Response {
+    asset("text/css; charset=utf-8", APP_CSS)
+}
+
+fn asset(content_type: &'static str, body: &'static str) -> Response {
+    secured((StatusCode::OK, [(header::CONTENT_TYPE, content_type)], body).into_response())
+}
+
+/// The 403 page of `/ui`: what happened and the command that opens the page.
+fn refused(what: &str) -> Response {
+    let page = format!(
+        "<!doctype html><meta charset=utf-8><title>filewatchd</title>\
+         <p>{what}</p><p>Open the review page with <code>filewatchd ui</code> \
+         (or <code>filewatchd ui --print-url</code>).</p>"
+    );
+    let response = (
+        StatusCode::FORBIDDEN,
+        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+        page,
+    );
+    secured(response.into_response())
+}
+
+/// Every `/ui` answer: no framing, nothing from elsewhere, nothing cached.
+pub fn secured(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    let fixed = [
+        (
+            header::CONTENT_SECURITY_POLICY,
+            "default-src 'self'; frame-ancestors 'none'",
+        ),
+        (header::X_FRAME_OPTIONS, "DENY"),
+        (header::CACHE_CONTROL, "no-store"),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::REFERRER_POLICY, "no-referrer"),
+    ];
+    for (name, value) in fixed {
+        headers.insert(name, HeaderValue::from_static(value));
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_our_origins_are_our_own() {
+        assert!(own_origin("http://127.0.0.1:4000", 4000));
+        assert!(own_origin("http://localhost:4000", 4000));
+        assert!(!own_origin("http://127.0.0.1:4001", 4000));
+        assert!(!own_origin("https://127.0.0.1:4000", 4000));
+        assert!(!own_origin("http://evil.example", 4000));
+        assert!(!own_origin("null", 4000));
+    }
+
+    #[test]
+    fn the_cookie_is_found_among_others() {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::COOKIE,
+            HeaderValue::from_static("a=1; filewatchd_ui=xyz; b=2"),
+        );
+        assert_eq!(cookie_of(&headers).as_deref(), Some("xyz"));
+        assert_eq!(cookie_of(&HeaderMap::new()), None);
+    }
+}

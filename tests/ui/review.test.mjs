@@ -1,0 +1,204 @@
+// The review page in headless Chromium (tests/ui_browser.rs starts this with a daemon whose
+// session s1 has three turns made by bash: 1 "write the notes", 2 "edit the notes", 3 "touch up
+// the readme"), and session s2 one turn of its own. The tests run in order and share one logged-in browser.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import http from "node:http";
+import path from "node:path";
+import { chromium } from "playwright-core";
+
+const env = process.env;
+const root = env.FILEWATCHD_UI_ROOT;
+const daemonUrl = env.FILEWATCHD_UI_API;
+let browser;
+let context;
+let page;
+
+/** The daemon's API with the bearer token (the test's own checks, never the page's). */
+async function api(method, p, body) {
+  const headers = { Authorization: `Bearer ${env.FILEWATCHD_UI_TOKEN}` };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const reply = await fetch(daemonUrl + p, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  return { status: reply.status, data: await reply.json().catch(() => null) };
+}
+
+/** Polls `probe` until it is true, for at most 10 s. */
+async function poll(what, probe) {
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    if (await probe()) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.fail(`timed out waiting for ${what}`);
+}
+
+/** Whether an endpoint is missing from this build (404 "no such endpoint" or 405). */
+const missing = (reply) =>
+  reply.status === 405 || (reply.status === 404 && /endpoint/.test(reply.data?.error?.message ?? ""));
+
+async function openTurn(n) {
+  await page.locator(`button[data-turn="s1/${n}"]`).click();
+  await page.getByRole("heading", { name: `Turn ${n} of s1` }).waitFor();
+}
+
+before(async () => {
+  browser = await chromium.launch({ executablePath: env.FILEWATCHD_CHROMIUM, args: ["--no-sandbox"] });
+  context = await browser.newContext();
+  page = await context.newPage();
+});
+
+after(async () => {
+  await browser?.close();
+});
+
+test("the login link opens the timeline of the bash turns, once", async () => {
+  await page.goto(env.FILEWATCHD_UI_LOGIN_URL);
+  assert.equal(new URL(page.url()).pathname, "/ui/");
+  const turns = page.locator("button.entry.turn");
+  await turns.first().waitFor();
+  assert.equal(await turns.count(), 4);
+  const timeline = await page.locator("#timeline").textContent();
+  for (const prompt of ["write the notes", "edit the notes", "touch up the readme"]) {
+    assert.ok(timeline.includes(prompt), `${prompt} in ${timeline}`);
+  }
+  assert.ok(!timeline.includes("and add a file"), "only a label's first line is the prompt");
+  const stranger = await (await browser.newContext()).newPage();
+  const again = await stranger.goto(env.FILEWATCHD_UI_LOGIN_URL);
+  assert.equal(again.status(), 403);
+  assert.ok((await stranger.textContent("body")).includes("filewatchd ui"));
+});
+
+test("a turn shows its files, its diff on demand, and j/k move between turns", async () => {
+  await openTurn(2);
+  const paths = await page.locator("button.file").evaluateAll((bs) => bs.map((b) => b.dataset.path).sort());
+  assert.deepEqual(paths, ["extra.txt", "notes.txt"]);
+  assert.equal(await page.locator(".diff").count(), 0, "no diff before it is asked for");
+  await page.locator('button.file[data-path="notes.txt"]').click();
+  const diff = await page.locator(".diff").textContent();
+  assert.ok(diff.includes("-two") && diff.includes("+TWO"), diff);
+  await page.keyboard.press("j");
+  await page.getByRole("heading", { name: "Turn 1 of s1" }).waitFor();
+  await page.keyboard.press("k");
+  await page.getByRole("heading", { name: "Turn 2 of s1" }).waitFor();
+  await page.keyboard.press("n");
+  await page.locator("#file h3").waitFor();
+});
+
+test("mark a turn reviewed, then show only turns not reviewed yet", async (t) => {
+  const probe = await api("PUT", "/v1/sessions/s1/turns/1/review", { reviewed: false });
+  if (missing(probe)) return t.skip(`PUT .../review answers ${probe.status}: the review API is not in this build`);
+  await openTurn(1);
+  await page.getByRole("button", { name: "Mark reviewed" }).click();
+  await page.locator('button[data-turn="s1/1"] .mark.reviewed').waitFor();
+  await page.getByLabel("not reviewed yet").check();
+  await page.locator('button[data-turn="s1/1"]').waitFor({ state: "detached" });
+  assert.equal(await page.locator('button[data-turn="s1/2"]').count(), 1);
+  await page.getByLabel("not reviewed yet").uncheck();
+  await page.locator('button[data-turn="s1/1"]').waitFor();
+});
+
+test("blame of a file names the turns of its lines", async (t) => {
+  const probe = await api("GET", "/v1/blame?path=notes.txt");
+  if (missing(probe)) return t.skip("GET /v1/blame answers 404: the blame endpoint is not in this build");
+  await openTurn(2);
+  await page.locator('button.file[data-path="notes.txt"]').click();
+  const blame = await page.locator("table.blame").textContent();
+  assert.ok(blame.includes("TWO") && blame.includes("s1/2") && blame.includes("s1/1"), blame);
+});
+
+test("revert one hunk of a turn after its plan", async (t) => {
+  const probe = await api("POST", "/v1/sessions/s1/turns/2/revert", { path: "notes.txt", hunk: 0, dry_run: true });
+  if (missing(probe)) return t.skip("POST .../revert answers 404: the revert endpoint is not in this build");
+  await openTurn(2);
+  await page.locator('button.file[data-path="notes.txt"]').click();
+  await page.getByRole("button", { name: "Revert hunk" }).first().click();
+  const dialog = page.locator("dialog#plan");
+  await dialog.getByRole("button", { name: "Apply", exact: true }).click();
+  await page.locator("#message.ok").waitFor();
+  assert.equal(fs.readFileSync(path.join(root, "notes.txt"), "utf8"), "one\ntwo\nthree\n");
+});
+
+test("undo a turn whose file the user edited since: the plan shows the conflict, skip keeps it", async () => {
+  const readme = path.join(root, "readme.md");
+  fs.writeFileSync(readme, "hello\nmore\nmine\n");
+  await poll("the user's edit recorded", async () => {
+    const history = await api("GET", "/v1/history?path=readme.md");
+    return history.data.versions.some((v) => v.origin === "outside");
+  });
+  await openTurn(3);
+  await page.getByRole("button", { name: "Undo turn" }).click();
+  const dialog = page.locator("dialog#plan");
+  const conflicts = await dialog.locator("section.conflicts").textContent();
+  assert.ok(conflicts.includes("readme.md"), conflicts);
+  assert.ok((await dialog.textContent()).includes("counter.txt"));
+  await dialog.getByRole("button", { name: "Skip conflicts" }).click();
+  await page.locator("#message.ok").waitFor();
+  assert.equal(fs.readFileSync(readme, "utf8"), "hello\nmore\nmine\n");
+  assert.equal(fs.existsSync(path.join(root, "counter.txt")), false);
+  await page.locator('button[data-turn="s1/3"] .mark.undone').waitFor();
+});
+
+test("a page served from another port can neither read nor act", async () => {
+  const entries = (await api("GET", "/v1/timeline")).data.entries.length;
+  const files = fs.readdirSync(root).sort();
+  const form = `<!doctype html><form id="f" method="POST" enctype="text/plain" action="${daemonUrl}/v1/sessions/s1/redo">` +
+    `<input name='{"on_conflict":"force","x":"' value='"}'></form>`;
+  const server = http.createServer((_, res) => res.writeHead(200, { "Content-Type": "text/html" }).end(form));
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  try {
+    const evil = await context.newPage();
+    await evil.goto(`http://127.0.0.1:${server.address().port}/`);
+    const read = await evil.evaluate(async (u) => {
+      try {
+        const reply = await fetch(`${u}/v1/timeline`, { credentials: "include" });
+        return `read ${reply.status}`;
+      } catch (_) {
+        return "blocked";
+      }
+    }, daemonUrl);
+    assert.equal(read, "blocked");
+    await evil.evaluate(async (u) => {
+      const body = JSON.stringify({ on_conflict: "force" });
+      await fetch(`${u}/v1/sessions/s1/redo`, { method: "POST", mode: "no-cors", credentials: "include", body }).catch(() => null);
+    }, daemonUrl);
+    const [answer] = await Promise.all([evil.waitForNavigation(), evil.evaluate(() => document.getElementById("f").submit())]);
+    assert.equal(answer.status(), 403);
+    assert.ok(!(await evil.content()).includes(env.FILEWATCHD_UI_TOKEN));
+  } finally {
+    server.close();
+  }
+  assert.equal((await api("GET", "/v1/timeline")).data.entries.length, entries, "nothing was done");
+  assert.deepEqual(fs.readdirSync(root).sort(), files);
+});
+
+test("a narrow window stacks the timeline over the turn; dark follows the system", async () => {
+  const narrow = await browser.newContext({ viewport: { width: 420, height: 800 }, colorScheme: "dark" });
+  try {
+    const code = await api("POST", "/v1/ui/login", {});
+    const small = await narrow.newPage();
+    await small.goto(code.data.url);
+    await small.locator("button.entry.turn").first().waitFor();
+    const timeline = await small.locator("#timeline").boundingBox();
+    const detail = await small.locator("#detail").boundingBox();
+    assert.ok(detail.y >= timeline.y + timeline.height, "the turn is below the timeline");
+    assert.ok(timeline.width > 300, "the timeline takes the window's width");
+    const background = await small.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    assert.equal(background, "rgb(13, 17, 23)");
+  } finally {
+    await narrow.close();
+  }
+  const light = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  assert.equal(light, "rgb(255, 255, 255)");
+});
+
+test("the sessions list names the session and narrows the timeline to it", async () => {
+  await page.reload();
+  const session = page.locator('button.session[data-session="s1"]');
+  assert.ok((await session.textContent()).includes("write the notes"));
+  assert.equal(await page.locator("button.entry.turn").count(), 4);
+  await session.click();
+  await page.locator('button.session[aria-pressed="true"]').waitFor();
+  await poll("the timeline of s1 alone", async () => (await page.locator("button.entry.turn").count()) === 3);
+  assert.equal(await page.locator('button[data-turn="s2/1"]').count(), 0);
+});

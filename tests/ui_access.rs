@@ -1,0 +1,302 @@
+//! The review page's door (issue 18, docs/api.md "The review page"): one-time login codes, the
+//! cookie session, the CSRF token and Origin a change from the page needs, and the headers of
+//! every `/ui` answer. Real daemon, raw HTTP over loopback.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use serde_json::json;
+
+/// A login code from `POST /v1/ui/login`, and the link it came in.
+fn login_code(daemon: &Daemon) -> (String, String) {
+    let body = expect(200, daemon.post("/v1/ui/login", json!({})));
+    let code = body["code"].as_str().expect("code").to_string();
+    let url = body["url"].as_str().expect("url").to_string();
+    (code, url)
+}
+
+fn raw(daemon: &Daemon, method: &str, path: &str, headers: &[(&str, String)], body: Option<&str>) -> Raw {
+    let host = daemon.host();
+    let mut all: Vec<(&str, &str)> = vec![("Host", &host)];
+    all.extend(headers.iter().map(|(n, v)| (*n, v.as_str())));
+    daemon.raw(method, path, &all, body.map(str::as_bytes))
+}
+
+/// Exchanges a fresh code: the cookie's value and the page's CSRF token.
+fn log_in(daemon: &Daemon) -> (String, String) {
+    let (code, _) = login_code(daemon);
+    let reply = raw(daemon, "GET", &format!("/ui/login?code={code}"), &[], None);
+    assert_eq!(reply.status, 303, "login: {:?}", reply.body);
+    let set = reply.header("Set-Cookie").expect("a cookie");
+    let cookie = set.split(';').next().expect("name=value").to_string();
+    let page = raw(daemon, "GET", "/ui/", &[("Cookie", cookie.clone())], None);
+    assert_eq!(page.status, 200);
+    let html = page.body.as_str().expect("html").to_string();
+    let csrf = html
+        .split("name=\"csrf-token\" content=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("the csrf meta tag")
+        .to_string();
+    assert_eq!(csrf.len(), 64, "{html}");
+    (cookie, csrf)
+}
+
+fn assert_no_cors(reply: &Raw) {
+    for (name, _) in &reply.headers {
+        assert!(!name.starts_with("access-control-"), "CORS header {name}");
+    }
+}
+
+#[test]
+fn a_code_logs_in_once_with_an_exact_cookie() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start(&ws);
+    let (code, url) = login_code(&daemon);
+    assert_eq!(code.len(), 64);
+    assert!(code.bytes().all(|b| b.is_ascii_hexdigit()), "{code}");
+    assert_eq!(
+        url,
+        format!("http://127.0.0.1:{}/ui/login?code={code}", daemon.port)
+    );
+
+    let first = raw(&daemon, "GET", &format!("/ui/login?code={code}"), &[], None);
+    assert_eq!(first.status, 303);
+    assert_eq!(first.header("Location"), Some("/ui/"));
+    let cookie = first.header("Set-Cookie").expect("cookie");
+    let (pair, attributes) = cookie.split_once("; ").expect("attributes");
+    let value = pair.strip_prefix("filewatchd_ui=").expect("cookie name");
+    assert_eq!(value.len(), 64);
+    assert_ne!(value, daemon.token);
+    assert_eq!(attributes, "HttpOnly; SameSite=Strict; Path=/; Max-Age=43200");
+
+    let again = raw(&daemon, "GET", &format!("/ui/login?code={code}"), &[], None);
+    assert_eq!(again.status, 403);
+    assert!(again.header("Set-Cookie").is_none());
+    let wrong = raw(
+        &daemon,
+        "GET",
+        &format!("/ui/login?code={}", "0".repeat(64)),
+        &[],
+        None,
+    );
+    assert_eq!(wrong.status, 403);
+    assert_eq!(raw(&daemon, "GET", "/ui/login", &[], None).status, 403);
+}
+
+#[test]
+fn a_code_expires() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start_with_env(&ws, &[], &[("FILEWATCHD_TEST_UI_CODE_TTL_MS", "300")]);
+    let minted = std::time::Instant::now();
+    let (late, _) = login_code(&daemon);
+    let (prompt, _) = login_code(&daemon);
+    let used = raw(&daemon, "GET", &format!("/ui/login?code={prompt}"), &[], None);
+    assert_eq!(used.status, 303, "a code used at once works");
+    // Expiry is about time: wait for the clock (polled, not slept) to pass the code's life.
+    poll_until(Duration::from_secs(5), || {
+        (minted.elapsed() > Duration::from_millis(600)).then_some(())
+    });
+    let expired = raw(&daemon, "GET", &format!("/ui/login?code={late}"), &[], None);
+    assert_eq!(expired.status, 403, "a code used after its time");
+}
+
+#[test]
+fn only_a_token_holder_gets_a_code() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start(&ws);
+    let no_token = raw(&daemon, "POST", "/v1/ui/login", &[], None);
+    assert_eq!(no_token.status, 401);
+    let (cookie, csrf) = log_in(&daemon);
+    let from_page = [
+        ("Cookie", cookie),
+        ("Origin", format!("http://{}", daemon.host())),
+        ("X-CSRF-Token", csrf),
+    ];
+    let reply = raw(&daemon, "POST", "/v1/ui/login", &from_page, None);
+    assert_eq!(reply.status, 403, "{:?}", reply.body);
+}
+
+#[test]
+fn the_page_needs_a_session_and_never_shows_the_token() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start(&ws);
+    let anonymous = raw(&daemon, "GET", "/ui/", &[], None);
+    assert_eq!(anonymous.status, 403);
+    assert!(anonymous.body.as_str().unwrap_or("").contains("filewatchd ui"));
+    let stale = raw(
+        &daemon,
+        "GET",
+        "/ui/",
+        &[("Cookie", format!("filewatchd_ui={}", "1".repeat(64)))],
+        None,
+    );
+    assert_eq!(stale.status, 403);
+
+    let (cookie, _) = log_in(&daemon);
+    for path in [
+        "/ui/",
+        "/ui/app.js",
+        "/ui/app.css",
+        "/ui/nothing",
+        "/ui/login?code=x",
+    ] {
+        let reply = raw(&daemon, "GET", path, &[("Cookie", cookie.clone())], None);
+        assert_eq!(
+            reply.header("Content-Security-Policy"),
+            Some("default-src 'self'; frame-ancestors 'none'"),
+            "{path}"
+        );
+        assert_eq!(reply.header("X-Frame-Options"), Some("DENY"), "{path}");
+        assert_eq!(reply.header("Cache-Control"), Some("no-store"), "{path}");
+        let text = reply.body.to_string();
+        assert!(!text.contains(&daemon.token), "{path} shows the token");
+        assert!(
+            reply.headers.iter().all(|(_, v)| !v.contains(&daemon.token)),
+            "{path}"
+        );
+        assert_no_cors(&reply);
+    }
+    assert_eq!(
+        raw(&daemon, "GET", "/ui/nothing", &[("Cookie", cookie)], None).status,
+        404
+    );
+}
+
+#[test]
+fn the_cookie_reads_but_a_change_needs_origin_and_csrf() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start(&ws);
+    let (cookie, csrf) = log_in(&daemon);
+    let own = format!("http://{}", daemon.host());
+    let read = raw(
+        &daemon,
+        "GET",
+        "/v1/timeline",
+        &[("Cookie", cookie.clone())],
+        None,
+    );
+    assert_eq!(read.status, 200, "{:?}", read.body);
+    assert_no_cors(&read);
+
+    let json = ("Content-Type", "application/json".to_string());
+    let body = Some(r#"{"label":"from the page"}"#);
+    let path = "/v1/sessions/s1/turns";
+    let other_port = format!("http://127.0.0.1:{}", daemon.port.wrapping_add(1));
+    let refused: Vec<Vec<(&str, String)>> = vec![
+        vec![("Cookie", cookie.clone()), ("Origin", own.clone())],
+        vec![
+            ("Cookie", cookie.clone()),
+            ("Origin", own.clone()),
+            ("X-CSRF-Token", "0".repeat(64)),
+        ],
+        vec![("Cookie", cookie.clone()), ("X-CSRF-Token", csrf.clone())],
+        vec![
+            ("Cookie", cookie.clone()),
+            ("Origin", other_port),
+            ("X-CSRF-Token", csrf.clone()),
+        ],
+        vec![
+            ("Cookie", cookie.clone()),
+            ("Origin", "http://evil.example".into()),
+            ("X-CSRF-Token", csrf.clone()),
+        ],
+        vec![
+            ("Cookie", cookie.clone()),
+            ("Origin", own.clone()),
+            ("X-CSRF-Token", csrf.clone()),
+            ("Sec-Fetch-Site", "same-site".into()),
+        ],
+    ];
+    for mut headers in refused {
+        headers.push(json.clone());
+        let reply = raw(&daemon, "POST", path, &headers, body);
+        assert_error(403, "forbidden", reply.pair());
+        assert_no_cors(&reply);
+    }
+    assert_eq!(
+        daemon.get("/v1/sessions/s1/turns").0,
+        404,
+        "a refused request acted"
+    );
+
+    let evil_read = [
+        ("Cookie", cookie.clone()),
+        ("Origin", "http://evil.example".to_string()),
+    ];
+    assert_error(
+        403,
+        "forbidden",
+        raw(&daemon, "GET", "/v1/timeline", &evil_read, None).pair(),
+    );
+
+    let good = [("Cookie", cookie), ("Origin", own), ("X-CSRF-Token", csrf), json];
+    let reply = raw(&daemon, "POST", path, &good, body);
+    assert_eq!(reply.status, 201, "{:?}", reply.body);
+    assert_no_cors(&reply);
+    assert_eq!(daemon.turn_list("s1").len(), 1);
+}
+
+#[test]
+fn bearer_rules_are_unchanged_beside_a_cookie() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start(&ws);
+    let (cookie, csrf) = log_in(&daemon);
+    // A token with a browser Origin is refused even with a good cookie and CSRF token.
+    let headers = [
+        ("Authorization", daemon.bearer()),
+        ("Origin", format!("http://{}", daemon.host())),
+        ("Cookie", cookie.clone()),
+        ("X-CSRF-Token", csrf),
+    ];
+    assert_error(
+        403,
+        "forbidden",
+        raw(&daemon, "GET", "/v1/status", &headers, None).pair(),
+    );
+    // A cookie on a foreign Host is refused before anything else.
+    let foreign = [("Host", "evil.example".to_string()), ("Cookie", cookie)];
+    let all: Vec<(&str, &str)> = foreign.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    assert_error(
+        403,
+        "forbidden",
+        daemon.raw("GET", "/v1/timeline", &all, None).pair(),
+    );
+}
+
+#[test]
+fn an_unknown_or_old_cookie_is_401_with_what_to_do() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start(&ws);
+    let stale = [("Cookie", format!("filewatchd_ui={}", "1".repeat(64)))];
+    let reply = raw(&daemon, "GET", "/v1/timeline", &stale, None);
+    assert!(
+        reply.body["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("filewatchd ui")
+    );
+    assert_error(401, "unauthorized", reply.pair());
+    // A restart forgets every session: the cookie of the old daemon no longer opens anything.
+    let (cookie, _) = log_in(&daemon);
+    daemon.stop();
+    let daemon = Daemon::start(&ws);
+    assert_error(
+        401,
+        "unauthorized",
+        raw(
+            &daemon,
+            "GET",
+            "/v1/timeline",
+            &[("Cookie", cookie.clone())],
+            None,
+        )
+        .pair(),
+    );
+    assert_eq!(
+        raw(&daemon, "GET", "/ui/", &[("Cookie", cookie)], None).status,
+        403
+    );
+}
