@@ -5,6 +5,7 @@
 
 mod access;
 mod answer;
+mod blame;
 mod content;
 pub mod error;
 mod handlers;
@@ -128,6 +129,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/gc", post(handlers::gc))
         .route("/verify", post(handlers::verify))
         .route("/history", get(handlers::history))
+        .route("/blame", get(blame::blame))
         .route("/timeline", get(timeline::timeline))
         .route("/content", get(content::content));
     Router::new()

@@ -56,6 +56,9 @@ pub enum Command {
     Show(ShowCmd),
     /// Every recorded version of one path.
     History(HistoryCmd),
+    /// Each line of a file with the version that introduced it: its turn (and prompt) or who
+    /// else wrote it.
+    Blame(super::blame::BlameCmd),
     /// Sessions with their turn counts, last activity, parent and fork point.
     Sessions(JsonFlag),
     /// Start a new session whose history is this session's up to the end of a turn.

@@ -4,6 +4,7 @@
 //! text looks; `failure` prints a failed command's error (as JSON too under `--json`).
 
 mod args;
+mod blame;
 mod docs;
 mod doctor;
 mod exec;
@@ -70,6 +71,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Log(cmd) => timeline::log(&client, cmd),
         Command::Show(cmd) => show(&client, &args, cmd),
         Command::History(cmd) => history(&client, &args, cmd),
+        Command::Blame(cmd) => blame::blame(&client, &args, cmd),
         Command::Sessions(flag) => {
             let answer = client.get("/v1/sessions")?;
             print::answer(&answer, flag.json, session::print_list)
