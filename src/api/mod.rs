@@ -118,6 +118,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         )
         .route("/sessions/{session}/turns/{turn}", get(handlers::get_turn))
         .route("/sessions/{session}/turns/{turn}/end", post(handlers::end_turn))
+        .route("/sessions/{session}/turns/{turn}/revert", post(rollback::revert))
         .route("/sessions/{session}/fork", post(handlers::fork))
         .route("/sessions/{session}/rollback", post(rollback::rollback))
         .route("/sessions/{session}/undo", post(rollback::undo))

@@ -71,6 +71,8 @@ pub enum Command {
     Redo(RedoFlags),
     /// Restore one path to a boundary or a time (conflicts checked).
     Restore(RestoreCmd),
+    /// Take back one file of a turn (or one hunk of it): a rollback `redo` undoes.
+    Revert(super::review::RevertCmd),
     /// Remove history outside the retention policy (keep_days, keep_turns, max_store_bytes).
     Gc(GcCmd),
     /// Compare the whole workspace with the record now and record what differs (writes no

@@ -13,6 +13,7 @@ mod hooks;
 mod pager;
 mod pins;
 mod print;
+mod review;
 mod rollback;
 mod session;
 mod show;
@@ -89,6 +90,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Undo(flags) => return rollback::undo(&client, &args, flags),
         Command::Redo(flags) => return rollback::redo(&client, &args, flags),
         Command::Restore(cmd) => return rollback::restore(&client, &args, cmd),
+        Command::Revert(cmd) => return review::revert(&client, &args, cmd),
         Command::Pin(cmd) => pins::pin(&client, cmd),
         Command::Unpin(cmd) => pins::unpin(&client, cmd),
         Command::Pins(flag) => pins::pins(&client, flag),
