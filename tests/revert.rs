@@ -99,7 +99,11 @@ fn the_second_hunk_is_taken_back_and_the_first_stays() {
         "not_found",
         revert(&daemon, 1, json!({"path": "a.txt", "hunk": 2})),
     );
-    assert_error(404, "not_recorded", revert(&daemon, 1, json!({"path": "never.txt"})));
+    assert_error(
+        404,
+        "not_recorded",
+        revert(&daemon, 1, json!({"path": "never.txt"})),
+    );
     assert_error(404, "not_found", revert(&daemon, 2, json!({"path": "b.txt"})));
     assert_error(400, "bad_path", revert(&daemon, 1, json!({})));
 }

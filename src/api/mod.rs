@@ -12,6 +12,7 @@ mod handlers;
 mod ignored;
 mod pins;
 mod render;
+mod review;
 mod rollback;
 pub mod serve;
 mod timeline;
@@ -21,7 +22,7 @@ use std::sync::{Arc, Mutex};
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::routing::{delete, get, post};
+use axum::routing::{delete, get, post, put};
 use rusqlite::Connection;
 
 use crate::engine::WorkerHandle;
@@ -119,6 +120,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/sessions/{session}/turns/{turn}", get(handlers::get_turn))
         .route("/sessions/{session}/turns/{turn}/end", post(handlers::end_turn))
         .route("/sessions/{session}/turns/{turn}/revert", post(rollback::revert))
+        .route("/sessions/{session}/turns/{turn}/review", put(review::review))
         .route("/sessions/{session}/fork", post(handlers::fork))
         .route("/sessions/{session}/rollback", post(rollback::rollback))
         .route("/sessions/{session}/undo", post(rollback::undo))

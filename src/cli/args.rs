@@ -73,6 +73,8 @@ pub enum Command {
     Restore(RestoreCmd),
     /// Take back one file of a turn (or one hunk of it): a rollback `redo` undoes.
     Revert(super::review::RevertCmd),
+    /// Mark a turn, or one file of it, reviewed (`--undo`: not); `log` and `show` say so.
+    Review(super::review::ReviewCmd),
     /// Remove history outside the retention policy (keep_days, keep_turns, max_store_bytes).
     Gc(GcCmd),
     /// Compare the whole workspace with the record now and record what differs (writes no

@@ -91,6 +91,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Redo(flags) => return rollback::redo(&client, &args, flags),
         Command::Restore(cmd) => return rollback::restore(&client, &args, cmd),
         Command::Revert(cmd) => return review::revert(&client, &args, cmd),
+        Command::Review(cmd) => review::review(&client, &args, cmd),
         Command::Pin(cmd) => pins::pin(&client, cmd),
         Command::Unpin(cmd) => pins::unpin(&client, cmd),
         Command::Pins(flag) => pins::pins(&client, flag),
