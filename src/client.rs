@@ -152,6 +152,15 @@ impl Client {
         self.answer(request.send(serde_json::to_vec(body)?))
     }
 
+    pub fn put(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
+        let request = self
+            .agent
+            .put(format!("{}{path}", self.url))
+            .header("Authorization", format!("Bearer {}", self.token))
+            .header("Content-Type", "application/json");
+        self.answer(request.send(serde_json::to_vec(body)?))
+    }
+
     pub fn delete(&self, path: &str) -> anyhow::Result<Value> {
         let request = self
             .agent

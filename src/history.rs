@@ -1,7 +1,8 @@
 //! What the history says: the changes of a turn (its paths' state before and after it, with
 //! renames paired), per-path history, text diffs between versions, the workspace at a time,
-//! and (`content`) what a path held at a point.
+//! (`content`) what a path held at a point, and (`blame`) which version introduced each line.
 
+pub mod blame;
 pub mod content;
 
 use std::collections::{BTreeMap, HashMap, btree_map};

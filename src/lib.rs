@@ -64,7 +64,9 @@
 //! - [`restore`]: rollback, undo, redo and time rollback on a `restore::Workspace` (root,
 //!   blobs, size limit: no watcher), returning its effects on the watches: `chain` finds the
 //!   target, `plan` lists actions and conflicts (the dry run; every path re-read in parallel),
-//!   `redo` plans a redo (only the paths the rollback it names changed), `journaled` writes the
+//!   `redo` plans a redo (only the paths the rollback it names changed), `revert` plans the
+//!   revert of one file of a turn or one hunk of it (its content stored as a new blob, a
+//!   rollback of the session restricted to that path, so `redo` takes it back), `journaled` writes the
 //!   plan durably, `apply` changes the files (each verified against its target after), `finish`
 //!   commits it, or puts back what a failed one changed (all or nothing, G12), `found` stores
 //!   what a forced rollback overwrites, `recover` finishes an interrupted rollback or put-back
@@ -73,10 +75,13 @@
 //!   paths again (only those).
 //! - [`sessions`]: a session with its fork ancestors (`Lineage`): inherited turns and whose
 //!   changes are a session's own work; `sessions::turns`: naming, finding, opening, closing
-//!   and forking turns. [`history`]: a turn's net changes (a write made while
+//!   and forking turns; `sessions::review`: reviewed marks of a turn or one of its files
+//!   (written by the engine, SQL in `store::reviews`). [`history`]: a turn's net changes (a write made while
 //!   turns of several sessions were open is in each of them, marked `ambiguous`) and diffs, a
 //!   path's versions, the workspace at a time (`seq_at_time`), and what a path held at a
-//!   point (`history::content`).
+//!   point (`history::content`), and `history::blame`: each line of a text version attributed
+//!   to the version that introduced it (Myers diffs along the path's versions, a recreated file
+//!   starting over).
 //! - [`timeline`]: the turns, undos, redos, rollbacks, time rollbacks and restores of a
 //!   session (or of all) in time order, a page at a time, chosen from the rows alone; only the
 //!   page's entries get their net changes and stored answers; `timeline::undone` marks the

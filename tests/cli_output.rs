@@ -72,6 +72,12 @@ fn every_command_ends_quietly_on_a_closed_stdout() {
         (&["log"], ""),
         (&["show", "1", "--session", "s", "--diff"], ""),
         (&["history", "a.txt"], ""),
+        (&["blame", "a.txt"], ""),
+        (&["review", "--turn", "1", "--session", "s"], ""),
+        (
+            &["revert", "--turn", "1", "a.txt", "--session", "s", "--dry-run"],
+            "",
+        ),
         (&["sessions"], ""),
         (&["fork", "f", "--session", "s", "--turn", "1"], ""),
         (&["rollback", "--before", "1", "--session", "s", "--dry-run"], ""),

@@ -42,6 +42,8 @@ pub enum ErrorCode {
     TooLarge,
     Unreadable,
     NotAFile,
+    /// A hunk asked of a change that is not text (binary, too large, a deletion).
+    NotText,
     // 410: a state retention has collapsed.
     Expired,
     PayloadTooLarge,
@@ -193,6 +195,7 @@ mod tests {
         (TooLarge, "too_large"),
         (Unreadable, "unreadable"),
         (NotAFile, "not_a_file"),
+        (NotText, "not_text"),
         (Expired, "expired"),
         (PayloadTooLarge, "payload_too_large"),
         (UnsupportedMediaType, "unsupported_media_type"),

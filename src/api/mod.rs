@@ -5,12 +5,14 @@
 
 mod access;
 mod answer;
+mod blame;
 mod content;
 pub mod error;
 mod handlers;
 mod ignored;
 mod pins;
 mod render;
+mod review;
 mod rollback;
 pub mod serve;
 mod timeline;
@@ -21,7 +23,7 @@ use std::sync::{Arc, Mutex};
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::routing::{delete, get, post};
+use axum::routing::{delete, get, post, put};
 use rusqlite::Connection;
 
 use crate::engine::WorkerHandle;
@@ -121,6 +123,8 @@ pub fn router(state: Arc<AppState>) -> Router {
         )
         .route("/sessions/{session}/turns/{turn}", get(handlers::get_turn))
         .route("/sessions/{session}/turns/{turn}/end", post(handlers::end_turn))
+        .route("/sessions/{session}/turns/{turn}/revert", post(rollback::revert))
+        .route("/sessions/{session}/turns/{turn}/review", put(review::review))
         .route("/sessions/{session}/fork", post(handlers::fork))
         .route("/sessions/{session}/rollback", post(rollback::rollback))
         .route("/sessions/{session}/undo", post(rollback::undo))
@@ -132,6 +136,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/gc", post(handlers::gc))
         .route("/verify", post(handlers::verify))
         .route("/history", get(handlers::history))
+        .route("/blame", get(blame::blame))
         .route("/timeline", get(timeline::timeline))
         .route("/content", get(content::content))
         .route("/ui/login", post(ui::login_code));

@@ -25,14 +25,20 @@ pub fn turn(
     with_diff: bool,
 ) -> rusqlite::Result<TurnView> {
     let changes = history::turn_changes(conn, turn)?;
+    let review = crate::sessions::review::of_turn(conn, turn.id, &turn.session, turn.number)?;
     let mut summary = turn_summary(turn, Counts::of(&changes));
+    summary["reviewed"] = json!(review.reviewed);
     if retention::expired(conn, turn.start_seq)?.is_some() {
         // Retention collapsed the history before this turn's start: its list may be partial.
         summary["expired"] = json!(true);
     }
     let changes = changes
         .iter()
-        .map(|c| ChangeView::of(c, with_diff.then(|| history::diff(conn, blobs, c))))
+        .map(|c| {
+            let mut view = ChangeView::of(c, with_diff.then(|| history::diff(conn, blobs, c)));
+            view.reviewed = review.covers(&c.path);
+            view
+        })
         .collect();
     Ok(TurnView { summary, changes })
 }
@@ -70,6 +76,8 @@ struct ChangeView {
     diff: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     binary: Option<bool>,
+    /// The file, or its whole turn, is marked reviewed.
+    reviewed: bool,
 }
 
 impl ChangeView {
@@ -102,6 +110,7 @@ impl ChangeView {
             ambiguous: change.ambiguous.then_some(true),
             diff,
             binary,
+            reviewed: false,
         }
     }
 }

@@ -1,4 +1,5 @@
-//! The rollback routes: `POST /v1/sessions/{s}/rollback`, `/undo`, `/redo`.
+//! The rollback routes: `POST /v1/sessions/{s}/rollback`, `/undo`, `/redo`, and
+//! `/turns/{n}/revert` (one file or hunk of a turn).
 
 use std::sync::Arc;
 
@@ -17,6 +18,7 @@ use super::handlers::valid_session;
 use crate::engine::Command;
 use crate::paths::RelPath;
 use crate::restore::finish::Cause;
+use crate::restore::revert::RevertError;
 use crate::restore::{Boundary, OnConflict, Operation, Request, RollbackError};
 use crate::sessions::turns::TurnSelector;
 
@@ -94,6 +96,48 @@ pub async fn redo_in_time(state: State<Arc<AppState>>, JsonBody(body): JsonBody<
 
 fn parse_time(text: &str) -> Result<i64, ApiError> {
     crate::model::parse_time(text).map_err(|e| ApiError::bad_request(ErrorCode::BadTime, e))
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RevertBody {
+    path: Option<String>,
+    hunk: Option<u16>,
+    #[serde(default)]
+    on_conflict: OnConflict,
+    #[serde(default)]
+    dry_run: bool,
+    op_id: Option<String>,
+    #[serde(default)]
+    diff: bool,
+}
+
+/// `POST /v1/sessions/{s}/turns/{n}/revert`: one file of a turn back to the turn's start, or
+/// one hunk of the turn's diff of it taken back; a rollback of the session.
+pub async fn revert(
+    state: State<Arc<AppState>>,
+    Path((session, turn)): Path<(String, String)>,
+    JsonBody(body): JsonBody<RevertBody>,
+) -> Answer {
+    let Some(path) = body.path else {
+        return Err(ApiError::bad_request(
+            ErrorCode::BadPath,
+            "give the file to revert as \"path\"",
+        ));
+    };
+    let operation = Operation::Revert {
+        turn: TurnSelector::parse(&turn),
+        hunk: body.hunk,
+    };
+    let body = RollbackBody {
+        on_conflict: body.on_conflict,
+        dry_run: body.dry_run,
+        paths: vec![path],
+        op_id: body.op_id,
+        diff: body.diff,
+        ..RollbackBody::default()
+    };
+    run(state, Some(session), operation, body).await
 }
 
 pub async fn undo(
@@ -198,6 +242,10 @@ impl From<RollbackError> for ApiError {
                 Self::new(StatusCode::CONFLICT, ErrorCode::NothingToRedo, message)
             }
             RollbackError::UnknownPin(_) => Self::not_found(message),
+            RollbackError::Revert(RevertError::NotText(_)) => {
+                Self::new(StatusCode::CONFLICT, ErrorCode::NotText, message)
+            }
+            RollbackError::Revert(_) => Self::not_found(message),
             RollbackError::OpIdReused { .. } => {
                 Self::new(StatusCode::CONFLICT, ErrorCode::OpIdReused, message)
             }

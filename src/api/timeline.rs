@@ -17,7 +17,7 @@ use crate::model::{Kind, RollbackKind, format_time};
 use crate::restore::outcome::{ActionStatus, Outcome};
 use crate::restore::past::Status;
 use crate::restore::plan::Action;
-use crate::sessions::turns;
+use crate::sessions::{review, turns};
 use crate::timeline::{self, Cursor, Entry, RollbackEntry, RollbackEntryKind, Scope, TurnEntry};
 
 /// Entries per page when the request does not say.
@@ -33,6 +33,9 @@ pub struct TimelineQuery {
     limit: Option<usize>,
     #[serde(default)]
     paths: bool,
+    /// Only the turns not marked reviewed (the other entries stay).
+    #[serde(default)]
+    unreviewed: bool,
 }
 
 #[derive(Serialize)]
@@ -75,7 +78,7 @@ pub async fn timeline(
     }
     // An open turn's changes are complete once every write made before the request is in.
     sync_if(&state, |conn| Ok(!turns::open(conn)?.is_empty())).await?;
-    let with_paths = query.paths;
+    let (with_paths, unreviewed) = (query.paths, query.unreviewed);
     let session = match &scope {
         Scope::Session(name) => Some(name.clone()),
         Scope::All => None,
@@ -89,14 +92,22 @@ pub async fn timeline(
     state
         .read(move |conn, _| {
             let page = timeline::page(conn, &request)?;
+            let mut entries = Vec::with_capacity(page.entries.len());
+            for entry in &page.entries {
+                let mut view = EntryView::of(entry, with_paths);
+                if let (EntryView::Turn(turn), Entry::Turn(row)) = (&mut view, entry) {
+                    turn.reviewed =
+                        review::of_turn(conn, row.turn.id, &row.turn.session, row.turn.number)?.reviewed;
+                    if unreviewed && turn.reviewed {
+                        continue;
+                    }
+                }
+                entries.push(view);
+            }
             Ok(Json(TimelineAnswer {
                 session,
                 order: "newest_first",
-                entries: page
-                    .entries
-                    .iter()
-                    .map(|e| EntryView::of(e, with_paths))
-                    .collect(),
+                entries,
                 next_before: page.next.map(|c| c.to_string()),
             }))
         })
@@ -136,6 +147,7 @@ struct TurnView {
     end_seq: Option<i64>,
     open: bool,
     undone: bool,
+    reviewed: bool,
     counts: Counts,
     #[serde(skip_serializing_if = "Option::is_none")]
     changes: Option<Vec<TurnPath>>,
@@ -171,6 +183,7 @@ impl TurnView {
             end_seq: turn.end_seq,
             open: turn.end_seq.is_none(),
             undone: entry.undone,
+            reviewed: false,
             counts: Counts::of(&entry.changes),
             changes,
         }

@@ -66,6 +66,9 @@ pub enum Command {
     Show(ShowCmd),
     /// Every recorded version of one path.
     History(HistoryCmd),
+    /// Each line of a file with the version that introduced it: its turn (and prompt) or who
+    /// else wrote it.
+    Blame(super::blame::BlameCmd),
     /// Sessions with their turn counts, last activity, parent and fork point.
     Sessions(JsonFlag),
     /// Start a new session whose history is this session's up to the end of a turn.
@@ -78,6 +81,10 @@ pub enum Command {
     Redo(RedoFlags),
     /// Restore one path to a boundary or a time (conflicts checked).
     Restore(RestoreCmd),
+    /// Take back one file of a turn (or one hunk of it): a rollback `redo` undoes.
+    Revert(super::review::RevertCmd),
+    /// Mark a turn, or one file of it, reviewed (`--undo`: not); `log` and `show` say so.
+    Review(super::review::ReviewCmd),
     /// Remove history outside the retention policy (keep_days, keep_turns, max_store_bytes).
     Gc(GcCmd),
     /// Compare the whole workspace with the record now and record what differs (writes no

@@ -5,6 +5,7 @@
 //! says how text looks; `failure` prints a failed command's error (as JSON too under `--json`).
 
 mod args;
+mod blame;
 mod confirm;
 mod docs;
 mod doctor;
@@ -16,6 +17,7 @@ mod pager;
 mod pins;
 mod print;
 mod projects;
+mod review;
 mod rollback;
 mod session;
 mod show;
@@ -92,6 +94,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Log(cmd) => timeline::log(&client, cmd),
         Command::Show(cmd) => show(&client, &args, cmd),
         Command::History(cmd) => history(&client, &args, cmd),
+        Command::Blame(cmd) => blame::blame(&client, &args, cmd),
         Command::Sessions(flag) => {
             let answer = client.get("/v1/sessions")?;
             print::answer(&answer, flag.json, session::print_list)
@@ -109,6 +112,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Undo(flags) => return rollback::undo(&client, &args, flags),
         Command::Redo(flags) => return rollback::redo(&client, &args, flags),
         Command::Restore(cmd) => return rollback::restore(&client, &args, cmd),
+        Command::Revert(cmd) => return review::revert(&client, &args, cmd),
+        Command::Review(cmd) => review::review(&client, &args, cmd),
         Command::Pin(cmd) => pins::pin(&client, cmd),
         Command::Unpin(cmd) => pins::unpin(&client, cmd),
         Command::Pins(flag) => pins::pins(&client, flag),

@@ -125,20 +125,30 @@ fn send(
         .iter()
         .map(|p| workspace_relative(client, args, p))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let on_conflict = match (flags.skip_conflicts, flags.force) {
-        (true, _) => "skip",
-        (_, true) => "force",
-        _ => "abort",
-    };
-    body["on_conflict"] = json!(on_conflict);
+    body["on_conflict"] = json!(on_conflict(flags.skip_conflicts, flags.force));
     body["dry_run"] = json!(flags.dry_run);
     body["paths"] = json!(paths);
     body["diff"] = json!(flags.diff);
     if let Some(op_id) = flags.op_id {
         body["op_id"] = json!(op_id);
     }
+    post_plan(client, route, &body, flags.json.json)
+}
+
+/// The flags' conflict policy as the API names it.
+pub(super) fn on_conflict(skip_conflicts: bool, force: bool) -> &'static str {
+    match (skip_conflicts, force) {
+        (true, _) => "skip",
+        (_, true) => "force",
+        _ => "abort",
+    }
+}
+
+/// Posts a rollback-like request and prints its plan or answer; exit 3 when refused, or when
+/// a dry run would be.
+pub(super) fn post_plan(client: &Client, route: &str, body: &Value, json: bool) -> anyhow::Result<ExitCode> {
     let sent = client
-        .post(route, &body)
+        .post(route, body)
         .hint(ErrorCode::NotFound, super::LIST_TURNS);
     let (answer, refused) = match sent {
         Ok(answer) => (answer, false),
@@ -148,7 +158,7 @@ fn send(
             Err(err) => return Err(err),
         },
     };
-    print::answer(&answer, flags.json.json, print::rollback)?;
+    print::answer(&answer, json, print::rollback)?;
     Ok(if refused || print::dry_run_would_be_refused(&answer) {
         ExitCode::from(EXIT_CONFLICTS)
     } else {

@@ -155,6 +155,9 @@ impl View {
         if e["undone"] == Value::Bool(true) {
             line.push_str(&format!("  {}", paint("(undone)", Paint::Warning)));
         }
+        if e["reviewed"] == Value::Bool(true) {
+            line.push_str(&format!("  {}", paint("(reviewed)", Paint::Added)));
+        }
         line
     }
 

@@ -113,6 +113,14 @@ pub enum Command {
         name: String,
         reply: oneshot::Sender<Result<PinRow, PinError>>,
     },
+    /// Mark a turn, or one file of it, reviewed (or not): the index only, never the files.
+    Review {
+        session: String,
+        turn: TurnSelector,
+        path: Option<crate::paths::RelPath>,
+        reviewed: bool,
+        reply: oneshot::Sender<Result<crate::sessions::review::Review, crate::sessions::turns::LookupError>>,
+    },
 }
 
 /// Why a command that changes the record (a turn marker, a fork, a rollback, a pin) cannot

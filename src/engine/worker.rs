@@ -532,6 +532,17 @@ impl Worker {
             Command::Unpin { name, reply } => {
                 let _ = reply.send(crate::pins::remove(&mut self.conn, &name));
             }
+            Command::Review {
+                session,
+                turn,
+                path,
+                reviewed,
+                reply,
+            } => {
+                let marked =
+                    crate::sessions::review::mark(&self.conn, &session, &turn, path.as_ref(), reviewed);
+                let _ = reply.send(marked);
+            }
             Command::WhyIgnored { path, reply } => {
                 let is_dir = crate::fs::read::is_dir(&self.ctx.root, &path);
                 let _ = reply.send(self.ctx.rules.explain(&path, is_dir));

@@ -140,6 +140,12 @@ fn resolve_in_session(
             };
             Ok(resolved(RollbackKind::Rollback, target, after, None))
         }
+        Operation::Revert { turn, .. } => {
+            // One path: the session's place in its chain stays where it is.
+            let turn = turns::find(conn, name, turn)?;
+            let target = Target::new(TargetTo::Before, Some(turn.number), turn.start_seq);
+            Ok(resolved(RollbackKind::Rollback, target, position, None))
+        }
         Operation::Undo => {
             let nothing = || RollbackError::NothingToUndo(name.to_string());
             let turn = lineage
@@ -189,7 +195,9 @@ fn resolve_in_time(conn: &Connection, operation: &Operation) -> Result<Resolved,
                 ..at_seq(0)
             })
         }
-        Operation::Rollback { .. } | Operation::Undo => Err(RollbackError::NeedsSession),
+        Operation::Rollback { .. } | Operation::Undo | Operation::Revert { .. } => {
+            Err(RollbackError::NeedsSession)
+        }
         Operation::Seq { .. } => unreachable!("resolve handles a rollback to a sequence number"),
     }
 }

@@ -11,6 +11,7 @@
 //!   records the result as versions of origin `rollback`.
 //! - `redo` plans a redo: only the paths the rollback it names changed, each back to its
 //!   state just before it; any of them changed since by anything else is a conflict.
+//! - `revert` plans the revert of one file of a turn, or of one hunk of it (a new blob).
 //! - `recover` finishes, at start-up, a rollback a crash interrupted.
 //! - `outcome` is the answer: what was (or would be) done, path by path; `past` reads the
 //!   journal's rollbacks back with their stored answers.
@@ -26,6 +27,7 @@ mod pause;
 pub mod plan;
 pub mod recover;
 pub mod redo;
+pub mod revert;
 mod run;
 #[cfg(test)]
 mod tests;
@@ -118,6 +120,14 @@ pub enum Operation {
     Seq {
         seq: i64,
     },
+    /// One file of a turn back to the turn's start, or one hunk of the turn's diff of it taken
+    /// back (`revert`): a rollback of the session restricted to that path.
+    Revert {
+        turn: TurnSelector,
+        /// The hunk's index in the turn's unified diff of the path (a `u16` keeps the
+        /// engine's command small).
+        hunk: Option<u16>,
+    },
 }
 
 impl Operation {
@@ -126,9 +136,11 @@ impl Operation {
         match self {
             Self::Undo => RollbackKind::Undo,
             Self::Redo => RollbackKind::Redo,
-            Self::Rollback { .. } | Self::Time { .. } | Self::Pin { .. } | Self::Seq { .. } => {
-                RollbackKind::Rollback
-            }
+            Self::Rollback { .. }
+            | Self::Time { .. }
+            | Self::Pin { .. }
+            | Self::Seq { .. }
+            | Self::Revert { .. } => RollbackKind::Rollback,
         }
     }
 }
@@ -166,6 +178,8 @@ pub enum RollbackError {
     NothingToRedo(String),
     #[error("there is no time rollback to redo")]
     NothingToRedoInTime,
+    #[error(transparent)]
+    Revert(#[from] revert::RevertError),
     #[error("no pin named {0:?}")]
     UnknownPin(String),
     /// A time rollback to a time not reached yet (a local time typed as UTC, a typo).
@@ -232,6 +246,7 @@ impl RollbackError {
             | Self::NeedsSession
             | Self::UnknownPin(_)
             | Self::FutureTime(_)
+            | Self::Revert(_)
             | Self::BadSeq(_)
             | Self::Unavailable => false,
         }

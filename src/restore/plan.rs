@@ -185,7 +185,20 @@ pub fn build(
 /// Checks planned steps, each with its foreign change if any: the disk, what the content a
 /// step needs and whether it can be restored. The plan of a rollback and of a redo alike.
 pub(super) fn check(conn: &Connection, ws: &Workspace, steps: Vec<(Step, Option<Note>)>) -> Plan {
-    let mut plan = Plan::default();
+    check_with(conn, ws, steps, HashMap::new())
+}
+
+/// `check`, with the content of targets not stored yet given (a hunk revert's).
+pub(super) fn check_with(
+    conn: &Connection,
+    ws: &Workspace,
+    steps: Vec<(Step, Option<Note>)>,
+    contents: HashMap<Hash, Vec<u8>>,
+) -> Plan {
+    let mut plan = Plan {
+        contents,
+        ..Plan::default()
+    };
     // The disk is checked for every path, conflicting or not: with `force` the apply
     // re-checks each path against exactly what was seen here.
     let on_disk = check_disks(ws, &steps);

@@ -6,7 +6,9 @@ use rusqlite::Connection;
 use super::apply::{self, Check};
 use super::outcome::Outcome;
 use super::plan::{self, Plan, Step};
-use super::{OnConflict, Request, RollbackError, Workspace, chain, finish, found, journaled, redo};
+use super::{
+    OnConflict, Operation, Request, RollbackError, Workspace, chain, finish, found, journaled, redo, revert,
+};
 use crate::fs::temp::TempNames;
 use crate::model::RollbackKind;
 use crate::paths::RelPath;
@@ -27,12 +29,12 @@ pub fn perform(
     if let Some(path) = never_recorded(conn, &request.paths)? {
         return Err(RollbackError::NeverRecorded(path.to_text()));
     }
-    let mut plan = plan_for(conn, ws, &resolved, &request.paths)?;
+    let mut plan = plan_for(conn, ws, &resolved, request, &request.paths)?;
     if request.on_conflict == OnConflict::Force && !request.dry_run {
         // What was just recorded is planned again, and only that (each path is read once).
         let recorded = found::record_unrecorded(conn, ws, &plan)?;
         if !recorded.is_empty() {
-            let sub = plan_for(conn, ws, &resolved, &recorded)?;
+            let sub = plan_for(conn, ws, &resolved, request, &recorded)?;
             plan.replace_within(sub, &recorded);
         }
     }
@@ -94,17 +96,31 @@ pub fn perform(
     Ok(outcome)
 }
 
-/// A redo undoes exactly the rollback it names; anything else rolls back to the target.
+/// A redo undoes exactly the rollback it names; a revert plans its one path (or hunk);
+/// anything else rolls back to the target.
 fn plan_for(
     conn: &Connection,
     ws: &Workspace,
     resolved: &chain::Resolved,
+    request: &Request,
     only: &[RelPath],
-) -> rusqlite::Result<Plan> {
-    match resolved.redo_of {
-        Some(redone) => redo::build(conn, ws, redone, resolved.target_seq, only),
-        None => plan::build(conn, ws, resolved.lineage.as_ref(), resolved.target_seq, only),
+) -> Result<Plan, RollbackError> {
+    if let (Operation::Revert { turn, hunk }, Some(session), Some(path)) =
+        (&request.operation, &request.session, request.paths.first())
+    {
+        let asked = revert::Revert {
+            session,
+            turn,
+            path,
+            hunk: hunk.map(|h| h as usize),
+            dry_run: request.dry_run,
+        };
+        return revert::build(conn, ws, resolved, &asked);
     }
+    Ok(match resolved.redo_of {
+        Some(redone) => redo::build(conn, ws, redone, resolved.target_seq, only)?,
+        None => plan::build(conn, ws, resolved.lineage.as_ref(), resolved.target_seq, only)?,
+    })
 }
 
 /// SEC-08: a repeated operation id gets the stored answer and is never applied twice.

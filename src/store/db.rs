@@ -18,6 +18,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0007_redo_untracked.sql"),
     include_str!("../../migrations/0008_timeline.sql"),
     include_str!("../../migrations/0009_pins.sql"),
+    include_str!("../../migrations/0010_reviews.sql"),
 ];
 
 #[derive(Debug, thiserror::Error)]

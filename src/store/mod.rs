@@ -2,7 +2,8 @@
 //! turns. SQL lives in `sql`, the schema and its migrations in `db`, blob files in `blobs`;
 //! `unjournaled` writes a first index into an empty index without SQLite's journal; `gc`,
 //! `journal`, `found` and `pins` hold the SQL of retention, rollbacks, the verification pass
-//! and pins, `timeline` that of sessions' activity and the timeline.
+//! and pins, `timeline` that of sessions' activity and the timeline, `reviews` that of
+//! reviewed marks.
 
 pub mod blobs;
 pub mod db;
@@ -11,6 +12,7 @@ pub mod found;
 pub mod gc;
 pub mod journal;
 pub mod pins;
+pub mod reviews;
 pub mod sql;
 pub mod timeline;
 pub mod unjournaled;

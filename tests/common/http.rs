@@ -28,6 +28,15 @@ impl Daemon {
         reply(resp, "POST", path)
     }
 
+    pub fn put(&self, path: &str, body: Value) -> (u16, Value) {
+        let resp = self
+            .agent
+            .put(format!("{}{path}", self.url))
+            .header("Authorization", self.bearer())
+            .send_json(body);
+        reply(resp, "PUT", path)
+    }
+
     pub fn delete(&self, path: &str) -> (u16, Value) {
         let resp = self
             .agent

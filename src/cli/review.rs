@@ -1,0 +1,108 @@
+//! Reviewing a session's turns: `filewatchd revert` (one file of a turn, or one hunk of it,
+//! taken back as a rollback `redo` undoes) and `filewatchd review` (marks a turn or one of its
+//! files reviewed, or with `--undo` not).
+
+use std::process::ExitCode;
+
+use clap::Args;
+use serde_json::{Value, json};
+
+use super::args::{JsonFlag, ServeArgs, SessionArg};
+use super::style::{Paint, paint};
+use super::{Client, Hint, encode, print, resolve_session, rollback, text_of, workspace_relative};
+use crate::api::error::ErrorCode;
+
+#[derive(Debug, Args)]
+pub struct RevertCmd {
+    /// The turn whose change to take back (a number, a ref or `current`).
+    #[arg(long, value_name = "N")]
+    pub turn: String,
+    /// The file (relative to the directory you are in).
+    pub path: String,
+    /// Only this hunk of the turn's diff of the file (0 is the first `@@` of `show --diff`).
+    #[arg(long, value_name = "H")]
+    pub hunk: Option<usize>,
+    #[command(flatten)]
+    pub session: SessionArg,
+    /// Show the plan and the conflicts; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Leave the file as it is if it conflicts (the answer says why).
+    #[arg(long, conflicts_with = "force")]
+    pub skip_conflicts: bool,
+    /// Revert the file even if it changed since the turn (what it holds stays in history).
+    #[arg(long)]
+    pub force: bool,
+    #[command(flatten)]
+    pub json: JsonFlag,
+}
+
+pub fn revert(client: &Client, args: &ServeArgs, cmd: RevertCmd) -> anyhow::Result<ExitCode> {
+    let session = resolve_session(client, cmd.session.session)?;
+    let path = workspace_relative(client, args, &cmd.path)?;
+    let mut body = json!({
+        "path": path,
+        "on_conflict": rollback::on_conflict(cmd.skip_conflicts, cmd.force),
+        "dry_run": cmd.dry_run,
+    });
+    if let Some(hunk) = cmd.hunk {
+        body["hunk"] = json!(hunk);
+    }
+    let route = format!(
+        "/v1/sessions/{}/turns/{}/revert",
+        encode(&session),
+        encode(&cmd.turn)
+    );
+    rollback::post_plan(client, &route, &body, cmd.json.json)
+}
+
+#[derive(Debug, Args)]
+pub struct ReviewCmd {
+    /// The turn to mark (a number, a ref or `current`).
+    #[arg(long, value_name = "N")]
+    pub turn: String,
+    /// Mark only this file of the turn (relative to the directory you are in).
+    pub path: Option<String>,
+    /// Take the mark away (for the turn: its files' marks too).
+    #[arg(long)]
+    pub undo: bool,
+    #[command(flatten)]
+    pub session: SessionArg,
+    #[command(flatten)]
+    pub json: JsonFlag,
+}
+
+pub fn review(client: &Client, args: &ServeArgs, cmd: ReviewCmd) -> anyhow::Result<()> {
+    let session = resolve_session(client, cmd.session.session)?;
+    let mut body = json!({"reviewed": !cmd.undo});
+    if let Some(path) = &cmd.path {
+        body["path"] = json!(workspace_relative(client, args, path)?);
+    }
+    let route = format!(
+        "/v1/sessions/{}/turns/{}/review",
+        encode(&session),
+        encode(&cmd.turn)
+    );
+    let answer = client.put(&route, &body).hint(
+        ErrorCode::NotFound,
+        "`filewatchd show --turn N` lists the files a turn changed",
+    )?;
+    print::answer(&answer, cmd.json.json, print_review)
+}
+
+fn print_review(answer: &Value) {
+    let turn = format!("turn {} of {}", answer["turn"], text_of(&answer["session"]));
+    let files = answer["reviewed_paths"].as_array().map_or(&[][..], Vec::as_slice);
+    let state = match (answer["reviewed"] == true, files.len()) {
+        (true, _) => paint("reviewed", Paint::Added),
+        (false, 0) => paint("not reviewed", Paint::Dim),
+        (false, n) => format!(
+            "not reviewed ({} of it reviewed)",
+            super::style::counted(n as u64, "file")
+        ),
+    };
+    println!("{}: {state}", paint(&turn, Paint::Bold));
+    for file in files {
+        println!("  reviewed: {}", text_of(file));
+    }
+}

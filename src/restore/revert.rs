@@ -1,0 +1,364 @@
+//! Reverting one file of a turn, or one hunk of it (issue 18), as a rollback of the session
+//! restricted to that path, so `redo` takes it back exactly.
+//!
+//! A file: the path back to its state when the turn started, planned as a rollback to the
+//! turn's start (the same conflict checks), and a conflict too when anything (the session's
+//! own later turns included) changed it since the turn ended. A hunk (its index in the turn's
+//! unified diff of the path): the path's current content with that hunk's change taken back.
+//! The hunk's lines are found in the current content by a diff from what the turn left; when
+//! they no longer match it, the path is a conflict (`changed_by_other`) that no policy can
+//! apply (skip and force leave it as it is). The content a hunk revert writes is a new blob,
+//! stored before the apply (unless a dry run), so the apply writes it as any version.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use rusqlite::Connection;
+use similar::{Algorithm, DiffOp, DiffTag, DiffableStr, TextDiff};
+
+use super::plan::{self, Note, NoteCode, Plan, Step};
+use super::{RollbackError, Workspace, chain::Resolved};
+use crate::history::{self, ChangeKind};
+use crate::model::{FileState, Hash, State};
+use crate::paths::RelPath;
+use crate::sessions::turns::{self, TurnSelector};
+use crate::store::sql::{self, TurnRow};
+use crate::store::{journal, read_blob};
+
+/// What a revert asks for: one path of one turn, whole or one hunk.
+pub struct Revert<'a> {
+    pub session: &'a str,
+    pub turn: &'a TurnSelector,
+    pub path: &'a RelPath,
+    pub hunk: Option<usize>,
+    pub dry_run: bool,
+}
+
+/// Why a revert names nothing it can do: a request the user can fix.
+#[derive(Debug, thiserror::Error)]
+pub enum RevertError {
+    #[error(
+        "turn {turn} of session {session:?} did not change {path}: `filewatchd show --turn {turn}` lists what it changed"
+    )]
+    NotInTurn {
+        session: String,
+        turn: i64,
+        path: String,
+    },
+    #[error("turn {turn} changed {path} in {count} hunks (0 to {last}); there is no hunk {hunk}")]
+    NoSuchHunk {
+        turn: i64,
+        path: String,
+        hunk: usize,
+        count: usize,
+        last: isize,
+    },
+    #[error("{0}")]
+    NotText(String),
+}
+
+/// The plan of a revert.
+pub fn build(
+    conn: &Connection,
+    ws: &Workspace,
+    resolved: &Resolved,
+    revert: &Revert<'_>,
+) -> Result<Plan, RollbackError> {
+    let turn = turns::find(conn, revert.session, revert.turn)?;
+    let change = history::turn_changes(conn, &turn)?
+        .into_iter()
+        .find(|c| &c.path == revert.path)
+        .ok_or_else(|| RevertError::NotInTurn {
+            session: revert.session.to_string(),
+            turn: turn.number,
+            path: revert.path.to_text(),
+        })?;
+    match revert.hunk {
+        None => file_plan(conn, ws, resolved, &turn, revert.path),
+        Some(hunk) => hunk_plan(conn, ws, &turn, &change, hunk, revert.dry_run),
+    }
+}
+
+/// The path back to its state at the turn's start; changed since the turn ended is a conflict.
+fn file_plan(
+    conn: &Connection,
+    ws: &Workspace,
+    resolved: &Resolved,
+    turn: &TurnRow,
+    path: &RelPath,
+) -> Result<Plan, RollbackError> {
+    let mut plan = plan::build(
+        conn,
+        ws,
+        resolved.lineage.as_ref(),
+        turn.start_seq,
+        std::slice::from_ref(path),
+    )?;
+    let end = turn.end_seq.unwrap_or(turn.start_seq);
+    for step in &plan.steps {
+        if plan.conflicts.iter().any(|n| n.path == step.path) {
+            continue;
+        }
+        let later = journal::versions_after(conn, step.path_id, end)?;
+        if let Some(latest) = later.last() {
+            let reason = format!("{} (since turn {} ended)", plan::describe(latest), turn.number);
+            plan.conflicts.push(Note {
+                path: step.path.clone(),
+                code: NoteCode::ChangedByOther,
+                reason,
+            });
+        }
+    }
+    Ok(plan)
+}
+
+/// One hunk of a turn's diff of a path: the lines it replaced and the lines it wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Hunk {
+    old: Range<usize>,
+    new: Range<usize>,
+}
+
+/// The hunks of the unified diff `?diff=true` gives (3 lines of context), without context.
+fn hunks(diff: &TextDiff<'_, '_, str>) -> Vec<Hunk> {
+    let mut out = Vec::new();
+    for group in diff.grouped_ops(3) {
+        let changes: Vec<&DiffOp> = group.iter().filter(|op| op.tag() != DiffTag::Equal).collect();
+        if let (Some(first), Some(last)) = (changes.first(), changes.last()) {
+            out.push(Hunk {
+                old: first.old_range().start..last.old_range().end,
+                new: first.new_range().start..last.new_range().end,
+            });
+        }
+    }
+    out
+}
+
+fn hunk_plan(
+    conn: &Connection,
+    ws: &Workspace,
+    turn: &TurnRow,
+    change: &history::Change,
+    index: usize,
+    dry_run: bool,
+) -> Result<Plan, RollbackError> {
+    let path = change.path.to_text();
+    if change.kind != ChangeKind::Modified && change.kind != ChangeKind::Added {
+        return Err(RevertError::NotText(format!(
+            "turn {} {} {path}: a hunk is part of a file's diff; revert the whole file instead",
+            turn.number,
+            change.kind.name()
+        ))
+        .into());
+    }
+    let before = text(conn, ws, &change.before, &path)?;
+    let after = text(conn, ws, &change.after, &path)?;
+    let diff = TextDiff::from_lines(before.as_str(), after.as_str());
+    let all = hunks(&diff);
+    let hunk = all.get(index).cloned().ok_or(RevertError::NoSuchHunk {
+        turn: turn.number,
+        path: path.clone(),
+        hunk: index,
+        count: all.len(),
+        last: all.len() as isize - 1,
+    })?;
+    let path_id =
+        sql::path_id(conn, &change.path)?.ok_or_else(|| RollbackError::NeverRecorded(path.clone()))?;
+    let Some((current_seq, current)) = journal::version_at(conn, path_id, i64::MAX)? else {
+        return Err(RollbackError::NeverRecorded(path));
+    };
+    let now = match &current {
+        State::File(f) if !f.too_large && !f.unreadable => text(conn, ws, &current, &path)?,
+        _ => {
+            return Ok(refused(
+                conn,
+                ws,
+                path_id,
+                current_seq,
+                current,
+                change,
+                "it is no longer a text file",
+            ));
+        }
+    };
+    let (old_lines, new_lines) = (before.tokenize_lines(), after.tokenize_lines());
+    let now_lines = now.tokenize_lines();
+    let Some(at) = locate(&new_lines, &now_lines, &hunk.new) else {
+        let lines = describe_lines(&hunk.new);
+        let reason = format!("{lines} as turn {} left them changed since", turn.number);
+        return Ok(refused(conn, ws, path_id, current_seq, current, change, &reason));
+    };
+    let mut target_text = now_lines[..at.start].concat();
+    target_text.push_str(&old_lines[hunk.old.clone()].concat());
+    target_text.push_str(&now_lines[at.end..].concat());
+    let bytes = target_text.into_bytes();
+    let State::File(file) = &current else {
+        unreachable!("a text file, matched above")
+    };
+    let target = State::File(FileState {
+        hash: Hash::of(&bytes),
+        size: bytes.len() as u64,
+        ..file.clone()
+    });
+    if target == current {
+        return Ok(Plan::default());
+    }
+    if !dry_run {
+        store_blob(conn, ws, &bytes)?;
+    }
+    let step = Step {
+        path: change.path.clone(),
+        path_id,
+        current_seq,
+        current,
+        target_seq: None,
+        target,
+        checked: None,
+    };
+    let contents = HashMap::from([(Hash::of(&bytes), bytes)]);
+    Ok(plan::check_with(conn, ws, vec![(step, None)], contents))
+}
+
+/// A hunk whose lines changed since: a conflict no policy applies (the step is planned back to
+/// the turn's start only to be named; it is never written).
+fn refused(
+    conn: &Connection,
+    ws: &Workspace,
+    path_id: i64,
+    current_seq: i64,
+    current: State,
+    change: &history::Change,
+    reason: &str,
+) -> Plan {
+    let step = Step {
+        path: change.path.clone(),
+        path_id,
+        current_seq,
+        current,
+        target_seq: None,
+        target: change.before.clone(),
+        checked: None,
+    };
+    let note = Note {
+        path: change.path.clone(),
+        code: NoteCode::ChangedByOther,
+        reason: format!("the hunk cannot be taken back: {reason}"),
+    };
+    let mut plan = plan::check_with(conn, ws, vec![(step, Some(note.clone()))], HashMap::new());
+    plan.not_restorable.retain(|n| n.path != note.path);
+    plan.not_restorable.push(note);
+    plan
+}
+
+fn describe_lines(range: &Range<usize>) -> String {
+    match range.len() {
+        0 => format!("the lines around line {}", range.start.max(1)),
+        1 => format!("line {}", range.start + 1),
+        _ => format!("lines {}-{}", range.start + 1, range.end),
+    }
+}
+
+/// Where the lines `range` of `from` are in `to`: found unchanged and together by a diff from
+/// `from` to `to`. For an empty range, the place between the lines around it.
+fn locate(from: &[&str], to: &[&str], range: &Range<usize>) -> Option<Range<usize>> {
+    let mut map: Vec<Option<usize>> = vec![None; from.len()];
+    for op in similar::capture_diff_slices(Algorithm::Myers, from, to) {
+        if let DiffOp::Equal {
+            old_index,
+            new_index,
+            len,
+        } = op
+        {
+            for i in 0..len {
+                map[old_index + i] = Some(new_index + i);
+            }
+        }
+    }
+    if range.is_empty() {
+        let after_prev = range.start.checked_sub(1).map(|i| map[i].map(|c| c + 1));
+        let at_next = (range.start < from.len()).then(|| map[range.start]);
+        return match (after_prev, at_next) {
+            (Some(Some(a)), Some(Some(b))) if a == b => Some(a..a),
+            (Some(Some(a)), None) | (None, Some(Some(a))) => Some(a..a),
+            (None, None) => Some(0..0),
+            _ => None,
+        };
+    }
+    let start = map[range.start]?;
+    let together = range.clone().enumerate().all(|(k, i)| map[i] == Some(start + k));
+    together.then_some(start..start + range.len())
+}
+
+fn text(conn: &Connection, ws: &Workspace, state: &State, path: &str) -> Result<String, RollbackError> {
+    let not_text = || RevertError::NotText(format!("{path} is not text: revert the whole file instead"));
+    match state {
+        State::Absent => Ok(String::new()),
+        State::File(f) if !f.too_large && !f.unreadable => {
+            let bytes = read_blob(conn, &ws.blobs, f.hash).map_err(|e| store_error(e.into_io()))?;
+            String::from_utf8(bytes)
+                .ok()
+                .filter(|t| !t.contains('\0'))
+                .ok_or_else(|| not_text().into())
+        }
+        _ => Err(not_text().into()),
+    }
+}
+
+/// The content a hunk revert writes, stored (durably) before the apply writes it.
+fn store_blob(conn: &Connection, ws: &Workspace, bytes: &[u8]) -> Result<(), RollbackError> {
+    let blob = ws
+        .blobs
+        .prepare(Hash::of(bytes), bytes)
+        .map_err(|e| store_error(e.into_io()))?;
+    if blob.inline.is_none() {
+        ws.blobs.sync_dirs(&[blob.hash]).map_err(store_error)?;
+    }
+    sql::insert_blob(conn, &blob)?;
+    Ok(())
+}
+
+/// A blob that cannot be read or written: a fault of the store, as the index's own.
+fn store_error(e: std::io::Error) -> RollbackError {
+    RollbackError::Store(rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hunks_are_those_of_the_unified_diff() {
+        let before = "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\nk\n";
+        let after = "a\nB\nc\nd\ne\nf\ng\nh\ni\nJ\nk\nl\n";
+        let diff = TextDiff::from_lines(before, after);
+        let got = hunks(&diff);
+        let unified = diff.unified_diff().context_radius(3).to_string();
+        assert_eq!(
+            unified.matches("\n@@").count() + usize::from(unified.starts_with("@@")),
+            got.len()
+        );
+        assert_eq!(
+            got,
+            vec![
+                Hunk { old: 1..2, new: 1..2 },
+                Hunk {
+                    old: 9..11,
+                    new: 9..12
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn a_hunk_is_located_when_its_lines_are_unchanged_and_together() {
+        let from = ["a\n", "b\n", "c\n", "d\n"];
+        assert_eq!(
+            locate(&from, &["x\n", "a\n", "b\n", "c\n", "d\n"], &(1..3)),
+            Some(2..4)
+        );
+        assert_eq!(locate(&from, &["a\n", "B\n", "c\n", "d\n"], &(1..3)), None);
+        assert_eq!(locate(&from, &["a\n", "b\n", "y\n", "c\n", "d\n"], &(1..3)), None);
+        assert_eq!(locate(&from, &["a\n", "b\n", "c\n", "d\n"], &(2..2)), Some(2..2));
+        assert_eq!(locate(&from, &["a\n", "b\n", "z\n", "c\n", "d\n"], &(2..2)), None);
+    }
+}
