@@ -22,11 +22,13 @@ const cli = (...args) => execFileSync(bin, ["--state-dir", state, ...args], { cw
 const daemon = spawn(bin, ["serve", "--root", root, "--state-dir", state], { env, stdio: "ignore" });
 try {
   const deadline = Date.now() + 20_000;
-  for (;;) {
-    try { cli("status"); break; } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+  // `status` answers during the first index too: wait for the daemon's URL as well.
+  const ready = () => {
+    try { cli("status"); return fs.existsSync(path.join(state, "daemon.json")); } catch { return false; }
+  };
+  while (!ready()) {
+    if (Date.now() > deadline) throw new Error("the daemon did not answer within 20 s");
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
   const turn = (label, script) => cli("exec", "--session", "demo", "--label", label, "--", "bash", "-c", script);
   turn("add a login form", "mkdir -p src; printf 'fn main() {\\n    println!(\"hi\");\\n}\\n' > src/main.rs; printf '# demo\\n' > README.md");
