@@ -3,57 +3,20 @@
 
 mod common;
 
-use std::io::Write;
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use common::*;
 use serde_json::Value;
 
-/// What the issue promises an agent: a hook is done (exit 0) within this, whatever happens.
-const HOOK_DEADLINE: Duration = Duration::from_secs(2);
-
 fn fixture(agent: &str, event: &str, root: &Path) -> String {
-    let path = format!(
-        "{}/tests/fixtures/hooks/{agent}/{event}.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    text.replace("/tmp/FIXTURE_CWD", &root.to_string_lossy())
-}
-
-struct HookRun {
-    status: ExitStatus,
-    stdout: String,
-    stderr: String,
+    hook_fixture(agent, event, root)
 }
 
 /// Runs `filewatchd hook <agent> [args]` with `stdin`; fails if it outlives the deadline.
-fn hook(mut cmd: Command, agent: &str, args: &[&str], stdin: &str) -> HookRun {
-    cmd.args(["hook", agent]).args(args);
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().expect("spawn the hook");
-    if let Some(mut pipe) = child.stdin.take() {
-        let _ = pipe.write_all(stdin.as_bytes());
-    }
-    let until = Instant::now() + HOOK_DEADLINE;
-    while child.try_wait().expect("wait").is_none() {
-        if Instant::now() > until {
-            let _ = child.kill();
-            panic!("`filewatchd hook {agent}` was still running after {HOOK_DEADLINE:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10)); // polling a deadline, not synchronising
-    }
-    let out = child.wait_with_output().expect("output");
-    HookRun {
-        status: out.status,
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+fn hook(cmd: Command, agent: &str, args: &[&str], stdin: &str) -> HookRun {
+    run_hook(cmd, agent, args, stdin)
 }
 
 /// Plays one event and checks the agent-facing contract: exit 0, nothing on stdout.

@@ -189,35 +189,42 @@ impl Workspace {
         pid
     }
 
-    /// `filewatchd hook AGENT` with `payload` on stdin through `cmd`, which must end within
-    /// `HOOK_DEADLINE` (else the test fails).
+    /// `filewatchd hook AGENT` with `payload` on stdin through `cmd`, in the root, which must
+    /// end within `HOOK_DEADLINE` (else the test fails).
     pub fn hook_with(&self, mut cmd: Command, agent: &str, payload: &str) -> HookRun {
-        cmd.args(["hook", agent]).current_dir(self.root());
-        cmd.stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = cmd.spawn().expect("spawn the hook");
-        if let Some(mut pipe) = child.stdin.take() {
-            let _ = pipe.write_all(payload.as_bytes());
-        }
-        let until = Instant::now() + HOOK_DEADLINE;
-        while child.try_wait().expect("wait").is_none() {
-            if Instant::now() > until {
-                let _ = child.kill();
-                panic!("`filewatchd hook {agent}` was still running after {HOOK_DEADLINE:?}");
-            }
-            std::thread::sleep(Duration::from_millis(10)); // polling a deadline, not synchronising
-        }
-        let out = child.wait_with_output().expect("output");
-        HookRun {
-            status: out.status,
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        cmd.current_dir(self.root());
+        run_hook(cmd, agent, &[], payload)
     }
 }
 
 /// A hook payload from tests/fixtures/hooks/, working in `root`.
+/// `filewatchd hook AGENT ARGS…` with `payload` on stdin through `cmd`; fails the test if it
+/// outlives `HOOK_DEADLINE` (the agents' patience, and our promise).
+pub fn run_hook(mut cmd: Command, agent: &str, args: &[&str], payload: &str) -> HookRun {
+    cmd.args(["hook", agent]).args(args);
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn the hook");
+    if let Some(mut pipe) = child.stdin.take() {
+        let _ = pipe.write_all(payload.as_bytes());
+    }
+    let until = Instant::now() + HOOK_DEADLINE;
+    while child.try_wait().expect("wait").is_none() {
+        if Instant::now() > until {
+            let _ = child.kill();
+            panic!("`filewatchd hook {agent}` was still running after {HOOK_DEADLINE:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10)); // polling a deadline, not synchronising
+    }
+    let out = child.wait_with_output().expect("output");
+    HookRun {
+        status: out.status,
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
 pub fn hook_fixture(agent: &str, event: &str, root: &Path) -> String {
     let path = format!(
         "{}/tests/fixtures/hooks/{agent}/{event}.json",
