@@ -78,6 +78,13 @@ fn the_second_hunk_is_taken_back_and_the_first_stays() {
     daemon.turn_start("s1", "barrier");
     daemon.turn_end("s1");
 
+    let before_dry = ws.read("a.txt");
+    let dry = expect(
+        200,
+        revert(&daemon, 1, json!({"path": "a.txt", "hunk": 1, "dry_run": true})),
+    );
+    assert_eq!(action_paths(&dry), set(["a.txt"]), "{dry:#}");
+    assert_eq!(ws.read("a.txt"), before_dry, "a dry run changes nothing");
     let answer = rollback_applied(revert(&daemon, 1, json!({"path": "a.txt", "hunk": 1})));
     assert_eq!(action_paths(&answer), set(["a.txt"]), "{answer:#}");
     let expected = format!("{}by the user\n", edited(&[(2, "TWO")]));

@@ -80,6 +80,12 @@ fn a_turn_and_a_file_are_marked_seen_filtered_and_unmarked() {
     let marked: Vec<&str> = log.lines().filter(|l| l.contains("(reviewed)")).collect();
     assert_eq!(marked.len(), 1, "{log}");
     assert!(marked[0].contains("turn 1"), "{log}");
+    let log = String::from_utf8_lossy(&cli_state_ok(
+        &ws,
+        &["log", "--session", "s1", "--no-pager", "--unreviewed"],
+    ))
+    .into_owned();
+    assert!(log.contains("turn 2") && !log.contains("turn 1"), "{log}");
     cli_state_ok(&ws, &["review", "--turn", "1", "--session", "s1", "--undo"]);
     let turn = daemon.turn("s1", 1, false);
     assert_eq!(turn["reviewed"], false, "{turn:#}");

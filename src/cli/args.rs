@@ -337,6 +337,9 @@ pub struct LogCmd {
     /// List each entry's paths with their sizes (turns) or lines added and removed (rollbacks).
     #[arg(long)]
     pub stat: bool,
+    /// Only the turns not marked reviewed (`filewatchd review`); undos and rollbacks stay.
+    #[arg(long)]
+    pub unreviewed: bool,
     /// Print straight to the terminal, never through $PAGER.
     #[arg(long)]
     pub no_pager: bool,

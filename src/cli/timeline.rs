@@ -38,8 +38,14 @@ pub(super) fn log(client: &Client, cmd: LogCmd) -> anyhow::Result<()> {
         Some(ago) => Some(super::rollback::time_ago(ago)?),
         None => None,
     };
-    let with_paths = cmd.paths || cmd.stat;
-    let (entries, more) = fetch(client, scope.as_deref(), since.as_deref(), limit, with_paths)?;
+    let mut extra = String::new();
+    if cmd.paths || cmd.stat {
+        extra.push_str("&paths=true");
+    }
+    if cmd.unreviewed {
+        extra.push_str("&unreviewed=true");
+    }
+    let (entries, more) = fetch(client, scope.as_deref(), since.as_deref(), limit, &extra)?;
     if cmd.json.json {
         let answer =
             json!({"session": scope, "order": "newest_first", "entries": entries, "next_before": more});
@@ -78,7 +84,7 @@ fn fetch(
     session: Option<&str>,
     since: Option<&str>,
     limit: Option<u64>,
-    with_paths: bool,
+    extra: &str,
 ) -> anyhow::Result<(Vec<Value>, Option<Value>)> {
     let mut entries: Vec<Value> = Vec::new();
     let mut before: Option<String> = None;
@@ -94,9 +100,8 @@ fn fetch(
         if let Some(before) = &before {
             query.push_str(&format!("&before={}", encode(before)));
         }
-        if with_paths {
-            query.push_str("&paths=true");
-        }
+        // `&paths=true`, `&unreviewed=true`.
+        query.push_str(extra);
         let page = client
             .get(&query)
             .hint(ErrorCode::NotFound, "`filewatchd sessions` lists the sessions")?;

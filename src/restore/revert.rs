@@ -143,62 +143,37 @@ fn hunk_plan(
     dry_run: bool,
 ) -> Result<Plan, RollbackError> {
     let path = change.path.to_text();
-    if change.kind != ChangeKind::Modified && change.kind != ChangeKind::Added {
-        return Err(RevertError::NotText(format!(
-            "turn {} {} {path}: a hunk is part of a file's diff; revert the whole file instead",
-            turn.number,
-            change.kind.name()
-        ))
-        .into());
-    }
-    let before = text(conn, ws, &change.before, &path)?;
-    let after = text(conn, ws, &change.after, &path)?;
-    let diff = TextDiff::from_lines(before.as_str(), after.as_str());
-    let all = hunks(&diff);
-    let hunk = all.get(index).cloned().ok_or(RevertError::NoSuchHunk {
-        turn: turn.number,
-        path: path.clone(),
-        hunk: index,
-        count: all.len(),
-        last: all.len() as isize - 1,
-    })?;
+    let (before, after, hunk) = turn_hunk(conn, ws, turn, change, index)?;
     let path_id =
         sql::path_id(conn, &change.path)?.ok_or_else(|| RollbackError::NeverRecorded(path.clone()))?;
     let Some((current_seq, current)) = journal::version_at(conn, path_id, i64::MAX)? else {
         return Err(RollbackError::NeverRecorded(path));
     };
-    let now = match &current {
-        State::File(f) if !f.too_large && !f.unreadable => text(conn, ws, &current, &path)?,
+    let here = (path_id, current_seq);
+    let (file, now) = match &current {
+        State::File(f) if !f.too_large && !f.unreadable => (f.clone(), text(conn, ws, &current, &path)?),
         _ => {
             return Ok(refused(
                 conn,
                 ws,
-                path_id,
-                current_seq,
+                here,
                 current,
                 change,
                 "it is no longer a text file",
             ));
         }
     };
-    let (old_lines, new_lines) = (before.tokenize_lines(), after.tokenize_lines());
-    let now_lines = now.tokenize_lines();
-    let Some(at) = locate(&new_lines, &now_lines, &hunk.new) else {
-        let lines = describe_lines(&hunk.new);
-        let reason = format!("{lines} as turn {} left them changed since", turn.number);
-        return Ok(refused(conn, ws, path_id, current_seq, current, change, &reason));
-    };
-    let mut target_text = now_lines[..at.start].concat();
-    target_text.push_str(&old_lines[hunk.old.clone()].concat());
-    target_text.push_str(&now_lines[at.end..].concat());
-    let bytes = target_text.into_bytes();
-    let State::File(file) = &current else {
-        unreachable!("a text file, matched above")
+    let bytes = match reverted(&before, &after, &now, &hunk) {
+        Ok(text) => text.into_bytes(),
+        Err(lines) => {
+            let reason = format!("{lines} as turn {} left them changed since", turn.number);
+            return Ok(refused(conn, ws, here, current, change, &reason));
+        }
     };
     let target = State::File(FileState {
         hash: Hash::of(&bytes),
         size: bytes.len() as u64,
-        ..file.clone()
+        ..file
     });
     if target == current {
         return Ok(Plan::default());
@@ -219,13 +194,57 @@ fn hunk_plan(
     Ok(plan::check_with(conn, ws, vec![(step, None)], contents))
 }
 
+/// The two sides of a turn's change of a text file, and its hunk `index`.
+fn turn_hunk(
+    conn: &Connection,
+    ws: &Workspace,
+    turn: &TurnRow,
+    change: &history::Change,
+    index: usize,
+) -> Result<(String, String, Hunk), RollbackError> {
+    let path = change.path.to_text();
+    if change.kind != ChangeKind::Modified && change.kind != ChangeKind::Added {
+        return Err(RevertError::NotText(format!(
+            "turn {} {} {path}: a hunk is part of a file's diff; revert the whole file instead",
+            turn.number,
+            change.kind.name()
+        ))
+        .into());
+    }
+    let before = text(conn, ws, &change.before, &path)?;
+    let after = text(conn, ws, &change.after, &path)?;
+    let all = hunks(&TextDiff::from_lines(before.as_str(), after.as_str()));
+    let hunk = all.get(index).cloned().ok_or(RevertError::NoSuchHunk {
+        turn: turn.number,
+        path,
+        hunk: index,
+        count: all.len(),
+        last: all.len() as isize - 1,
+    })?;
+    Ok((before, after, hunk))
+}
+
+/// `now` with `hunk` (of the diff from `before` to `after`) taken back; or, when the lines the
+/// hunk wrote are no longer in `now` unchanged and together, those lines in words.
+fn reverted(before: &str, after: &str, now: &str, hunk: &Hunk) -> Result<String, String> {
+    let (old_lines, new_lines, now_lines) = (
+        before.tokenize_lines(),
+        after.tokenize_lines(),
+        now.tokenize_lines(),
+    );
+    let at = locate(&new_lines, &now_lines, &hunk.new).ok_or_else(|| describe_lines(&hunk.new))?;
+    let mut out = now_lines[..at.start].concat();
+    out.push_str(&old_lines[hunk.old.clone()].concat());
+    out.push_str(&now_lines[at.end..].concat());
+    Ok(out)
+}
+
 /// A hunk whose lines changed since: a conflict no policy applies (the step is planned back to
 /// the turn's start only to be named; it is never written).
 fn refused(
     conn: &Connection,
     ws: &Workspace,
-    path_id: i64,
-    current_seq: i64,
+    (path_id, current_seq): (i64, i64),
     current: State,
     change: &history::Change,
     reason: &str,
@@ -346,6 +365,20 @@ mod tests {
                     new: 9..12
                 }
             ]
+        );
+    }
+
+    #[test]
+    fn a_hunk_taken_back_keeps_later_edits_elsewhere() {
+        let (before, after) = ("a\nb\nc\n", "a\nB\nc\n");
+        let hunk = Hunk { old: 1..2, new: 1..2 };
+        assert_eq!(
+            reverted(before, after, "x\na\nB\nc\ny\n", &hunk).as_deref(),
+            Ok("x\na\nb\nc\ny\n")
+        );
+        assert_eq!(
+            reverted(before, after, "a\nBee\nc\n", &hunk),
+            Err("line 2".to_string())
         );
     }
 
