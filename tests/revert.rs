@@ -207,3 +207,41 @@ fn a_file_changed_since_the_turn_conflicts_and_skip_and_force_behave() {
     );
     assert_eq!(ws.read("a.txt"), edited(&[(11, "ELEVEN")]).as_bytes());
 }
+
+/// A hunk another session may have written is never taken back as the turn's: while turns of
+/// two sessions were open the file is `ambiguous`, which refuses the hunk under every policy,
+/// and nothing on disk changes. (A write during a turn by no agent is the turn's by position:
+/// the daemon cannot tell who made it.)
+#[test]
+fn a_hunk_another_session_may_have_written_during_the_turn_is_refused() {
+    type Scenario = fn(&Workspace, &Daemon);
+    let both_open: Scenario = |ws, daemon| {
+        daemon.turn_start("s2", "the other agent");
+        ws.write("a.txt", edited(&[(2, "TWO"), (11, "ELEVEN")]));
+        daemon.turn_end("s2");
+    };
+    for (what, scenario) in [("two sessions' turns open", both_open)] {
+        let ws = Workspace::new();
+        ws.write("a.txt", numbered());
+        let daemon = Daemon::start(&ws);
+        daemon.turn_start("s1", "this agent");
+        scenario(&ws, &daemon);
+        daemon.turn_end("s1");
+        for policy in ["abort", "skip", "force"] {
+            let (status, answer) = revert(
+                &daemon,
+                1,
+                json!({"path": "a.txt", "hunk": 1, "on_conflict": policy}),
+            );
+            let refused = if policy == "abort" { 409 } else { 200 };
+            assert_eq!(status, refused, "{what}, {policy}: {answer:#}");
+            let conflicts = listed_paths(&answer, "conflicts");
+            assert!(conflicts.contains("a.txt"), "{what}, {policy}: {answer:#}");
+            assert_eq!(
+                ws.read("a.txt"),
+                edited(&[(2, "TWO"), (11, "ELEVEN")]).as_bytes(),
+                "{what}, {policy}: the file changed"
+            );
+        }
+    }
+}

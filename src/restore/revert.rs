@@ -150,6 +150,9 @@ fn hunk_plan(
         return Err(RollbackError::NeverRecorded(path));
     };
     let here = (path_id, current_seq);
+    if let Some(reason) = written_by_others_during(conn, turn, change, path_id)? {
+        return Ok(refused(conn, ws, here, current, change, &reason));
+    }
     let (file, now) = match &current {
         State::File(f) if !f.too_large && !f.unreadable => (f.clone(), text(conn, ws, &current, &path)?),
         _ => {
@@ -192,6 +195,37 @@ fn hunk_plan(
     };
     let contents = HashMap::from([(Hash::of(&bytes), bytes)]);
     Ok(plan::check_with(conn, ws, vec![(step, None)], contents))
+}
+
+/// Why the turn's diff of the path may hold someone else's lines: a version of it written
+/// during the turn by anything but this turn (another session's turn while both were open,
+/// a rollback, an editor). Its hunks are then not the turn's alone to take back.
+fn written_by_others_during(
+    conn: &Connection,
+    turn: &TurnRow,
+    change: &history::Change,
+    path_id: i64,
+) -> Result<Option<String>, RollbackError> {
+    if change.ambiguous {
+        return Ok(Some(
+            "it was written while turns of several sessions were open: its hunks may be another session's"
+                .into(),
+        ));
+    }
+    let end = turn.end_seq.unwrap_or(i64::MAX);
+    let later = journal::versions_after(conn, path_id, turn.start_seq)?;
+    let own = |v: &journal::LaterVersion| {
+        v.origin == crate::model::Origin::Turn
+            && v.session_id == Some(turn.session_id)
+            && v.turn == Some(turn.number)
+    };
+    Ok(later.iter().find(|v| v.seq <= end && !own(v)).map(|v| {
+        format!(
+            "{} during turn {}: its hunks may not be the turn's own",
+            plan::describe(v),
+            turn.number
+        )
+    }))
 }
 
 /// The two sides of a turn's change of a text file, and its hunk `index`.
