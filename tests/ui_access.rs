@@ -31,16 +31,16 @@ fn log_in(daemon: &Daemon) -> (String, String) {
     assert_eq!(reply.status, 303, "login: {:?}", reply.body);
     let set = reply.header("Set-Cookie").expect("a cookie");
     let cookie = set.split(';').next().expect("name=value").to_string();
+    let location = reply.header("Location").expect("a redirect");
+    let csrf = location
+        .strip_prefix("/ui/#t=")
+        .unwrap_or_else(|| panic!("the token is not in the fragment: {location}"))
+        .to_string();
+    assert_eq!(csrf.len(), 64, "{location}");
     let page = raw(daemon, "GET", "/ui/", &[("Cookie", cookie.clone())], None);
     assert_eq!(page.status, 200);
     let html = page.body.as_str().expect("html").to_string();
-    let csrf = html
-        .split("name=\"csrf-token\" content=\"")
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .expect("the csrf meta tag")
-        .to_string();
-    assert_eq!(csrf.len(), 64, "{html}");
+    assert!(!html.contains(&csrf), "the page itself holds the token: {html}");
     (cookie, csrf)
 }
 
@@ -64,7 +64,11 @@ fn a_code_logs_in_once_with_an_exact_cookie() {
 
     let first = raw(&daemon, "GET", &format!("/ui/login?code={code}"), &[], None);
     assert_eq!(first.status, 303);
-    assert_eq!(first.header("Location"), Some("/ui/"));
+    let location = first.header("Location").unwrap_or_default();
+    assert!(
+        location.starts_with("/ui/#t="),
+        "the CSRF token in the fragment: {location}"
+    );
     let cookie = first.header("Set-Cookie").expect("cookie");
     let (pair, attributes) = cookie.split_once("; ").expect("attributes");
     let value = pair.strip_prefix("filewatchd_ui=").expect("cookie name");
@@ -166,16 +170,25 @@ fn the_page_needs_a_session_and_never_shows_the_token() {
 }
 
 #[test]
-fn the_cookie_reads_but_a_change_needs_origin_and_csrf() {
+fn the_cookie_reads_with_its_token_and_a_change_needs_origin_and_csrf() {
     let ws = Workspace::new();
     let daemon = Daemon::start(&ws);
     let (cookie, csrf) = log_in(&daemon);
     let own = format!("http://{}", daemon.host());
-    let read = raw(
+    // The cookie alone (which browsers also send to other servers on 127.0.0.1) reads nothing.
+    let stolen = raw(
         &daemon,
         "GET",
         "/v1/timeline",
         &[("Cookie", cookie.clone())],
+        None,
+    );
+    assert_eq!(stolen.status, 403, "{:?}", stolen.body);
+    let read = raw(
+        &daemon,
+        "GET",
+        "/v1/timeline",
+        &[("Cookie", cookie.clone()), ("X-CSRF-Token", csrf.clone())],
         None,
     );
     assert_eq!(read.status, 200, "{:?}", read.body);

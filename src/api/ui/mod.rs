@@ -27,9 +27,10 @@ pub enum Caller {
     Browser,
 }
 
-/// Checks a `/v1/*` request that carries the page's cookie: a live session; reads from the
-/// daemon's own pages only; a change also with the daemon's own `Origin` and the session's
-/// `X-CSRF-Token`.
+/// Checks a `/v1/*` request that carries the page's cookie: a live session and its
+/// `X-CSRF-Token` (reads too: the cookie alone, which browsers also send to other servers on
+/// 127.0.0.1, grants nothing); reads from the daemon's own pages only; a change also with the
+/// daemon's own `Origin`.
 pub fn check_cookie(
     state: &AppState,
     method: &Method,
@@ -51,20 +52,17 @@ pub fn check_cookie(
     if origin.is_some_and(|o| !own_origin(o, state.port)) {
         return Err(forbidden("requests from other web pages are refused"));
     }
-    if matches!(*method, Method::GET | Method::HEAD) {
-        return Ok(());
-    }
-    if origin.is_none() {
-        return Err(forbidden("a change from the page needs the daemon's own Origin"));
-    }
     let given = headers
         .get("x-csrf-token")
         .map(HeaderValue::as_bytes)
         .unwrap_or_default();
     if !constant_time_eq(given, csrf.as_bytes()) {
-        return Err(forbidden("a change from the page needs its X-CSRF-Token"));
+        return Err(forbidden("a request from the page needs its X-CSRF-Token"));
     }
-    Ok(())
+    if matches!(*method, Method::GET | Method::HEAD) || origin.is_some() {
+        return Ok(());
+    }
+    Err(forbidden("a change from the page needs the daemon's own Origin"))
 }
 
 /// The value of the page's cookie in a `Cookie` header, if sent.
@@ -125,20 +123,24 @@ pub async fn login(State(state): State<Arc<AppState>>, Query(query): Query<Login
         opened.cookie,
         SESSION_TTL.as_secs()
     );
-    let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, "/ui/")]).into_response();
+    // The CSRF token rides in the fragment, which the browser never sends to any server: the
+    // page keeps it in its own origin's sessionStorage. A server on another localhost port
+    // that receives the cookie (browsers scope cookies by host, not port) cannot learn it.
+    let location = format!("/ui/#t={}", opened.csrf);
+    let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, location)]).into_response();
     if let Ok(value) = HeaderValue::from_str(&cookie) {
         response.headers_mut().insert(header::SET_COOKIE, value);
     }
     secured(response)
 }
 
-/// `GET /ui/`: the page, with the session's CSRF token in a meta tag; without a session, how
-/// to get one.
+/// `GET /ui/`: the page (it holds no secret: its CSRF token came in the login redirect's
+/// fragment); without a session, how to get one.
 pub async fn index(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    let Some(csrf) = cookie_of(&headers).and_then(|c| state.ui.csrf_of(&c)) else {
+    if cookie_of(&headers).and_then(|c| state.ui.csrf_of(&c)).is_none() {
         return refused("You are not logged in.");
-    };
-    let page = INDEX.replace("{{CSRF}}", &csrf);
+    }
+    let page = INDEX;
     secured(
         (
             StatusCode::OK,

@@ -3,12 +3,21 @@
 // always set with textContent (nothing from the API is ever parsed as HTML).
 "use strict";
 
-const csrf = document.querySelector('meta[name="csrf-token"]').content;
+// The CSRF token comes once, in the login redirect's fragment (never sent to a server), and is
+// kept in this origin's sessionStorage: every API call sends it, reads included.
+const csrf = (() => {
+  const given = new URLSearchParams(location.hash.slice(1)).get("t");
+  if (given) {
+    sessionStorage.setItem("filewatchd-csrf", given);
+    history.replaceState(null, "", location.pathname);
+  }
+  return sessionStorage.getItem("filewatchd-csrf") ?? "";
+})();
 const ui = { entries: [], next: null, turnIndex: -1, turn: null, diffs: null, fileIndex: -1, session: null };
 
 async function api(method, path, body) {
   const options = { method, headers: {}, credentials: "same-origin" };
-  if (method !== "GET") options.headers["X-CSRF-Token"] = csrf;
+  options.headers["X-CSRF-Token"] = csrf;
   if (body !== undefined) {
     options.headers["Content-Type"] = "application/json";
     options.body = JSON.stringify(body);
