@@ -161,10 +161,12 @@ pub fn listed(queue: &Path) -> Vec<PathBuf> {
 /// Reads the marker at `path` and removes it: applied at most once (a crash right after loses
 /// that marker; it never applies it twice). `None` when it is gone (already taken).
 pub fn take(path: &Path) -> Result<Option<Queued>, QueueError> {
-    let bytes = match std::fs::read(path) {
+    let bytes = match read_marker(path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(source) => {
+            // Not a marker (a symlink, a huge or special file): taken away, never retried.
+            let _ = std::fs::remove_file(path);
             let path = path.to_path_buf();
             return Err(QueueError::Read { path, source });
         }
@@ -184,6 +186,26 @@ pub fn take(path: &Path) -> Result<Option<Queued>, QueueError> {
             path: path.to_path_buf(),
             source,
         })
+}
+
+/// A marker is a few hundred bytes; anything longer, a symlink or not a regular file is not
+/// one of ours, and is read no further.
+const MARKER_MAX: u64 = 64 * 1024;
+
+fn read_marker(path: &Path) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() || meta.len() > MARKER_MAX {
+        return Err(io::Error::new(io::ErrorKind::InvalidData, "not a queued marker"));
+    }
+    let mut bytes = Vec::new();
+    file.take(MARKER_MAX).read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// Takes back markers that no daemon will apply.
@@ -224,6 +246,22 @@ mod tests {
         assert_eq!(taken, vec![start("s"), end, start("t")]);
         assert!(take(&listed[0]).expect("take").is_none(), "taken twice");
         assert!(super::listed(&dir(tmp.path())).is_empty());
+    }
+
+    #[test]
+    fn a_symlink_or_a_huge_file_in_the_queue_is_no_marker_and_is_taken_away() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let link = tmp.path().join("1-link.json");
+        std::os::unix::fs::symlink("/dev/zero", &link).expect("symlink");
+        assert!(take(&link).is_err(), "a symlink was read");
+        assert!(
+            std::fs::symlink_metadata(&link).is_err(),
+            "the symlink is still there"
+        );
+        let huge = tmp.path().join("2-huge.json");
+        std::fs::write(&huge, vec![b' '; (MARKER_MAX + 1) as usize]).expect("write");
+        assert!(take(&huge).is_err(), "a huge file was read");
+        assert!(!huge.exists());
     }
 
     #[test]

@@ -41,7 +41,9 @@ pub async fn check_access(
     if let Some(cookie) = cookie {
         ui::check_cookie(&state, request.method(), headers, &cookie)?;
         request.extensions_mut().insert(Caller::Browser);
-        return Ok(next.run(request).await);
+        // What the page reads (file contents an agent wrote, prompts, diffs) is never sniffed
+        // into HTML, framed or kept in the browser's cache.
+        return Ok(ui::secured(next.run(request).await));
     }
     if from_browser(headers) {
         return Err(ApiError::new(
