@@ -4,7 +4,9 @@
 "use strict";
 
 const csrf = document.querySelector('meta[name="csrf-token"]').content;
-const ui = { entries: [], next: null, turnIndex: -1, turn: null, diffs: null, fileIndex: -1, session: null };
+const ui = { entries: [], next: null, turnIndex: -1, turn: null, diffs: null, fileIndex: -1, session: null, shown: 0 };
+// A turn's files are shown a page at a time, so a turn of thousands of files stays usable.
+const FILE_PAGE = 200;
 
 async function api(method, path, body) {
   const options = { method, headers: {}, credentials: "same-origin" };
@@ -137,6 +139,7 @@ async function openTurn(index) {
   ui.turnIndex = index;
   ui.diffs = null;
   ui.fileIndex = -1;
+  ui.shown = FILE_PAGE;
   const reply = await api("GET", `${sessionPath(entry.session)}/turns/${entry.turn}`);
   const detail = document.getElementById("detail");
   if (!reply.ok) {
@@ -165,19 +168,39 @@ function renderTurn(entry) {
     el("button", { text: "Roll back to before", onclick: () => act(`Roll back to the start of turn ${t.turn}`, `${base}/rollback`, { to: "before", turn: t.turn }) }),
     el("button", { text: "Redo", onclick: () => act("Redo", `${base}/redo`, {}) }),
     el("button", { text: t.reviewed ? "Mark not reviewed" : "Mark reviewed", onclick: () => review(!t.reviewed) }));
-  const files = t.changes.map((change, i) => el("li", {}, el("button", {
-    class: "file", "data-path": change.path, onclick: () => openFile(i),
-  }, el("span", { class: `change ${change.change}`, text: change.change }),
-    el("span", { class: "path", text: change.from ? `${change.from} → ${change.path}` : change.path }),
-    el("span", { class: "meta", text: fileMarks(change) }))));
   fill(document.getElementById("detail"),
     el("h2", { text: `Turn ${t.turn} of ${t.session}` }),
     el("p", { class: "prompt", text: t.label || "(no prompt)" }),
     el("p", { class: "meta", text: `${when(t.started_at)} – ${when(t.ended_at)} · ${counts(t.counts)}${entry.undone ? " · undone" : ""}${t.reviewed ? " · reviewed" : ""}` }),
     actions,
     el("div", { id: "message", role: "status" }),
-    el("ol", { class: "files", "aria-label": "Files" }, ...files),
+    el("ol", { class: "files", "aria-label": "Files" }, ...fileItems(0, Math.min(ui.shown, t.changes.length))),
+    moreFilesButton(),
     el("div", { id: "file" }));
+}
+
+function fileItems(from, to) {
+  return ui.turn.changes.slice(from, to).map((change, k) => el("li", {}, el("button", {
+    class: "file", "data-path": change.path, onclick: () => openFile(from + k),
+  }, el("span", { class: `change ${change.change}`, text: change.change }),
+    el("span", { class: "path", text: change.from ? `${change.from} → ${change.path}` : change.path }),
+    el("span", { class: "meta", text: fileMarks(change) }))));
+}
+
+/** "Show 200 more" under a turn's files while some are not shown yet; null when all are. */
+function moreFilesButton() {
+  const left = ui.turn.changes.length - ui.shown;
+  if (left <= 0) return null;
+  return el("button", { class: "more-files", text: `Show ${Math.min(left, FILE_PAGE)} more (${left} not shown)`, onclick: showMoreFiles });
+}
+
+function showMoreFiles(event) {
+  const from = ui.shown;
+  ui.shown = Math.min(from + FILE_PAGE, ui.turn.changes.length);
+  document.querySelector("ol.files").append(...fileItems(from, ui.shown));
+  const more = moreFilesButton();
+  if (more) event.currentTarget.replaceWith(more);
+  else event.currentTarget.remove();
 }
 
 function fileMarks(change) {
@@ -330,7 +353,7 @@ function planList(title, lines, cls) {
 async function refresh() {
   const keep = ui.turn && { session: ui.turn.session, turn: ui.turn.turn };
   await loadSessions();
-loadTimeline(false);
+  await loadTimeline(false);
   if (!keep) return;
   const index = ui.entries.findIndex((e) => e.kind === "turn" && e.session === keep.session && e.turn === keep.turn);
   if (index >= 0) await openTurn(index);
@@ -344,7 +367,7 @@ document.addEventListener("keydown", (event) => {
   const at = turns.indexOf(ui.turnIndex);
   if (event.key === "j" && turns.length) openTurn(turns[Math.min(at + 1, turns.length - 1)]);
   if (event.key === "k" && turns.length) openTurn(turns[Math.max(at - 1, 0)]);
-  const files = ui.turn ? ui.turn.changes.length : 0;
+  const files = ui.turn ? Math.min(ui.shown, ui.turn.changes.length) : 0;
   if (event.key === "n" && files) openFile(Math.min(ui.fileIndex + 1, files - 1));
   if (event.key === "p" && files) openFile(Math.max(ui.fileIndex - 1, 0));
 });
