@@ -84,6 +84,28 @@ test("a turn shows its files, its diff on demand, and j/k move between turns", a
   await page.locator("#file h3").waitFor();
 });
 
+test("side by side shows a modified file in two columns, is remembered, and falls back to unified when narrow", async () => {
+  await openTurn(2);
+  await page.locator('button.file[data-path="notes.txt"]').click();
+  await page.getByRole("button", { name: "Side by side" }).click();
+  const row = page.locator("table.split-hunk tr", { has: page.locator("td.old.del") });
+  assert.deepEqual(await row.locator("td").allTextContents(), ["two", "TWO"]);
+  assert.ok((await page.locator("td.new.add").first().boundingBox()).x > (await page.locator("td.old.del").first().boundingBox()).x + 100);
+  await page.reload();
+  await openTurn(2);
+  await page.locator('button.file[data-path="notes.txt"]').click();
+  await page.locator("table.split-hunk").waitFor();
+  assert.equal(await page.getByRole("button", { name: "Side by side" }).getAttribute("aria-pressed"), "true");
+  const wide = page.viewportSize();
+  await page.setViewportSize({ width: 600, height: wide.height });
+  await page.locator("table.split-hunk").waitFor({ state: "detached" });
+  assert.ok((await page.locator(".diff").textContent()).includes("+TWO"));
+  await page.setViewportSize(wide);
+  await page.locator("table.split-hunk").waitFor();
+  await page.getByRole("button", { name: "Unified" }).click();
+  await page.locator("table.split-hunk").waitFor({ state: "detached" });
+});
+
 test("a turn of 600 files shows 200 at a time; n/p move over the shown ones", async () => {
   await page.locator('button[data-turn="s3/1"]').click();
   await page.getByRole("heading", { name: "Turn 1 of s3" }).waitFor();

@@ -173,6 +173,7 @@ function renderTurn(entry) {
     el("p", { class: "prompt", text: t.label || "(no prompt)" }),
     el("p", { class: "meta", text: `${when(t.started_at)} – ${when(t.ended_at)} · ${counts(t.counts)}${entry.undone ? " · undone" : ""}${t.reviewed ? " · reviewed" : ""}` }),
     actions,
+    layoutToggle(),
     el("div", { id: "message", role: "status" }),
     el("ol", { class: "files", "aria-label": "Files" }, ...fileItems(0, Math.min(ui.shown, t.changes.length))),
     moreFilesButton(),
@@ -256,9 +257,37 @@ async function openFile(index) {
     diffView(withDiff, revert),
     el("h4", { text: "Versions" }), el("div", { id: "versions", text: "Loading…" }),
     el("h4", { text: "Blame" }), el("div", { id: "blame", text: "Loading…" }));
+  ui.shownDiff = { change: withDiff, revert };
   loadVersions(change.path);
   loadBlame(change.path);
 }
+
+// ---- the diff's layout: unified, or side by side (old | new) on a wide enough window ----
+
+const LAYOUT_KEY = "filewatchd.diffLayout";
+const narrowWindow = window.matchMedia("(max-width: 700px)");
+
+function chosenLayout() {
+  try { return localStorage.getItem(LAYOUT_KEY) === "split" ? "split" : "unified"; } catch (_) { return "unified"; }
+}
+
+function layoutToggle() {
+  const pick = (layout) => () => {
+    try { localStorage.setItem(LAYOUT_KEY, layout); } catch (_) { /* private mode: not remembered */ }
+    document.querySelectorAll("button.layout").forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.layout === layout)));
+    redrawDiff();
+  };
+  const button = (layout, text) => el("button", { class: "layout", "data-layout": layout, "aria-pressed": String(chosenLayout() === layout), onclick: pick(layout), text });
+  return el("div", { class: "actions layouts", role: "group", "aria-label": "Diff layout" },
+    button("unified", "Unified"), button("split", "Side by side"));
+}
+
+function redrawDiff() {
+  const old = document.querySelector("#file .diff, #file > .note");
+  if (old && ui.shownDiff) old.replaceWith(diffView(ui.shownDiff.change, ui.shownDiff.revert));
+}
+
+narrowWindow.addEventListener("change", redrawDiff);
 
 function diffView(change, revert) {
   if (change.binary) return el("p", { class: "note", text: "Binary file: no diff." });
@@ -271,10 +300,42 @@ function diffView(change, revert) {
     if (line.startsWith("@@")) { current = []; hunks.push(current); }
     if (current) current.push(line);
   }
-  return el("div", { class: "diff" }, ...hunks.map((lines, i) => el("div", { class: "hunk" },
+  const split = chosenLayout() === "split" && !narrowWindow.matches;
+  return el("div", { class: split ? "diff split" : "diff" }, ...hunks.map((lines, i) => el("div", { class: "hunk" },
     el("div", { class: "hunk-head" }, el("code", { text: lines[0] }),
       el("button", { text: "Revert hunk", "aria-label": "Revert hunk", onclick: () => revert(i) })),
-    el("pre", {}, ...lines.slice(1).map((l) => el("span", { class: l.startsWith("+") ? "add" : l.startsWith("-") ? "del" : "ctx", text: l + "\n" }))))));
+    split ? splitHunk(lines.slice(1)) : unifiedHunk(lines.slice(1)))));
+}
+
+function unifiedHunk(lines) {
+  return el("pre", {}, ...lines.map((l) => el("span", { class: l.startsWith("+") ? "add" : l.startsWith("-") ? "del" : "ctx", text: l + "\n" })));
+}
+
+/** One hunk as rows of (old | new): context on both sides, each run of removed lines beside the added lines after it. */
+function splitRows(lines) {
+  const rows = [];
+  let removed = [];
+  let added = [];
+  const flush = () => {
+    for (let k = 0; k < Math.max(removed.length, added.length); k++) rows.push([removed[k] ?? null, added[k] ?? null, "change"]);
+    removed = [];
+    added = [];
+  };
+  for (const line of lines) {
+    if (line.startsWith("-")) { if (added.length) flush(); removed.push(line.slice(1)); continue; }
+    if (line.startsWith("+")) { added.push(line.slice(1)); continue; }
+    if (line === "" || line.startsWith("\\")) continue; // the diff's last newline; "\ No newline at end of file"
+    flush();
+    rows.push([line.slice(1), line.slice(1), "ctx"]);
+  }
+  flush();
+  return rows;
+}
+
+function splitHunk(lines) {
+  const cell = (text, side, kind) => el("td", { class: text == null ? `${side} empty` : kind === "ctx" ? `${side} ctx` : `${side} ${side === "old" ? "del" : "add"}` },
+    el("code", { text: text ?? "" }));
+  return el("table", { class: "split-hunk" }, ...splitRows(lines).map(([left, right, kind]) => el("tr", {}, cell(left, "old", kind), cell(right, "new", kind))));
 }
 
 async function loadVersions(path) {
