@@ -79,6 +79,12 @@ fn the_review_page_works_in_a_browser() {
         "another agent's turn",
         "mkdir -p other && echo 2 > other/two.txt",
     );
+    exec_turn(
+        &ws,
+        "s3",
+        "generate many files",
+        "for i in $(seq -w 1 600); do echo $i > many-$i.txt; done",
+    );
     let out = cli_state(&ws, &["ui", "--print-url"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let url = String::from_utf8_lossy(&out.stdout).trim().to_string();

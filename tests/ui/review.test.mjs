@@ -1,6 +1,6 @@
 // The review page in headless Chromium (tests/ui_browser.rs starts this with a daemon whose
 // session s1 has three turns made by bash: 1 "write the notes", 2 "edit the notes", 3 "touch up
-// the readme"), and session s2 one turn of its own. The tests run in order and share one logged-in browser.
+// the readme"), session s2 one turn of its own, and session s3 one turn that adds 600 files. The tests run in order and share one logged-in browser.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -56,7 +56,7 @@ test("the login link opens the timeline of the bash turns, once", async () => {
   assert.equal(new URL(page.url()).pathname, "/ui/");
   const turns = page.locator("button.entry.turn");
   await turns.first().waitFor();
-  assert.equal(await turns.count(), 4);
+  assert.equal(await turns.count(), 5);
   const timeline = await page.locator("#timeline").textContent();
   for (const prompt of ["write the notes", "edit the notes", "touch up the readme"]) {
     assert.ok(timeline.includes(prompt), `${prompt} in ${timeline}`);
@@ -82,6 +82,48 @@ test("a turn shows its files, its diff on demand, and j/k move between turns", a
   await page.getByRole("heading", { name: "Turn 2 of s1" }).waitFor();
   await page.keyboard.press("n");
   await page.locator("#file h3").waitFor();
+});
+
+test("side by side shows a modified file in two columns, is remembered, and falls back to unified when narrow", async () => {
+  await openTurn(2);
+  await page.locator('button.file[data-path="notes.txt"]').click();
+  await page.getByRole("button", { name: "Side by side" }).click();
+  const row = page.locator("table.split-hunk tr", { has: page.locator("td.old.del") });
+  assert.deepEqual(await row.locator("td").allTextContents(), ["two", "TWO"]);
+  assert.ok((await page.locator("td.new.add").first().boundingBox()).x > (await page.locator("td.old.del").first().boundingBox()).x + 100);
+  await page.reload();
+  await openTurn(2);
+  await page.locator('button.file[data-path="notes.txt"]').click();
+  await page.locator("table.split-hunk").waitFor();
+  assert.equal(await page.getByRole("button", { name: "Side by side" }).getAttribute("aria-pressed"), "true");
+  const wide = page.viewportSize();
+  await page.setViewportSize({ width: 600, height: wide.height });
+  await page.locator("table.split-hunk").waitFor({ state: "detached" });
+  assert.ok((await page.locator(".diff").textContent()).includes("+TWO"));
+  await page.setViewportSize(wide);
+  await page.locator("table.split-hunk").waitFor();
+  await page.getByRole("button", { name: "Unified" }).click();
+  await page.locator("table.split-hunk").waitFor({ state: "detached" });
+});
+
+test("a turn of 600 files shows 200 at a time; n/p move over the shown ones", async () => {
+  await page.locator('button[data-turn="s3/1"]').click();
+  await page.getByRole("heading", { name: "Turn 1 of s3" }).waitFor();
+  const files = page.locator("button.file");
+  assert.equal(await files.count(), 200);
+  const more = page.locator("button.more-files");
+  assert.equal(await more.textContent(), "Show 200 more (400 not shown)");
+  await page.locator("button.file").last().click();
+  await page.keyboard.press("n");
+  await page.locator("button.file.selected").nth(0).waitFor();
+  assert.equal(await page.locator("button.file").last().getAttribute("class"), "file selected", "n stops at the last shown file");
+  await more.click();
+  assert.equal(await files.count(), 400);
+  await page.locator("button.more-files").click();
+  assert.equal(await files.count(), 600);
+  assert.equal(await page.locator("button.more-files").count(), 0);
+  await page.keyboard.press("n");
+  await poll("n reaches the newly shown files", async () => (await page.locator("button.file").nth(200).getAttribute("class")) === "file selected");
 });
 
 test("mark a turn reviewed, then show only turns not reviewed yet", async () => {
@@ -195,7 +237,7 @@ test("the sessions list names the session and narrows the timeline to it", async
   await page.reload();
   const session = page.locator('button.session[data-session="s1"]');
   assert.ok((await session.textContent()).includes("write the notes"));
-  assert.equal(await page.locator("button.entry.turn").count(), 4);
+  assert.equal(await page.locator("button.entry.turn").count(), 5);
   await session.click();
   await page.locator('button.session[aria-pressed="true"]').waitFor();
   await poll("the timeline of s1 alone", async () => (await page.locator("button.entry.turn").count()) === 3);

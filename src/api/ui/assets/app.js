@@ -13,7 +13,9 @@ const csrf = (() => {
   }
   return sessionStorage.getItem("filewatchd-csrf") ?? "";
 })();
-const ui = { entries: [], next: null, turnIndex: -1, turn: null, diffs: null, fileIndex: -1, session: null };
+const ui = { entries: [], next: null, turnIndex: -1, turn: null, diffs: null, fileIndex: -1, session: null, shown: 0 };
+// A turn's files are shown a page at a time, so a turn of thousands of files stays usable.
+const FILE_PAGE = 200;
 
 async function api(method, path, body) {
   const options = { method, headers: {}, credentials: "same-origin" };
@@ -146,6 +148,7 @@ async function openTurn(index) {
   ui.turnIndex = index;
   ui.diffs = null;
   ui.fileIndex = -1;
+  ui.shown = FILE_PAGE;
   const reply = await api("GET", `${sessionPath(entry.session)}/turns/${entry.turn}`);
   const detail = document.getElementById("detail");
   if (!reply.ok) {
@@ -174,19 +177,40 @@ function renderTurn(entry) {
     el("button", { text: "Roll back to before", onclick: () => act(`Roll back to the start of turn ${t.turn}`, `${base}/rollback`, { to: "before", turn: t.turn }) }),
     el("button", { text: "Redo", onclick: () => act("Redo", `${base}/redo`, {}) }),
     el("button", { text: t.reviewed ? "Mark not reviewed" : "Mark reviewed", onclick: () => review(!t.reviewed) }));
-  const files = t.changes.map((change, i) => el("li", {}, el("button", {
-    class: "file", "data-path": change.path, onclick: () => openFile(i),
-  }, el("span", { class: `change ${change.change}`, text: change.change }),
-    el("span", { class: "path", text: change.from ? `${change.from} → ${change.path}` : change.path }),
-    el("span", { class: "meta", text: fileMarks(change) }))));
   fill(document.getElementById("detail"),
     el("h2", { text: `Turn ${t.turn} of ${t.session}` }),
     el("p", { class: "prompt", text: t.label || "(no prompt)" }),
     el("p", { class: "meta", text: `${when(t.started_at)} – ${when(t.ended_at)} · ${counts(t.counts)}${entry.undone ? " · undone" : ""}${t.reviewed ? " · reviewed" : ""}` }),
     actions,
+    layoutToggle(),
     el("div", { id: "message", role: "status" }),
-    el("ol", { class: "files", "aria-label": "Files" }, ...files),
+    el("ol", { class: "files", "aria-label": "Files" }, ...fileItems(0, Math.min(ui.shown, t.changes.length))),
+    moreFilesButton(),
     el("div", { id: "file" }));
+}
+
+function fileItems(from, to) {
+  return ui.turn.changes.slice(from, to).map((change, k) => el("li", {}, el("button", {
+    class: "file", "data-path": change.path, onclick: () => openFile(from + k),
+  }, el("span", { class: `change ${change.change}`, text: change.change }),
+    el("span", { class: "path", text: change.from ? `${change.from} → ${change.path}` : change.path }),
+    el("span", { class: "meta", text: fileMarks(change) }))));
+}
+
+/** "Show 200 more" under a turn's files while some are not shown yet; null when all are. */
+function moreFilesButton() {
+  const left = ui.turn.changes.length - ui.shown;
+  if (left <= 0) return null;
+  return el("button", { class: "more-files", text: `Show ${Math.min(left, FILE_PAGE)} more (${left} not shown)`, onclick: showMoreFiles });
+}
+
+function showMoreFiles(event) {
+  const from = ui.shown;
+  ui.shown = Math.min(from + FILE_PAGE, ui.turn.changes.length);
+  document.querySelector("ol.files").append(...fileItems(from, ui.shown));
+  const more = moreFilesButton();
+  if (more) event.currentTarget.replaceWith(more);
+  else event.currentTarget.remove();
 }
 
 function fileMarks(change) {
@@ -242,9 +266,37 @@ async function openFile(index) {
     diffView(withDiff, revert),
     el("h4", { text: "Versions" }), el("div", { id: "versions", text: "Loading…" }),
     el("h4", { text: "Blame" }), el("div", { id: "blame", text: "Loading…" }));
+  ui.shownDiff = { change: withDiff, revert };
   loadVersions(change.path);
   loadBlame(change.path);
 }
+
+// ---- the diff's layout: unified, or side by side (old | new) on a wide enough window ----
+
+const LAYOUT_KEY = "filewatchd.diffLayout";
+const narrowWindow = window.matchMedia("(max-width: 700px)");
+
+function chosenLayout() {
+  try { return localStorage.getItem(LAYOUT_KEY) === "split" ? "split" : "unified"; } catch (_) { return "unified"; }
+}
+
+function layoutToggle() {
+  const pick = (layout) => () => {
+    try { localStorage.setItem(LAYOUT_KEY, layout); } catch (_) { /* private mode: not remembered */ }
+    document.querySelectorAll("button.layout").forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.layout === layout)));
+    redrawDiff();
+  };
+  const button = (layout, text) => el("button", { class: "layout", "data-layout": layout, "aria-pressed": String(chosenLayout() === layout), onclick: pick(layout), text });
+  return el("div", { class: "actions layouts", role: "group", "aria-label": "Diff layout" },
+    button("unified", "Unified"), button("split", "Side by side"));
+}
+
+function redrawDiff() {
+  const old = document.querySelector("#file .diff, #file > .note");
+  if (old && ui.shownDiff) old.replaceWith(diffView(ui.shownDiff.change, ui.shownDiff.revert));
+}
+
+narrowWindow.addEventListener("change", redrawDiff);
 
 function diffView(change, revert) {
   if (change.binary) return el("p", { class: "note", text: "Binary file: no diff." });
@@ -257,10 +309,42 @@ function diffView(change, revert) {
     if (line.startsWith("@@")) { current = []; hunks.push(current); }
     if (current) current.push(line);
   }
-  return el("div", { class: "diff" }, ...hunks.map((lines, i) => el("div", { class: "hunk" },
+  const split = chosenLayout() === "split" && !narrowWindow.matches;
+  return el("div", { class: split ? "diff split" : "diff" }, ...hunks.map((lines, i) => el("div", { class: "hunk" },
     el("div", { class: "hunk-head" }, el("code", { text: lines[0] }),
       el("button", { text: "Revert hunk", "aria-label": "Revert hunk", onclick: () => revert(i) })),
-    el("pre", {}, ...lines.slice(1).map((l) => el("span", { class: l.startsWith("+") ? "add" : l.startsWith("-") ? "del" : "ctx", text: l + "\n" }))))));
+    split ? splitHunk(lines.slice(1)) : unifiedHunk(lines.slice(1)))));
+}
+
+function unifiedHunk(lines) {
+  return el("pre", {}, ...lines.map((l) => el("span", { class: l.startsWith("+") ? "add" : l.startsWith("-") ? "del" : "ctx", text: l + "\n" })));
+}
+
+/** One hunk as rows of (old | new): context on both sides, each run of removed lines beside the added lines after it. */
+function splitRows(lines) {
+  const rows = [];
+  let removed = [];
+  let added = [];
+  const flush = () => {
+    for (let k = 0; k < Math.max(removed.length, added.length); k++) rows.push([removed[k] ?? null, added[k] ?? null, "change"]);
+    removed = [];
+    added = [];
+  };
+  for (const line of lines) {
+    if (line.startsWith("-")) { if (added.length) flush(); removed.push(line.slice(1)); continue; }
+    if (line.startsWith("+")) { added.push(line.slice(1)); continue; }
+    if (line === "" || line.startsWith("\\")) continue; // the diff's last newline; "\ No newline at end of file"
+    flush();
+    rows.push([line.slice(1), line.slice(1), "ctx"]);
+  }
+  flush();
+  return rows;
+}
+
+function splitHunk(lines) {
+  const cell = (text, side, kind) => el("td", { class: text == null ? `${side} empty` : kind === "ctx" ? `${side} ctx` : `${side} ${side === "old" ? "del" : "add"}` },
+    el("code", { text: text ?? "" }));
+  return el("table", { class: "split-hunk" }, ...splitRows(lines).map(([left, right, kind]) => el("tr", {}, cell(left, "old", kind), cell(right, "new", kind))));
 }
 
 async function loadVersions(path) {
@@ -339,7 +423,7 @@ function planList(title, lines, cls) {
 async function refresh() {
   const keep = ui.turn && { session: ui.turn.session, turn: ui.turn.turn };
   await loadSessions();
-loadTimeline(false);
+  await loadTimeline(false);
   if (!keep) return;
   const index = ui.entries.findIndex((e) => e.kind === "turn" && e.session === keep.session && e.turn === keep.turn);
   if (index >= 0) await openTurn(index);
@@ -353,7 +437,7 @@ document.addEventListener("keydown", (event) => {
   const at = turns.indexOf(ui.turnIndex);
   if (event.key === "j" && turns.length) openTurn(turns[Math.min(at + 1, turns.length - 1)]);
   if (event.key === "k" && turns.length) openTurn(turns[Math.max(at - 1, 0)]);
-  const files = ui.turn ? ui.turn.changes.length : 0;
+  const files = ui.turn ? Math.min(ui.shown, ui.turn.changes.length) : 0;
   if (event.key === "n" && files) openFile(Math.min(ui.fileIndex + 1, files - 1));
   if (event.key === "p" && files) openFile(Math.max(ui.fileIndex - 1, 0));
 });
