@@ -339,7 +339,14 @@ fn locate(from: &[&str], to: &[&str], range: &Range<usize>) -> Option<Range<usiz
     }
     let start = map[range.start]?;
     let together = range.clone().enumerate().all(|(k, i)| map[i] == Some(start + k));
-    together.then_some(start..start + range.len())
+    // Its neighbours too, one line each side: a short or repeated line (`}`, a blank line)
+    // matched somewhere else is not the hunk's (a conflict rather than someone else's line).
+    let before = range
+        .start
+        .checked_sub(1)
+        .is_none_or(|i| map[i] == start.checked_sub(1));
+    let after = range.end >= from.len() || map[range.end] == Some(start + range.len());
+    (together && before && after).then_some(start..start + range.len())
 }
 
 fn text(conn: &Connection, ws: &Workspace, state: &State, path: &str) -> Result<String, RollbackError> {
@@ -427,5 +434,23 @@ mod tests {
         assert_eq!(locate(&from, &["a\n", "b\n", "y\n", "c\n", "d\n"], &(1..3)), None);
         assert_eq!(locate(&from, &["a\n", "b\n", "c\n", "d\n"], &(2..2)), Some(2..2));
         assert_eq!(locate(&from, &["a\n", "b\n", "z\n", "c\n", "d\n"], &(2..2)), None);
+    }
+
+    /// A turn added a blank line between `a` and `b`; someone removed it and added a blank
+    /// line of their own below `b`. Their line is not the turn's: a conflict, not a deletion.
+    #[test]
+    fn a_repeated_line_matched_away_from_its_neighbours_is_not_the_hunk() {
+        let after = ["a\n", "\n", "b\n"];
+        let now = ["a\n", "b\n", "\n", "c\n"];
+        assert_eq!(locate(&after, &now, &(1..2)), None);
+        assert_eq!(
+            reverted(
+                "a\nb\n",
+                "a\n\nb\n",
+                "a\nb\n\nc\n",
+                &Hunk { old: 1..1, new: 1..2 }
+            ),
+            Err("line 2".to_string())
+        );
     }
 }
