@@ -109,8 +109,18 @@ struct LastInTurn {
 /// versions written while turns of several sessions were open (origin `ambiguous`) count
 /// in each of those turns, marked.
 pub fn turn_changes(conn: &Connection, turn: &TurnRow) -> rusqlite::Result<Vec<Change>> {
+    net_changes(conn, sql::turn_versions(conn, turn)?, turn.start_seq)
+}
+
+/// The net changes of some versions (oldest first, each with its path's id) against the
+/// state at `start_seq`: what a turn, or a run of writes outside any turn, changed.
+pub fn net_changes(
+    conn: &Connection,
+    versions: Vec<(i64, crate::store::sql::VersionRow)>,
+    start_seq: i64,
+) -> rusqlite::Result<Vec<Change>> {
     let mut last: BTreeMap<RelPath, LastInTurn> = BTreeMap::new();
-    for (path_id, version) in sql::turn_versions(conn, turn)? {
+    for (path_id, version) in versions {
         let ambiguous = version.origin == Origin::Ambiguous;
         match last.entry(version.path) {
             btree_map::Entry::Vacant(slot) => {
@@ -140,7 +150,7 @@ pub fn turn_changes(conn: &Connection, turn: &TurnRow) -> rusqlite::Result<Vec<C
             ambiguous,
         } = last;
         let last_present = if after.is_present() { None } else { present };
-        let before = sql::state_at(conn, path_id, turn.start_seq)?;
+        let before = sql::state_at(conn, path_id, start_seq)?;
         let kind = match (before.is_present(), after.is_present()) {
             (false, true) => ChangeKind::Added,
             (true, false) => ChangeKind::Deleted,

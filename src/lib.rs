@@ -85,7 +85,9 @@
 //! - [`timeline`]: the turns, undos, redos, rollbacks, time rollbacks and restores of a
 //!   session (or of all) in time order, a page at a time, chosen from the rows alone; only the
 //!   page's entries get their net changes and stored answers; `timeline::undone` marks the
-//!   turns an undo or rollback took out of effect. [`watch::filter`]'s `explain` names the rule
+//!   turns an undo or rollback took out of effect; `timeline::outside` puts the writes made
+//!   outside any turn (or found by a scan) between the turns, probing each gap between turn
+//!   boundaries. [`watch::filter`]'s `explain` names the rule
 //!   hiding an ignored path (asked of the engine, which holds the rules).
 //! - [`retention`]: garbage collection by keep_days / keep_turns / max_store_bytes, and the
 //!   horizon it leaves (`retention::expired`: a state it has collapsed); it keeps every

@@ -76,6 +76,7 @@ fn every_operation_is_in_its_place_and_undone_turns_are_marked() {
             "restore",
             "time_rollback",
             "turn 5",
+            "outside",
             "turn 4",
             "rollback",
             "undo",
@@ -83,7 +84,8 @@ fn every_operation_is_in_its_place_and_undone_turns_are_marked() {
             "undo",
             "turn 3",
             "turn 2",
-            "turn 1"
+            "turn 1",
+            "outside"
         ],
         "{page:#}"
     );
@@ -115,18 +117,20 @@ fn every_operation_is_in_its_place_and_undone_turns_are_marked() {
         (&all[2]["session"], &counts(2)["modified"]),
         (&Value::Null, &json!(1))
     );
+    assert_eq!(counts(4)["modified"], 1, "the edit of notes.md: {:#}", all[4]);
+    assert_eq!(counts(13)["added"], 1, "notes.md written first: {:#}", all[13]);
     assert_eq!(
-        all[5]["target"],
-        json!({"to": "before", "turn": 2, "seq": all[10]["start_seq"]})
+        all[6]["target"],
+        json!({"to": "before", "turn": 2, "seq": all[11]["start_seq"]})
     );
-    assert_eq!(counts(5)["deleted"], 1, "b.txt: {:#}", all[5]);
+    assert_eq!(counts(6)["deleted"], 1, "b.txt: {:#}", all[6]);
     assert_eq!(
-        (&all[6]["operation"], &counts(6)["deleted"]),
+        (&all[7]["operation"], &counts(7)["deleted"]),
         (&json!("undo"), &json!(1))
     );
     assert_eq!(
-        (&all[7]["redo_of"], &counts(7)["added"]),
-        (&all[8]["rollback_id"], &json!(1))
+        (&all[8]["redo_of"], &counts(8)["added"]),
+        (&all[9]["rollback_id"], &json!(1))
     );
     let times: Vec<&str> = all.iter().filter_map(|e| e["time"].as_str()).collect();
     assert!(times.windows(2).all(|w| w[0] >= w[1]), "newest first: {times:?}");
@@ -139,6 +143,7 @@ fn every_operation_is_in_its_place_and_undone_turns_are_marked() {
         "restore #",
         "time rollback #",
         "turn 5  +0 ~0 -0 R0  sync again",
+        "outside  1 path +0 ~1 -0  (you / an editor)",
         "turn 4  +0 ~0 -0 R0  sync",
         "rollback #",
         "undo #",
@@ -147,6 +152,7 @@ fn every_operation_is_in_its_place_and_undone_turns_are_marked() {
         "turn 3  +1 ~0 -0 R0  three  (undone)",
         "turn 2  +1 ~0 -0 R0  two  (undone)",
         "turn 1  +1 ~0 -0 R0  one",
+        "outside  1 path +1 ~0 -0  (you / an editor)",
     ];
     assert_eq!(lines.len(), starts.len(), "{log}");
     for (line, start) in lines.iter().zip(starts) {
@@ -156,11 +162,77 @@ fn every_operation_is_in_its_place_and_undone_turns_are_marked() {
     }
     assert!(lines[1].contains("a.txt to before turn 1: +0 ~0 -1"), "{log}");
     assert!(lines[2].ends_with(": +0 ~1 -0"), "{log}");
-    assert!(lines[5].contains("to before turn 2: +0 ~0 -1"), "{log}");
+    assert!(lines[6].contains("to before turn 2: +0 ~0 -1"), "{log}");
     let json = cli_state_json(&ws, &["log", "--json"]);
     assert_eq!(
         json["entries"], page["entries"],
         "log --json is the API's entries"
+    );
+}
+
+#[test]
+fn a_write_outside_any_turn_between_two_turns_is_between_them() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start(&ws);
+    turn(&ws, &daemon, "s", "one", "a.txt");
+    ws.write("a.txt", "mine\n");
+    ws.write("new.txt", "mine too\n");
+    daemon.turn_start("s", "two");
+    ws.write("b.txt", "two\n");
+    daemon.turn_end("s");
+
+    let page = expect(200, daemon.get("/v1/timeline?paths=true"));
+    assert_eq!(kinds(&page), ["turn 2", "outside", "turn 1"], "{page:#}");
+    let run = &entries(&page)[1];
+    assert_eq!(run["session"], Value::Null);
+    assert_eq!(run["paths"], 2, "{run:#}");
+    assert_eq!(
+        (
+            &run["counts"]["added"],
+            &run["counts"]["modified"],
+            &run["counts"]["deleted"]
+        ),
+        (&json!(1), &json!(1), &json!(0)),
+        "{run:#}"
+    );
+    let paths: Vec<&Value> = run["changes"]
+        .as_array()
+        .expect("changes")
+        .iter()
+        .map(|c| &c["path"])
+        .collect();
+    assert_eq!(paths, [&json!("a.txt"), &json!("new.txt")], "{run:#}");
+    let older = expect(
+        200,
+        daemon.get(&format!(
+            "/v1/timeline?limit=1&before={}",
+            entries(&page)[0]["cursor"].as_str().expect("cursor")
+        )),
+    );
+    assert_eq!(kinds(&older), ["outside"], "the cursor pages over it: {older:#}");
+
+    let log = cli_state_text(&ws, &["log", "--all"]);
+    let lines: Vec<&str> = log.lines().map(|l| l.get(27..).unwrap_or_default()).collect();
+    assert_eq!(lines.len(), 3, "{log}");
+    assert!(lines[0].starts_with("turn 2"), "{log}");
+    assert_eq!(lines[1], "outside  2 paths +1 ~1 -0  (you / an editor)", "{log}");
+    assert!(lines[2].starts_with("turn 1"), "{log}");
+}
+
+#[test]
+fn files_changed_while_the_daemon_was_stopped_are_found_at_start_up() {
+    let ws = Workspace::new();
+    ws.write("before.txt", "there first\n");
+    let daemon = Daemon::start(&ws);
+    turn(&ws, &daemon, "s", "one", "a.txt");
+    let page = expect(200, daemon.get("/v1/timeline"));
+    assert_eq!(kinds(&page), ["turn 1", "found"], "{page:#}");
+    assert_eq!(entries(&page)[1]["counts"]["added"], 1, "{page:#}");
+    let log = cli_state_text(&ws, &["log"]);
+    let last = log.lines().last().unwrap_or_default();
+    assert!(
+        last.ends_with("found    1 path +1 ~0 -0  (found at start-up)"),
+        "{log}"
     );
 }
 

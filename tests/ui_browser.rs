@@ -67,6 +67,8 @@ fn the_review_page_works_in_a_browser() {
         "edit the notes\nand add a file",
         "sed -i 's/two/TWO/' notes.txt; echo x > extra.txt",
     );
+    // Written outside any turn, between turns 2 and 3 (the start of turn 3 records it).
+    ws.write("scratch.txt", "my own note\n");
     exec_turn(
         &ws,
         "s1",

@@ -18,7 +18,9 @@ use crate::restore::outcome::{ActionStatus, Outcome};
 use crate::restore::past::Status;
 use crate::restore::plan::Action;
 use crate::sessions::{review, turns};
-use crate::timeline::{self, Cursor, Entry, RollbackEntry, RollbackEntryKind, Scope, TurnEntry};
+use crate::timeline::{
+    self, Cursor, Entry, OutsideEntry, OutsideKind, RollbackEntry, RollbackEntryKind, Scope, TurnEntry,
+};
 
 /// Entries per page when the request does not say.
 const DEFAULT_LIMIT: usize = 100;
@@ -119,6 +121,7 @@ pub async fn timeline(
 enum EntryView {
     Turn(TurnView),
     Rollback(RollbackView),
+    Outside(OutsideView),
 }
 
 impl EntryView {
@@ -126,6 +129,41 @@ impl EntryView {
         match entry {
             Entry::Turn(turn) => Self::Turn(TurnView::of(turn, with_paths)),
             Entry::Rollback(rollback) => Self::Rollback(RollbackView::of(rollback, with_paths)),
+            Entry::Outside(run) => Self::Outside(OutsideView::of(run, with_paths)),
+        }
+    }
+}
+
+/// A run of writes outside any turn between two turn boundaries: `outside` or `found`.
+#[derive(Serialize)]
+struct OutsideView {
+    kind: OutsideKind,
+    /// When the latest of its versions was recorded.
+    time: String,
+    cursor: String,
+    /// Always `null`: no session wrote it.
+    session: Option<String>,
+    first_seq: i64,
+    last_seq: i64,
+    /// How many paths were written (the net `counts` may hold fewer).
+    paths: usize,
+    counts: Counts,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    changes: Option<Vec<TurnPath>>,
+}
+
+impl OutsideView {
+    fn of(entry: &OutsideEntry, with_paths: bool) -> Self {
+        Self {
+            kind: entry.kind,
+            time: format_time(entry.span.time_ms),
+            cursor: entry.cursor.to_string(),
+            session: None,
+            first_seq: entry.span.first_seq,
+            last_seq: entry.span.last_seq,
+            paths: entry.paths,
+            counts: Counts::of(&entry.changes),
+            changes: with_paths.then(|| entry.changes.iter().map(TurnPath::of).collect()),
         }
     }
 }

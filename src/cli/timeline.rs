@@ -120,6 +120,7 @@ impl View {
         let time = paint(&local_time(&e["time"]), Paint::Dim);
         let line = match e["kind"].as_str() {
             Some("turn") => self.turn(e),
+            Some("outside" | "found") => outside(e),
             _ => self.rollback(e),
         };
         let _ = writeln!(out, "{time}  {line}");
@@ -208,6 +209,22 @@ impl View {
             _ => None,
         }
     }
+}
+
+/// A run of writes outside any turn: `outside  3 paths +1 ~2 -0  (you / an editor)`.
+fn outside(e: &Value) -> String {
+    let (head, who) = match e["kind"].as_str() {
+        Some("found") => ("found  ", "found at start-up"),
+        _ => ("outside", "you / an editor"),
+    };
+    let paths = e["paths"].as_u64().unwrap_or(0);
+    let noun = if paths == 1 { "path" } else { "paths" };
+    format!(
+        "{}  {paths} {noun} {}  {}",
+        paint(head, Paint::Bold),
+        super::show::added_modified_deleted(&e["counts"]),
+        paint(&format!("({who})"), Paint::Dim)
+    )
 }
 
 /// Where a rollback-like entry went: `to before turn 3`, `a.txt to seq 12`, `of undo #4`.

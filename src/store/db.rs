@@ -19,6 +19,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0008_timeline.sql"),
     include_str!("../../migrations/0009_pins.sql"),
     include_str!("../../migrations/0010_reviews.sql"),
+    include_str!("../../migrations/0011_unattributed.sql"),
 ];
 
 #[derive(Debug, thiserror::Error)]

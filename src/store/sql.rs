@@ -328,7 +328,7 @@ pub fn states_at(conn: &Connection, at: i64) -> Result<Vec<(i64, State)>> {
     rows.collect()
 }
 
-fn version_from_row(row: &Row<'_>) -> Result<VersionRow> {
+pub(crate) fn version_from_row(row: &Row<'_>) -> Result<VersionRow> {
     Ok(VersionRow {
         seq: row.get(0)?,
         path: RelPath::from_fs_bytes(row.get(1)?),

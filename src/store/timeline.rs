@@ -1,12 +1,15 @@
 //! SQL of the timeline (issue 17): sessions with their agent, first prompt and latest
 //! activity, the paths a rollback was restricted to, and rollbacks in brief (without their
-//! stored answers, which can be large: those are read one by one, for the entries shown).
+//! stored answers, which can be large: those are read one by one, for the entries shown);
+//! and the writes outside any turn between two turn boundaries (issue 18).
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use crate::model::RollbackKind;
+use crate::model::{Origin, RollbackKind};
 use crate::store::journal::{Status, word};
-use crate::store::sql::{Result, SessionRow, TURN_SELECT, TurnRow, turn_from_row};
+use crate::store::sql::{
+    Result, SessionRow, TURN_SELECT, TurnRow, VERSION_COLUMNS, VersionRow, turn_from_row, version_from_row,
+};
 
 /// Every session, oldest first, with its turn counts, fork point, agent and first prompt.
 /// Its latest activity is its latest turn start, turn end or rollback.
@@ -117,4 +120,87 @@ pub fn all_turns(conn: &Connection) -> Result<Vec<TurnRow>> {
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map([], turn_from_row)?;
     rows.collect()
+}
+
+/// A turn boundary: a turn's start or end sequence number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BoundaryAt {
+    pub seq: i64,
+    /// When the earliest turn that starts there started (ms); `None`: only ends are there.
+    pub started_at: Option<i64>,
+}
+
+/// Every turn boundary, ascending, each once.
+pub fn turn_boundaries(conn: &Connection) -> Result<Vec<BoundaryAt>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT seq, min(at) FROM (SELECT start_seq AS seq, started_at AS at FROM turns
+                                   UNION ALL
+                                   SELECT end_seq, NULL FROM turns WHERE end_seq IS NOT NULL)
+         GROUP BY seq ORDER BY seq",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        Ok(BoundaryAt {
+            seq: r.get(0)?,
+            started_at: r.get(1)?,
+        })
+    })?;
+    rows.collect()
+}
+
+/// The versions of one origin with `after < seq <= upto`, in brief: where they start and end.
+#[derive(Debug, Clone, Copy)]
+pub struct OriginSpan {
+    pub origin: Origin,
+    pub first_seq: i64,
+    pub last_seq: i64,
+    /// When the last of them was recorded (ms).
+    pub time_ms: i64,
+}
+
+/// The span of the versions of `origin` (outside or offline) between two sequence numbers:
+/// two probes of the `versions_unattributed` index, and one row read.
+pub fn origin_span(conn: &Connection, origin: Origin, after: i64, upto: i64) -> Result<Option<OriginSpan>> {
+    // The literal origin is what lets SQLite pick the partial index (migration 0011).
+    let literal = unattributed(origin);
+    let sql = format!(
+        "SELECT min(seq), max(seq) FROM versions WHERE origin = {literal} AND seq > ?1 AND seq <= ?2"
+    );
+    let row: (Option<i64>, Option<i64>) = conn
+        .prepare_cached(&sql)?
+        .query_row([after, upto], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let (Some(first_seq), Some(last_seq)) = row else {
+        return Ok(None);
+    };
+    let time_ms = conn
+        .prepare_cached("SELECT recorded_at FROM versions WHERE seq = ?1")?
+        .query_row([last_seq], |r| r.get(0))?;
+    Ok(Some(OriginSpan {
+        origin,
+        first_seq,
+        last_seq,
+        time_ms,
+    }))
+}
+
+/// The versions of a span, oldest first, each with its path's id.
+pub fn span_versions(conn: &Connection, span: &OriginSpan) -> Result<Vec<(i64, VersionRow)>> {
+    let literal = unattributed(span.origin);
+    let sql = format!(
+        "SELECT v.seq, p.path, v.origin, v.turn_id, v.recorded_at, {VERSION_COLUMNS}, v.path_id
+         FROM versions v JOIN paths p ON p.id = v.path_id
+         WHERE v.origin = {literal} AND v.seq >= ?1 AND v.seq <= ?2 ORDER BY v.seq"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map([span.first_seq, span.last_seq], |r| {
+        Ok((r.get(11)?, version_from_row(r)?))
+    })?;
+    rows.collect()
+}
+
+/// The origin's number, for the two origins the partial index holds (offline for any other).
+fn unattributed(origin: Origin) -> i64 {
+    match origin {
+        Origin::Outside => Origin::Outside as i64,
+        _ => Origin::Offline as i64,
+    }
 }

@@ -1,11 +1,13 @@
 //! The timeline (issue 17): the turns, undos, redos, rollbacks, time rollbacks and restores
 //! of one session (with the history it inherits from a fork) or of every session, in time
-//! order, newest first, a page at a time.
+//! order, newest first, a page at a time; and between them the writes outside any turn
+//! (issue 18, `outside`), which every timeline shows since they act on the whole workspace.
 //!
 //! A page is chosen from the turns' and rollbacks' rows alone (times and numbers); only the
 //! entries on it get their changes (a turn's net changes, as the turns listing computes them)
 //! and their stored answers (a rollback's actions). `undone` marks the turns undone.
 
+mod outside;
 mod undone;
 
 use std::collections::HashSet;
@@ -17,7 +19,9 @@ use crate::model::RollbackKind;
 use crate::restore::outcome::Outcome;
 use crate::sessions::{self, Lineage, turns::LookupError};
 use crate::store::sql::TurnRow;
-use crate::store::timeline::{self as sql, RollbackBrief};
+use crate::store::timeline::{self as sql, OriginSpan, RollbackBrief};
+
+pub use outside::{OutsideEntry, OutsideKind};
 
 /// Pages hold at most this many entries.
 pub const PAGE_MAX: usize = 1000;
@@ -40,8 +44,9 @@ pub struct Query {
     pub limit: usize,
 }
 
-/// An entry's place in the timeline: its time, then turns before rollbacks, then its id.
-/// Written as `<ms>.<0 turn | 1 rollback>.<id>`.
+/// An entry's place in the timeline: its time, then turns before rollbacks before writes
+/// outside any turn, then its id (a run's is its last version's seq).
+/// Written as `<ms>.<0 turn | 1 rollback | 2 outside>.<id>`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Cursor {
     time_ms: i64,
@@ -63,7 +68,7 @@ impl std::str::FromStr for Cursor {
         let mut parts = text.split('.');
         let mut next = || parts.next().ok_or_else(bad);
         let time_ms = next()?.parse().map_err(|_| bad())?;
-        let rank = next()?.parse().ok().filter(|r| *r <= 1).ok_or_else(bad)?;
+        let rank = next()?.parse().ok().filter(|r| *r <= 2).ok_or_else(bad)?;
         let id = next()?.parse().map_err(|_| bad())?;
         if parts.next().is_some() {
             return Err(bad());
@@ -118,6 +123,7 @@ pub struct RollbackEntry {
 pub enum Entry {
     Turn(TurnEntry),
     Rollback(Box<RollbackEntry>),
+    Outside(OutsideEntry),
 }
 
 pub struct Page {
@@ -132,6 +138,7 @@ struct Rows {
     turns: Vec<TurnRow>,
     rollbacks: Vec<RollbackBrief>,
     undone: HashSet<i64>,
+    outside: Vec<OriginSpan>,
 }
 
 /// One page of the timeline. An unknown session is a `LookupError`.
@@ -140,13 +147,7 @@ pub fn page(conn: &Connection, query: &Query) -> Result<Page, LookupError> {
         Scope::Session(name) => of_session(conn, &sessions::named(conn, name)?)?,
         Scope::All => of_all(conn)?,
     };
-    let mut placed: Vec<(Cursor, usize)> = Vec::new();
-    for (i, turn) in rows.turns.iter().enumerate() {
-        placed.push((cursor(turn.started_at, 0, turn.id), i));
-    }
-    for (i, rollback) in rows.rollbacks.iter().enumerate() {
-        placed.push((cursor(rollback.created_at, 1, rollback.id), i));
-    }
+    let mut placed = place(&rows);
     placed.retain(|(at, _)| {
         query.since_ms.is_none_or(|since| at.time_ms >= since)
             && query.before.is_none_or(|before| *at < before)
@@ -159,15 +160,29 @@ pub fn page(conn: &Connection, query: &Query) -> Result<Page, LookupError> {
         turns,
         rollbacks,
         undone,
+        outside,
     } = rows;
     let mut entries = Vec::with_capacity(placed.len());
     for (at, i) in placed {
         entries.push(match at.rank {
             0 => Entry::Turn(turn_entry(conn, at, &turns[i], &undone)?),
-            _ => Entry::Rollback(Box::new(rollback_entry(conn, at, &rollbacks[i])?)),
+            1 => Entry::Rollback(Box::new(rollback_entry(conn, at, &rollbacks[i])?)),
+            _ => Entry::Outside(outside::entry(conn, at, &outside[i])?),
         });
     }
     Ok(Page { entries, next })
+}
+
+/// Every row's place, with its index among the rows of its kind.
+fn place(rows: &Rows) -> Vec<(Cursor, usize)> {
+    let turns = rows.turns.iter().map(|t| cursor(t.started_at, 0, t.id));
+    let rollbacks = rows.rollbacks.iter().map(|r| cursor(r.created_at, 1, r.id));
+    let outside = rows.outside.iter().map(|s| cursor(s.time_ms, 2, s.last_seq));
+    let numbered = |places: Vec<Cursor>| places.into_iter().enumerate().map(|(i, at)| (at, i));
+    let mut placed: Vec<(Cursor, usize)> = numbered(turns.collect()).collect();
+    placed.extend(numbered(rollbacks.collect()));
+    placed.extend(numbered(outside.collect()));
+    placed
 }
 
 fn cursor(time_ms: i64, rank: u8, id: i64) -> Cursor {
@@ -223,6 +238,7 @@ fn of_session(conn: &Connection, lineage: &Lineage) -> rusqlite::Result<Rows> {
         turns,
         rollbacks,
         undone,
+        outside: outside::spans(conn)?,
     })
 }
 
@@ -248,6 +264,7 @@ fn of_all(conn: &Connection) -> rusqlite::Result<Rows> {
         turns: sql::all_turns(conn)?,
         rollbacks,
         undone,
+        outside: outside::spans(conn)?,
     })
 }
 
@@ -261,7 +278,9 @@ mod tests {
         assert_eq!(turn.to_string(), "1700000000000.0.12");
         let rollback: Cursor = "1700000000000.1.3".parse().expect("cursor");
         assert!(turn < rollback);
-        for bad in ["", "1.0", "1.2.3", "x.0.1", "1.0.1.4"] {
+        let outside: Cursor = "1700000000000.2.40".parse().expect("cursor");
+        assert!(rollback < outside);
+        for bad in ["", "1.0", "1.3.3", "x.0.1", "1.0.1.4"] {
             assert!(bad.parse::<Cursor>().is_err(), "{bad:?}");
         }
     }

@@ -1,6 +1,6 @@
 // The review page in headless Chromium (tests/ui_browser.rs starts this with a daemon whose
 // session s1 has three turns made by bash: 1 "write the notes", 2 "edit the notes", 3 "touch up
-// the readme"), session s2 one turn of its own, and session s3 one turn that adds 600 files. The tests run in order and share one logged-in browser.
+// the readme", with scratch.txt written outside any turn between 2 and 3), session s2 one turn of its own, and session s3 one turn that adds 600 files. The tests run in order and share one logged-in browser.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -66,6 +66,18 @@ test("the login link opens the timeline of the bash turns, once", async () => {
   const again = await stranger.goto(env.FILEWATCHD_UI_LOGIN_URL);
   assert.equal(again.status(), 403);
   assert.ok((await stranger.textContent("body")).includes("filewatchd ui"));
+});
+
+test("a write outside any turn is shown between the turns it came between", async () => {
+  const order = await page.locator("#timeline ol.entries > li").evaluateAll((items) => items.map((li) => {
+    const turn = li.querySelector("[data-turn]");
+    return turn ? turn.dataset.turn : li.querySelector(".entry").dataset.kind || "other";
+  }));
+  const at = order.indexOf("outside");
+  assert.ok(at > 0, `an outside entry in ${order}`);
+  assert.deepEqual(order.slice(at - 1, at + 2), ["s1/3", "outside", "s1/2"], `${order}`);
+  const text = await page.locator("#timeline .entry.outside").textContent();
+  assert.ok(text.includes("you / an editor") && text.includes("1 path") && text.includes("+1 added"), text);
 });
 
 test("a turn shows its files, its diff on demand, and j/k move between turns", async () => {

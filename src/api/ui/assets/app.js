@@ -104,7 +104,16 @@ function renderTimeline() {
   fill(list, ...nodes);
 }
 
+/** Who wrote a run of versions outside any turn. */
+const OUTSIDE_WHO = { outside: "you / an editor", found: "found at start-up" };
+
 function entryView(entry, index) {
+  if (OUTSIDE_WHO[entry.kind]) {
+    const noun = entry.paths === 1 ? "path" : "paths";
+    return el("div", { class: `entry other outside ${entry.kind}`, "data-kind": entry.kind },
+      el("span", { class: "what", text: `Outside any turn (${OUTSIDE_WHO[entry.kind]}): ${entry.paths} ${noun}` }),
+      el("span", { class: "meta", text: `${when(entry.time)} · ${counts(entry.counts)}` }));
+  }
   if (entry.kind !== "turn") {
     const target = entry.target ? ` → ${entry.target.to} turn ${entry.target.turn ?? ""}` : "";
     return el("div", { class: "entry other" },
