@@ -187,15 +187,8 @@ pub struct RestoreCmd {
     pub seq: Option<i64>,
     #[command(flatten)]
     pub session: SessionArg,
-    /// Show the plan; change nothing.
-    #[arg(long)]
-    pub dry_run: bool,
-    /// For a directory: restore everything else beneath it, leave conflicting paths as they are.
-    #[arg(long, conflicts_with = "force")]
-    pub skip_conflicts: bool,
-    /// Restore it even if it conflicts (what it holds stays in history).
-    #[arg(long)]
-    pub force: bool,
+    #[command(flatten)]
+    pub conflicts: ConflictFlags,
     #[command(flatten)]
     pub json: JsonFlag,
 }
@@ -209,19 +202,38 @@ pub struct RedoFlags {
     pub flags: RollbackFlags,
 }
 
+/// What a rollback-like command (rollback, undo, redo, restore, revert) does with conflicts,
+/// and whether it only shows its plan.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct ConflictFlags {
+    /// Show the plan and the conflicts; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Change everything else and leave conflicting paths as they are (the answer says why).
+    #[arg(long, conflicts_with = "force")]
+    pub skip_conflicts: bool,
+    /// Change conflicting paths too (what they hold stays in history).
+    #[arg(long)]
+    pub force: bool,
+}
+
+impl ConflictFlags {
+    /// The conflict policy as the API names it.
+    pub fn on_conflict(&self) -> &'static str {
+        match (self.skip_conflicts, self.force) {
+            (true, _) => "skip",
+            (_, true) => "force",
+            _ => "abort",
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct RollbackFlags {
     #[command(flatten)]
     pub session: SessionArg,
-    /// Show the plan and the conflicts; change nothing.
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Roll back everything else and leave conflicting paths as they are.
-    #[arg(long, conflicts_with = "force")]
-    pub skip_conflicts: bool,
-    /// Roll back conflicting paths too (what they hold stays in history).
-    #[arg(long)]
-    pub force: bool,
+    #[command(flatten)]
+    pub conflicts: ConflictFlags,
     /// Show unified diffs of what each file becomes.
     #[arg(long)]
     pub diff: bool,

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::{Value, json};
 
-use super::args::{JsonFlag, ServeArgs, SessionArg};
+use super::args::{ConflictFlags, JsonFlag, ServeArgs, SessionArg};
 use super::style::{Paint, paint};
 use super::{Client, Hint, encode, print, resolve_session, rollback, text_of, workspace_relative};
 use crate::api::error::ErrorCode;
@@ -24,15 +24,8 @@ pub struct RevertCmd {
     pub hunk: Option<usize>,
     #[command(flatten)]
     pub session: SessionArg,
-    /// Show the plan and the conflicts; change nothing.
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Leave the file as it is if it conflicts (the answer says why).
-    #[arg(long, conflicts_with = "force")]
-    pub skip_conflicts: bool,
-    /// Revert the file even if it changed since the turn (what it holds stays in history).
-    #[arg(long)]
-    pub force: bool,
+    #[command(flatten)]
+    pub conflicts: ConflictFlags,
     #[command(flatten)]
     pub json: JsonFlag,
 }
@@ -42,8 +35,8 @@ pub fn revert(client: &Client, args: &ServeArgs, cmd: RevertCmd) -> anyhow::Resu
     let path = workspace_relative(client, args, &cmd.path)?;
     let mut body = json!({
         "path": path,
-        "on_conflict": rollback::on_conflict(cmd.skip_conflicts, cmd.force),
-        "dry_run": cmd.dry_run,
+        "on_conflict": cmd.conflicts.on_conflict(),
+        "dry_run": cmd.conflicts.dry_run,
     });
     if let Some(hunk) = cmd.hunk {
         body["hunk"] = json!(hunk);

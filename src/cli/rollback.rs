@@ -93,9 +93,7 @@ pub fn redo(client: &Client, args: &ServeArgs, redo: RedoFlags) -> anyhow::Resul
 pub fn restore(client: &Client, args: &ServeArgs, cmd: RestoreCmd) -> anyhow::Result<ExitCode> {
     let flags = RollbackFlags {
         session: cmd.session,
-        dry_run: cmd.dry_run,
-        skip_conflicts: cmd.skip_conflicts,
-        force: cmd.force,
+        conflicts: cmd.conflicts,
         diff: false,
         op_id: None,
         paths: vec![cmd.path],
@@ -125,23 +123,14 @@ fn send(
         .iter()
         .map(|p| workspace_relative(client, args, p))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    body["on_conflict"] = json!(on_conflict(flags.skip_conflicts, flags.force));
-    body["dry_run"] = json!(flags.dry_run);
+    body["on_conflict"] = json!(flags.conflicts.on_conflict());
+    body["dry_run"] = json!(flags.conflicts.dry_run);
     body["paths"] = json!(paths);
     body["diff"] = json!(flags.diff);
     if let Some(op_id) = flags.op_id {
         body["op_id"] = json!(op_id);
     }
     post_plan(client, route, &body, flags.json.json)
-}
-
-/// The flags' conflict policy as the API names it.
-pub(super) fn on_conflict(skip_conflicts: bool, force: bool) -> &'static str {
-    match (skip_conflicts, force) {
-        (true, _) => "skip",
-        (_, true) => "force",
-        _ => "abort",
-    }
 }
 
 /// Posts a rollback-like request and prints its plan or answer; exit 3 when refused, or when
