@@ -80,18 +80,7 @@ impl Claude<'_> {
 
     /// The recorded events, each as `name` or `name:source-or-trigger`.
     fn events(&self) -> Vec<String> {
-        let text = std::fs::read_to_string(self.home.join("events.jsonl")).unwrap_or_default();
-        let tag = |e: Value| {
-            let name = e["hook_event_name"].as_str().unwrap_or("?").to_string();
-            match e["source"].as_str().or(e["trigger"].as_str()) {
-                Some(detail) => format!("{name}:{detail}"),
-                None => name,
-            }
-        };
-        text.lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .map(tag)
-            .collect()
+        agent_cli::recorded_events(&self.home.join("events.jsonl"), &["source", "trigger"])
     }
 
     /// One `claude -p` run (`--continue`: the same session as the run before).

@@ -114,18 +114,7 @@ fn record_events(home: &Path) {
 
 /// The recorded events, each as `name` or `name:source-or-trigger`.
 fn recorded_events(home: &Path) -> Vec<String> {
-    let text = std::fs::read_to_string(home.join("events.jsonl")).unwrap_or_default();
-    let tag = |e: serde_json::Value| {
-        let name = e["hook_event_name"].as_str().unwrap_or("?").to_string();
-        match e["source"].as_str().or(e["trigger"].as_str()) {
-            Some(detail) => format!("{name}:{detail}"),
-            None => name,
-        }
-    };
-    text.lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .map(tag)
-        .collect()
+    agent_cli::recorded_events(&home.join("events.jsonl"), &["source", "trigger"])
 }
 
 /// Issue 15.7 with the real CLI: the answer to the tool call reports more tokens than

@@ -94,19 +94,7 @@ fn gemini_settings_recording(ws: &Workspace) -> std::path::PathBuf {
 
 /// The recorded events, each as `name` or `name:source-trigger-or-reason`.
 fn recorded_events(log: &Path) -> Vec<String> {
-    let text = std::fs::read_to_string(log).unwrap_or_default();
-    let tag = |e: serde_json::Value| {
-        let name = e["hook_event_name"].as_str().unwrap_or("?").to_string();
-        let detail = e["source"].as_str().or(e["trigger"].as_str());
-        match detail.or(e["reason"].as_str()) {
-            Some(detail) => format!("{name}:{detail}"),
-            None => name,
-        }
-    };
-    text.lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .map(tag)
-        .collect()
+    agent_cli::recorded_events(log, &["source", "trigger", "reason"])
 }
 
 /// Issue 15.7 with the real CLI: in the resumed session, the answer carrying the turn's tool

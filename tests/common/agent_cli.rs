@@ -219,3 +219,21 @@ pub fn assert_one_compacted_turn_and_undo(
         "undo of the compacted turn",
     );
 }
+
+/// The hook events a logging hook recorded in `log` (one JSON payload per line), each as
+/// `name` or `name:detail`, the detail the first of `details` the payload has (`source`,
+/// `trigger`, `reason`).
+pub fn recorded_events(log: &Path, details: &[&str]) -> Vec<String> {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let tag = |e: Value| {
+        let name = e["hook_event_name"].as_str().unwrap_or("?").to_string();
+        match details.iter().find_map(|key| e[*key].as_str()) {
+            Some(detail) => format!("{name}:{detail}"),
+            None => name,
+        }
+    };
+    text.lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .map(tag)
+        .collect()
+}
