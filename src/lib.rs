@@ -31,12 +31,13 @@
 //!   reads; a file it cannot read is described by its `stat` as `unreadable`), a rollback's
 //!   operations on one path (`fs::ops`: openat2-confined, temp + fsync + rename, exchange, no
 //!   clobber), the names of its temp files (`fs::temp`), readers working ahead of a writer
-//!   (`fs::feed`, `map_parallel`).
+//!   (`fs::feed`, `map_parallel`, `map_parallel_at_idle` with `fs::priority`).
 //! - [`engine`]: the single-writer loop. Hints and commands (`engine::Msg`) reach one
 //!   thread in order; it owns the writer connection and decides when each piece of work
 //!   runs. Every command (turn markers, rollbacks, forks, gc, verify) waits for its cookie
 //!   (`engine::barrier`, G1), so writes are attributed by position; hints wait in
-//!   `engine::batch` until their burst settles (its timing decided on an injected clock, its
+//!   `engine::batch` until their burst settles, or 2 s into a stream that does not (a command is
+//!   mostly done before its files are read; its timing decided on an injected clock, its
 //!   cases data files in `src/engine/batch_cases/`); then the directories the
 //!   watch limit left unwatched are verified (G2). A store that cannot take a version is a
 //!   storage fault: the path stays pending and is retried with back-off, and commands that
@@ -46,7 +47,11 @@
 //!   write are refused, reads go on. A panic on the worker thread (or in the first index,
 //!   which runs before it starts) ends the daemon through its one shutdown path (`daemon`).
 //! - [`capture`]: hints to facts. A path is a fact only after a re-read; a settled burst is
-//!   recorded in one transaction (`capture::record`); the first index, the restart reconcile
+//!   recorded in one transaction (`capture::record`), its paths' latest versions read first so
+//!   the readers skip what the index proves (`fs::read::observe_expecting`: a stat that proves
+//!   a file unchanged spares the open, content the latest version holds is hashed but not
+//!   stored again); a burst nobody waits for is read by helpers at idle priority beside the
+//!   worker, so the agent's command keeps the CPU; the first index, the restart reconcile
 //!   and rescans after lost events share one parallel walk (`capture::rescan`,
 //!   `capture::walk`; no stat when the index is empty), whose paths readers observe ahead of
 //!   the writer in large transactions; a clean exit settles the racy stat-cache entries so

@@ -64,6 +64,10 @@ impl State {
         matches!(self, Self::Dir)
     }
 
+    pub fn is_file(&self) -> bool {
+        matches!(self, Self::File(_))
+    }
+
     /// A file the daemon could not read (`FileState::unreadable`).
     pub fn is_unreadable(&self) -> bool {
         matches!(self, Self::File(f) if f.unreadable)

@@ -22,6 +22,11 @@ pub struct Stats {
     /// Reads abandoned because the file kept changing (retried on its next event).
     pub unstable: AtomicU64,
     pub too_large: AtomicU64,
+    /// Hinted files not opened: their stat proved them unchanged since recorded.
+    pub unchanged_by_stat: AtomicU64,
+    /// Hinted files read and hashed but not stored again: the latest version holds their
+    /// content (a rollback's own writes, a byte-for-byte rewrite).
+    pub unchanged_by_hash: AtomicU64,
     /// Store failures (disk full, file size limit, I/O error): each one left a path pending.
     pub storage_errors: AtomicU64,
     storage: Mutex<Option<StorageStatus>>,
@@ -236,6 +241,8 @@ impl Stats {
             "vanished": get(&self.vanished),
             "unreadable": get(&self.unreadable),
             "unstable": get(&self.unstable),
+            "unchanged_by_stat": get(&self.unchanged_by_stat),
+            "unchanged_by_hash": get(&self.unchanged_by_hash),
             "too_large": get(&self.too_large),
             "storage_errors": get(&self.storage_errors),
             "storage_error": self.storage(),

@@ -42,10 +42,19 @@ const T100K: TreeSpec = TreeSpec {
     seed: 2,
 };
 
-/// The trees to run: `--only` one, `--quick` t20k, else both.
+/// Issue 19: a monorepo's size, source-like small files (opt-in: `--only t1m`).
+const T1M: TreeSpec = TreeSpec {
+    name: "t1m",
+    n: 1_000_000,
+    mean: 1_500,
+    seed: 3,
+};
+
+/// The trees to run: `--only` one, `--quick` t20k, else t20k and t100k.
 pub fn specs(o: &Opts) -> Vec<TreeSpec> {
     match (&o.only, o.quick) {
         (Some(n), _) if n == "t100k" => vec![T100K],
+        (Some(n), _) if n == "t1m" => vec![T1M],
         (Some(_), _) | (None, true) => vec![T20K],
         (None, false) => vec![T20K, T100K],
     }
@@ -129,6 +138,7 @@ pub fn run_tree(
         .tempdir_in(&o.dir)
         .map_err(|e| format!("temp dir in {}: {e}", o.dir.display()))?;
     let (mut r, (shadow_first, shadow_bytes_first)) = new_run(o, spec, base.path(), tck)?;
+    let _watches = WatchLimit::at_least(2 * r.g.dirs, &mut r.notes);
     let floor = measure_floor(&mut r)?;
     let (d, fw_first) = start_daemon(&r, bin, &base.path().join("daemon.log"))?;
     let (rss_index, _) = d.rss();
@@ -305,5 +315,48 @@ fn keep_or_remove(r: &mut Run, base: tempfile::TempDir) {
         r.notes.push(format!("Kept in `{}`.", p.display()));
     } else {
         eprintln!("[{}] removing {}", r.name, base.path().display());
+    }
+}
+
+/// `fs.inotify.max_user_watches` raised for a tree's run (t1m needs ~71,000 watches; Debian's
+/// default is 8,192 or a RAM-based value), put back when the run ends, by error or not.
+struct WatchLimit {
+    before: Option<u64>,
+}
+
+const MAX_USER_WATCHES: &str = "/proc/sys/fs/inotify/max_user_watches";
+
+impl WatchLimit {
+    fn at_least(want: usize, notes: &mut Vec<String>) -> WatchLimit {
+        let now: Option<u64> = std::fs::read_to_string(MAX_USER_WATCHES)
+            .ok()
+            .and_then(|t| t.trim().parse().ok());
+        let Some(now) = now.filter(|&n| n < want as u64) else {
+            return WatchLimit { before: None };
+        };
+        match std::fs::write(MAX_USER_WATCHES, want.to_string()) {
+            Ok(()) => {
+                notes.push(format!(
+                    "`fs.inotify.max_user_watches` raised from {now} to {want} for this tree's run, and restored after."
+                ));
+                WatchLimit { before: Some(now) }
+            }
+            Err(e) => {
+                notes.push(format!(
+                    "`fs.inotify.max_user_watches` is {now}, below the {want} this tree wants, and could not be raised ({e}): part of the tree ran unwatched."
+                ));
+                WatchLimit { before: None }
+            }
+        }
+    }
+}
+
+impl Drop for WatchLimit {
+    fn drop(&mut self) {
+        if let Some(before) = self.before
+            && let Err(e) = std::fs::write(MAX_USER_WATCHES, before.to_string())
+        {
+            eprintln!("cannot restore {MAX_USER_WATCHES} to {before}: {e}");
+        }
     }
 }

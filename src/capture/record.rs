@@ -10,10 +10,12 @@ use indicatif::ProgressBar;
 use rusqlite::{Connection, TransactionBehavior};
 
 use super::Context;
-use crate::fs::feed::{CancelOnDrop, Feed, map_parallel};
-use crate::fs::read::{Observation, Present, RootDir, observe, observe_file, unreadable_file};
+use crate::fs::feed::{CancelOnDrop, Feed, map_parallel, map_parallel_at_idle};
+use crate::fs::read::{
+    Expected, Observation, Present, RootDir, Saved, observe, observe_expecting, observe_file, unreadable_file,
+};
 use crate::model::Hash;
-use crate::model::{Origin, State, now_ms, now_ns};
+use crate::model::{Origin, RACY_NS, State, now_ms, now_ns};
 use crate::paths::RelPath;
 use crate::store::blobs::BlobDir;
 use crate::store::fault::StorageFault;
@@ -86,6 +88,7 @@ pub fn record(
     ctx: &mut Context,
     work: Vec<RelPath>,
     who: Attribution,
+    priority: Priority,
     progress: Option<&ProgressBar>,
 ) -> rusqlite::Result<Recorded> {
     let observer = ctx.observer();
@@ -94,11 +97,43 @@ pub fn record(
     let mut seen: HashSet<RelPath> = HashSet::with_capacity(work.len());
     let mut work: Vec<RelPath> = work.into_iter().filter(|p| seen.insert(p.clone())).collect();
     while !work.is_empty() {
-        let observed = observer.observe_all(&work, progress);
+        let known = latest_of(&tx, &work)?;
+        let observed = observer.observe_all(&work, &known, priority, progress);
+        batch.known = Some(known);
         let next = batch.apply_round(&tx, ctx, work, observed)?;
         work = next.into_iter().filter(|p| seen.insert(p.clone())).collect();
     }
     batch.finish(tx, ctx)
+}
+
+/// Who waits for a batch: nobody (it settled by itself, and the agent's command may still be
+/// running: readers at idle priority, beside the worker reading at its own), or a command
+/// (everyone at normal priority).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Priority {
+    Background,
+    Waited,
+}
+
+/// The latest recorded state of each path, read once for the readers (what they can skip)
+/// and the batch.
+fn latest_of(conn: &Connection, work: &[RelPath]) -> rusqlite::Result<HashMap<RelPath, Latest>> {
+    let mut known = HashMap::with_capacity(work.len());
+    for path in work {
+        if let Some(latest) = sql::latest(conn, path)? {
+            known.insert(path.clone(), latest);
+        }
+    }
+    Ok(known)
+}
+
+/// What the readers may skip for a path the index knows.
+fn expected(latest: &Latest) -> Expected {
+    Expected {
+        stat: latest.stat,
+        stat_proves: latest.stat.mtime_ns + RACY_NS < latest.checked_ns,
+        state: latest.state.clone(),
+    }
 }
 
 /// A path a walk found (or recorded and not found), with its latest recorded state.
@@ -187,13 +222,38 @@ impl Observer {
         observed
     }
 
-    /// Observes every path, in parallel when there are many, in the order given.
-    fn observe_all(&self, work: &[RelPath], progress: Option<&ProgressBar>) -> Vec<Observation> {
-        let one = |i: usize| self.observe_one(&work[i], false, progress);
+    /// Observes every path, in parallel when there are many, in the order given, skipping
+    /// what `known` proves (`observe_expecting`).
+    fn observe_all(
+        &self,
+        work: &[RelPath],
+        known: &HashMap<RelPath, Latest>,
+        priority: Priority,
+        progress: Option<&ProgressBar>,
+    ) -> Vec<Observation> {
+        let one = |i: usize| {
+            let path = &work[i];
+            super::panic_if_asked(path);
+            let expected = known.get(path).map(expected);
+            let observed = observe_expecting(
+                &self.root,
+                path,
+                self.max_file_size,
+                &self.blobs,
+                expected.as_ref(),
+            );
+            if let Some(bar) = progress {
+                bar.inc(1);
+            }
+            observed
+        };
         if work.len() <= PARALLEL_ABOVE {
             return (0..work.len()).map(one).collect();
         }
-        map_parallel(work.len(), READERS, one)
+        match priority {
+            Priority::Background => map_parallel_at_idle(work.len(), READERS, one),
+            Priority::Waited => map_parallel(work.len(), READERS, one),
+        }
     }
 }
 
@@ -312,6 +372,7 @@ impl Batch {
         next: &mut Vec<RelPath>,
     ) -> rusqlite::Result<()> {
         let is_dir = present.state.is_dir();
+        count_saved(ctx, present.saved);
         if is_own_temp(conn, path)? {
             // A rollback's temp file (issue 14.3): never a version; the journal names it.
             discard_streamed(ctx, &present);
@@ -447,6 +508,18 @@ fn untrack(conn: &Connection, ctx: &mut Context, path: &RelPath) -> rusqlite::Re
         sql::clear_path_state(conn, path_id)?;
     }
     super::tracked::mark_left(conn, &left)
+}
+
+fn count_saved(ctx: &Context, saved: Saved) {
+    match saved {
+        Saved::Nothing => {}
+        Saved::Read => {
+            ctx.stats.unchanged_by_stat.fetch_add(1, Ordering::Relaxed);
+        }
+        Saved::Store => {
+            ctx.stats.unchanged_by_hash.fetch_add(1, Ordering::Relaxed);
+        }
+    }
 }
 
 fn discard_streamed(ctx: &Context, present: &Present) {

@@ -23,6 +23,7 @@ use super::Context;
 use super::record::{Attribution, Recorded, Walked, record_walked};
 use super::rescan::{Survey, merge_with_index, survey, walk_tracked};
 use super::walk::Entry;
+use crate::fs::priority::lower_own_priority;
 use crate::model::{Origin, now_ms};
 use crate::stats::VerifyRun;
 use crate::store::found::{self, FoundVersion, TurnSpan};
@@ -172,40 +173,6 @@ fn walk_at_idle(
     })
 }
 
-const IOPRIO_CLASS_SHIFT: libc::c_int = 13;
-const IOPRIO_CLASS_IDLE: libc::c_int = 3;
-const IOPRIO_WHO_PROCESS: libc::c_int = 1;
-
-/// Idle CPU (`SCHED_IDLE`, else nice 19) and idle I/O priority for the calling thread, and
-/// so for the threads it starts. Best effort: a kernel that refuses leaves it as it was. An
-/// unprivileged thread cannot raise its priority again, so this is only ever called on a
-/// thread that ends with its work.
-pub fn lower_own_priority() {
-    let param = libc::sched_param { sched_priority: 0 };
-    // SAFETY: pid 0 is the calling thread; `param` is a valid sched_param for SCHED_IDLE.
-    let idle = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) } == 0;
-    if !idle {
-        // SAFETY: setpriority on the calling thread (0) only changes its nice value.
-        unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 19) };
-    }
-    // SAFETY: ioprio_set(IOPRIO_WHO_PROCESS, 0 = the calling thread, IDLE) takes plain ints.
-    let io = unsafe {
-        libc::syscall(
-            libc::SYS_ioprio_set,
-            IOPRIO_WHO_PROCESS,
-            0,
-            IOPRIO_CLASS_IDLE << IOPRIO_CLASS_SHIFT,
-        )
-    };
-    if !idle || io != 0 {
-        tracing::debug!(
-            sched_idle = idle,
-            io_idle = io == 0,
-            "verification pass priority only partly lowered"
-        );
-    }
-}
-
 /// The found paths in path order, cut into runs of the same attribution: each run is
 /// recorded as one group, so a new directory is still recorded before what it holds.
 fn attribute(
@@ -311,31 +278,5 @@ mod tests {
         );
         assert_eq!(who(&spans, 700), (Origin::Turn, Some(11)));
         assert_eq!(attribution_at(&spans, None).origin, Origin::Outside);
-    }
-
-    fn scheduler_and_io_class() -> (libc::c_int, libc::c_long) {
-        // SAFETY: both only read the calling thread's own scheduling state.
-        unsafe {
-            let policy = libc::sched_getscheduler(0);
-            let io = libc::syscall(libc::SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0);
-            (policy, io >> IOPRIO_CLASS_SHIFT)
-        }
-    }
-
-    #[test]
-    fn the_walk_threads_run_at_idle_cpu_and_io_priority() {
-        let (policy, io_class) = std::thread::spawn(|| {
-            lower_own_priority();
-            // The walk's own threads are started from the lowered one: they inherit it.
-            std::thread::spawn(scheduler_and_io_class)
-                .join()
-                .expect("inner thread")
-        })
-        .join()
-        .expect("lowered thread");
-        assert_eq!(policy, libc::SCHED_IDLE);
-        assert_eq!(io_class, libc::c_long::from(IOPRIO_CLASS_IDLE));
-        // The thread that started it is untouched.
-        assert_ne!(scheduler_and_io_class().0, libc::SCHED_IDLE);
     }
 }

@@ -12,8 +12,11 @@ use crate::paths::RelPath;
 /// Quiet time after the last hint before a batch is recorded (editors' save bursts, `sed -i`
 /// temp files). A turn marker does not wait for it.
 pub const SETTLE: Duration = Duration::from_millis(20);
-/// A continuous stream of hints is still recorded at least this often.
-pub const MAX_DELAY: Duration = Duration::from_millis(250);
+/// A continuous stream of hints is still recorded at least this often. Long enough that an
+/// agent's command (`sed -i` over thousands of files, a checkout, a code generator) is mostly
+/// done before its files are read: each is read once, after its last write, and not while the
+/// command still needs the CPU. A turn marker does not wait for it.
+pub const MAX_DELAY: Duration = Duration::from_secs(2);
 pub const MAX_PENDING: usize = 20_000;
 /// Back-off after a batch failed (disk full, I/O error) before trying again: doubled at
 /// every failure up to `RETRY_MAX`. A turn marker retries at once.

@@ -14,7 +14,7 @@ use super::checks::{batch_fault, refuse};
 use super::lost::LostEvents;
 use super::schedule::{Schedule, Sent};
 use super::{Command, Msg};
-use crate::capture::record::{Attribution, attribution, record};
+use crate::capture::record::{Attribution, Priority, attribution, record};
 use crate::capture::rescan::{record_survey, rescan, rescan_into_view, survey};
 use crate::capture::{Context, TRIM_AFTER, release_freed_memory};
 use crate::model::RACY_NS;
@@ -205,7 +205,7 @@ impl Worker {
         }
         // A lost root takes no more cookies or records (`lost_root`).
         if !self.ctx.stats.is_workspace_lost() {
-            self.flush();
+            self.flush(Priority::Waited);
             self.settle_racy();
         }
         tracing::info!("capture stopped");
@@ -235,7 +235,7 @@ impl Worker {
             }
         };
         let _ = std::fs::remove_file(cookie.to_abs(&root));
-        self.flush();
+        self.flush(Priority::Waited);
         if !arrived || !self.batch.is_empty() || self.lost.signalled() {
             return;
         }
@@ -277,7 +277,7 @@ impl Worker {
                             self.run_command(command);
                             self.release_waiting();
                         } else {
-                            self.flush();
+                            self.flush(Priority::Waited);
                             self.run_command(command);
                         }
                     }
@@ -296,7 +296,7 @@ impl Worker {
                 if self.lost.take() || self.rescan_owed {
                     self.rescan_and_release();
                 } else {
-                    self.flush();
+                    self.flush(Priority::Waited);
                 }
                 self.queued_marker(&name);
             }
@@ -330,7 +330,7 @@ impl Worker {
         // A removed root sends no event of its own while its descriptor is held open: the
         // removals of its children lead here first.
         if self.batch.due(now) && !self.root_lost() {
-            self.flush();
+            self.flush(Priority::Background);
         }
         self.trim_when_idle(now);
         self.verify_when_due(now);
@@ -392,8 +392,8 @@ impl Worker {
         attribution(&self.open)
     }
 
-    /// Records every pending hint in one batch.
-    fn flush(&mut self) {
+    /// Records every pending hint in one batch; `priority` says whether a command waits for it.
+    fn flush(&mut self, priority: Priority) {
         if !self.record_pending_rollback() {
             return;
         }
@@ -405,7 +405,7 @@ impl Worker {
         let who = self.who();
         self.since_trim += work.len();
         self.trim_at = None;
-        match record(&mut self.conn, &mut self.ctx, work.clone(), who, None) {
+        match record(&mut self.conn, &mut self.ctx, work.clone(), who, priority, None) {
             Ok(recorded) => {
                 if !recorded.requeue.is_empty() {
                     self.batch.requeue(recorded.requeue, Instant::now());

@@ -127,6 +127,24 @@ pub fn map_parallel<T: Send>(len: usize, threads: usize, f: impl Fn(usize) -> T 
     })
 }
 
+/// `map_parallel` for work nobody waits for: the helper threads lower their own priority
+/// (`priority::lower_own_priority`: they yield the CPU and the disk to the agent's commands),
+/// and the caller reads beside them at its own, so the work never starves on a busy machine
+/// (a command arriving meanwhile waits for it).
+pub fn map_parallel_at_idle<T: Send>(len: usize, threads: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let feed = Feed::new(len, len);
+    std::thread::scope(|scope| {
+        for _ in 1..threads.min(len) {
+            scope.spawn(|| {
+                super::priority::lower_own_priority();
+                feed.serve(&f);
+            });
+        }
+        feed.serve(&f);
+        feed.take(len)
+    })
+}
+
 /// Cancels the feed when the writer leaves, by error or not, so its readers can be joined.
 pub struct CancelOnDrop<'a, T>(pub &'a Feed<T>);
 
@@ -165,6 +183,15 @@ mod tests {
             })
         });
         assert!(outcome.is_err());
+    }
+
+    #[test]
+    fn idle_helpers_and_the_caller_compute_every_item_in_order() {
+        assert_eq!(
+            map_parallel_at_idle(500, 4, |i| i + 1),
+            (1..=500).collect::<Vec<_>>()
+        );
+        assert_eq!(map_parallel_at_idle(1, 4, |i| i), vec![0]);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! (WATCH-06), streamed in constant memory when large (WATCH-07).
 
 use std::fs::File;
-use std::io::{self, Read};
+use std::io::{self, Read, Seek};
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
@@ -121,11 +121,62 @@ pub struct Present {
     pub blob: Option<NewBlob>,
     /// A streamed blob still under its temp name, renamed into place when recorded.
     pub streamed: Option<PathBuf>,
+    /// What the index let this observation skip (`observe_expecting`).
+    pub saved: Saved,
+}
+
+/// Work an observation did not have to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Saved {
+    #[default]
+    Nothing,
+    /// Not opened: its stat proved it unchanged.
+    Read,
+    /// Read and hashed, but not compressed or stored: the store holds its content.
+    Store,
 }
 
 /// Reads `rel` as it is now, storing a file's content in the blob store.
 pub fn observe(root: &RootDir, rel: &RelPath, max_file_size: u64, blobs: &BlobDir) -> Observation {
-    look(root, rel, max_file_size, Some(blobs))
+    look(root, rel, max_file_size, Some(blobs), None)
+}
+
+/// What the index holds for a path about to be observed: lets `observe_expecting` skip work
+/// the record already has done.
+#[derive(Debug, Clone)]
+pub struct Expected {
+    /// The stat recorded with the latest version.
+    pub stat: StatKey,
+    /// The stat was taken long enough after the file's mtime that an equal stat now proves
+    /// the content unchanged (not "racy").
+    pub stat_proves: bool,
+    /// The latest version.
+    pub state: State,
+}
+
+impl Expected {
+    /// The content hash the store holds a blob for, when the latest version is a file whose
+    /// content was stored.
+    fn stored_hash(&self) -> Option<Hash> {
+        match &self.state {
+            State::File(f) if !f.too_large && !f.unreadable => Some(f.hash),
+            _ => None,
+        }
+    }
+}
+
+/// `observe` of a path the index knows: a regular file whose stat equals the recorded one (and
+/// proves it) is not opened at all, and content whose hash is the latest version's is not
+/// compressed or stored again (the blob is there). A rollback's own writes, `sed -i` rewriting
+/// a file byte for byte, an editor saving unchanged text: read and hashed at most.
+pub fn observe_expecting(
+    root: &RootDir,
+    rel: &RelPath,
+    max_file_size: u64,
+    blobs: &BlobDir,
+    expected: Option<&Expected>,
+) -> Observation {
+    look(root, rel, max_file_size, Some(blobs), expected)
 }
 
 /// `observe` for a path a walk has just seen as a regular file: one open instead of two, the
@@ -134,7 +185,7 @@ pub fn observe(root: &RootDir, rel: &RelPath, max_file_size: u64, blobs: &BlobDi
 /// become a device between the walk's stat and this open. Anything but a stable regular file
 /// takes `observe`'s careful way.
 pub fn observe_file(root: &RootDir, rel: &RelPath, max_file_size: u64, blobs: &BlobDir) -> Observation {
-    match read_file(root, rel, max_file_size, Some(blobs)) {
+    match read_file(root, rel, max_file_size, Some(blobs), None) {
         Observation::Present(present) => Observation::Present(present),
         _ => observe(root, rel, max_file_size, blobs),
     }
@@ -150,10 +201,16 @@ pub fn is_dir(root: &RootDir, rel: &RelPath) -> bool {
 
 /// What `rel` is now, without storing anything: the restorer's check of the disk.
 pub fn probe(root: &RootDir, rel: &RelPath, max_file_size: u64) -> Observation {
-    look(root, rel, max_file_size, None)
+    look(root, rel, max_file_size, None, None)
 }
 
-fn look(root: &RootDir, rel: &RelPath, max_file_size: u64, blobs: Option<&BlobDir>) -> Observation {
+fn look(
+    root: &RootDir,
+    rel: &RelPath,
+    max_file_size: u64,
+    blobs: Option<&BlobDir>,
+    expected: Option<&Expected>,
+) -> Observation {
     let fd = match root.open_beneath(rel, OFlags::PATH) {
         Ok(fd) => fd,
         Err(e) if is_gone(e) => return Observation::Absent,
@@ -176,7 +233,19 @@ fn look(root: &RootDir, rel: &RelPath, max_file_size: u64, blobs: Option<&BlobDi
             Err(e) if is_gone(e) => Observation::Absent,
             Err(e) => Observation::Unreadable(e.into()),
         },
-        FileType::RegularFile => read_file(root, rel, max_file_size, blobs),
+        FileType::RegularFile => match expected {
+            Some(e) if e.stat_proves && e.stat == key && e.state.is_file() => Observation::Present(Present {
+                saved: Saved::Read,
+                ..unopened(e.state.clone(), key)
+            }),
+            _ => read_file(
+                root,
+                rel,
+                max_file_size,
+                blobs,
+                expected.and_then(Expected::stored_hash),
+            ),
+        },
         _ => Observation::Special,
     }
 }
@@ -196,16 +265,22 @@ pub fn unreadable_file(root: &RootDir, rel: &RelPath) -> Option<Present> {
         stat,
         blob: None,
         streamed: None,
+        saved: Saved::Nothing,
     })
 }
 
 fn present(state: State, stat: StatKey) -> Observation {
-    Observation::Present(Present {
+    Observation::Present(unopened(state, stat))
+}
+
+fn unopened(state: State, stat: StatKey) -> Present {
+    Present {
         state,
         stat,
         blob: None,
         streamed: None,
-    })
+        saved: Saved::Nothing,
+    }
 }
 
 fn is_gone(e: Errno) -> bool {
@@ -214,14 +289,22 @@ fn is_gone(e: Errno) -> bool {
     matches!(e, Errno::NOENT | Errno::NOTDIR | Errno::LOOP | Errno::XDEV)
 }
 
-fn read_file(root: &RootDir, rel: &RelPath, max_file_size: u64, blobs: Option<&BlobDir>) -> Observation {
+/// `stored`: a hash whose blob the store holds (the latest version's): content with that hash
+/// is not compressed again.
+fn read_file(
+    root: &RootDir,
+    rel: &RelPath,
+    max_file_size: u64,
+    blobs: Option<&BlobDir>,
+    stored: Option<Hash>,
+) -> Observation {
     for _ in 0..READ_ATTEMPTS {
         let fd = match open_for_reading(root, rel) {
             Ok(fd) => fd,
             Err(e) if is_gone(e) => return Observation::Absent,
             Err(e) => return Observation::Unreadable(e.into()),
         };
-        match read_once(fd, max_file_size, blobs) {
+        match read_once(fd, max_file_size, blobs, stored) {
             Ok(Some(present)) => return Observation::Present(present),
             Ok(None) => continue,
             Err(ReadError::Workspace(e)) => return Observation::Unreadable(e),
@@ -244,7 +327,12 @@ fn open_for_reading(root: &RootDir, rel: &RelPath) -> rustix::io::Result<OwnedFd
 }
 
 /// One attempt: `None` when the file changed while it was read.
-fn read_once(fd: OwnedFd, max_file_size: u64, blobs: Option<&BlobDir>) -> Result<Option<Present>, ReadError> {
+fn read_once(
+    fd: OwnedFd,
+    max_file_size: u64,
+    blobs: Option<&BlobDir>,
+    stored: Option<Hash>,
+) -> Result<Option<Present>, ReadError> {
     let before = StatKey::from_rustix(&rustix::fs::fstat(&fd)?);
     if FileType::from_raw_mode(before.mode) != FileType::RegularFile {
         return Ok(None);
@@ -259,7 +347,14 @@ fn read_once(fd: OwnedFd, max_file_size: u64, blobs: Option<&BlobDir>) -> Result
             stat: before,
             blob: None,
             streamed: None,
+            saved: Saved::Nothing,
         }));
+    }
+    if before.size > STREAM_ABOVE
+        && let Some(hash) = stored
+        && let Some(same) = large_and_stored(&mut file, before, executable, hash)?
+    {
+        return Ok(same);
     }
     if let Some(blobs) = blobs.filter(|_| before.size > STREAM_ABOVE) {
         let mut source = Tracked {
@@ -281,6 +376,7 @@ fn read_once(fd: OwnedFd, max_file_size: u64, blobs: Option<&BlobDir>) -> Result
             stat: before,
             blob: Some(blob),
             streamed: Some(tmp),
+            saved: Saved::Nothing,
         }));
     }
     let mut raw = Vec::with_capacity(usize::try_from(before.size).unwrap_or(0));
@@ -289,7 +385,7 @@ fn read_once(fd: OwnedFd, max_file_size: u64, blobs: Option<&BlobDir>) -> Result
         return Ok(None);
     }
     let hash = Hash::of(&raw);
-    let blob = match blobs {
+    let blob = match blobs.filter(|_| stored != Some(hash)) {
         Some(blobs) => Some(
             blobs
                 .prepare(hash, &raw)
@@ -298,12 +394,43 @@ fn read_once(fd: OwnedFd, max_file_size: u64, blobs: Option<&BlobDir>) -> Result
         None => None,
     };
     let state = file_state(hash, raw.len() as u64, executable, false);
+    let saved = if blobs.is_some() && blob.is_none() {
+        Saved::Store
+    } else {
+        Saved::Nothing
+    };
     Ok(Some(Present {
         state,
         stat: before,
         blob,
         streamed: None,
+        saved,
     }))
+}
+
+/// A large file hashed before it is streamed into the store: `Some` when its content is the
+/// stored blob's (`Some(None)`: it changed while read), `None` to stream it (rewound).
+fn large_and_stored(
+    file: &mut File,
+    before: StatKey,
+    executable: bool,
+    stored: Hash,
+) -> Result<Option<Option<Present>>, ReadError> {
+    let (hash, size) = hash_stream(file)?;
+    if !stable(file, before, size) {
+        return Ok(Some(None));
+    }
+    if hash != stored {
+        file.seek(io::SeekFrom::Start(0))?;
+        return Ok(None);
+    }
+    Ok(Some(Some(Present {
+        state: file_state(hash, size, executable, false),
+        stat: before,
+        blob: None,
+        streamed: None,
+        saved: Saved::Store,
+    })))
 }
 
 fn file_state(hash: Hash, size: u64, executable: bool, too_large: bool) -> State {
@@ -328,4 +455,116 @@ fn hash_stream(file: &mut File) -> io::Result<(Hash, u64)> {
     let mut hasher = blake3::Hasher::new();
     let size = io::copy(file, &mut hasher)?;
     Ok((Hash(*hasher.finalize().as_bytes()), size))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Fixture {
+        _tmp: tempfile::TempDir,
+        root: RootDir,
+        blobs: BlobDir,
+        rel: RelPath,
+    }
+
+    fn fixture(content: &[u8]) -> Fixture {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir(tmp.path().join("ws")).expect("ws");
+        std::fs::write(tmp.path().join("ws/f.txt"), content).expect("write");
+        let root = RootDir::open(&tmp.path().join("ws")).expect("root");
+        let blobs = BlobDir::open(tmp.path().join("blobs")).expect("blobs");
+        let rel = RelPath::parse("f.txt").expect("path");
+        Fixture {
+            _tmp: tmp,
+            root,
+            blobs,
+            rel,
+        }
+    }
+
+    fn observe_with(f: &Fixture, expected: &Expected) -> Present {
+        match observe_expecting(&f.root, &f.rel, u64::MAX, &f.blobs, Some(expected)) {
+            Observation::Present(present) => present,
+            other => panic!("not present: {other:?}"),
+        }
+    }
+
+    fn stat_of(f: &Fixture) -> StatKey {
+        let meta = std::fs::metadata(f.rel.to_abs(&f.root.path)).expect("stat");
+        StatKey::from_metadata(&meta)
+    }
+
+    #[test]
+    fn a_proving_stat_is_trusted_without_opening_the_file_and_a_racy_one_is_not() {
+        let f = fixture(b"on disk\n");
+        // What the index claims: other content. Only an observation that never read the file
+        // can answer with it.
+        let claimed = file_state(Hash::of(b"recorded\n"), 8, false, false);
+        let mut expected = Expected {
+            stat: stat_of(&f),
+            stat_proves: true,
+            state: claimed.clone(),
+        };
+        let trusted = observe_with(&f, &expected);
+        assert_eq!((trusted.state, trusted.saved), (claimed.clone(), Saved::Read));
+        assert!(trusted.blob.is_none());
+
+        expected.stat_proves = false;
+        let read = observe_with(&f, &expected);
+        assert_eq!(read.state, file_state(Hash::of(b"on disk\n"), 8, false, false));
+        assert_eq!(read.saved, Saved::Nothing);
+        assert!(read.blob.is_some(), "new content is stored");
+    }
+
+    #[test]
+    fn content_the_latest_version_holds_is_hashed_but_not_stored_again() {
+        let f = fixture(b"same bytes\n");
+        let latest = file_state(Hash::of(b"same bytes\n"), 11, false, false);
+        let expected = Expected {
+            stat: StatKey {
+                ino: 0,
+                ..stat_of(&f)
+            },
+            stat_proves: true,
+            state: latest.clone(),
+        };
+        let present = observe_with(&f, &expected);
+        assert_eq!((present.state, present.saved), (latest, Saved::Store));
+        assert!(present.blob.is_none() && present.streamed.is_none());
+    }
+
+    #[test]
+    fn a_large_file_the_store_holds_is_not_streamed_into_it_again() {
+        let big = vec![7u8; (STREAM_ABOVE + 1) as usize];
+        let f = fixture(&big);
+        let latest = file_state(Hash::of(&big), big.len() as u64, false, false);
+        let expected = Expected {
+            stat: StatKey {
+                ino: 0,
+                ..stat_of(&f)
+            },
+            stat_proves: false,
+            state: latest.clone(),
+        };
+        let present = observe_with(&f, &expected);
+        assert_eq!((present.state, present.saved), (latest, Saved::Store));
+        assert!(present.streamed.is_none());
+
+        // Another large content of the same size is streamed in as ever.
+        let other = Expected {
+            state: file_state(Hash::of(b"else"), big.len() as u64, false, false),
+            ..expected
+        };
+        let streamed = observe_with(&f, &other);
+        assert_eq!(
+            streamed.state,
+            file_state(Hash::of(&big), big.len() as u64, false, false)
+        );
+        assert!(
+            streamed.streamed.is_some(),
+            "new content is streamed into the store"
+        );
+        f.blobs.discard(streamed.streamed.as_deref().expect("temp"));
+    }
 }

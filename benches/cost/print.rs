@@ -1,0 +1,78 @@
+//! The agent-cost table, with the machine and the command, for docs/benchmarks.md.
+
+use std::time::Instant;
+
+use super::opts::Opts;
+use super::setup::Bench;
+use super::workloads::Samples;
+use crate::common::stats::{fmt_dur, fmt_int, fmt_med_p95, fmt_ratio, median, pass};
+use crate::common::sysinfo;
+
+pub fn report(o: &Opts, b: &Bench, rows: &[Samples], started: Instant, load_start: &str) {
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    println!(
+        "### The agent's own commands: watched vs unwatched copy (`cargo bench --bench cost -- {}`)\n",
+        args.join(" ")
+    );
+    let commit = sysinfo::project_commit(std::path::Path::new(env!("CARGO_MANIFEST_DIR")));
+    println!(
+        "- {}; filewatchd {} ({}); machine: nproc {}, {}, {}, kernel {}; disk {}.",
+        sysinfo::date(),
+        commit.as_deref().unwrap_or("?"),
+        b.bin.display(),
+        sysinfo::nproc(),
+        sysinfo::cpu_model(),
+        sysinfo::mem_total(),
+        sysinfo::kernel(),
+        sysinfo::disk(&b.watched)
+    );
+    println!(
+        "- Tree: {} files in {} dirs (t20k's generator, seed 1), made a git repo, copied with `cp -a`; \
+         the daemon watches one copy. {} pairs per workload, alternating which copy goes first; \
+         `sync` before each timed command. Took {}; 1-min load {} at the start, {} at the end.\n",
+        fmt_int(b.g.files.len() as u64),
+        fmt_int(b.g.dirs as u64),
+        o.pairs,
+        fmt_dur(started.elapsed()),
+        load_start,
+        sysinfo::loadavg()
+    );
+    println!(
+        "| command | with filewatchd | without | ratio (medians) | median of pair ratios | goal | pass | end marker after it | daemon CPU during it | captured |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for s in rows {
+        println!("{}", line(s));
+    }
+    println!();
+}
+
+fn line(s: &Samples) -> String {
+    let captured = match &s.first_bad {
+        None => format!("exact in {}/{}", s.captured_ok, s.watched.len()),
+        Some(bad) => format!("**{}/{} exact** (first: {bad})", s.captured_ok, s.watched.len()),
+    };
+    format!(
+        "| {} | {} | {} | {} | {} | ≤ {:.2}× | {} | {} | {} | {} |",
+        s.kind.title(),
+        fmt_med_p95(&s.watched),
+        fmt_med_p95(&s.plain),
+        fmt_ratio(s.ratio()),
+        fmt_ratio(median_f64(&s.pair_ratios)),
+        s.kind.goal(),
+        pass(s.pass()),
+        fmt_med_p95(&s.end),
+        fmt_dur(median(&s.daemon_cpu)),
+        captured
+    )
+}
+
+fn median_f64(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}

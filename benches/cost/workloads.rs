@@ -1,0 +1,287 @@
+//! The agent's commands: `sed -i` over 2,000 files, `git checkout` of 3,000 files, a code
+//! generator writing 5,000 new files in 50 new directories, and an `npm install`-like burst of
+//! 30,000 files into the ignored `node_modules/`. Generated files go into a new directory each
+//! pair and stay (creating files right after deleting many is slow on ext4, and would be
+//! noise). Each pair runs the same command in both
+//! copies, in alternating order; the watched run is a turn whose end marker must list exactly
+//! the files the command changed.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::opts::Opts;
+use super::setup::{Bench, sh};
+use crate::common::burst;
+use crate::common::checkout;
+use crate::common::edits::{SED_FILES, sed_script};
+use crate::common::stats::{fmt_dur, median, ratio};
+
+#[derive(Clone, Copy, PartialEq)]
+pub enum Kind {
+    Sed,
+    Checkout,
+    Codegen,
+    Npm,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Sed => "sed",
+            Kind::Checkout => "checkout",
+            Kind::Codegen => "codegen",
+            Kind::Npm => "npm",
+        }
+    }
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Kind::Sed => "`sed -i` over 2,000 files (1 process, via xargs)",
+            Kind::Checkout => "`git checkout` of a branch changing 3,000 files",
+            Kind::Codegen => "a code generator writing 5,000 new files in 50 new dirs",
+            Kind::Npm => "`npm install`-like: 30,000 files in 300 new dirs into the ignored `node_modules/`",
+        }
+    }
+
+    /// Goal: the command's median wall time watched ≤ this × unwatched.
+    pub fn goal(self) -> f64 {
+        if self == Kind::Npm { 1.02 } else { 1.10 }
+    }
+}
+
+const CODEGEN_DIRS: usize = 50;
+const CODEGEN_PER_DIR: usize = 100;
+
+fn ticks_to_dur(ticks: u64, tck: u64) -> Duration {
+    Duration::from_secs_f64(ticks as f64 / tck as f64)
+}
+
+/// One workload's samples.
+pub struct Samples {
+    pub kind: Kind,
+    pub watched: Vec<Duration>,
+    pub plain: Vec<Duration>,
+    /// Each pair's watched / unwatched.
+    pub pair_ratios: Vec<f64>,
+    /// The end marker's answer after the watched command.
+    pub end: Vec<Duration>,
+    /// Daemon CPU during the watched command.
+    pub daemon_cpu: Vec<Duration>,
+    pub captured_ok: usize,
+    pub first_bad: Option<String>,
+}
+
+impl Samples {
+    pub fn ratio(&self) -> f64 {
+        ratio(median(&self.watched), median(&self.plain))
+    }
+
+    pub fn pass(&self) -> bool {
+        self.ratio() <= self.kind.goal() && self.first_bad.is_none()
+    }
+}
+
+pub fn run_all(b: &mut Bench, o: &Opts) -> Result<Vec<Samples>, String> {
+    write_sed_list(b)?;
+    let mut out = Vec::new();
+    for kind in [Kind::Sed, Kind::Checkout, Kind::Codegen, Kind::Npm] {
+        if o.runs(kind.name()) {
+            out.push(run_one(b, kind, o.pairs)?);
+        }
+    }
+    Ok(out)
+}
+
+fn run_one(b: &mut Bench, kind: Kind, pairs: usize) -> Result<Samples, String> {
+    let mut s = Samples {
+        kind,
+        watched: Vec::new(),
+        plain: Vec::new(),
+        pair_ratios: Vec::new(),
+        end: Vec::new(),
+        daemon_cpu: Vec::new(),
+        captured_ok: 0,
+        first_bad: None,
+    };
+    if kind == Kind::Sed && pairs >= crate::common::edits::SED_CHAIN.len() {
+        return Err(format!(
+            "sed: at most {} pairs",
+            crate::common::edits::SED_CHAIN.len() - 1
+        ));
+    }
+    for pair in 0..pairs {
+        let order = if pair.is_multiple_of(2) {
+            [true, false]
+        } else {
+            [false, true]
+        };
+        let mut times = [Duration::ZERO; 2];
+        for watched in order {
+            let dt = if watched {
+                watched_run(b, kind, pair, &mut s)?
+            } else {
+                timed(b, kind, false, pair)?
+            };
+            times[usize::from(!watched)] = dt;
+        }
+        b.daemon.sync()?;
+        eprintln!(
+            "[{}] pair {}: watched {} unwatched {} ({:.2}×)",
+            kind.name(),
+            pair + 1,
+            fmt_dur(times[0]),
+            fmt_dur(times[1]),
+            ratio(times[0], times[1])
+        );
+        s.watched.push(times[0]);
+        s.plain.push(times[1]);
+        s.pair_ratios.push(ratio(times[0], times[1]));
+    }
+    Ok(s)
+}
+
+/// The command in the watched copy, inside a turn; checks what its end marker lists.
+fn watched_run(b: &Bench, kind: Kind, pair: usize, s: &mut Samples) -> Result<Duration, String> {
+    b.daemon.turn_start()?;
+    let before = b.daemon.sample();
+    let dt = timed(b, kind, true, pair)?;
+    let cpu = b.daemon.sample().ticks - before.ticks;
+    let (end, turn) = b.daemon.turn_end()?;
+    s.end.push(end);
+    s.daemon_cpu.push(ticks_to_dur(cpu, b.tck));
+    let expected = expected(b, kind, pair);
+    match compare(&turn, &expected) {
+        None => s.captured_ok += 1,
+        Some(bad) => {
+            eprintln!("[{}] pair {}: {bad}", kind.name(), pair + 1);
+            s.first_bad.get_or_insert(bad);
+        }
+    }
+    Ok(dt)
+}
+
+/// `sync`s what earlier runs left dirty, then times the command alone.
+fn timed(b: &Bench, kind: Kind, watched: bool, pair: usize) -> Result<Duration, String> {
+    let tree = b.tree(watched);
+    sh(tree, "sync")?;
+    let t0 = Instant::now();
+    command(b, kind, tree, pair)?;
+    Ok(t0.elapsed())
+}
+
+fn command(b: &Bench, kind: Kind, tree: &Path, pair: usize) -> Result<(), String> {
+    match kind {
+        Kind::Sed => sh(
+            tree,
+            &format!("xargs -0 sed -i -e '{}' -- < .git/bench-sed", sed_script(pair)),
+        ),
+        Kind::Checkout => {
+            let branch = if pair.is_multiple_of(2) { "B" } else { "main" };
+            let st = Command::new("git")
+                .args(["checkout", "-q", branch])
+                .current_dir(tree)
+                .status()
+                .map_err(|e| format!("git checkout: {e}"))?;
+            st.success()
+                .then_some(())
+                .ok_or(format!("git checkout {branch}: {st}"))
+        }
+        Kind::Codegen => codegen(tree, pair),
+        Kind::Npm => {
+            let base = format!("node_modules/run{pair}");
+            burst::write_burst(&tree.join(&base), &base, &format!("n{pair}")).map(|_| ())
+        }
+    }
+    .map_err(|e| format!("{} in {}: {e}", kind.name(), b.tree(true).display()))
+}
+
+fn codegen(tree: &Path, pair: usize) -> Result<(), String> {
+    for d in 0..CODEGEN_DIRS {
+        let dir = tree.join(format!("gen{pair}/m{d:02}"));
+        fs::create_dir_all(&dir).map_err(|e| format!("mkdir {}: {e}", dir.display()))?;
+        for f in 0..CODEGEN_PER_DIR {
+            let text = format!(
+                "// generated (run {pair})\npub fn item_{d}_{f}() -> u64 {{\n    {}\n}}\n{}",
+                d * 1000 + f,
+                "pub const PAD: &str = \"generated code generated code generated code\";\n".repeat(20)
+            );
+            let p = dir.join(format!("f{f:03}.rs"));
+            fs::write(&p, text).map_err(|e| format!("write {}: {e}", p.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// The files (not directories) the watched command changes.
+fn expected(b: &Bench, kind: Kind, pair: usize) -> BTreeSet<String> {
+    match kind {
+        Kind::Sed => sed_picks(b)
+            .into_iter()
+            .filter(|(_, has_fn)| *has_fn)
+            .map(|(p, _)| p)
+            .collect(),
+        Kind::Checkout => checkout::picks(&b.g.files)
+            .iter()
+            .map(|f| f.rel.clone())
+            .collect(),
+        Kind::Codegen => (0..CODEGEN_DIRS)
+            .flat_map(|d| (0..CODEGEN_PER_DIR).map(move |f| format!("gen{pair}/m{d:02}/f{f:03}.rs")))
+            .collect(),
+        Kind::Npm => BTreeSet::new(),
+    }
+}
+
+/// Every 10th file of the sorted list from the 3rd, 2,000 of them (W2's), with whether each
+/// contains the pattern (those change in every run).
+pub fn sed_picks(b: &Bench) -> Vec<(String, bool)> {
+    b.g.files
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| i % 10 == 2)
+        .map(|(_, f)| (f.rel.clone(), f.has_fn))
+        .take(SED_FILES)
+        .collect()
+}
+
+/// Writes sed's file list (NUL-separated) into both copies' `.git/`.
+pub fn write_sed_list(b: &Bench) -> Result<(), String> {
+    let mut list = Vec::new();
+    for (p, _) in sed_picks(b) {
+        list.extend_from_slice(p.as_bytes());
+        list.push(0);
+    }
+    for watched in [true, false] {
+        let f = b.tree(watched).join(".git/bench-sed");
+        fs::write(&f, &list).map_err(|e| format!("write {}: {e}", f.display()))?;
+    }
+    Ok(())
+}
+
+/// `None` when the marker listed exactly `expected` (directories aside), else what differs.
+fn compare(turn: &Value, expected: &BTreeSet<String>) -> Option<String> {
+    let changes = turn
+        .get("changes")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let listed: BTreeSet<String> = changes
+        .iter()
+        .filter(|c| c.get("kind").and_then(Value::as_str) != Some("dir"))
+        .filter_map(|c| c.get("path").and_then(Value::as_str).map(str::to_string))
+        .collect();
+    if &listed == expected {
+        return None;
+    }
+    let missing = expected.difference(&listed).count();
+    let extra: Vec<&String> = listed.difference(expected).take(3).collect();
+    Some(format!(
+        "end marker listed {} files, expected {}: {missing} missing, unexpected {extra:?}",
+        listed.len(),
+        expected.len()
+    ))
+}
