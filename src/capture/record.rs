@@ -155,11 +155,15 @@ pub fn record_walked(
     progress: Option<&ProgressBar>,
 ) -> rusqlite::Result<Recorded> {
     let observer = ctx.observer();
-    let work: Vec<(RelPath, bool)> = walked.iter().map(|w| (w.path.clone(), w.file)).collect();
-    let mut known: HashMap<RelPath, Latest> = walked
-        .into_iter()
-        .filter_map(|w| w.latest.map(|l| (w.path, l)))
-        .collect();
+    // One copy of each path (a first index holds a million): only the known ones twice.
+    let mut work: Vec<(RelPath, bool)> = Vec::with_capacity(walked.len());
+    let mut known: HashMap<RelPath, Latest> = HashMap::new();
+    for w in walked {
+        if let Some(latest) = w.latest {
+            known.insert(w.path.clone(), latest);
+        }
+        work.push((w.path, w.file));
+    }
     let feed = Feed::new(work.len(), WALKED_BATCH);
     let read_one = |i: usize| observer.observe_one(&work[i].0, work[i].1, progress);
     std::thread::scope(|scope| {
