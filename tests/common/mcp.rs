@@ -64,6 +64,8 @@ impl Mcp {
         for var in FOREIGN_ENV {
             cmd.env_remove(var);
         }
+        // Set when the tests themselves run inside Claude Code: it names that agent's session.
+        cmd.env_remove("CLAUDE_CODE_SESSION_ID");
         cmd.env("FILEWATCHD_HOME", ws.home())
             .env("FILEWATCHD_AUTOSTART", "0")
             .envs(env.iter().copied())
