@@ -110,6 +110,11 @@ impl Mcp {
         self.next_line()
     }
 
+    /// The driver's pid: the "agent process" of the server and of the hooks it runs.
+    pub fn agent_pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// `tools/list`: each tool's name, description and input schema.
     pub fn tools(&mut self) -> Vec<Value> {
         let answer = self.ask(json!({"list": true}));
