@@ -131,3 +131,58 @@ fn the_environment_and_the_only_open_session() {
     );
     assert_eq!(answer["turns"][0]["prompt"], "an old one");
 }
+
+/// Codex names its session (its thread id) in each tool call's `_meta`.
+#[test]
+fn a_session_in_the_calls_meta_names_it() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start_in_home(&ws);
+    daemon.turn_start("019b-thread", "codex's");
+    daemon.turn_start("other", "in parallel");
+    let Some(mut mcp) = Mcp::start(&ws, &[], &[]) else {
+        return;
+    };
+    let meta = json!({"sessionId": "019b-thread", "threadId": "019b-thread", "x-codex-turn-metadata": {"turn_id": "t1"}});
+    let answer = mcp.call_with_meta("turn_changes", json!({}), meta);
+    assert!(!answer.is_error, "{:#}", answer.json);
+    assert_eq!(answer.json["session"], "019b-thread");
+    assert_eq!(
+        answer.json["session_from"],
+        "the MCP client's _meta \"sessionId\""
+    );
+    assert_eq!(answer.json["prompt"], "codex's");
+}
+
+/// The first tool call starts the daemon when none runs, as a hook would; with autostart
+/// off it says how to start one, and starts nothing.
+#[test]
+fn the_first_call_starts_the_daemon_unless_autostart_is_off() {
+    let ws = Workspace::new();
+    let _reaper = ws.reaper();
+    ws.write("a.txt", "a\n");
+    let Some(mut off) = Mcp::start(&ws, &[], &[]) else {
+        return;
+    };
+    let refused = off.fails("turns", json!({}));
+    assert_eq!(refused["error"]["code"], "no_daemon", "{refused:#}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("filewatchd start")),
+        "{refused:#}"
+    );
+    assert!(
+        ws.answering(ws.root()).is_none(),
+        "a daemon started with autostart off"
+    );
+    drop(off);
+
+    let Some(mut on) = Mcp::start(&ws, &[], &[("FILEWATCHD_AUTOSTART", "1")]) else {
+        return;
+    };
+    let answer = on.call("file_history", json!({"path": "a.txt"}));
+    assert!(!answer.is_error, "{:#}\n{}", answer.json, ws.daemon_logs());
+    assert_eq!(answer.json["versions_total"], 1);
+    assert_eq!(answer.json["versions"][0]["origin"], "offline");
+    ws.wait_answering(ws.root());
+}

@@ -132,7 +132,12 @@ impl Mcp {
     }
 
     pub fn call(&mut self, tool: &str, arguments: Value) -> ToolAnswer {
-        let answer = self.ask(json!({"call": tool, "arguments": arguments}));
+        self.call_with_meta(tool, arguments, Value::Null)
+    }
+
+    /// A call whose request carries `_meta` (as Codex sends its session in it).
+    pub fn call_with_meta(&mut self, tool: &str, arguments: Value, meta: Value) -> ToolAnswer {
+        let answer = self.ask(json!({"call": tool, "arguments": arguments, "meta": meta}));
         let text = answer["text"].as_str().unwrap_or_default();
         let json = serde_json::from_str(text).unwrap_or_else(|e| panic!("{tool}: not JSON ({e}): {text}"));
         ToolAnswer {
