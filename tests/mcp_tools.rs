@@ -246,3 +246,32 @@ fn previews_tell_the_agent_which_command_to_ask_for() {
         "{open:#}"
     );
 }
+
+/// A turn of 120 files: 50 paths a page with `more` saying where the next starts, the whole
+/// count first, and a last page that says there is nothing more.
+#[test]
+fn long_lists_come_a_page_at_a_time() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start_in_home(&ws);
+    daemon.turn_start("s1", "many");
+    ws.sh("mkdir gen && for i in $(seq 1 120); do echo $i > gen/f$i.txt; done");
+    let Some(mut mcp) = Mcp::start(&ws, &[], &[]) else {
+        return;
+    };
+    let first = mcp.ok("turn_changes", json!({}));
+    assert_eq!(first["paths"], 121, "the files and their directory: {first:#}");
+    assert_eq!(first["changes"].as_array().map(Vec::len), Some(50));
+    let more = first["more"].as_str().expect("more");
+    assert!(
+        more.starts_with("71 more: call turn_changes (turn=1) with offset=50"),
+        "{more}"
+    );
+    let last = mcp.ok("turn_changes", json!({"offset": 100, "limit": 500}));
+    assert_eq!(last["changes"].as_array().map(Vec::len), Some(21));
+    assert!(last["more"].is_null(), "{last:#}");
+    let mut seen = set(paths_of(&first, "changes"));
+    let middle = mcp.ok("turn_changes", json!({"offset": 50}));
+    seen.extend(paths_of(&middle, "changes"));
+    seen.extend(paths_of(&last, "changes"));
+    assert_eq!(seen, changed_paths(&daemon.turn("s1", 1, false)));
+}
