@@ -147,12 +147,7 @@ fn diff_since(daemon: &Reached, since: Value, args: &DiffSinceArgs) -> Result<Va
         .flatten()
         .map(change_since)
         .collect();
-    let mut counts = json!({"added": 0, "modified": 0, "deleted": 0});
-    for change in &changes {
-        if let Some(key) = change["change"].as_str() {
-            counts[key] = json!(counts[key].as_u64().unwrap_or(0) + 1);
-        }
-    }
+    let counts = counts(&changes);
     let mut page = page(changes, args.offset, args.limit, "diff_since (same boundary)");
     let cut = shape::fit_diffs(&mut page.items, "diff");
     page.fit();
@@ -174,6 +169,16 @@ fn diff_since(daemon: &Reached, since: Value, args: &DiffSinceArgs) -> Result<Va
         answer["diffs_cut"] = json!("some diffs were cut or left out: ask diff_since with that path alone");
     }
     Ok(answer)
+}
+
+fn counts(changes: &[Value]) -> Value {
+    let mut counts = json!({"added": 0, "modified": 0, "deleted": 0});
+    for change in changes {
+        if let Some(key) = change["change"].as_str() {
+            counts[key] = json!(counts[key].as_u64().unwrap_or(0) + 1);
+        }
+    }
+    counts
 }
 
 /// A rollback action to the boundary, read as the change made since it.
