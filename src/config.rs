@@ -35,6 +35,14 @@ struct FileConfig {
     max_store_bytes: Option<u64>,
     verify: Option<VerifyFile>,
     autostart: Option<bool>,
+    mcp: Option<McpFile>,
+}
+
+/// `[mcp]`: what `filewatchd mcp` offers the agent.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct McpFile {
+    allow_rollback: Option<bool>,
 }
 
 /// `[verify]`: durations as text (`"5m"`, `"30s"`); `interval = "0"` or `"off"` disables.
@@ -57,6 +65,9 @@ pub struct Config {
     pub verify: Verify,
     /// Whether an agent's hook starts the daemon when none runs (`autostart = false` to opt out).
     pub autostart: bool,
+    /// `[mcp] allow_rollback = true`: the MCP server lists `undo`, `rollback` and
+    /// `restore_file` (off by default: an agent only reads the record and previews).
+    pub mcp_allow_rollback: bool,
 }
 
 /// The background verification pass (G2: writes through a shared mapping have no event): at
@@ -129,6 +140,7 @@ impl Default for Config {
             retention: Retention::default(),
             verify: Verify::default(),
             autostart: true,
+            mcp_allow_rollback: false,
         }
     }
 }
@@ -169,6 +181,7 @@ impl Config {
             retention,
             verify: Verify::parse(file.verify)?,
             autostart: file.autostart.unwrap_or(true),
+            mcp_allow_rollback: file.mcp.and_then(|m| m.allow_rollback).unwrap_or(false),
         })
     }
 }
@@ -200,6 +213,16 @@ mod tests {
         assert!(!Config::parse("autostart = false").expect("valid").autostart);
         let err = Config::parse("autostart = \"no\"").expect_err("bad value");
         assert!(err.contains("autostart"), "{err}");
+    }
+
+    #[test]
+    fn the_mcp_servers_rollback_tools_are_off_unless_allowed() {
+        assert!(!Config::parse("").expect("valid").mcp_allow_rollback);
+        assert!(!Config::parse("[mcp]").expect("valid").mcp_allow_rollback);
+        let on = Config::parse("[mcp]\nallow_rollback = true").expect("valid");
+        assert!(on.mcp_allow_rollback);
+        let err = Config::parse("[mcp]\nallow_undo = true").expect_err("unknown key");
+        assert!(err.contains("allow_undo"), "{err}");
     }
 
     #[test]

@@ -140,6 +140,7 @@ pub mod hook;
 pub mod instance;
 pub mod lifecycle;
 pub mod log_file;
+pub mod mcp;
 pub mod model;
 pub mod paths;
 pub mod pins;

@@ -30,6 +30,9 @@ pub struct RollbackAnswer {
     not_restorable: Vec<PathView>,
     kept: Vec<PathView>,
     recovery: Option<String>,
+    /// Who asked for it, when not the user (`mcp`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    actor: Option<crate::restore::Actor>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<Refusal>,
 }
@@ -68,6 +71,7 @@ impl RollbackAnswer {
             not_restorable: PathView::all(outcome.not_restorable),
             kept: PathView::all(outcome.kept),
             recovery: outcome.recovery,
+            actor: outcome.actor,
             error,
         }
     }
@@ -303,6 +307,7 @@ mod tests {
             not_restorable: vec![line("c.bin", NoteCode::TooLarge)],
             kept: vec![line("d", NoteCode::NotEmpty)],
             recovery: Some("finished at start-up".into()),
+            actor: Some(crate::restore::Actor::Mcp),
         }
     }
 

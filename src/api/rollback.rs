@@ -19,7 +19,7 @@ use crate::engine::Command;
 use crate::paths::RelPath;
 use crate::restore::finish::Cause;
 use crate::restore::revert::RevertError;
-use crate::restore::{Boundary, OnConflict, Operation, Request, RollbackError};
+use crate::restore::{Actor, Boundary, OnConflict, Operation, Request, RollbackError};
 use crate::sessions::turns::TurnSelector;
 
 #[derive(Debug, Default, Deserialize)]
@@ -42,6 +42,8 @@ pub struct RollbackBody {
     pin: Option<String>,
     /// For `POST /v1/rollback`: a sequence number (with `paths`), instead of `at`.
     seq: Option<i64>,
+    /// Who asks, when not the user: `mcp` for an agent through `filewatchd mcp`.
+    actor: Option<Actor>,
 }
 
 type Answer = Result<(StatusCode, Json<RollbackAnswer>), ApiError>;
@@ -196,6 +198,7 @@ async fn run(
         paths,
         op_id: body.op_id,
         diff: body.diff,
+        actor: body.actor,
     };
     let (reply, answer) = oneshot::channel();
     state

@@ -263,6 +263,8 @@ struct RollbackView {
     redo_of: Option<i64>,
     counts: Option<RollbackCounts>,
     recovery: Option<String>,
+    /// Who asked for it, when not the user (`mcp`).
+    actor: Option<crate::restore::Actor>,
     #[serde(skip_serializing_if = "Option::is_none")]
     changes: Option<Vec<RollbackPath>>,
 }
@@ -308,6 +310,7 @@ impl RollbackView {
             redo_of: rollback.redo_of,
             counts: outcome.map(RollbackCounts::of),
             recovery: outcome.and_then(|o| o.recovery.clone()),
+            actor: outcome.and_then(|o| o.actor),
             changes,
         }
     }

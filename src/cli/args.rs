@@ -107,6 +107,9 @@ pub enum Command {
     Pins(JsonFlag),
     /// Review in the browser: opens (or prints) a one-time login link to the daemon's page.
     Ui(super::ui::UiCmd),
+    /// The MCP server on stdio for the agent in this workspace (its MCP configuration starts
+    /// it): what its turns changed, history, blame, diffs and rollback previews.
+    Mcp,
     /// Agent hooks: `hook <agent>` reads one hook event on stdin (what the agent runs);
     /// `hook install|uninstall <agent>` writes or removes the agent's hook configuration.
     Hook(HookCmd),

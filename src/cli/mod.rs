@@ -51,6 +51,13 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Command::Hook(cmd) = command {
         return hooks::hook(&args, cmd);
     }
+    if let Command::Mcp = command {
+        let options = crate::mcp::Options {
+            root: args.root,
+            state_dir: args.state_dir,
+        };
+        return crate::mcp::run(options);
+    }
     if let Command::Completions(cmd) = command {
         return docs::completions(cmd);
     }
@@ -80,6 +87,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match command {
         Command::Serve(_)
         | Command::Hook(_)
+        | Command::Mcp
         | Command::Completions(_)
         | Command::Man(_)
         | Command::Exec(_)

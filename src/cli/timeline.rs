@@ -179,6 +179,9 @@ impl View {
         if c.is_object() {
             line.push_str(&format!(": {}", rollback_counts(c)));
         }
+        if let Some(actor) = e["actor"].as_str() {
+            line.push_str(&format!("  (by {actor})"));
+        }
         match e["status"].as_str() {
             Some("committed") | None => {}
             Some("recovered") => line.push_str("  (interrupted by a crash, finished at start-up)"),

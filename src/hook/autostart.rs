@@ -21,6 +21,10 @@ use crate::queue::{self, Marker};
 
 /// The environment variable that turns autostart off.
 pub const AUTOSTART_ENV: &str = "FILEWATCHD_AUTOSTART";
+/// How often `answering` looks again at a daemon that is starting.
+const POLL: std::time::Duration = std::time::Duration::from_millis(50);
+/// How long one request of `answering`'s client may take (a large turn's diffs).
+const REQUEST_TIME: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// How the hook's markers reach the daemon.
 pub enum Reached {
@@ -58,8 +62,18 @@ pub fn reach(
     start_and_queue(&loc, agent, event, until)
 }
 
+/// The state directory of the daemon that runs for the event's workspace: where the hook
+/// records its agent process (`agents`). `None` when the environment names a daemon elsewhere.
+pub fn state_dir_of(event: &HookEvent, state_dir: Option<&Path>) -> Option<PathBuf> {
+    if env_points_elsewhere() {
+        return None;
+    }
+    let loc = lifecycle::locate(None, state_dir, event.cwd.as_deref()).ok()?;
+    Some(holder_of(&loc).0.state_dir)
+}
+
 /// `FILEWATCHD_URL` or `FILEWATCHD_TOKEN` names a daemon: that one, found as the CLI finds it.
-fn env_points_elsewhere() -> bool {
+pub fn env_points_elsewhere() -> bool {
     let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
     set("FILEWATCHD_URL") || set("FILEWATCHD_TOKEN")
 }
@@ -71,15 +85,76 @@ fn opens_a_turn(action: &Action) -> bool {
     )
 }
 
-/// The daemon that runs for `loc`, answering or about to; `None` when none runs. A daemon
-/// that keeps its state elsewhere (`--state-dir`) but watches this very tree is the one.
-fn reach_running(
-    loc: &Located,
-    agent: Agent,
-    event: &HookEvent,
-    until: Instant,
-) -> Result<Option<Reached>, String> {
-    let (loc, running) = match lifecycle::probe_quietly(loc) {
+/// For a client that needs answers, not a queue (`filewatchd mcp`): the daemon of the
+/// workspace `loc` names, started as a hook starts it when none runs (the same refusals), and
+/// waited for until it answers or `until` passes. Also the state directory it keeps.
+pub fn answering(loc: &Located, until: Instant) -> Result<(Client, PathBuf), String> {
+    let (theirs, running) = holder_of(loc);
+    if let Running::Answering(_) = running {
+        return client_at(&theirs);
+    }
+    if !matches!(running, Running::Stopped) {
+        return wait_until_answering(&theirs, until);
+    }
+    may_start(loc)?;
+    let fail = |e: anyhow::Error| format!("cannot start filewatchd for {}: {e:#}", loc.root.display());
+    let lock = StartLock::take(loc, until).map_err(fail)?;
+    if !matches!(holder_of(loc).1, Running::Stopped) {
+        drop(lock);
+        return wait_until_answering(loc, until);
+    }
+    let mut spawned = spawn::spawn(loc, &Launch::default()).map_err(fail)?;
+    let log = spawned.log.display().to_string();
+    match spawned.wait(loc, until, |r| matches!(r, Running::Answering(_))) {
+        Waited::Ready(_) => client_at(loc),
+        Waited::Pending(_) => Err(format!(
+            "started filewatchd for {} (pid {}, log {log}); it is still indexing the workspace: try again once `filewatchd status` says it is done",
+            loc.root.display(),
+            spawned.pid()
+        )),
+        Waited::Exited { status, log_tail } => {
+            let why = log_tail.last().cloned().unwrap_or_else(|| status.to_string());
+            Err(format!(
+                "filewatchd for {} did not start: {why} (log {log})",
+                loc.root.display()
+            ))
+        }
+    }
+}
+
+fn client_at(loc: &Located) -> Result<(Client, PathBuf), String> {
+    Client::at(&loc.state_dir, REQUEST_TIME)
+        .map(|client| (client, loc.state_dir.clone()))
+        .map_err(|e| format!("{e:#}"))
+}
+
+/// A daemon just starting or indexing: polled (it writes `daemon.json` once it listens).
+fn wait_until_answering(loc: &Located, until: Instant) -> Result<(Client, PathBuf), String> {
+    loop {
+        match lifecycle::probe(loc) {
+            Running::Answering(_) => return client_at(loc),
+            Running::Stopped => {
+                return Err(format!(
+                    "the filewatchd for {} stopped while starting",
+                    loc.root.display()
+                ));
+            }
+            running if Instant::now() >= until => {
+                let pid = running.pid().map_or_else(String::new, |p| format!(" (pid {p})"));
+                return Err(format!(
+                    "the filewatchd for {}{pid} is not answering yet (still indexing?): `filewatchd status` shows its progress",
+                    loc.root.display()
+                ));
+            }
+            _ => std::thread::sleep(POLL), // polling the daemon's state under a deadline
+        }
+    }
+}
+
+/// What runs for `loc`: a daemon that keeps its state elsewhere (`--state-dir`) but watches
+/// this very tree is the one, with its own state directory.
+fn holder_of(loc: &Located) -> (Located, Running) {
+    match lifecycle::probe_quietly(loc) {
         Running::Elsewhere(holder) => {
             let theirs = Located {
                 root: loc.root.clone(),
@@ -90,7 +165,18 @@ fn reach_running(
             (theirs, running)
         }
         running => (loc.clone(), running),
-    };
+    }
+}
+
+/// The daemon that runs for `loc`, answering or about to; `None` when none runs. A daemon
+/// that keeps its state elsewhere (`--state-dir`) but watches this very tree is the one.
+fn reach_running(
+    loc: &Located,
+    agent: Agent,
+    event: &HookEvent,
+    until: Instant,
+) -> Result<Option<Reached>, String> {
+    let (loc, running) = holder_of(loc);
     let timeout = until.saturating_duration_since(Instant::now());
     match running {
         Running::Answering(_) => Client::at(&loc.state_dir, timeout)

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use super::agents;
 use super::autostart::{self, Reached};
 use super::events::{Action, Agent, HookEvent, parse};
 use crate::client::{ApiFailure, Client};
@@ -53,12 +54,17 @@ fn handle(agent: Agent, args: &[String], state_dir: Option<&Path>) -> Result<Opt
     if event.action == Action::Nothing {
         return Ok(None);
     }
-    match autostart::reach(agent, &event, state_dir, until)? {
+    let said = match autostart::reach(agent, &event, state_dir, until)? {
         Reached::Answering(client) => apply(&client, agent, &event)
             .map(|()| None)
-            .map_err(|e| format!("{e:#}")),
-        Reached::Queued { note } => Ok(note),
+            .map_err(|e| format!("{e:#}"))?,
+        Reached::Queued { note } => note,
+    };
+    // The daemon has the session now: the MCP server the same agent process runs can find it.
+    if let Some(dir) = autostart::state_dir_of(&event, state_dir) {
+        agents::record(&dir, agent.name(), &event.session, crate::model::now_ms());
     }
+    Ok(said)
 }
 
 /// The JSON payload: the last argument when it is JSON (Codex `notify`), else stdin.

@@ -79,7 +79,7 @@ impl Target {
 pub fn resolve(conn: &Connection, request: &Request) -> Result<Resolved, RollbackError> {
     let resolved = match (&request.session, &request.operation) {
         // A restore by number belongs to no session, as a time rollback (`POST /v1/rollback`).
-        (_, Operation::Seq { seq }) => seq_target(conn, *seq, &request.paths)?,
+        (_, Operation::Seq { seq }) => seq_target(conn, *seq, &request.paths, request.dry_run)?,
         (Some(name), operation) => resolve_in_session(conn, name, operation)?,
         (None, operation) => resolve_in_time(conn, operation)?,
     };
@@ -204,13 +204,16 @@ fn resolve_in_time(conn: &Connection, operation: &Operation) -> Result<Resolved,
 
 /// Paths as recorded at `seq` (`restore --seq`). Before the first index finished a path's
 /// state there is known only when it is itself a file or symlink recorded by then: anything
-/// else (a directory whose entries were not all indexed yet) is refused, as a time is.
+/// else (a directory whose entries were not all indexed yet) is refused, as a time is. A dry
+/// run may name no paths: the plan is then what differs between `seq` and now, everywhere
+/// (`filewatchd mcp`'s `diff_since`).
 fn seq_target(
     conn: &Connection,
     seq: i64,
     paths: &[crate::paths::RelPath],
+    dry_run: bool,
 ) -> Result<Resolved, RollbackError> {
-    if paths.is_empty() {
+    if paths.is_empty() && !dry_run {
         return Err(RollbackError::BadSeq(
             "a rollback to a sequence number restores paths: give \"paths\" (or use \"at\" for the whole workspace)".into(),
         ));
@@ -223,7 +226,7 @@ fn seq_target(
     }
     if let Some(begins) = journal::history_begins(conn)?
         && seq < journal::seq_at_time(conn, begins)?
-        && !all_single_at(conn, paths, seq)?
+        && (paths.is_empty() || !all_single_at(conn, paths, seq)?)
     {
         return Err(RollbackError::BeforeHistory(history::BeforeHistory {
             at: format!("seq {seq}"),

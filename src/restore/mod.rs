@@ -158,6 +158,17 @@ pub struct Request {
     pub op_id: Option<String>,
     /// Include unified diffs of what each text file would become.
     pub diff: bool,
+    /// Who asked for it, when not the user; stored with the rollback's answer and shown in
+    /// the timeline.
+    pub actor: Option<Actor>,
+}
+
+/// Who asked for a rollback, when not the user at the command line or the review page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Actor {
+    /// An agent, through `filewatchd mcp`.
+    Mcp,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -38,6 +38,9 @@ pub struct Outcome {
     /// Set when a restart finished this rollback after a crash.
     #[serde(default)]
     pub recovery: Option<String>,
+    /// Who asked for it, when not the user (the request's `actor`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actor: Option<super::Actor>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -118,6 +121,7 @@ impl Outcome {
             not_restorable: plan.not_restorable.iter().map(PathLine::from).collect(),
             kept: Vec::new(),
             recovery: None,
+            actor: request.actor,
         }
         .with_skipped_marked(decision)
     }

@@ -192,5 +192,6 @@ fn stored_outcome(row: &RollbackRow) -> Outcome {
         not_restorable: Vec::new(),
         kept: Vec::new(),
         recovery: None,
+        actor: None,
     })
 }

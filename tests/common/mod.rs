@@ -19,6 +19,7 @@
 //! - `wait`: polling a condition with a deadline, and the time mark between versions.
 //! - `faults`: strace fault injection, resource limits, mount and user namespaces.
 //! - `install`: `hook install|uninstall` tests (used as `common::install`).
+//! - `mcp`: `filewatchd mcp` driven by a real MCP client (the Python SDK, tests/mcp/driver.py).
 //! - `lifecycle`: daemons in the background (`start`, a hook's autostart), found by their
 //!   state under `FILEWATCHD_HOME`, hook runs with the hooks' deadline, and `Reaper`, which
 //!   kills them all when a test ends.
@@ -32,6 +33,7 @@ mod faults;
 mod http;
 pub mod install;
 mod lifecycle;
+mod mcp;
 mod tree;
 mod wait;
 mod workspace;
@@ -40,7 +42,9 @@ use std::time::Duration;
 
 // Like the `dead_code` above: a test that uses nothing of a module leaves its re-export unused.
 #[allow(unused_imports)]
-pub use {answers::*, cli::*, daemon::*, faults::*, http::*, lifecycle::*, tree::*, wait::*, workspace::*};
+pub use {
+    answers::*, cli::*, daemon::*, faults::*, http::*, lifecycle::*, mcp::*, tree::*, wait::*, workspace::*,
+};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_filewatchd");
 /// How long a daemon may take to answer after it was started (or strace to attach).

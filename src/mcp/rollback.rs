@@ -1,0 +1,345 @@
+//! The rollback tools. `preview_undo` and `preview_rollback` are dry runs: the plan, its
+//! conflicts with their reasons, and the next step (the tool to call, or the exact CLI
+//! command the agent asks the user to run). `undo`, `rollback` and `restore_file` change
+//! files: they are listed only with `[mcp] allow_rollback = true`, always run with
+//! `on_conflict: abort` and record `actor: "mcp"` with the rollback (`filewatchd log` shows
+//! `(by mcp)`).
+
+use rmcp::RoleServer;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::service::RequestContext;
+use rmcp::{tool, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::Server;
+use super::reach::Reached;
+use super::session::Resolved;
+use super::shape::{self, Failure, page};
+use super::tools::TurnArg;
+
+/// The actor an MCP rollback records.
+pub const ACTOR: &str = "mcp";
+
+/// A turn boundary: the workspace when turn `turn` started (`before`) or ended (`after`).
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    Before,
+    After,
+}
+
+impl Side {
+    pub fn word(self) -> &'static str {
+        match self {
+            Self::Before => "before",
+            Self::After => "after",
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct UndoArgs {
+    /// The session (default: this session).
+    pub session: Option<String>,
+    /// Include unified diffs of what each text file would become.
+    #[serde(default)]
+    pub diff: bool,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RollbackArgs {
+    /// The session (default: this session).
+    pub session: Option<String>,
+    /// `before` (the state when the turn started) or `after` (when it ended).
+    pub to: Side,
+    /// The turn: a number or the agent's ref.
+    pub turn: TurnArg,
+    /// Only these paths (and what lies beneath them).
+    #[serde(default)]
+    pub paths: Vec<String>,
+    /// Include unified diffs of what each text file would become.
+    #[serde(default)]
+    pub diff: bool,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RestoreArgs {
+    /// The session whose turn `turn` names (default: this session).
+    pub session: Option<String>,
+    /// The file or directory, relative to the workspace root.
+    pub path: String,
+    /// `before` or `after` the turn `turn`.
+    pub to: Side,
+    /// The turn: a number or the agent's ref.
+    pub turn: TurnArg,
+}
+
+#[tool_router(router = preview_tools, vis = "pub(super)")]
+impl Server {
+    #[tool(
+        description = "Dry run of undoing this session's latest turn not yet undone: which paths it would change, conflicts (changes by the user or other sessions) with reasons, and how to run it. Changes nothing."
+    )]
+    async fn preview_undo(
+        &self,
+        Parameters(args): Parameters<UndoArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<String, String> {
+        let allow = self.allow_rollback;
+        let body = json!({"dry_run": true, "diff": args.diff});
+        self.in_session(args.session, &ctx, move |daemon, s| {
+            let path = format!("/v1/sessions/{}/undo", s.name);
+            let command = format!("filewatchd undo --session {}", s.name);
+            preview(
+                daemon,
+                s,
+                &path,
+                &body,
+                Next {
+                    allow,
+                    tool: "undo",
+                    command,
+                },
+            )
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Dry run of rolling the workspace (or some paths) back to before/after a turn of this session: the plan, conflicts with reasons, and how to run it. Changes nothing."
+    )]
+    async fn preview_rollback(
+        &self,
+        Parameters(args): Parameters<RollbackArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<String, String> {
+        let allow = self.allow_rollback;
+        let body = rollback_body(&args, true);
+        self.in_session(args.session.clone(), &ctx, move |daemon, s| {
+            let path = format!("/v1/sessions/{}/rollback", s.name);
+            let command = rollback_command(s, &args);
+            preview(
+                daemon,
+                s,
+                &path,
+                &body,
+                Next {
+                    allow,
+                    tool: "rollback",
+                    command,
+                },
+            )
+        })
+        .await
+    }
+}
+
+#[tool_router(router = write_tools, vis = "pub(super)")]
+impl Server {
+    #[tool(
+        description = "Undo this session's latest turn not yet undone (refused, changing nothing, if any path conflicts). The session must have no turn open."
+    )]
+    async fn undo(
+        &self,
+        Parameters(args): Parameters<UndoArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<String, String> {
+        let body = json!({"on_conflict": "abort", "actor": ACTOR, "diff": args.diff});
+        self.in_session(args.session, &ctx, move |daemon, s| {
+            apply(daemon, &format!("/v1/sessions/{}/undo", s.name), &body)
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Roll the workspace (or some paths) back to before/after a turn of this session (refused, changing nothing, if any path conflicts). The session must have no turn open."
+    )]
+    async fn rollback(
+        &self,
+        Parameters(args): Parameters<RollbackArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<String, String> {
+        let body = rollback_body(&args, false);
+        self.in_session(args.session, &ctx, move |daemon, s| {
+            apply(daemon, &format!("/v1/sessions/{}/rollback", s.name), &body)
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Restore one file (or directory) to its state before/after a turn of this session (refused, changing nothing, if it conflicts). The session must have no turn open."
+    )]
+    async fn restore_file(
+        &self,
+        Parameters(args): Parameters<RestoreArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<String, String> {
+        self.in_session(args.session.clone(), &ctx, move |daemon, s| {
+            restore_file(daemon, s, &args)
+        })
+        .await
+    }
+}
+
+fn rollback_body(args: &RollbackArgs, dry_run: bool) -> Value {
+    let turn = match &args.turn {
+        TurnArg::Number(n) => json!(n),
+        TurnArg::Ref(r) => json!(r),
+    };
+    let mut body = json!({"to": args.to.word(), "turn": turn, "paths": args.paths, "diff": args.diff});
+    if dry_run {
+        body["dry_run"] = json!(true);
+    } else {
+        body["on_conflict"] = json!("abort");
+        body["actor"] = json!(ACTOR);
+    }
+    body
+}
+
+fn rollback_command(session: &Resolved, args: &RollbackArgs) -> String {
+    let turn = match &args.turn {
+        TurnArg::Number(n) => n.to_string(),
+        TurnArg::Ref(r) => r.clone(),
+    };
+    let mut command = format!(
+        "filewatchd rollback --session {} --{} {turn}",
+        session.name,
+        args.to.word()
+    );
+    for path in &args.paths {
+        command.push(' ');
+        command.push_str(&shell_word(path));
+    }
+    command
+}
+
+/// A word the shell reads back as `text`.
+fn shell_word(text: &str) -> String {
+    let plain = text
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"-._/:=@%+,".contains(&b));
+    match plain && !text.is_empty() {
+        true => text.to_string(),
+        false => format!("'{}'", text.replace('\'', r"'\''")),
+    }
+}
+
+/// What the agent does after a preview.
+struct Next {
+    allow: bool,
+    tool: &'static str,
+    command: String,
+}
+
+impl Next {
+    fn say(&self, conflicts: usize) -> String {
+        match (conflicts, self.allow) {
+            (0, true) => format!(
+                "call the {} tool to apply this plan (or ask the user to run `{}`)",
+                self.tool, self.command
+            ),
+            (0, false) => format!(
+                "the MCP server may not change files here: ask the user to run `{}`",
+                self.command
+            ),
+            (_, _) => format!(
+                "conflicting paths would make it refuse: tell the user about them; they decide with `{} --dry-run`, then `{} --skip-conflicts` (leave them as they are) or `{} --force`",
+                self.command, self.command, self.command
+            ),
+        }
+    }
+}
+
+fn preview(
+    daemon: &Reached,
+    session: &Resolved,
+    path: &str,
+    body: &Value,
+    next: Next,
+) -> Result<Value, Failure> {
+    let plan = match daemon.post(path, body) {
+        Ok(plan) => plan,
+        Err(failure) if failure.api_code() == Some("turn_open") => {
+            return Err(turn_open(failure, session, &next));
+        }
+        Err(failure) => return Err(failure),
+    };
+    let mut answer = summary(&plan);
+    let conflicts = plan["conflicts"].as_array().map_or(0, Vec::len);
+    answer["next_step"] = json!(next.say(conflicts));
+    Ok(answer)
+}
+
+/// The session's turn is open (the agent's own, mid-turn): a plan is only made once it ends.
+fn turn_open(failure: Failure, session: &Resolved, next: &Next) -> Failure {
+    let Failure::Api(mut api) = failure else {
+        return failure;
+    };
+    api.message = format!(
+        "{}. An undo or rollback of session {} is planned once its turn has ended: ask the user to run `{}` after this turn (with `--dry-run` first to see the plan)",
+        api.message, session.name, next.command
+    );
+    Failure::Api(api)
+}
+
+/// A rollback answer made small: counts, conflicts first, then a page of the actions.
+fn summary(plan: &Value) -> Value {
+    let list = |key: &str| plan[key].as_array().cloned().unwrap_or_default();
+    let actions: Vec<Value> = list("actions").iter().map(action_line).collect();
+    let conflicts = page(list("conflicts"), None, None, "preview_rollback with paths");
+    let mut actions = page(actions, None, None, "preview_rollback with paths");
+    shape::fit_diffs(&mut actions.items, "diff");
+    json!({
+        "operation": plan["operation"],
+        "target": plan["target"],
+        "dry_run": plan["dry_run"],
+        "applied": plan["applied"],
+        "rollback_id": plan["rollback_id"],
+        "paths": actions.total,
+        "conflicts_total": conflicts.total,
+        "conflicts": conflicts.items,
+        "not_restorable": plan["not_restorable"],
+        "actions": actions.items,
+        "more": actions.more.or(conflicts.more),
+    })
+}
+
+fn action_line(action: &Value) -> Value {
+    let mut line = json!({"path": action["path"], "action": action["action"], "kind": action["kind"], "status": action["status"]});
+    for key in ["lines_added", "lines_removed", "diff"] {
+        if !action[key].is_null() {
+            line[key] = action[key].clone();
+        }
+    }
+    line
+}
+
+/// Applies (never forcing): a refusal comes back as the tool's error, with the conflicts.
+fn apply(daemon: &Reached, path: &str, body: &Value) -> Result<Value, Failure> {
+    match daemon.post(path, body) {
+        Ok(done) => Ok(summary(&done)),
+        Err(Failure::Api(api)) if api.status == 409 && api.body["error"]["code"] == "conflicts" => {
+            let mut plan = summary(&api.body);
+            plan["refused"] = json!(
+                "conflicts: nothing was changed; tell the user, who decides with the CLI (`--skip-conflicts` or `--force`)"
+            );
+            Err(Failure::Refused(plan))
+        }
+        Err(failure) => Err(failure),
+    }
+}
+
+/// One path back to a turn boundary: a rollback of the session restricted to it, as
+/// `filewatchd restore PATH --before N` does (the same conflict checks).
+fn restore_file(daemon: &Reached, session: &Resolved, args: &RestoreArgs) -> Result<Value, Failure> {
+    let rollback = RollbackArgs {
+        session: None,
+        to: args.to,
+        turn: args.turn.clone(),
+        paths: vec![args.path.clone()],
+        diff: false,
+    };
+    let path = format!("/v1/sessions/{}/rollback", session.name);
+    apply(daemon, &path, &rollback_body(&rollback, false))
+}

@@ -1,0 +1,172 @@
+//! Which session "this session" is, in this order (docs/mcp.md):
+//!
+//! 1. the tool call's `session` argument;
+//! 2. what the agent tells the server: an environment variable of `ENV_VARS`, or a session
+//!    key in the `_meta` of the call or of the MCP client's `initialize`;
+//! 3. the hooks' record of the agent process that started this server (`hook::agents`);
+//! 4. the workspace's only session with an open turn, or its only session.
+//!
+//! Otherwise the call fails asking for `session`, with the candidates: the server never
+//! picks silently between sessions working in parallel.
+
+use serde_json::{Map, Value, json};
+
+use super::reach::Reached;
+use super::shape::Failure;
+use crate::hook::agents;
+
+/// Environment variables that name the session, first found wins: `FILEWATCHD_SESSION` (as
+/// for the CLI), then those the agents set for the processes they start.
+pub const ENV_VARS: [&str; 1] = ["FILEWATCHD_SESSION"];
+/// `_meta` keys (of a tool call, or of `initialize`) that name the session.
+pub const META_KEYS: [&str; 3] = ["filewatchd/session", "sessionId", "session_id"];
+
+/// The session a call is about, and how it was found (said in the answer).
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub name: String,
+    pub from: String,
+}
+
+/// What the agent said, taken from the request before the call goes to a blocking thread.
+#[derive(Debug, Clone, Default)]
+pub struct Told {
+    pub argument: Option<String>,
+    pub meta: Option<(String, String)>,
+}
+
+impl Told {
+    pub fn new(argument: Option<String>, metas: &[Option<&Map<String, Value>>]) -> Self {
+        let meta = metas.iter().flatten().find_map(|meta| {
+            META_KEYS.iter().find_map(|key| {
+                let value = meta.get(*key)?.as_str().filter(|v| !v.is_empty())?;
+                Some((key.to_string(), value.to_string()))
+            })
+        });
+        Self {
+            argument: argument.filter(|s| !s.is_empty()),
+            meta,
+        }
+    }
+}
+
+pub fn resolve(daemon: &Reached, told: &Told) -> Result<Resolved, Failure> {
+    if let Some(name) = &told.argument {
+        return Ok(found(name, "the session argument"));
+    }
+    if let Some(resolved) = from_env() {
+        return Ok(resolved);
+    }
+    if let Some((key, name)) = &told.meta {
+        return Ok(found(name, &format!("the MCP client's _meta {key:?}")));
+    }
+    let sessions = listed(daemon)?;
+    if let Some(resolved) = from_agent_record(daemon, &sessions)? {
+        return Ok(resolved);
+    }
+    only_one(&sessions)
+}
+
+fn found(name: &str, from: &str) -> Resolved {
+    Resolved {
+        name: name.to_string(),
+        from: from.to_string(),
+    }
+}
+
+fn from_env() -> Option<Resolved> {
+    ENV_VARS.iter().find_map(|var| {
+        let value = std::env::var(var).ok().filter(|v| !v.is_empty())?;
+        Some(found(&value, &format!("the environment variable {var}")))
+    })
+}
+
+/// `GET /v1/sessions`: every session, oldest first.
+fn listed(daemon: &Reached) -> Result<Vec<Value>, Failure> {
+    let answer = daemon.get("/v1/sessions")?;
+    Ok(answer["sessions"].as_array().cloned().unwrap_or_default())
+}
+
+fn is_open(session: &Value) -> bool {
+    !session["open_turn"].is_null()
+}
+
+/// The agent process's record: its only session; else the one of its sessions with an open
+/// turn; else, none open, the one it reported last (sessions one after the other, as after
+/// a `/clear`). Two of its sessions open at once is a refusal.
+fn from_agent_record(daemon: &Reached, sessions: &[Value]) -> Result<Option<Resolved>, Failure> {
+    let Some(state_dir) = &daemon.state_dir else {
+        return Ok(None);
+    };
+    let Some((record, _)) = agents::find(state_dir) else {
+        return Ok(None);
+    };
+    let from = format!(
+        "the hooks' record of the agent process ({} pid {})",
+        record.agent, record.pid
+    );
+    let open: Vec<&str> = record
+        .sessions
+        .iter()
+        .map(|s| s.session.as_str())
+        .filter(|name| sessions.iter().any(|s| s["session"] == *name && is_open(s)))
+        .collect();
+    match (open.as_slice(), record.sessions.first()) {
+        ([one], _) => Ok(Some(found(one, &from))),
+        ([], Some(latest)) => Ok(Some(found(&latest.session, &from))),
+        ([], None) => Ok(None),
+        (many, _) => Err(ambiguous(
+            format!(
+                "the agent process that started this server has {} sessions with a turn open",
+                many.len()
+            ),
+            sessions
+                .iter()
+                .filter(|s| many.contains(&s["session"].as_str().unwrap_or_default())),
+        )),
+    }
+}
+
+/// The workspace's only session with an open turn, else its only session.
+fn only_one(sessions: &[Value]) -> Result<Resolved, Failure> {
+    let open: Vec<&Value> = sessions.iter().filter(|s| is_open(s)).collect();
+    let name = |s: &Value| s["session"].as_str().unwrap_or_default().to_string();
+    match (open.as_slice(), sessions) {
+        ([one], _) => Ok(found(&name(one), "the only session with a turn open")),
+        ([], [one]) => Ok(found(&name(one), "the workspace's only session")),
+        ([], []) => Err(Failure::Session {
+            message: "this workspace has no session yet: no agent hook has marked a turn (install them with `filewatchd hook install <agent>`), or give the session argument".into(),
+            candidates: Vec::new(),
+        }),
+        ([], all) => Err(ambiguous(
+            format!("{} sessions and none has a turn open", all.len()),
+            all.iter().rev(),
+        )),
+        (many, _) => Err(ambiguous(
+            format!("{} sessions have a turn open", many.len()),
+            many.iter().copied(),
+        )),
+    }
+}
+
+/// A refusal listing the candidates (at most 10: the latest for all sessions).
+fn ambiguous<'a>(why: String, candidates: impl Iterator<Item = &'a Value>) -> Failure {
+    let candidates: Vec<Value> = candidates
+        .take(10)
+        .map(|s| {
+            json!({
+                "session": s["session"],
+                "agent": s["agent"],
+                "open_turn": s["open_turn"],
+                "last_activity": s["last_activity"],
+                "first_prompt": super::shape::first_line(&s["first_prompt"]),
+            })
+        })
+        .collect();
+    Failure::Session {
+        message: format!(
+            "which session is yours is not known ({why}): call again with the session argument, one of the candidates"
+        ),
+        candidates,
+    }
+}

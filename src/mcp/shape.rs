@@ -1,0 +1,222 @@
+//! Answers sized for a context window: a page of a list (with a `more` hint saying how to
+//! get the rest), diffs cut per file and in total, and failures as one small JSON object
+//! (`{"error":{"code","message"}}`, the API's codes passed through).
+
+use serde_json::{Value, json};
+
+use crate::client::ApiFailure;
+
+/// Items of a list in one answer unless the call asks for another `limit`.
+pub const DEFAULT_LIMIT: usize = 50;
+/// The most a `limit` may ask for.
+pub const LIMIT_MAX: usize = 500;
+/// One file's diff is cut here (at a line break).
+pub const DIFF_PER_FILE: usize = 8 * 1024;
+/// All diffs of one answer together; the files after it carry none.
+pub const DIFF_TOTAL: usize = 48 * 1024;
+/// Less of the total left than this, and a diff is left out rather than cut to nothing.
+const DIFF_LEAST: usize = 512;
+
+/// Why a tool call could not answer.
+#[derive(Debug)]
+pub enum Failure {
+    /// No daemon answers, and none could be started; the message says what to do.
+    NoDaemon(String),
+    /// The daemon refused (its code and message).
+    Api(ApiFailure),
+    /// Which session is meant is not known: the message asks for `session`.
+    Session {
+        message: String,
+        candidates: Vec<Value>,
+    },
+    /// An argument that cannot be used as given.
+    BadArgument(String),
+    /// A rollback refused because of conflicts: its plan, made small.
+    Refused(Value),
+    Internal(String),
+}
+
+impl Failure {
+    pub fn internal(message: String) -> Self {
+        Self::Internal(message)
+    }
+
+    pub fn bad(message: impl Into<String>) -> Self {
+        Self::BadArgument(message.into())
+    }
+
+    /// The API's error code, when the daemon refused.
+    pub fn api_code(&self) -> Option<&str> {
+        match self {
+            Self::Api(failure) => failure.body["error"]["code"].as_str(),
+            _ => None,
+        }
+    }
+
+    /// The answer the agent gets: `{"error":{"code","message",...}}`.
+    pub fn to_json(&self) -> Value {
+        let (code, message) = match self {
+            Self::NoDaemon(message) => ("no_daemon", message.clone()),
+            Self::Api(failure) => (
+                failure.body["error"]["code"].as_str().unwrap_or("api_error"),
+                failure.message.clone(),
+            ),
+            Self::Session { message, .. } => ("session_unknown", message.clone()),
+            Self::BadArgument(message) => ("bad_argument", message.clone()),
+            Self::Internal(message) => ("internal", message.clone()),
+            Self::Refused(plan) => {
+                let message = plan["refused"].as_str().unwrap_or("refused").to_string();
+                return json!({"error": {"code": "conflicts", "message": message}, "plan": plan});
+            }
+        };
+        let mut error = json!({"code": code, "message": message});
+        if let Self::Session { candidates, .. } = self {
+            error["candidates"] = json!(candidates);
+        }
+        json!({ "error": error })
+    }
+}
+
+/// A tool's result: the answer as compact JSON text, or the failure (an MCP tool error).
+pub fn finish(result: Result<Value, Failure>) -> Result<String, String> {
+    match result {
+        Ok(answer) => Ok(answer.to_string()),
+        Err(failure) => Err(failure.to_json().to_string()),
+    }
+}
+
+/// One page of `items`: `offset` first, at most `limit` (default and bound above). The
+/// answer's `more` says how many are left and how to get them (`call` names the tool and its
+/// arguments so far); `None` when nothing is left.
+pub struct Page {
+    pub items: Vec<Value>,
+    pub total: usize,
+    pub more: Option<String>,
+}
+
+pub fn page(items: Vec<Value>, offset: Option<usize>, limit: Option<usize>, call: &str) -> Page {
+    let total = items.len();
+    let offset = offset.unwrap_or(0).min(total);
+    let limit = limit.unwrap_or(DEFAULT_LIMIT).clamp(1, LIMIT_MAX);
+    let end = (offset + limit).min(total);
+    let more = (end < total).then(|| {
+        format!(
+            "{} more: call {call} with offset={end} (limit up to {LIMIT_MAX})",
+            total - end
+        )
+    });
+    Page {
+        items: items.into_iter().skip(offset).take(end - offset).collect(),
+        total,
+        more,
+    }
+}
+
+/// Cuts diffs to the per-file and total budgets, in place: a cut diff ends where a line
+/// ends and says so (`diff_cut`), a file past the total budget loses its diff
+/// (`diff_omitted`). Returns whether anything was cut or left out.
+pub fn fit_diffs(items: &mut [Value], field: &str) -> bool {
+    let mut spent = 0;
+    let mut cut_any = false;
+    for item in items.iter_mut() {
+        let Some(diff) = item.get(field).and_then(Value::as_str).map(str::to_string) else {
+            continue;
+        };
+        let budget = DIFF_PER_FILE.min(DIFF_TOTAL.saturating_sub(spent));
+        if budget < DIFF_LEAST {
+            item[field] = Value::Null;
+            item["diff_omitted"] = json!(true);
+            cut_any = true;
+            continue;
+        }
+        if diff.len() > budget {
+            let kept = cut_at_line(&diff, budget);
+            let lines_cut = diff[kept.len()..].lines().count();
+            item[field] = json!(kept);
+            item["diff_cut"] = json!(format!("{lines_cut} more lines of this diff cut"));
+            cut_any = true;
+        }
+        spent += item[field].as_str().map_or(0, str::len);
+    }
+    cut_any
+}
+
+/// The longest prefix of `text` no longer than `max` bytes that ends at a line break.
+fn cut_at_line(text: &str, max: usize) -> &str {
+    let mut end = max.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    match text[..end].rfind('\n') {
+        Some(at) => &text[..=at],
+        None => &text[..end],
+    }
+}
+
+/// The first line of a label (a prompt), cut to 200 characters.
+pub fn first_line(text: &Value) -> Value {
+    match text.as_str() {
+        Some(text) => {
+            let line = text.lines().next().unwrap_or_default();
+            json!(line.chars().take(200).collect::<String>())
+        }
+        None => Value::Null,
+    }
+}
+
+/// Percent-encodes a query value (a path, a time).
+pub fn encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_says_how_to_get_the_rest() {
+        let items: Vec<Value> = (0..7).map(|i| json!(i)).collect();
+        let first = page(items.clone(), None, Some(3), "turns");
+        assert_eq!(first.items, vec![json!(0), json!(1), json!(2)]);
+        assert_eq!(first.total, 7);
+        assert_eq!(
+            first.more.as_deref(),
+            Some("4 more: call turns with offset=3 (limit up to 500)")
+        );
+        let last = page(items, Some(6), Some(3), "turns");
+        assert_eq!(last.items, vec![json!(6)]);
+        assert!(last.more.is_none());
+    }
+
+    #[test]
+    fn diffs_are_cut_at_lines_per_file_and_left_out_past_the_total() {
+        let long: String = (0..3000).map(|i| format!("+line {i}\n")).collect();
+        let mut items: Vec<Value> = (0..8).map(|_| json!({"diff": long})).collect();
+        assert!(fit_diffs(&mut items, "diff"));
+        let first = items[0]["diff"].as_str().expect("kept");
+        assert!(
+            first.len() <= DIFF_PER_FILE && first.ends_with('\n'),
+            "{}",
+            first.len()
+        );
+        assert!(items[0]["diff_cut"].is_string());
+        let spent: usize = items
+            .iter()
+            .filter_map(|i| i["diff"].as_str())
+            .map(str::len)
+            .sum();
+        assert!(spent <= DIFF_TOTAL, "{spent}");
+        assert_eq!(items[7]["diff_omitted"], true);
+        let mut small = vec![json!({"diff": "+a\n"})];
+        assert!(!fit_diffs(&mut small, "diff"));
+        assert_eq!(small[0]["diff"], "+a\n");
+    }
+}

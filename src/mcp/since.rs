@@ -1,0 +1,262 @@
+//! `diff_since`: what changed in the workspace (or under one path) since a boundary: before
+//! or after a turn of this session, a pin, a time, or a sequence number. Asked as the dry run
+//! of a rollback of the whole workspace to that point (`POST /v1/rollback`, which no open turn
+//! holds up), whose plan is read backwards: what the rollback would delete was added since,
+//! what it would create was deleted, and its diffs are inverted.
+
+use rmcp::RoleServer;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::service::RequestContext;
+use rmcp::{tool, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::Server;
+use super::reach::Reached;
+use super::session::Resolved;
+use super::shape::{self, Failure, finish, page};
+use super::tools::TurnArg;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct DiffSinceArgs {
+    /// Only this file or directory (default: the whole workspace).
+    pub path: Option<String>,
+    /// Since the start of this turn of the session (a number or a ref).
+    pub before: Option<TurnArg>,
+    /// Since the end of this turn of the session.
+    pub after: Option<TurnArg>,
+    /// The session `before`/`after` name a turn of (default: this session).
+    pub session: Option<String>,
+    /// Since the point this pin names.
+    pub pin: Option<String>,
+    /// Since this RFC 3339 time.
+    pub at: Option<String>,
+    /// Since this sequence number (as file_history lists them).
+    pub seq: Option<i64>,
+    /// Include unified diffs (default: true when `path` is given).
+    pub diff: Option<bool>,
+    /// Skip this many changed paths.
+    pub offset: Option<usize>,
+    /// At most this many paths (default 50, at most 500).
+    pub limit: Option<usize>,
+}
+
+/// Where `diff_since` starts, once a turn is read as its sequence number.
+enum Since {
+    Turn { before: bool, turn: TurnArg },
+    Body(Value),
+}
+
+#[tool_router(router = since_tools, vis = "pub(super)")]
+impl Server {
+    #[tool(
+        description = "What changed since a boundary (before/after a turn of this session, a pin, a time or a seq), in the whole workspace or one path: added/modified/deleted paths with line counts, diffs for one path."
+    )]
+    async fn diff_since(
+        &self,
+        Parameters(args): Parameters<DiffSinceArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<String, String> {
+        let since = match since_of(&args) {
+            Ok(since) => since,
+            Err(failure) => return finish(Err(failure)),
+        };
+        match since {
+            Since::Turn { before, turn } => {
+                self.in_session(args.session.clone(), &ctx, move |daemon, s| {
+                    let body = turn_boundary(daemon, s, before, &turn)?;
+                    diff_since(daemon, body, &args)
+                })
+                .await
+            }
+            Since::Body(body) => finish(
+                self.daemon
+                    .ask(move |daemon| diff_since(daemon, body, &args))
+                    .await,
+            ),
+        }
+    }
+}
+
+fn since_of(args: &DiffSinceArgs) -> Result<Since, Failure> {
+    let given = [
+        args.before.is_some(),
+        args.after.is_some(),
+        args.pin.is_some(),
+        args.at.is_some(),
+        args.seq.is_some(),
+    ];
+    if given.iter().filter(|g| **g).count() != 1 {
+        return Err(Failure::bad(
+            "give exactly one of before, after (a turn), pin, at (a time) or seq",
+        ));
+    }
+    Ok(match (&args.before, &args.after, &args.pin, &args.at, args.seq) {
+        (Some(turn), ..) => Since::Turn {
+            before: true,
+            turn: turn.clone(),
+        },
+        (_, Some(turn), ..) => Since::Turn {
+            before: false,
+            turn: turn.clone(),
+        },
+        (_, _, Some(pin), ..) => Since::Body(json!({"pin": pin})),
+        (_, _, _, Some(at), _) => Since::Body(json!({"at": at})),
+        (.., Some(seq)) => Since::Body(json!({"seq": seq})),
+        _ => return Err(Failure::bad("give a boundary")),
+    })
+}
+
+/// A turn's boundary as the sequence number that splits the history there.
+fn turn_boundary(
+    daemon: &Reached,
+    session: &Resolved,
+    before: bool,
+    turn: &TurnArg,
+) -> Result<Value, Failure> {
+    let answer = daemon.get(&format!("/v1/sessions/{}/turns/{}", session.name, turn.segment()))?;
+    let seq = match before {
+        true => answer["start_seq"].as_i64(),
+        false => answer["end_seq"].as_i64(),
+    };
+    let Some(seq) = seq else {
+        return Err(Failure::bad(format!(
+            "turn {} is still open: it has no end yet (turn_changes shows what it changed so far)",
+            answer["turn"]
+        )));
+    };
+    Ok(json!({"seq": seq, "turn": answer["turn"], "side": if before { "before" } else { "after" }}))
+}
+
+fn diff_since(daemon: &Reached, since: Value, args: &DiffSinceArgs) -> Result<Value, Failure> {
+    let with_diff = args.diff.unwrap_or(args.path.is_some());
+    let mut body = json!({"dry_run": true, "diff": with_diff});
+    for key in ["seq", "pin", "at"] {
+        if !since[key].is_null() {
+            body[key] = since[key].clone();
+        }
+    }
+    if let Some(path) = &args.path {
+        body["paths"] = json!([path]);
+    }
+    let plan = daemon.post("/v1/rollback", &body)?;
+    let changes: Vec<Value> = plan["actions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(change_since)
+        .collect();
+    let mut counts = json!({"added": 0, "modified": 0, "deleted": 0});
+    for change in &changes {
+        if let Some(key) = change["change"].as_str() {
+            counts[key] = json!(counts[key].as_u64().unwrap_or(0) + 1);
+        }
+    }
+    let mut page = page(changes, args.offset, args.limit, "diff_since (same boundary)");
+    let cut = shape::fit_diffs(&mut page.items, "diff");
+    let mut since = since;
+    since["seq"] = plan["target"]["seq"].clone();
+    let mut answer = json!({
+        "since": since,
+        "paths": page.total,
+        "counts": counts,
+        "changes": page.items,
+        "more": page.more,
+    });
+    if let Some(n) = plan["conflicts"].as_array().map(Vec::len).filter(|n| *n > 0) {
+        answer["not_yet_recorded"] = json!(format!(
+            "{n} paths differ on disk from their latest recorded version (just written?)"
+        ));
+    }
+    if cut {
+        answer["diffs_cut"] = json!("some diffs were cut or left out: ask diff_since with that path alone");
+    }
+    Ok(answer)
+}
+
+/// A rollback action to the boundary, read as the change made since it.
+fn change_since(action: &Value) -> Value {
+    let change = match action["action"].as_str() {
+        Some("create") => "deleted",
+        Some("delete" | "remove_dir") => "added",
+        _ => "modified",
+    };
+    let mut line = json!({"path": action["path"], "change": change, "kind": action["kind"]});
+    if let (Some(added), Some(removed)) = (action["lines_removed"].as_u64(), action["lines_added"].as_u64()) {
+        line["lines_added"] = json!(added);
+        line["lines_removed"] = json!(removed);
+    }
+    if let Some(diff) = action["diff"].as_str() {
+        line["diff"] = json!(invert(diff));
+    }
+    line
+}
+
+/// A unified diff from `a` to `b` turned into the diff from `b` to `a`: `-` and `+` swapped
+/// (removals still first in each run of changed lines), hunk ranges swapped.
+pub fn invert(diff: &str) -> String {
+    let mut out = String::with_capacity(diff.len());
+    let mut removed: Vec<String> = Vec::new();
+    let mut added: Vec<String> = Vec::new();
+    let flush = |out: &mut String, removed: &mut Vec<String>, added: &mut Vec<String>| {
+        for line in removed.drain(..).chain(added.drain(..)) {
+            out.push_str(&line);
+        }
+    };
+    let mut in_hunk = false;
+    for line in diff.split_inclusive('\n') {
+        if !in_hunk && (line.starts_with("--- ") || line.starts_with("+++ ")) {
+            out.push_str(line);
+        } else if let Some(header) = line.strip_prefix("@@ ") {
+            flush(&mut out, &mut removed, &mut added);
+            in_hunk = true;
+            out.push_str(&swap_ranges(header));
+        } else if let Some(rest) = line.strip_prefix('+') {
+            removed.push(format!("-{rest}"));
+        } else if let Some(rest) = line.strip_prefix('-') {
+            added.push(format!("+{rest}"));
+        } else if line.starts_with('\\') {
+            // "\ No newline at end of file" belongs to the line before it.
+            match (added.last_mut(), removed.last_mut()) {
+                (Some(last), _) | (None, Some(last)) => last.push_str(line),
+                (None, None) => out.push_str(line),
+            }
+        } else {
+            flush(&mut out, &mut removed, &mut added);
+            out.push_str(line);
+        }
+    }
+    flush(&mut out, &mut removed, &mut added);
+    out
+}
+
+/// `-1,3 +1,4 @@ ...` → `@@ -1,4 +1,3 @@ ...`.
+fn swap_ranges(header: &str) -> String {
+    let mut parts = header.splitn(3, ' ');
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(old), Some(new), Some(rest)) if old.starts_with('-') && new.starts_with('+') => {
+            format!("@@ -{} +{} {rest}", &new[1..], &old[1..])
+        }
+        _ => format!("@@ {header}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_inverted_diff_goes_the_other_way() {
+        let forward = "--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n@@ -9,2 +9,3 @@\n i\n+j\n k\n";
+        let back = "--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n a\n-B\n+b\n c\n@@ -9,3 +9,2 @@\n i\n-j\n k\n";
+        assert_eq!(invert(forward), back);
+    }
+
+    #[test]
+    fn no_newline_markers_stay_with_their_line() {
+        let forward = "@@ -1 +1 @@\n-old\n\\ No newline at end of file\n+new\n";
+        let back = "@@ -1 +1 @@\n-new\n+old\n\\ No newline at end of file\n";
+        assert_eq!(invert(forward), back);
+    }
+}

@@ -1,0 +1,398 @@
+//! The read tools: `turn_changes`, `turns`, `file_history`, `blame` (and `diff_since`, in
+//! `since`). Each asks the daemon's API and answers compact JSON: counts first, then a
+//! capped page of the list with `more` saying how to get the rest.
+
+use rmcp::RoleServer;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::RequestMetaObject;
+use rmcp::service::RequestContext;
+use rmcp::{tool, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::Server;
+use super::reach::Reached;
+use super::session::{self, Resolved, Told};
+use super::shape::{self, Failure, encode, finish, first_line, page};
+
+/// A turn: its number, or the ref the agent gave it.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum TurnArg {
+    Number(i64),
+    Ref(String),
+}
+
+impl TurnArg {
+    pub fn segment(&self) -> String {
+        match self {
+            Self::Number(n) => n.to_string(),
+            Self::Ref(r) => encode(r),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct TurnChangesArgs {
+    /// The session (default: this session, see the server's docs).
+    pub session: Option<String>,
+    /// The turn: a number or the agent's ref (default: the session's latest, open or not).
+    pub turn: Option<TurnArg>,
+    /// Include unified diffs of text files (cut at 8 KiB per file, 48 KiB in all).
+    #[serde(default)]
+    pub diff: bool,
+    /// Only paths equal to this or beneath it (workspace-relative, `/` separators).
+    pub path: Option<String>,
+    /// Skip this many changed paths (for the next page).
+    pub offset: Option<usize>,
+    /// At most this many paths (default 50, at most 500).
+    pub limit: Option<usize>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct TurnsArgs {
+    /// The session (default: this session).
+    pub session: Option<String>,
+    /// Skip this many of the latest turns.
+    pub offset: Option<usize>,
+    /// At most this many turns, the latest first (default 50, at most 500).
+    pub limit: Option<usize>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct PathArgs {
+    /// The path, relative to the workspace root, with `/` separators.
+    pub path: String,
+    /// Skip this many of the latest versions.
+    pub offset: Option<usize>,
+    /// At most this many versions, the latest first (default 50, at most 500).
+    pub limit: Option<usize>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct BlameArgs {
+    /// The file, relative to the workspace root.
+    pub path: String,
+    /// Blame the version recorded at this sequence number (default: the latest).
+    pub seq: Option<i64>,
+    /// Blame the version recorded at this RFC 3339 time.
+    pub at: Option<String>,
+    /// The first line to show (1-based, default 1).
+    pub start_line: Option<usize>,
+    /// At most this many lines (default 200, at most 1000).
+    pub lines: Option<usize>,
+}
+
+/// Lines of `blame` unless asked for another number, and the most it gives.
+const BLAME_LINES: usize = 200;
+const BLAME_LINES_MAX: usize = 1000;
+/// A blamed line's text is cut here.
+const LINE_CHARS: usize = 300;
+
+impl Server {
+    /// Resolves the session, then runs `answer` with it on the daemon's client.
+    pub(super) async fn in_session<F>(
+        &self,
+        argument: Option<String>,
+        ctx: &RequestContext<RoleServer>,
+        answer: F,
+    ) -> Result<String, String>
+    where
+        F: FnOnce(&Reached, &Resolved) -> Result<Value, Failure> + Send + 'static,
+    {
+        let told = told(argument, ctx);
+        let result = self
+            .daemon
+            .ask(move |daemon| {
+                let session = session::resolve(daemon, &told)?;
+                let mut answer = answer(daemon, &session)?;
+                if let Value::Object(fields) = &mut answer {
+                    let mut first = Map::new();
+                    first.insert("session".into(), json!(session.name));
+                    first.insert("session_from".into(), json!(session.from));
+                    first.extend(std::mem::take(fields));
+                    *fields = first;
+                }
+                Ok(answer)
+            })
+            .await;
+        finish(result)
+    }
+}
+
+fn told(argument: Option<String>, ctx: &RequestContext<RoleServer>) -> Told {
+    let initialize = ctx.peer.peer_info();
+    let meta_of = |meta: &RequestMetaObject| -> Map<String, Value> { meta.0.0.clone() };
+    let call = meta_of(&ctx.meta);
+    let init = initialize
+        .as_ref()
+        .and_then(|info| info.meta.as_ref())
+        .map(meta_of);
+    Told::new(argument, &[Some(&call), init.as_ref()])
+}
+
+#[tool_router(router = read_tools, vis = "pub(super)")]
+impl Server {
+    #[tool(
+        description = "What a turn of this session changed so far (default: the current turn), shell commands' side effects included: counts, then changed paths with kind (added/modified/deleted/renamed), optionally unified diffs."
+    )]
+    async fn turn_changes(
+        &self,
+        Parameters(args): Parameters<TurnChangesArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<String, String> {
+        let session = args.session.clone();
+        self.in_session(session, &ctx, move |daemon, s| turn_changes(daemon, s, &args))
+            .await
+    }
+
+    #[tool(
+        description = "This session's turns, the latest first: number, the prompt's first line, change counts, open or ended, and whether an undo took it back."
+    )]
+    async fn turns(
+        &self,
+        Parameters(args): Parameters<TurnsArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<String, String> {
+        let session = args.session.clone();
+        self.in_session(session, &ctx, move |daemon, s| turns(daemon, s, &args))
+            .await
+    }
+
+    #[tool(
+        description = "Every recorded version of one path, the latest first: when, by whom (a turn of which session, outside any turn, a rollback), kind and size."
+    )]
+    async fn file_history(&self, Parameters(args): Parameters<PathArgs>) -> Result<String, String> {
+        finish(self.daemon.ask(move |daemon| file_history(daemon, &args)).await)
+    }
+
+    #[tool(
+        description = "Each line of a text file with the version that introduced it: the turn (and its prompt) or who else wrote it, grouped into runs of lines."
+    )]
+    async fn blame(&self, Parameters(args): Parameters<BlameArgs>) -> Result<String, String> {
+        finish(self.daemon.ask(move |daemon| blame(daemon, &args)).await)
+    }
+}
+
+/// `GET /v1/sessions/{s}/turns/{t}`: an open turn's answer comes after the barrier, so a
+/// command that just ran is in it.
+fn turn_changes(daemon: &Reached, session: &Resolved, args: &TurnChangesArgs) -> Result<Value, Failure> {
+    let turn = args
+        .turn
+        .as_ref()
+        .map_or_else(|| "current".to_string(), TurnArg::segment);
+    let query = if args.diff { "?diff=true" } else { "" };
+    let answer = daemon.get(&format!("/v1/sessions/{}/turns/{turn}{query}", session.name))?;
+    let changes: Vec<Value> = answer["changes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| within(&c["path"], args.path.as_deref()))
+        .map(change_line)
+        .collect();
+    let call = format!("turn_changes (turn={})", answer["turn"]);
+    let mut page = page(changes, args.offset, args.limit, &call);
+    let cut = args.diff && shape::fit_diffs(&mut page.items, "diff");
+    let mut out = json!({
+        "turn": answer["turn"],
+        "open": answer["ended_at"].is_null(),
+        "prompt": first_line(&answer["label"]),
+        "started_at": answer["started_at"],
+        "ended_at": answer["ended_at"],
+        "counts": answer["counts"],
+        "paths": page.total,
+        "changes": page.items,
+        "more": page.more,
+    });
+    if cut {
+        out["diffs_cut"] =
+            json!("some diffs were cut or left out: ask diff_since with that path for one file's whole diff");
+    }
+    Ok(out)
+}
+
+/// `path` equals `prefix` or lies beneath it (no prefix: every path).
+pub fn within(path: &Value, prefix: Option<&str>) -> bool {
+    let Some(prefix) = prefix.map(|p| p.trim_end_matches('/')).filter(|p| !p.is_empty()) else {
+        return true;
+    };
+    let path = path.as_str().unwrap_or_default();
+    path == prefix
+        || path
+            .strip_prefix(prefix)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// A change as the agent needs it: no hashes, no review marks.
+fn change_line(change: &Value) -> Value {
+    let mut line = json!({"path": change["path"], "change": change["change"], "kind": change["kind"]});
+    for key in [
+        "from",
+        "size",
+        "ambiguous",
+        "mode_changed",
+        "binary",
+        "too_large",
+        "unreadable",
+        "diff",
+    ] {
+        match &change[key] {
+            Value::Null | Value::Bool(false) => {}
+            value => line[key] = value.clone(),
+        }
+    }
+    line
+}
+
+/// The timeline's turn entries (they say `undone`), the latest first, page after page until
+/// `offset + limit` are found.
+fn turns(daemon: &Reached, session: &Resolved, args: &TurnsArgs) -> Result<Value, Failure> {
+    let offset = args.offset.unwrap_or(0);
+    let limit = args
+        .limit
+        .unwrap_or(shape::DEFAULT_LIMIT)
+        .clamp(1, shape::LIMIT_MAX);
+    let mut found = Vec::new();
+    let mut before: Option<String> = None;
+    loop {
+        let mut query = format!("/v1/timeline?session={}&limit=1000", session.name);
+        if let Some(cursor) = &before {
+            query.push_str(&format!("&before={}", encode(cursor)));
+        }
+        let answer = daemon.get(&query)?;
+        let entries = answer["entries"].as_array().cloned().unwrap_or_default();
+        found.extend(entries.iter().filter(|e| e["kind"] == "turn").map(turn_line));
+        match answer["next_before"].as_str() {
+            Some(cursor) if found.len() < offset + limit + 1 => before = Some(cursor.to_string()),
+            _ => break,
+        }
+    }
+    let listed = daemon.get("/v1/sessions")?;
+    let total = listed["sessions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|s| s["session"] == session.name.as_str())
+        .map_or(json!(found.len()), |s| s["turns"].clone());
+    let page = page(found, Some(offset), Some(limit), "turns");
+    Ok(json!({"turns_total": total, "turns": page.items, "more": page.more}))
+}
+
+fn turn_line(entry: &Value) -> Value {
+    json!({
+        "turn": entry["turn"],
+        "prompt": entry["prompt"],
+        "started_at": entry["started_at"],
+        "ended_at": entry["ended_at"],
+        "open": entry["open"],
+        "undone": entry["undone"],
+        "counts": entry["counts"],
+    })
+}
+
+/// `GET /v1/history`: every version, shown the latest first.
+fn file_history(daemon: &Reached, args: &PathArgs) -> Result<Value, Failure> {
+    let answer = daemon.get(&format!("/v1/history?path={}", encode(&args.path)))?;
+    let mut versions: Vec<Value> = answer["versions"].as_array().cloned().unwrap_or_default();
+    versions.reverse();
+    let mut by_origin = Map::new();
+    for version in &versions {
+        let origin = version["origin"].as_str().unwrap_or("unknown").to_string();
+        let count = by_origin.get(&origin).and_then(Value::as_u64).unwrap_or(0);
+        by_origin.insert(origin, json!(count + 1));
+    }
+    let lines = versions.iter().map(version_line).collect();
+    let call = format!("file_history (path={:?})", args.path);
+    let page = page(lines, args.offset, args.limit, &call);
+    Ok(json!({
+        "path": answer["path"],
+        "versions_total": page.total,
+        "by_origin": by_origin,
+        "versions": page.items,
+        "more": page.more,
+    }))
+}
+
+fn version_line(version: &Value) -> Value {
+    let mut line = json!({"seq": version["seq"], "time": version["time"], "origin": version["origin"]});
+    for key in ["session", "turn", "kind", "size", "too_large", "unreadable"] {
+        match &version[key] {
+            Value::Null | Value::Bool(false) => {}
+            value => line[key] = value.clone(),
+        }
+    }
+    line
+}
+
+/// `GET /v1/blame`, its lines grouped into runs of one version.
+fn blame(daemon: &Reached, args: &BlameArgs) -> Result<Value, Failure> {
+    let mut query = format!("/v1/blame?path={}", encode(&args.path));
+    match (args.seq, &args.at) {
+        (Some(_), Some(_)) => return Err(Failure::bad("give seq or at, not both")),
+        (Some(seq), None) => query.push_str(&format!("&seq={seq}")),
+        (None, Some(at)) => query.push_str(&format!("&at={}", encode(at))),
+        (None, None) => {}
+    }
+    let answer = daemon.get(&query)?;
+    let lines = answer["lines"].as_array().cloned().unwrap_or_default();
+    let start = args.start_line.unwrap_or(1).max(1);
+    let count = args.lines.unwrap_or(BLAME_LINES).clamp(1, BLAME_LINES_MAX);
+    let shown: Vec<&Value> = lines.iter().skip(start - 1).take(count).collect();
+    let end = start - 1 + shown.len();
+    let more = (end < lines.len()).then(|| {
+        format!(
+            "{} more lines: call blame with start_line={}",
+            lines.len() - end,
+            end + 1
+        )
+    });
+    Ok(json!({
+        "path": answer["path"],
+        "seq": answer["seq"],
+        "binary": answer["binary"],
+        "too_large": answer["too_large"],
+        "lines_total": lines.len(),
+        "runs": runs(&shown),
+        "more": more,
+    }))
+}
+
+/// Consecutive lines of one version as one run: `{"lines":"3-7", who, "text":[...]}`.
+fn runs(lines: &[&Value]) -> Vec<Value> {
+    let mut runs: Vec<Value> = Vec::new();
+    for line in lines {
+        let text: String = line["text"]
+            .as_str()
+            .unwrap_or_default()
+            .chars()
+            .take(LINE_CHARS)
+            .collect();
+        let number = line["line"].as_u64().unwrap_or(0);
+        if let Some(run) = runs.last_mut().filter(|r| r["seq"] == line["seq"]) {
+            let first = run["first"].as_u64().unwrap_or(number);
+            run["lines"] = json!(format!("{first}-{number}"));
+            if let Some(texts) = run["text"].as_array_mut() {
+                texts.push(json!(text));
+            }
+            continue;
+        }
+        runs.push(json!({
+            "lines": number.to_string(),
+            "first": number,
+            "seq": line["seq"],
+            "time": line["time"],
+            "origin": line["origin"],
+            "session": line["session"],
+            "turn": line["turn"],
+            "prompt": line["prompt"],
+            "text": [text],
+        }));
+    }
+    for run in &mut runs {
+        if let Value::Object(fields) = run {
+            fields.remove("first");
+        }
+    }
+    runs
+}
