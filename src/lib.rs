@@ -9,7 +9,7 @@
 //!  HTTP ──► api (access checks, handlers) ──► engine::Command ──────┼──► engine worker thread
 //!   ▲             │  queries on read-only SQLite connections        │  (the one SQLite writer)
 //!   │             ▼                                                 ▼
-//!  hook, cli ─► client    history, sessions ◄── store ◄── capture, restore, retention
+//!  hook, mcp, cli ─► client  history, sessions ◄── store ◄── capture, restore, retention
 //!                                                      (called by the engine; none calls back)
 //!  capture, restore ─► fs (the confined file system: RootDir, reads, path operations)
 //! ```
@@ -20,7 +20,8 @@
 //! `timeline`, `capture` → `engine` (the single-writer loop: it calls capture with hints,
 //! restore with a narrow `restore::Workspace` and applies the effects it returns, and
 //! retention) → `api` → `daemon`; `client` (over `state`, reading answers back in the words
-//! of `api` and `restore`) → `lifecycle` → `hook` → `cli` (which also starts the `daemon`).
+//! of `api` and `restore`) → `lifecycle` → `hook` → `mcp` → `cli` (which also starts the
+//! `daemon`).
 //!
 //! - [`watch`]: one non-recursive inotify watch per tracked directory (ignored directories get
 //!   none; those the watch limit refuses are listed as unwatched), and [`watch::filter`], the
@@ -106,7 +107,11 @@
 //!   in-memory cookie sessions (`api::ui::door`), the cookie and CSRF checks `api::access`
 //!   applies to its `/v1` requests, and its assets compiled in. [`client`]: its HTTP client, for [`cli`] (the
 //!   command line of 5.3) and [`hook`] (the agents' hook
-//!   adapters and their installer, 5.4, 9); [`daemon`]: starts everything and
+//!   adapters and their installer, 5.4, 9; `hook::agents`, the sessions each agent process
+//!   reported) and [`mcp`] (`filewatchd mcp`: the record as Model Context Protocol tools on
+//!   stdio, for the agent; it starts the daemon as a hook does, finds "this session" by the
+//!   agent's word, the hooks' record of its process or the only candidate, and never opens
+//!   the store); [`daemon`]: starts everything and
 //!   shuts it down on one signal, or with a non-zero exit when the capture thread dies (no
 //!   daemon serves on whose capture is dead).
 //! - [`state`]: the state directory (lock, the root it watches, token, `daemon.json`, and

@@ -99,6 +99,8 @@ fn every_command_ends_quietly_on_a_closed_stdout() {
         (&["hook", "install", "claude-code"], ""),
         (&["hook", "uninstall", "claude-code"], ""),
         (&["hook", "claude-code"], &stop),
+        // The MCP client closes stdin before it initializes: nothing to serve.
+        (&["mcp"], ""),
         (&["completions", "bash"], ""),
         (&["man"], ""),
         (&["start"], ""),

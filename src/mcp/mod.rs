@@ -28,6 +28,7 @@ use anyhow::Context as _;
 use rmcp::ServiceExt as _;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
+use rmcp::service::ServerInitializeError;
 use rmcp::{ServerHandler, tool_handler};
 
 use crate::config::Config;
@@ -106,10 +107,12 @@ pub fn run(options: Options) -> anyhow::Result<ExitCode> {
         .build()
         .context("cannot start the MCP server's runtime")?;
     runtime.block_on(async {
-        let service = Server::new(options)
-            .serve(rmcp::transport::stdio())
-            .await
-            .context("the MCP client did not initialize")?;
+        let service = match Server::new(options).serve(rmcp::transport::stdio()).await {
+            Ok(service) => service,
+            // The client went away before it said anything: nothing to serve.
+            Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(ExitCode::SUCCESS),
+            Err(err) => return Err(err).context("the MCP client did not initialize"),
+        };
         service.waiting().await.context("the MCP session failed")?;
         Ok(ExitCode::SUCCESS)
     })

@@ -147,7 +147,8 @@ impl Server {
     ) -> Result<String, String> {
         let body = json!({"on_conflict": "abort", "actor": ACTOR, "diff": args.diff});
         self.in_session(args.session, &ctx, move |daemon, s| {
-            apply(daemon, &format!("/v1/sessions/{}/undo", s.name), &body)
+            let command = format!("filewatchd undo --session {}", s.name);
+            apply(daemon, &format!("/v1/sessions/{}/undo", s.name), &body, &command)
         })
         .await
     }
@@ -161,8 +162,14 @@ impl Server {
         ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
         let body = rollback_body(&args, false);
-        self.in_session(args.session, &ctx, move |daemon, s| {
-            apply(daemon, &format!("/v1/sessions/{}/rollback", s.name), &body)
+        self.in_session(args.session.clone(), &ctx, move |daemon, s| {
+            let command = rollback_command(s, &args);
+            apply(
+                daemon,
+                &format!("/v1/sessions/{}/rollback", s.name),
+                &body,
+                &command,
+            )
         })
         .await
     }
@@ -265,7 +272,7 @@ fn preview(
         }
         Err(failure) => return Err(failure),
     };
-    let mut answer = summary(&plan);
+    let mut answer = summary(&plan, &next.command);
     let conflicts = plan["conflicts"].as_array().map_or(0, Vec::len);
     answer["next_step"] = json!(next.say(conflicts));
     Ok(answer)
@@ -283,13 +290,20 @@ fn turn_open(failure: Failure, session: &Resolved, next: &Next) -> Failure {
     Failure::Api(api)
 }
 
-/// A rollback answer made small: counts, conflicts first, then a page of the actions.
-fn summary(plan: &Value) -> Value {
+/// A rollback answer made small: counts, conflicts first, then the first actions; `more`
+/// says how to see the rest (`command` is the CLI command of the same plan).
+fn summary(plan: &Value, command: &str) -> Value {
     let list = |key: &str| plan[key].as_array().cloned().unwrap_or_default();
     let actions: Vec<Value> = list("actions").iter().map(action_line).collect();
-    let conflicts = page(list("conflicts"), None, None, "preview_rollback with paths");
-    let mut actions = page(actions, None, None, "preview_rollback with paths");
+    let conflicts = page(list("conflicts"), None, None, "");
+    let mut actions = page(actions, None, None, "");
     shape::fit_diffs(&mut actions.items, "diff");
+    actions.fit();
+    let shown = actions.items.len() + conflicts.items.len();
+    let left = actions.total + conflicts.total - shown;
+    let more = (left > 0).then(|| {
+        format!("{left} more paths or conflicts: narrow the plan with paths, or see it whole with `{command} --dry-run`")
+    });
     json!({
         "operation": plan["operation"],
         "target": plan["target"],
@@ -301,7 +315,7 @@ fn summary(plan: &Value) -> Value {
         "conflicts": conflicts.items,
         "not_restorable": plan["not_restorable"],
         "actions": actions.items,
-        "more": actions.more.or(conflicts.more),
+        "more": more,
     })
 }
 
@@ -316,11 +330,11 @@ fn action_line(action: &Value) -> Value {
 }
 
 /// Applies (never forcing): a refusal comes back as the tool's error, with the conflicts.
-fn apply(daemon: &Reached, path: &str, body: &Value) -> Result<Value, Failure> {
+fn apply(daemon: &Reached, path: &str, body: &Value, command: &str) -> Result<Value, Failure> {
     match daemon.post(path, body) {
-        Ok(done) => Ok(summary(&done)),
+        Ok(done) => Ok(summary(&done, command)),
         Err(Failure::Api(api)) if api.status == 409 && api.body["error"]["code"] == "conflicts" => {
-            let mut plan = summary(&api.body);
+            let mut plan = summary(&api.body, command);
             plan["refused"] = json!(
                 "conflicts: nothing was changed; tell the user, who decides with the CLI (`--skip-conflicts` or `--force`)"
             );
@@ -341,5 +355,6 @@ fn restore_file(daemon: &Reached, session: &Resolved, args: &RestoreArgs) -> Res
         diff: false,
     };
     let path = format!("/v1/sessions/{}/rollback", session.name);
-    apply(daemon, &path, &rollback_body(&rollback, false))
+    let command = rollback_command(session, &rollback);
+    apply(daemon, &path, &rollback_body(&rollback, false), &command)
 }

@@ -14,11 +14,14 @@ use serde_json::{Map, Value, json};
 use super::reach::Reached;
 use super::shape::Failure;
 use crate::hook::agents;
+use crate::hook::events::session_name;
 
 /// Environment variables that name the session, first found wins: `FILEWATCHD_SESSION` (as
-/// for the CLI), then those the agents set for the processes they start.
-pub const ENV_VARS: [&str; 1] = ["FILEWATCHD_SESSION"];
-/// `_meta` keys (of a tool call, or of `initialize`) that name the session.
+/// for the CLI), then those an agent sets for the MCP servers it starts: Claude Code's
+/// `CLAUDE_CODE_SESSION_ID` (the `session_id` of its hook payloads).
+pub const ENV_VARS: [&str; 2] = ["FILEWATCHD_SESSION", "CLAUDE_CODE_SESSION_ID"];
+/// `_meta` keys of a tool call (or of `initialize`) that name the session: ours, and Codex's
+/// `sessionId` (its thread id, the `session_id` of its hook payloads).
 pub const META_KEYS: [&str; 3] = ["filewatchd/session", "sessionId", "session_id"];
 
 /// The session a call is about, and how it was found (said in the answer).
@@ -40,7 +43,7 @@ impl Told {
         let meta = metas.iter().flatten().find_map(|meta| {
             META_KEYS.iter().find_map(|key| {
                 let value = meta.get(*key)?.as_str().filter(|v| !v.is_empty())?;
-                Some((key.to_string(), value.to_string()))
+                Some((key.to_string(), session_name(value)))
             })
         });
         Self {
@@ -77,7 +80,10 @@ fn found(name: &str, from: &str) -> Resolved {
 fn from_env() -> Option<Resolved> {
     ENV_VARS.iter().find_map(|var| {
         let value = std::env::var(var).ok().filter(|v| !v.is_empty())?;
-        Some(found(&value, &format!("the environment variable {var}")))
+        Some(found(
+            &session_name(&value),
+            &format!("the environment variable {var}"),
+        ))
     })
 }
 

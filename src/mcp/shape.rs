@@ -16,6 +16,8 @@ pub const DIFF_PER_FILE: usize = 8 * 1024;
 pub const DIFF_TOTAL: usize = 48 * 1024;
 /// Less of the total left than this, and a diff is left out rather than cut to nothing.
 const DIFF_LEAST: usize = 512;
+/// A page's items in all (as JSON, diffs included): the items past it go to the next page.
+pub const PAGE_BYTES: usize = 64 * 1024;
 
 /// Why a tool call could not answer.
 #[derive(Debug)]
@@ -92,6 +94,34 @@ pub struct Page {
     pub items: Vec<Value>,
     pub total: usize,
     pub more: Option<String>,
+    offset: usize,
+    call: String,
+}
+
+impl Page {
+    /// Drops the items past `PAGE_BYTES` (always keeping one), and says where the next page
+    /// starts then.
+    pub fn fit(&mut self) {
+        let mut spent = 0;
+        let kept = self
+            .items
+            .iter()
+            .take_while(|item| {
+                spent += item.to_string().len();
+                spent <= PAGE_BYTES
+            })
+            .count()
+            .max(1);
+        if kept < self.items.len() {
+            self.items.truncate(kept);
+            let end = self.offset + kept;
+            self.more = Some(more(self.total - end, &self.call, end));
+        }
+    }
+}
+
+fn more(left: usize, call: &str, next: usize) -> String {
+    format!("{left} more: call {call} with offset={next} (limit up to {LIMIT_MAX})")
 }
 
 pub fn page(items: Vec<Value>, offset: Option<usize>, limit: Option<usize>, call: &str) -> Page {
@@ -99,16 +129,13 @@ pub fn page(items: Vec<Value>, offset: Option<usize>, limit: Option<usize>, call
     let offset = offset.unwrap_or(0).min(total);
     let limit = limit.unwrap_or(DEFAULT_LIMIT).clamp(1, LIMIT_MAX);
     let end = (offset + limit).min(total);
-    let more = (end < total).then(|| {
-        format!(
-            "{} more: call {call} with offset={end} (limit up to {LIMIT_MAX})",
-            total - end
-        )
-    });
+    let more = (end < total).then(|| more(total - end, call, end));
     Page {
         items: items.into_iter().skip(offset).take(end - offset).collect(),
         total,
         more,
+        offset,
+        call: call.to_string(),
     }
 }
 
@@ -194,6 +221,18 @@ mod tests {
         let last = page(items, Some(6), Some(3), "turns");
         assert_eq!(last.items, vec![json!(6)]);
         assert!(last.more.is_none());
+    }
+
+    #[test]
+    fn a_page_past_its_byte_budget_ends_early_and_says_where_to_go_on() {
+        let big = json!({"path": "x".repeat(PAGE_BYTES / 4)});
+        let mut full = page(vec![big; 10], Some(2), Some(8), "turn_changes");
+        full.fit();
+        assert_eq!(full.items.len(), 3);
+        assert_eq!(
+            full.more.as_deref(),
+            Some("5 more: call turn_changes with offset=5 (limit up to 500)")
+        );
     }
 
     #[test]

@@ -155,6 +155,7 @@ fn diff_since(daemon: &Reached, since: Value, args: &DiffSinceArgs) -> Result<Va
     }
     let mut page = page(changes, args.offset, args.limit, "diff_since (same boundary)");
     let cut = shape::fit_diffs(&mut page.items, "diff");
+    page.fit();
     let mut since = since;
     since["seq"] = plan["target"]["seq"].clone();
     let mut answer = json!({

@@ -194,6 +194,7 @@ fn turn_changes(daemon: &Reached, session: &Resolved, args: &TurnChangesArgs) ->
     let call = format!("turn_changes (turn={})", answer["turn"]);
     let mut page = page(changes, args.offset, args.limit, &call);
     let cut = args.diff && shape::fit_diffs(&mut page.items, "diff");
+    page.fit();
     let mut out = json!({
         "turn": answer["turn"],
         "open": answer["ended_at"].is_null(),
@@ -275,7 +276,8 @@ fn turns(daemon: &Reached, session: &Resolved, args: &TurnsArgs) -> Result<Value
         .flatten()
         .find(|s| s["session"] == session.name.as_str())
         .map_or(json!(found.len()), |s| s["turns"].clone());
-    let page = page(found, Some(offset), Some(limit), "turns");
+    let mut page = page(found, Some(offset), Some(limit), "turns");
+    page.fit();
     Ok(json!({"turns_total": total, "turns": page.items, "more": page.more}))
 }
 
@@ -304,7 +306,8 @@ fn file_history(daemon: &Reached, args: &PathArgs) -> Result<Value, Failure> {
     }
     let lines = versions.iter().map(version_line).collect();
     let call = format!("file_history (path={:?})", args.path);
-    let page = page(lines, args.offset, args.limit, &call);
+    let mut page = page(lines, args.offset, args.limit, &call);
+    page.fit();
     Ok(json!({
         "path": answer["path"],
         "versions_total": page.total,

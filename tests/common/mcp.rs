@@ -64,6 +64,8 @@ impl Mcp {
         for var in FOREIGN_ENV {
             cmd.env_remove(var);
         }
+        // Set when the tests themselves run inside Claude Code: it names that agent's session.
+        cmd.env_remove("CLAUDE_CODE_SESSION_ID");
         cmd.env("FILEWATCHD_HOME", ws.home())
             .env("FILEWATCHD_AUTOSTART", "0")
             .envs(env.iter().copied())
@@ -108,6 +110,11 @@ impl Mcp {
         self.next_line()
     }
 
+    /// The driver's pid: the "agent process" of the server and of the hooks it runs.
+    pub fn agent_pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// `tools/list`: each tool's name, description and input schema.
     pub fn tools(&mut self) -> Vec<Value> {
         let answer = self.ask(json!({"list": true}));
@@ -125,7 +132,12 @@ impl Mcp {
     }
 
     pub fn call(&mut self, tool: &str, arguments: Value) -> ToolAnswer {
-        let answer = self.ask(json!({"call": tool, "arguments": arguments}));
+        self.call_with_meta(tool, arguments, Value::Null)
+    }
+
+    /// A call whose request carries `_meta` (as Codex sends its session in it).
+    pub fn call_with_meta(&mut self, tool: &str, arguments: Value, meta: Value) -> ToolAnswer {
+        let answer = self.ask(json!({"call": tool, "arguments": arguments, "meta": meta}));
         let text = answer["text"].as_str().unwrap_or_default();
         let json = serde_json::from_str(text).unwrap_or_else(|e| panic!("{tool}: not JSON ({e}): {text}"));
         ToolAnswer {

@@ -7,7 +7,9 @@ starts `FILEWATCHD_BIN mcp ARGS...` in the current directory with this process's
 environment, initializes, then answers one JSON line on stdout for each JSON line on stdin:
 
     {"list": true}                        -> {"tools": [{"name", "description", "input_schema"}]}
-    {"call": NAME, "arguments": {...}}    -> {"is_error": bool, "text": "..."}
+    {"call": NAME, "arguments": {...}, "meta"?: {...}}
+                                          -> {"is_error": bool, "text": "..."} (a JSON-RPC
+                                             error: is_error and {"error":{"code":"protocol_error"}})
     {"run": [ARGV...], "stdin": "..."}    -> {"status": N, "stdout", "stderr"}
 
 `run` starts a process as a child of this one (as an agent runs its hooks), so that the
@@ -39,7 +41,12 @@ async def answer(session, request):
         ]
         return {"tools": tools}
     if "call" in request:
-        result = await session.call_tool(request["call"], request.get("arguments") or {})
+        try:
+            meta = request.get("meta")
+            result = await session.call_tool(request["call"], request.get("arguments") or {}, meta=meta)
+        except Exception as err:  # a JSON-RPC error (an unknown tool): the answer says so
+            refusal = {"error": {"code": "protocol_error", "message": str(err)}}
+            return {"is_error": True, "text": json.dumps(refusal)}
         text = "".join(getattr(block, "text", "") for block in result.content)
         return {"is_error": bool(result.is_error), "text": text}
     if "run" in request:

@@ -1,0 +1,188 @@
+//! Which session "this session" is for `filewatchd mcp`: the `session` argument, what the
+//! agent says (environment), the hooks' record of the agent process, the only candidate; and
+//! a refusal listing the candidates when sessions work in parallel.
+
+mod common;
+
+use common::*;
+use serde_json::{Value, json};
+
+fn candidates(error: &Value) -> Vec<String> {
+    let mut names: Vec<String> = error["error"]["candidates"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no candidates: {error:#}"))
+        .iter()
+        .filter_map(|c| c["session"].as_str().map(str::to_string))
+        .collect();
+    names.sort();
+    names
+}
+
+/// Two sessions with a turn open: no guess, a refusal naming both; the argument settles it.
+#[test]
+fn parallel_sessions_are_never_guessed() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start_in_home(&ws);
+    daemon.turn_start("left", "left's prompt");
+    daemon.turn_start("right", "right's prompt");
+    ws.write("x.txt", "x\n");
+    let Some(mut mcp) = Mcp::start(&ws, &[], &[]) else {
+        return;
+    };
+    let refused = mcp.fails("turn_changes", json!({}));
+    assert_eq!(refused["error"]["code"], "session_unknown", "{refused:#}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("session argument"))
+    );
+    assert_eq!(candidates(&refused), ["left", "right"]);
+
+    let answer = mcp.ok("turn_changes", json!({"session": "right"}));
+    assert_eq!(answer["session"], "right");
+    assert_eq!(answer["session_from"], "the session argument");
+    // A write made while both were open is in both, marked ambiguous.
+    assert_eq!(answer["changes"][0]["path"], "x.txt", "{answer:#}");
+    assert_eq!(answer["changes"][0]["ambiguous"], true);
+}
+
+/// The agent's own hook ran as a child of the same process as the server: its record names
+/// the session, even with another session open in parallel. A record of the same pid with
+/// another start time (a reused pid) is not it.
+#[test]
+fn the_hooks_record_of_the_agent_process_names_its_session() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start_in_home(&ws);
+    daemon.turn_start("someone-else", "in parallel");
+    let Some(mut mcp) = Mcp::start(&ws, &[], &[]) else {
+        return;
+    };
+    let state = ws.home_state_of(ws.root()).expect("the daemon's state directory");
+    let agents = state.join("agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    let stale = agents.join(format!("{}-1.json", mcp.agent_pid()));
+    let forged = json!({"pid": mcp.agent_pid(), "start_time": 1, "comm": "old", "agent": "claude-code",
+                        "sessions": [{"session": "someone-else", "seen_ms": 0}]});
+    std::fs::write(&stale, forged.to_string()).unwrap();
+
+    let hook = mcp.run(
+        &[BIN, "hook", "claude-code"],
+        &hook_fixture("claude-code", "UserPromptSubmit", ws.root()),
+    );
+    assert_eq!(hook["status"], 0, "{hook:#}");
+    assert!(
+        !stale.exists(),
+        "the hook removes the records of processes that are gone"
+    );
+    let records: Vec<String> = std::fs::read_dir(&agents)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(records.len(), 1, "{records:?}");
+    assert!(
+        records[0].starts_with(&format!("{}-", mcp.agent_pid())),
+        "{records:?}"
+    );
+
+    ws.sh("echo fx > renamed.rs");
+    let answer = mcp.ok("turn_changes", json!({}));
+    assert_eq!(answer["session"], "fixture-session-1", "{answer:#}");
+    assert!(
+        answer["session_from"]
+            .as_str()
+            .is_some_and(|f| f.contains("hooks' record")),
+        "{answer:#}"
+    );
+    assert_eq!(answer["prompt"], "Rename fn to fx and update the callers");
+    assert_eq!(answer["changes"][0]["path"], "renamed.rs");
+}
+
+/// What the agent says in the environment comes before any record; the only session with a
+/// turn open is the default; no session at all is a refusal that says why.
+#[test]
+fn the_environment_and_the_only_open_session() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start_in_home(&ws);
+    let Some(mut mcp) = Mcp::start(&ws, &[], &[]) else {
+        return;
+    };
+    let none = mcp.fails("turns", json!({}));
+    assert_eq!(none["error"]["code"], "session_unknown", "{none:#}");
+    assert_eq!(candidates(&none), Vec::<String>::new());
+
+    daemon.turn_start("done", "an old one");
+    daemon.turn_end("done");
+    daemon.turn_start("busy", "now");
+    let answer = mcp.ok("turn_changes", json!({}));
+    assert_eq!(answer["session"], "busy", "{answer:#}");
+    assert_eq!(answer["session_from"], "the only session with a turn open");
+    drop(mcp);
+
+    // Claude Code gives its MCP servers the session id of its hooks.
+    let Some(mut claude) = Mcp::start(&ws, &[], &[("CLAUDE_CODE_SESSION_ID", "done")]) else {
+        return;
+    };
+    let answer = claude.ok("turns", json!({}));
+    assert_eq!(answer["session"], "done", "{answer:#}");
+    assert_eq!(
+        answer["session_from"],
+        "the environment variable CLAUDE_CODE_SESSION_ID"
+    );
+    assert_eq!(answer["turns"][0]["prompt"], "an old one");
+}
+
+/// Codex names its session (its thread id) in each tool call's `_meta`.
+#[test]
+fn a_session_in_the_calls_meta_names_it() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start_in_home(&ws);
+    daemon.turn_start("019b-thread", "codex's");
+    daemon.turn_start("other", "in parallel");
+    let Some(mut mcp) = Mcp::start(&ws, &[], &[]) else {
+        return;
+    };
+    let meta = json!({"sessionId": "019b-thread", "threadId": "019b-thread", "x-codex-turn-metadata": {"turn_id": "t1"}});
+    let answer = mcp.call_with_meta("turn_changes", json!({}), meta);
+    assert!(!answer.is_error, "{:#}", answer.json);
+    assert_eq!(answer.json["session"], "019b-thread");
+    assert_eq!(
+        answer.json["session_from"],
+        "the MCP client's _meta \"sessionId\""
+    );
+    assert_eq!(answer.json["prompt"], "codex's");
+}
+
+/// The first tool call starts the daemon when none runs, as a hook would; with autostart
+/// off it says how to start one, and starts nothing.
+#[test]
+fn the_first_call_starts_the_daemon_unless_autostart_is_off() {
+    let ws = Workspace::new();
+    let _reaper = ws.reaper();
+    ws.write("a.txt", "a\n");
+    let Some(mut off) = Mcp::start(&ws, &[], &[]) else {
+        return;
+    };
+    let refused = off.fails("turns", json!({}));
+    assert_eq!(refused["error"]["code"], "no_daemon", "{refused:#}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("filewatchd start")),
+        "{refused:#}"
+    );
+    assert!(
+        ws.answering(ws.root()).is_none(),
+        "a daemon started with autostart off"
+    );
+    drop(off);
+
+    let Some(mut on) = Mcp::start(&ws, &[], &[("FILEWATCHD_AUTOSTART", "1")]) else {
+        return;
+    };
+    let answer = on.call("file_history", json!({"path": "a.txt"}));
+    assert!(!answer.is_error, "{:#}\n{}", answer.json, ws.daemon_logs());
+    assert_eq!(answer.json["versions_total"], 1);
+    assert_eq!(answer.json["versions"][0]["origin"], "offline");
+    ws.wait_answering(ws.root());
+}
