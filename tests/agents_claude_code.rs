@@ -101,12 +101,21 @@ impl Claude<'_> {
             .env("DISABLE_TELEMETRY", "1")
             .env("DISABLE_AUTOUPDATER", "1")
             .env("DISABLE_ERROR_REPORTING", "1")
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            // MCP tools are offered at once, not deferred behind ToolSearch (the scripted
+            // model calls them by name).
+            .env("ENABLE_TOOL_SEARCH", "false");
         cmd.current_dir(self.ws.root()).arg("-p");
         if resume {
             cmd.arg("--continue");
         }
-        cmd.args(["--allowedTools", "Bash", "--output-format", "json", prompt]);
+        cmd.args([
+            "--allowedTools",
+            "Bash,mcp__filewatchd__turn_changes",
+            "--output-format",
+            "json",
+            prompt,
+        ]);
         let out = cmd.stdin(Stdio::null()).output().expect("run claude");
         assert!(
             out.status.success(),
@@ -235,4 +244,19 @@ fn assert_compacted_turn(daemon: &Daemon, ws: &Workspace, server: &model::ModelS
     assert!(turns.iter().all(|t| !t["ended_at"].is_null()), "{turns:#?}");
     rollback_applied(daemon.undo(&session, json!({})));
     assert_tree_eq(after_first, &snapshot(ws.root()), "undo of the compacted turn");
+}
+
+/// Issue 20 with the real CLI: after its `sed`, the model calls filewatchd's MCP tool
+/// `turn_changes` (`mcp__filewatchd__turn_changes`, the server from `.mcp.json` as
+/// `hook install claude-code --mcp` wrote and approved it) and gets back what that command changed.
+#[test]
+fn claude_sees_what_its_sed_changed_through_turn_changes() {
+    let Some(argv) = claude_bin() else { return };
+    let ws = mcp_workspace();
+    let _daemon = start(&ws);
+    install_mcp(&ws, "claude-code");
+    let server = sed_then_turn_changes();
+    let claude = Claude::new(&ws, argv, &server);
+    claude.prompt(false, "edit a, then ask filewatchd what changed");
+    assert_turn_changes_saw_the_sed(&server);
 }

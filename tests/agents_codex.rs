@@ -180,3 +180,24 @@ fn assert_compacted_turn(daemon: &Daemon, ws: &Workspace, after_first: &Tree) {
     rollback_applied(daemon.undo(&session, json!({})));
     assert_tree_eq(after_first, &snapshot(ws.root()), "undo of the compacted turn");
 }
+
+/// Issue 20 with the real CLI: after its `sed`, the model calls filewatchd's MCP tool
+/// `turn_changes` (the `[mcp_servers.filewatchd]` that `hook install codex --mcp` wrote in the
+/// trusted project's `.codex/config.toml`) and gets back what that command changed.
+#[test]
+fn codex_sees_what_its_sed_changed_through_turn_changes() {
+    let Some(bin) = codex_bin() else { return };
+    let ws = mcp_workspace();
+    let _daemon = start_with_hooks(&ws, "codex");
+    install_mcp(&ws, "codex");
+    let server = sed_then_turn_changes();
+    let home = codex_home(&ws, &server, "");
+    codex_exec(
+        &ws,
+        &bin,
+        &home,
+        false,
+        "edit a, then ask filewatchd what changed",
+    );
+    assert_turn_changes_saw_the_sed(&server);
+}

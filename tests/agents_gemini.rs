@@ -152,3 +152,26 @@ fn gemini_chat_compression_in_a_turn_keeps_one_turn_with_every_write() {
     let paths: [&[&str]; 2] = [&["warm.txt"], &["a.txt", "after.txt", "before.txt"]];
     assert_two_turns_and_undo(&daemon, &session, prompts, paths, &after_first, ws.root());
 }
+
+/// Issue 20 with the real CLI: after its `sed`, the model calls filewatchd's MCP tool
+/// `turn_changes` (`mcp_filewatchd_turn_changes`, the server `hook install gemini-cli --mcp`
+/// wrote in `.gemini/settings.json`) and gets back what that command changed.
+#[test]
+fn gemini_sees_what_its_sed_changed_through_turn_changes() {
+    let Some(bin) = agent_bin("gemini-cli", "gemini") else {
+        return;
+    };
+    let ws = mcp_workspace();
+    let _daemon = start_with_hooks(&ws, "gemini-cli");
+    install_mcp(&ws, "gemini-cli");
+    let server = sed_then_turn_changes();
+    gemini_settings(&ws);
+    gemini(
+        &ws,
+        &bin,
+        &server,
+        false,
+        "edit a, then ask filewatchd what changed",
+    );
+    assert_turn_changes_saw_the_sed(&server);
+}

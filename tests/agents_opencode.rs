@@ -143,3 +143,20 @@ fn opencode_compaction_mid_prompt_keeps_one_turn_with_every_write() {
     let label = format!("\"{prompt}\"");
     assert_one_compacted_turn_and_undo(&daemon, &server, &label, &paths, &before, ws.root(), ".opencode");
 }
+
+/// Issue 20 with the real CLI: after its `sed`, the model calls filewatchd's MCP tool
+/// `turn_changes` (`filewatchd_turn_changes`, the server `hook install opencode --mcp` wrote in
+/// the project's `opencode.json`) and gets back what that command changed.
+#[test]
+fn opencode_sees_what_its_sed_changed_through_turn_changes() {
+    let Some(bin) = agent_bin("opencode", "opencode") else {
+        return;
+    };
+    let ws = mcp_workspace();
+    let _daemon = start_with_hooks(&ws, "opencode");
+    install_mcp(&ws, "opencode");
+    let server = sed_then_turn_changes();
+    opencode_config(&ws, &server);
+    opencode(&ws, &bin, false, "edit a, then ask filewatchd what changed");
+    assert_turn_changes_saw_the_sed(&server);
+}

@@ -437,6 +437,9 @@ pub struct InstallArgs {
     /// Codex: configure its legacy `notify` program in ~/.codex/config.toml instead of hooks.
     #[arg(long)]
     pub notify: bool,
+    /// The `filewatchd mcp` server in the agent's MCP configuration instead of the hooks.
+    #[arg(long, conflicts_with = "notify")]
+    pub mcp: bool,
     /// Print the change; write nothing.
     #[arg(long)]
     pub dry_run: bool,

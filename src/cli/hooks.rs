@@ -38,6 +38,9 @@ fn manage(args: &ServeArgs, cmd: InstallArgs, installing: bool) -> anyhow::Resul
         program: std::env::current_exe().context("cannot find the filewatchd binary")?,
         notify: cmd.notify,
     };
+    if cmd.mcp {
+        return manage_mcp(&target, installing, cmd.dry_run);
+    }
     let reports = if installing {
         install::install(&target, cmd.dry_run)?
     } else {
@@ -45,10 +48,28 @@ fn manage(args: &ServeArgs, cmd: InstallArgs, installing: bool) -> anyhow::Resul
     };
     for (i, report) in reports.iter().enumerate() {
         // After the target's own file, install lists the older files it moved hooks out of.
-        print_report(report, installing && i == 0, cmd.dry_run);
+        print_report(report, installing && i == 0, cmd.dry_run, "hooks");
     }
     if installing {
         print_invocation(&target);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--mcp`: the MCP server's entry in each file the agent reads it from.
+fn manage_mcp(target: &Target, installing: bool, dry_run: bool) -> anyhow::Result<ExitCode> {
+    let reports = if installing {
+        install::mcp::install(target, dry_run)?
+    } else {
+        install::mcp::uninstall(target, dry_run)?
+    };
+    for report in &reports {
+        print_report(report, installing, dry_run, "MCP server");
+    }
+    if installing {
+        for note in install::mcp::notes(target.agent) {
+            println!("  {note}");
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -71,15 +92,16 @@ fn backups(args: &ServeArgs, root: &Path) -> anyhow::Result<Backups> {
     })
 }
 
-fn print_report(report: &Report, installing: bool, dry_run: bool) {
+fn print_report(report: &Report, installing: bool, dry_run: bool, what: &str) {
     let path = report.path.display();
     if !report.changed() {
-        let what = match (installing, report.before.is_some()) {
-            (true, _) => "already installed, nothing changed",
-            (false, true) => "no filewatchd hooks in it, nothing to remove (the file is unchanged)",
-            (false, false) => "not installed, nothing to remove",
-        };
-        println!("{path}: {what}");
+        match (installing, report.before.is_some()) {
+            (true, _) => println!("{path}: already installed, nothing changed"),
+            (false, true) => {
+                println!("{path}: no filewatchd {what} in it, nothing to remove (the file is unchanged)")
+            }
+            (false, false) => println!("{path}: not installed, nothing to remove"),
+        }
         return;
     }
     let verb = match (installing, dry_run) {

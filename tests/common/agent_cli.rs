@@ -237,3 +237,63 @@ pub fn recorded_events(log: &Path, details: &[&str]) -> Vec<String> {
         .map(tag)
         .collect()
 }
+
+/// The MCP tests' workspace: `a.txt`, which the prompt's `sed` edits, and `b.txt`, which
+/// nothing touches.
+pub fn mcp_workspace() -> Workspace {
+    let ws = Workspace::new();
+    ws.write("a.txt", "fn one\n");
+    ws.write("b.txt", "fn two\n");
+    ws
+}
+
+/// The MCP tests' model: the prompt's tool call runs `sed -i` on `a.txt`, then, with that
+/// result back, the model calls filewatchd's `turn_changes` tool.
+pub fn sed_then_turn_changes() -> crate::model::ModelServer {
+    crate::model::ModelServer::start_then_calling(
+        commands_in_turn(&["sed -i 's/one/1/' a.txt"]),
+        "turn_changes",
+    )
+}
+
+/// filewatchd's MCP server added to the agent's project configuration as the README says
+/// (`filewatchd hook install AGENT --mcp`).
+pub fn install_mcp(ws: &Workspace, agent: &str) {
+    let install = ws.cli(".", &["hook", "install", agent, "--mcp"]);
+    assert!(install.status.success(), "{install:?}");
+}
+
+/// The answer of `turn_changes` that came back to the model lists `a.txt` (what the `sed`
+/// changed) and not `b.txt`.
+pub fn assert_turn_changes_saw_the_sed(server: &crate::model::ModelServer) {
+    let requests = || format!("{:#}", json!(*server.requests.lock().unwrap()));
+    let Some(answer) = server.tool_result("turn_changes") else {
+        panic!(
+            "no answer of turn_changes came back to the model:\n{}",
+            requests()
+        );
+    };
+    assert!(
+        answer.contains("a.txt"),
+        "turn_changes does not list a.txt: {answer}"
+    );
+    assert!(!answer.contains("b.txt"), "turn_changes lists b.txt: {answer}");
+}
+
+/// The names of the tools a model request offers, whatever the dialect.
+fn tool_names(body: &Value) -> String {
+    let mut names = Vec::new();
+    let tools = body["tools"].as_array().cloned().unwrap_or_default();
+    for tool in &tools {
+        let declarations = tool["functionDeclarations"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let nested = tool["tools"].as_array().cloned().unwrap_or_default();
+        for t in std::iter::once(tool).chain(&declarations).chain(&nested) {
+            let name = t["name"].as_str().or(t["function"]["name"].as_str());
+            names.extend(name.map(str::to_string));
+        }
+    }
+    names.join(" ")
+}

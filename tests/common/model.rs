@@ -5,7 +5,10 @@
 //! submodules: the Anthropic Messages API (Claude Code, model_anthropic.rs), OpenAI Chat
 //! Completions (opencode, pi: model_chat.rs) and Gemini (model_gemini.rs). A server started with [`ModelServer::start_compacting`]
 //! reports a nearly full context in its tool call for one prompt, then answers the agent's
-//! compaction request with a summary holding [`SUMMARY`].
+//! compaction request with a summary holding [`SUMMARY`]. One started with
+//! [`ModelServer::start_then_calling`] calls a second tool (filewatchd's MCP `turn_changes`,
+//! by whatever name the agent gives it) once the command's output is back, and
+//! [`ModelServer::tool_result`] reads what that tool answered from the agent's next request.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -40,6 +43,9 @@ pub struct Plan {
     summarized: AtomicBool,
     /// A context overflow to play in the middle of a Chat Completions turn (`overflow_once`).
     overflow: Mutex<chat::Overflow>,
+    /// The end of a tool's name (an MCP tool, as the agent names it) to call once the shell
+    /// command's result is back, before the final text ([`ModelServer::start_then_calling`]).
+    follow_up: Option<String>,
 }
 
 impl Plan {
@@ -57,6 +63,14 @@ impl Plan {
         } else {
             prompt
         }
+    }
+
+    /// The tool to call now that a tool's result is back: the offered tool whose name ends with
+    /// the follow-up, unless the last call already was to it (then the turn is done).
+    pub fn follow_up(&self, offered: &[&str], last_call: Option<&str>) -> Option<String> {
+        let suffix = self.follow_up.as_deref()?;
+        let tool = offered.iter().find(|name| name.ends_with(suffix))?;
+        (last_call != Some(*tool)).then(|| tool.to_string())
     }
 
     /// Input tokens to report for the tool call answering `prompt`.
@@ -98,6 +112,40 @@ impl ModelServer {
             compact: None,
             summarized: AtomicBool::new(false),
             overflow: Mutex::new(chat::Overflow::Off),
+            follow_up: None,
+        })
+    }
+
+    /// A server that, once the shell command's result is back, calls the tool whose name ends
+    /// with `tool` (with no arguments), then answers with the final text.
+    #[allow(dead_code)] // used by some of the tests that include this file
+    pub fn start_then_calling(script: Script, tool: &str) -> ModelServer {
+        ModelServer::serve(Plan {
+            script,
+            compact: None,
+            summarized: AtomicBool::new(false),
+            overflow: Mutex::new(chat::Overflow::Off),
+            follow_up: Some(tool.to_string()),
+        })
+    }
+
+    /// The text of what the tool named `…tool` returned, from the request that carried it
+    /// back to the model (`None` if no request did).
+    #[allow(dead_code)] // used by some of the tests that include this file
+    pub fn tool_result(&self, tool: &str) -> Option<String> {
+        let requests = self.requests.lock().map(|r| r.clone()).unwrap_or_default();
+        requests.iter().rev().find_map(|r| {
+            let body = &r["body"];
+            let path = r["path"].as_str().unwrap_or_default();
+            if path.contains("/v1/messages") {
+                anthropic::tool_result(body, tool)
+            } else if path.contains("/responses") {
+                responses_tool_result(body, tool)
+            } else if path.contains("/chat/completions") {
+                chat::tool_result(body, tool)
+            } else {
+                gemini::tool_result(body, tool)
+            }
         })
     }
 
@@ -109,6 +157,7 @@ impl ModelServer {
             compact: Some((trigger.to_string(), full)),
             summarized: AtomicBool::new(false),
             overflow: Mutex::new(chat::Overflow::Off),
+            follow_up: None,
         })
     }
 
@@ -166,12 +215,10 @@ fn serve(mut stream: TcpStream, plan: &Plan, seen: &Mutex<Vec<Value>>) {
                 )
             })
             .collect(),
-        ("POST", p) if p.ends_with("/chat/completions") => {
-            match chat::turn(&request, &plan.script, &plan.overflow) {
-                Ok(frames) => frames,
-                Err(error) => return json_reply_status(stream, "400 Bad Request", &error),
-            }
-        }
+        ("POST", p) if p.ends_with("/chat/completions") => match chat::turn(&request, plan) {
+            Ok(frames) => frames,
+            Err(error) => return json_reply_status(stream, "400 Bad Request", &error),
+        },
         ("POST", p) if p.ends_with(":streamGenerateContent") => gemini::turn(&request, plan),
         ("POST", p) if p.ends_with(":generateContent") || p.ends_with(":countTokens") => {
             return json_reply(stream, &gemini::unary(p, &request));
@@ -257,8 +304,23 @@ fn responses_turn(request: &Value, plan: &Plan) -> Vec<Value> {
         json!({"type": "message", "role": "assistant", "id": "msg_done",
             "content": [{"type": "output_text", "text": text}]})
     };
+    let tools = responses_tools(request);
+    let offered: Vec<&str> = tools.iter().map(|(_, name)| name.as_str()).collect();
+    let last_call = input
+        .iter()
+        .rev()
+        .find(|item| item["type"] == "function_call")
+        .and_then(|item| item["name"].as_str());
+    let follow_up = answered.then(|| plan.follow_up(&offered, last_call)).flatten();
     let (item, tokens) = if prompt.contains(CODEX_COMPACT_PROMPT) {
         (message(plan.summarize()), 100)
+    } else if let Some(name) = follow_up {
+        let mut call = json!({"type": "function_call", "id": "fc_2",
+            "call_id": format!("call_{}", input.len()), "name": name, "arguments": "{}"});
+        if let Some((Some(namespace), _)) = tools.iter().find(|(_, n)| *n == name) {
+            call["namespace"] = json!(namespace);
+        }
+        (call, 100)
     } else if answered {
         (message("Done."), 100)
     } else {
@@ -292,4 +354,38 @@ fn shell_tool(request: &Value, command: &str) -> (String, Value) {
     } else {
         ("shell".into(), json!({"command": ["bash", "-lc", command]}))
     }
+}
+
+/// The function tools a Responses request offers, each as its name and, for a tool inside a
+/// namespace (Codex lists an MCP server's tools in `mcp__<server>`), the namespace's name.
+fn responses_tools(request: &Value) -> Vec<(Option<String>, String)> {
+    let mut found = Vec::new();
+    for tool in request["tools"].as_array().into_iter().flatten() {
+        let outer = tool["name"].as_str().map(str::to_string);
+        if tool["type"] != "namespace" {
+            found.extend(outer.map(|name| (None, name)));
+            continue;
+        }
+        for inner in tool["tools"].as_array().into_iter().flatten() {
+            if let Some(name) = inner["name"].as_str() {
+                found.push((outer.clone(), name.to_string()));
+            }
+        }
+    }
+    found
+}
+
+/// The output of the call to `…tool` in a Responses request's input.
+fn responses_tool_result(request: &Value, tool: &str) -> Option<String> {
+    let input = request["input"].as_array()?;
+    let call = input
+        .iter()
+        .find(|i| i["type"] == "function_call" && i["name"].as_str().is_some_and(|n| n.ends_with(tool)))?;
+    let output = input
+        .iter()
+        .find(|i| i["type"] == "function_call_output" && i["call_id"] == call["call_id"])?;
+    Some(match &output["output"] {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    })
 }

@@ -62,6 +62,20 @@ fn answer(request: &Value, plan: &Plan) -> (Vec<Value>, &'static str, u64) {
     }
     let prompt = plan.prompt_for(last);
     if prompt != super::SUMMARY && blocks.iter().any(|b| b["type"] == "tool_result") {
+        let offered: Vec<&str> = request["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        if let Some(name) = plan.follow_up(&offered, last_call(request).as_deref()) {
+            let id = format!(
+                "toolu_follow_{}",
+                request["messages"].as_array().map_or(0, Vec::len)
+            );
+            let tool = json!({"type": "tool_use", "id": id, "name": name, "input": {}});
+            return (vec![tool], "tool_use", 100);
+        }
         return (text("Done."), "end_turn", 100);
     }
     let command = (plan.script)(&prompt);
@@ -69,6 +83,36 @@ fn answer(request: &Value, plan: &Plan) -> (Vec<Value>, &'static str, u64) {
     let tool = json!({"type": "tool_use", "id": id, "name": "Bash",
         "input": {"command": command, "description": "Run the scripted command"}});
     (vec![tool], "tool_use", plan.input_tokens(&prompt))
+}
+
+/// The name of the tool the last assistant message called.
+fn last_call(request: &Value) -> Option<String> {
+    let messages = request["messages"].as_array()?;
+    let last = messages.iter().rev().find(|m| m["role"] == "assistant")?;
+    let blocks = last["content"].as_array()?;
+    let tool = blocks.iter().rev().find(|b| b["type"] == "tool_use")?;
+    tool["name"].as_str().map(str::to_string)
+}
+
+/// The text of the `tool_result` answering the call to `…tool` in a request's messages.
+pub fn tool_result(request: &Value, tool: &str) -> Option<String> {
+    let messages = request["messages"].as_array()?;
+    let blocks: Vec<&Value> = messages
+        .iter()
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+        .collect();
+    let call = blocks
+        .iter()
+        .find(|b| b["type"] == "tool_use" && b["name"].as_str().is_some_and(|n| n.ends_with(tool)))?;
+    let result = blocks
+        .iter()
+        .find(|b| b["type"] == "tool_result" && b["tool_use_id"] == call["id"])?;
+    Some(match &result["content"] {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => texts(parts),
+        other => other.to_string(),
+    })
 }
 
 /// The content blocks of the user messages after the last assistant message (a string

@@ -24,7 +24,78 @@ pub enum Overflow {
 /// The SSE frames answering one `POST .../chat/completions`: a tool call running the prompt's
 /// command for a new prompt, the final text once the tool's result is the last message; or
 /// the body of an error reply.
-pub fn turn(request: &Value, script: &Script, plan: &Mutex<Overflow>) -> Result<Vec<String>, Value> {
+pub fn turn(request: &Value, plan: &super::Plan) -> Result<Vec<String>, Value> {
+    let script = &plan.script;
+    let follow_up = {
+        let empty = Vec::new();
+        let messages = request["messages"].as_array().unwrap_or(&empty);
+        let offered: Vec<&str> = request["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t["function"]["name"].as_str())
+            .collect();
+        let answered = messages.last().is_some_and(|m| m["role"] == "tool");
+        answered
+            .then(|| plan.follow_up(&offered, last_call(messages)))
+            .flatten()
+    };
+    if let Some(name) = follow_up {
+        return Ok(tool_call_frames(request, &name, "{}"));
+    }
+    overflow_turn(request, script, &plan.overflow)
+}
+
+/// The name of the tool the last assistant message called.
+fn last_call(messages: &[Value]) -> Option<&str> {
+    let last = messages.iter().rev().find(|m| m["role"] == "assistant")?;
+    last["tool_calls"][0]["function"]["name"].as_str()
+}
+
+/// One streamed tool call of `name` with these arguments.
+fn tool_call_frames(request: &Value, name: &str, arguments: &str) -> Vec<String> {
+    let n = request["messages"].as_array().map_or(0, Vec::len);
+    let delta = json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0,
+        "id": format!("call_follow_{n}"), "type": "function",
+        "function": {"name": name, "arguments": arguments}}]});
+    let chunk = |delta: Value, finish: Value| {
+        json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0,
+            "model": request["model"], "choices": [{"index": 0, "delta": delta,
+            "finish_reason": finish}], "usage": {"prompt_tokens": 100, "completion_tokens": 10,
+            "total_tokens": 110}})
+    };
+    [chunk(delta, Value::Null), chunk(json!({}), json!("tool_calls"))]
+        .iter()
+        .map(|c| format!("data: {c}\n\n"))
+        .chain(std::iter::once("data: [DONE]\n\n".to_string()))
+        .collect()
+}
+
+/// The content of the tool message answering the call to `…tool`.
+pub fn tool_result(request: &Value, tool: &str) -> Option<String> {
+    let messages = request["messages"].as_array()?;
+    let calls = messages
+        .iter()
+        .filter_map(|m| m["tool_calls"].as_array())
+        .flatten();
+    let call = calls
+        .into_iter()
+        .find(|c| c["function"]["name"].as_str().is_some_and(|n| n.ends_with(tool)))?;
+    let result = messages
+        .iter()
+        .find(|m| m["role"] == "tool" && m["tool_call_id"] == call["id"])?;
+    Some(match &result["content"] {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        other => other.to_string(),
+    })
+}
+
+fn overflow_turn(request: &Value, script: &Script, plan: &Mutex<Overflow>) -> Result<Vec<String>, Value> {
     let empty = Vec::new();
     let messages = request["messages"].as_array().unwrap_or(&empty);
     let tools = request["tools"].as_array().unwrap_or(&empty);

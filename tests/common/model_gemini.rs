@@ -24,7 +24,18 @@ pub fn turn(request: &Value, plan: &Plan) -> Vec<String> {
                 .last()
                 .is_some_and(|c| parts(c).iter().any(|p| p.get("functionResponse").is_some())));
     let mut tokens = 100;
-    let part = if answered {
+    let offered: Vec<&str> = declarations.iter().filter_map(|d| d["name"].as_str()).collect();
+    let last_call = contents
+        .iter()
+        .rev()
+        .flat_map(parts)
+        .find_map(|p| p["functionCall"]["name"].as_str().map(str::to_string));
+    let follow_up = answered
+        .then(|| plan.follow_up(&offered, last_call.as_deref()))
+        .flatten();
+    let part = if let Some(name) = follow_up {
+        json!({"functionCall": {"name": name, "args": {}}})
+    } else if answered {
         json!({"text": "Done."})
     } else {
         let prompt = if compressed {
@@ -77,6 +88,17 @@ pub fn unary(path: &str, request: &Value) -> Value {
     };
     json!({"candidates": [{"content": {"role": "model", "parts": [{"text": text}]},
         "finishReason": "STOP", "index": 0}], "usageMetadata": usage(100), "modelVersion": "mock"})
+}
+
+/// The `functionResponse` of the call to `…tool` in a request's contents.
+pub fn tool_result(request: &Value, tool: &str) -> Option<String> {
+    let contents = request["contents"].as_array()?;
+    let response = contents.iter().flat_map(parts).find(|p| {
+        p["functionResponse"]["name"]
+            .as_str()
+            .is_some_and(|n| n.ends_with(tool))
+    })?;
+    Some(response["functionResponse"]["response"].to_string())
 }
 
 fn usage(prompt_tokens: u64) -> Value {

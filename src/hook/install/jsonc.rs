@@ -38,7 +38,7 @@ impl Ours<'_> {
     }
 }
 
-fn parse(text: &str, path: &Path) -> anyhow::Result<CstRootNode> {
+pub(super) fn parse(text: &str, path: &Path) -> anyhow::Result<CstRootNode> {
     let root = CstRootNode::parse(text, &ParseOptions::default()).map_err(|e| {
         anyhow!(
             "{} is not valid JSON ({e}); fix it or install by hand",
@@ -181,7 +181,7 @@ pub fn without_hooks(text: &str, path: &Path, ours: &Ours) -> anyhow::Result<Opt
     Ok(Some((root.to_string(), empty)))
 }
 
-fn input_value(value: &Value) -> CstInputValue {
+pub(super) fn input_value(value: &Value) -> CstInputValue {
     match value {
         Value::Null => CstInputValue::Null,
         Value::Bool(b) => CstInputValue::Bool(*b),

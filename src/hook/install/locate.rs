@@ -42,7 +42,7 @@ impl AgentDirs {
         })
     }
 
-    fn claude(&self) -> PathBuf {
+    pub(super) fn claude(&self) -> PathBuf {
         self.claude_config_dir
             .clone()
             .unwrap_or_else(|| self.home.join(".claude"))
@@ -54,14 +54,14 @@ impl AgentDirs {
             .unwrap_or_else(|| self.home.join(".codex"))
     }
 
-    fn gemini(&self) -> PathBuf {
+    pub(super) fn gemini(&self) -> PathBuf {
         self.gemini_cli_home
             .as_ref()
             .unwrap_or(&self.home)
             .join(".gemini")
     }
 
-    fn opencode(&self) -> PathBuf {
+    pub(super) fn opencode(&self) -> PathBuf {
         match &self.xdg_config_home {
             Some(xdg) => xdg.join("opencode"),
             None => self.home.join(".config/opencode"),

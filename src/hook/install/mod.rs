@@ -6,6 +6,8 @@
 //!   and whether the hook names this binary or `filewatchd` on `PATH`.
 //! - `jsonc`, `notify`, `plugin`: the edit of one kind of file (JSON/JSONC hook settings,
 //!   Codex's `config.toml`, the opencode/pi plugin file).
+//! - `mcp` (with `mcp_edit`): `--mcp`, the `filewatchd mcp` server in the agent's MCP
+//!   configuration instead of the hooks.
 //! - `backup`: the user's original of an edited file, kept in filewatchd's state directory.
 //! - `inspect`: what an installed file runs, and Codex's recorded trust (for `doctor`).
 //!
@@ -18,6 +20,8 @@ mod backup;
 mod inspect;
 mod jsonc;
 mod locate;
+pub mod mcp;
+mod mcp_edit;
 mod notify;
 mod plugin;
 

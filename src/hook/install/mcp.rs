@@ -1,0 +1,259 @@
+//! `filewatchd hook install|uninstall <agent> --mcp`: adds `filewatchd mcp` (the MCP server
+//! over this workspace's record) to the agent's own MCP configuration, named `filewatchd`, and
+//! takes it out again. Which file and key each agent reads, and what it passes to the server,
+//! is in docs/mcp-agents.md. Like the hook install it merges in place, keeps the user's
+//! original for uninstall (in `hook-backups/mcp/`, apart from the hooks' originals of a file
+//! both edit), is idempotent, and checks every file it will edit before writing any.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::bail;
+use serde_json::{Value, json};
+
+use super::mcp_edit::{self, NAME};
+use super::{Invocation, Report, Scope, Target, backup, read_optional, text, write_file};
+use crate::hook::Agent;
+
+/// The variables that lead `filewatchd mcp` to the same daemon as the hooks. Codex passes an
+/// MCP server only HOME, PATH and a few more unless its `env_vars` names others.
+const PASSED_THROUGH: &[&str] = &[
+    "FILEWATCHD_HOME",
+    "FILEWATCHD_URL",
+    "FILEWATCHD_TOKEN",
+    "FILEWATCHD_SESSION",
+    "FILEWATCHD_AUTOSTART",
+    "XDG_STATE_HOME",
+];
+
+/// One file's edit.
+#[derive(Debug)]
+struct Edit {
+    path: PathBuf,
+    kind: Kind,
+}
+
+#[derive(Debug)]
+enum Kind {
+    /// `container.filewatchd = entry` in a JSON (JSONC) file.
+    Server { container: &'static str, entry: Value },
+    /// `filewatchd` in the JSON list `key`.
+    Listed { key: &'static str },
+    /// `[mcp_servers.filewatchd]` in Codex's `config.toml`.
+    Codex { command: String },
+}
+
+impl Kind {
+    fn installed(&self, path: &Path, current: &str) -> anyhow::Result<String> {
+        match self {
+            Kind::Server { container, entry } => mcp_edit::with_server(current, path, container, entry),
+            Kind::Listed { key } => mcp_edit::with_listed(current, path, key),
+            Kind::Codex { command } => mcp_edit::with_codex_server(current, path, command, PASSED_THROUGH),
+        }
+    }
+
+    fn stripped(&self, path: &Path, current: &str) -> anyhow::Result<Option<(String, bool)>> {
+        match self {
+            Kind::Server { container, .. } => mcp_edit::without_server(current, path, container),
+            Kind::Listed { key } => mcp_edit::without_listed(current, path, key),
+            Kind::Codex { .. } => mcp_edit::without_codex_server(current, path),
+        }
+    }
+}
+
+/// The program the agent starts: `filewatchd` from `PATH` in a project file (a team may commit
+/// it), this binary by its full path in the user's own files.
+fn program(target: &Target) -> String {
+    let invocation = match target.scope {
+        Scope::Project => Invocation::Portable,
+        Scope::User => Invocation::Absolute(target.program.clone()),
+    };
+    match invocation {
+        Invocation::Absolute(program) => program.to_string_lossy().into_owned(),
+        Invocation::Portable => "filewatchd".to_string(),
+    }
+}
+
+/// The files to edit for this agent and scope, or why the agent cannot have the server.
+fn edits(target: &Target) -> anyhow::Result<Vec<Edit>> {
+    let program = program(target);
+    let dirs = &target.dirs;
+    let user = target.scope == Scope::User;
+    let server = |path: PathBuf, container, entry| Edit {
+        path,
+        kind: Kind::Server { container, entry },
+    };
+    let stdio = json!({"type": "stdio", "command": program, "args": ["mcp"]});
+    Ok(match target.agent {
+        Agent::Pi => bail!(
+            "pi has no MCP client (its README says \"No MCP.\"), so there is no MCP configuration to add filewatchd to; `filewatchd hook install pi` records pi's turns, and `filewatchd show` answers what a turn changed"
+        ),
+        Agent::ClaudeCode if user => {
+            let dir = dirs.claude_config_dir.as_ref().unwrap_or(&dirs.home);
+            vec![server(dir.join(".claude.json"), "mcpServers", stdio)]
+        }
+        // `.mcp.json` is shared with the team; Claude Code starts a server from it only once
+        // it is approved, here in this machine's own settings.
+        Agent::ClaudeCode => vec![
+            server(target.root.join(".mcp.json"), "mcpServers", stdio),
+            Edit {
+                path: target.root.join(".claude/settings.local.json"),
+                kind: Kind::Listed {
+                    key: "enabledMcpjsonServers",
+                },
+            },
+        ],
+        Agent::GeminiCli => {
+            let dir = if user {
+                dirs.gemini()
+            } else {
+                target.root.join(".gemini")
+            };
+            let entry = json!({"command": program, "args": ["mcp"]});
+            vec![server(dir.join("settings.json"), "mcpServers", entry)]
+        }
+        Agent::Codex => {
+            let dir = if user {
+                dirs.codex()
+            } else {
+                target.root.join(".codex")
+            };
+            vec![Edit {
+                path: dir.join("config.toml"),
+                kind: Kind::Codex { command: program },
+            }]
+        }
+        Agent::Opencode => {
+            let dir = if user {
+                dirs.opencode()
+            } else {
+                target.root.clone()
+            };
+            let entry = json!({"type": "local", "command": [program, "mcp"], "enabled": true});
+            vec![server(opencode_config(&dir), "mcp", entry)]
+        }
+    })
+}
+
+/// `opencode.jsonc` if there is one, else `opencode.json` (opencode reads either).
+fn opencode_config(dir: &Path) -> PathBuf {
+    let jsonc = dir.join("opencode.jsonc");
+    if jsonc.exists() {
+        jsonc
+    } else {
+        dir.join("opencode.json")
+    }
+}
+
+fn backup_dir(target: &Target, path: &Path) -> PathBuf {
+    target.backup_dir(path).join("mcp")
+}
+
+/// Adds filewatchd's server; every file is checked (parsed and edited in memory) before the
+/// first one is written, so a malformed one leaves them all untouched.
+pub fn install(target: &Target, dry_run: bool) -> anyhow::Result<Vec<Report>> {
+    let edits = edits(target)?;
+    let mut planned = Vec::new();
+    for edit in &edits {
+        let before = read_optional(&edit.path)?;
+        let current = text(&edit.path, before.as_deref().unwrap_or_default())?;
+        let after = edit.kind.installed(&edit.path, current)?;
+        let ours_before = match &before {
+            Some(_) => edit.kind.stripped(&edit.path, current)?.is_some(),
+            None => false,
+        };
+        planned.push((
+            Report::new(&edit.path, before, Some(after.into_bytes())),
+            ours_before,
+        ));
+    }
+    let mut reports = Vec::new();
+    for (mut report, ours_before) in planned {
+        if report.changed() && !dry_run {
+            let dir = backup_dir(target, &report.path);
+            if let (Some(original), false) = (&report.before, ours_before) {
+                let saved = backup::save(&dir, &report.path, original)?;
+                report
+                    .notes
+                    .push(format!("your original is saved at {}", saved.display()));
+            }
+            write_file(&report.path, report.after.as_deref().unwrap_or_default())?;
+        }
+        reports.push(report);
+    }
+    Ok(reports)
+}
+
+/// Removes filewatchd's server (only it): the original comes back byte for byte when the file
+/// was not edited since install; a file install created and nothing else uses is removed.
+pub fn uninstall(target: &Target, dry_run: bool) -> anyhow::Result<Vec<Report>> {
+    let edits = edits(target)?;
+    let mut planned = Vec::new();
+    for edit in &edits {
+        planned.push(plan_uninstall(target, edit)?);
+    }
+    for report in planned.iter().filter(|r| r.changed() && !dry_run) {
+        match &report.after {
+            Some(bytes) => write_file(&report.path, bytes)?,
+            None => std::fs::remove_file(&report.path)
+                .map_err(|e| anyhow::anyhow!("cannot remove {}: {e}", report.path.display()))?,
+        }
+        backup::discard(&backup_dir(target, &report.path), &report.path)?;
+    }
+    Ok(planned)
+}
+
+fn plan_uninstall(target: &Target, edit: &Edit) -> anyhow::Result<Report> {
+    let Some(current) = read_optional(&edit.path)? else {
+        return Ok(Report::new(&edit.path, None, None));
+    };
+    let Some((stripped, empty)) = edit.kind.stripped(&edit.path, text(&edit.path, &current)?)? else {
+        return Ok(Report::new(&edit.path, Some(current.clone()), Some(current)));
+    };
+    let original = backup::read(&backup_dir(target, &edit.path), &edit.path)?;
+    let untouched = original.as_deref().is_some_and(|o| {
+        let reinstalled = text(&edit.path, o).and_then(|o| edit.kind.installed(&edit.path, o));
+        reinstalled.is_ok_and(|ours| ours.as_bytes() == current.as_slice())
+    });
+    let (after, note) = if untouched {
+        (original, "restored the file as it was before install")
+    } else if empty && original.is_none() {
+        (None, "removed the file install had created")
+    } else {
+        (
+            Some(stripped.into_bytes()),
+            "removed filewatchd's MCP server; everything else is kept as it is",
+        )
+    };
+    let mut report = Report::new(&edit.path, Some(current), after);
+    report.notes.push(note.to_string());
+    Ok(report)
+}
+
+/// What the agent calls filewatchd's `turn_changes` tool, and what it still needs before it
+/// starts the server: printed after install.
+pub fn notes(agent: Agent) -> Vec<String> {
+    let (tool, needs) = match agent {
+        Agent::ClaudeCode => (
+            "mcp__filewatchd__turn_changes",
+            "`claude -p` runs it when allowed: --allowedTools mcp__filewatchd__turn_changes (or all: mcp__filewatchd)",
+        ),
+        Agent::Codex => (
+            "mcp__filewatchd__turn_changes",
+            "a project's .codex/config.toml is read only in a trusted project",
+        ),
+        Agent::GeminiCli => (
+            "mcp_filewatchd_turn_changes",
+            "Gemini CLI starts MCP servers only in a trusted folder (`gemini trust`)",
+        ),
+        Agent::Opencode => (
+            "filewatchd_turn_changes",
+            "opencode starts it with the project (restart a running opencode)",
+        ),
+        Agent::Pi => return Vec::new(),
+    };
+    vec![
+        format!("the agent starts `filewatchd mcp` itself and calls its tools {tool} and so on"),
+        needs.to_string(),
+        format!("the `{NAME}` server finds this workspace's daemon like the hooks do"),
+    ]
+}
