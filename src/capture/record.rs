@@ -139,10 +139,14 @@ fn expected(latest: &Latest) -> Expected {
 /// A path a walk found (or recorded and not found), with its latest recorded state.
 pub struct Walked {
     pub path: RelPath,
-    pub latest: Option<Latest>,
+    /// Boxed: a first index holds a million of these, nearly all without one.
+    pub latest: Option<Box<Latest>>,
     /// The walk saw a regular file here.
     pub file: bool,
 }
+
+// A first index holds one per file: a million of them are 40 MB.
+const _: () = assert!(std::mem::size_of::<Walked>() <= 40);
 
 /// Paths a walk found, each directory already watched by the walk: recorded in transactions
 /// of `CHUNKS_PER_COMMIT` batches of `WALKED_BATCH` paths, so a first index of any size runs in
@@ -156,16 +160,15 @@ pub fn record_walked(
 ) -> rusqlite::Result<Recorded> {
     let observer = ctx.observer();
     // One copy of each path (a first index holds a million): only the known ones twice.
-    let mut work: Vec<(RelPath, bool)> = Vec::with_capacity(walked.len());
+    let mut work = walked;
     let mut known: HashMap<RelPath, Latest> = HashMap::new();
-    for w in walked {
-        if let Some(latest) = w.latest {
-            known.insert(w.path.clone(), latest);
+    for w in &mut work {
+        if let Some(latest) = w.latest.take() {
+            known.insert(w.path.clone(), *latest);
         }
-        work.push((w.path, w.file));
     }
     let feed = Feed::new(work.len(), WALKED_BATCH);
-    let read_one = |i: usize| observer.observe_one(&work[i].0, work[i].1, progress);
+    let read_one = |i: usize| observer.observe_one(&work[i].path, work[i].file, progress);
     std::thread::scope(|scope| {
         for _ in 0..READERS.min(work.len()) {
             scope.spawn(|| feed.serve(read_one));
@@ -177,7 +180,7 @@ pub fn record_walked(
             let mut batch = Batch::new(who, false);
             for chunk in group.chunks(WALKED_BATCH) {
                 let observed = feed.take(chunk.len());
-                let paths: Vec<RelPath> = chunk.iter().map(|(p, _)| p.clone()).collect();
+                let paths: Vec<RelPath> = chunk.iter().map(|w| w.path.clone()).collect();
                 let chunk_known = paths.iter().filter_map(|p| known.remove_entry(p)).collect();
                 batch.known = Some(chunk_known);
                 batch.apply_round(&tx, ctx, paths, observed)?;

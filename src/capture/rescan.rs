@@ -7,14 +7,15 @@ use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use rusqlite::Connection;
+use rustix::fs::FileType;
 
 use super::Context;
 use super::record::{Attribution, Recorded, Walked, record_walked};
 use super::walk::{Entry, EntryKind, walk_from_unless};
-use crate::model::{Kind, RACY_NS, StatKey};
+use crate::model::{RACY_NS, StatKey};
 use crate::paths::RelPath;
 use crate::stats::RescanReport;
-use crate::store::sql::{self, Latest};
+use crate::store::sql::{self, Cached};
 
 /// SQLite's `PRAGMA synchronous` levels: OFF 0, NORMAL 1, FULL 2, EXTRA 3.
 const SYNCHRONOUS_NORMAL: i64 = 1;
@@ -137,15 +138,26 @@ fn merge_starts(
     dir: Option<String>,
 ) -> rusqlite::Result<Survey> {
     let walked = entries.len();
+    if starts == [None] && sql::index_is_empty(conn)? {
+        // A first index: everything is new, and the walk's list becomes the work in place
+        // (a million paths: no second list beside the first).
+        return Ok(Survey {
+            dir,
+            work: all_new(entries),
+            walked,
+            survey_ms: started.elapsed().as_millis() as u64,
+            started,
+        });
+    }
     // The index's side is never held whole: at 130,000 paths it was a third of the peak.
     // Subtree after subtree, in path order, as the merge needs it.
     let mut merge = Merge::new(entries);
     for start in starts {
-        sql::each_present(conn, start.as_ref(), |path, latest| merge.known(path, latest))?;
+        sql::each_cached(conn, start.as_ref(), |path, cached| merge.known(path, cached))?;
     }
     Ok(Survey {
         dir,
-        work: merge.finish(),
+        work: merge.finish(conn)?,
         walked,
         survey_ms: started.elapsed().as_millis() as u64,
         started,
@@ -212,13 +224,15 @@ pub fn record_survey(
     Ok(recorded)
 }
 
-/// The comparison of a walk with the index, both in path order: paths whose stat differs
-/// from the cache, new paths, and recorded paths not found, each with its latest recorded
-/// state (the index was just read: no need to ask it again). The work comes out in path
-/// order: a new directory is recorded before what it holds.
+/// The comparison of a walk with the index's stat cache, both in path order: paths whose stat
+/// differs from the cache, new paths, and recorded paths not found. Only those that differ or
+/// are gone get their latest version looked up (`fill_latest`): at a restart nearly none. The
+/// work comes out in path order: a new directory is recorded before what it holds.
 struct Merge {
     walked: std::iter::Peekable<std::vec::IntoIter<Entry>>,
     work: Vec<Walked>,
+    /// Indices into `work` of recorded paths, whose latest version is still to be read.
+    recorded: Vec<usize>,
 }
 
 impl Merge {
@@ -227,50 +241,73 @@ impl Merge {
         Self {
             walked: entries.into_iter().peekable(),
             work: Vec::new(),
+            recorded: Vec::new(),
         }
     }
 
     /// The index's next path, which must come after the one before it.
-    fn known(&mut self, path: RelPath, latest: Latest) {
+    fn known(&mut self, path: RelPath, cached: Cached) {
         while let Some(new) = self.walked.next_if(|entry| entry.path < path) {
-            self.work.push(found(new, None));
+            self.work.push(found(new));
         }
-        match self.walked.next_if(|entry| entry.path == path) {
-            Some(entry) if unchanged(&latest, entry.kind, entry.stat.as_ref()) => {}
-            Some(entry) => self.work.push(found(entry, Some(latest))),
-            None => self.work.push(Walked {
+        let walked = match self.walked.next_if(|entry| entry.path == path) {
+            Some(entry) if unchanged(&cached, entry.kind, entry.stat.as_ref()) => return,
+            Some(entry) => found(entry),
+            None => Walked {
                 path,
-                latest: Some(latest),
+                latest: None,
                 file: false,
-            }),
-        }
+            },
+        };
+        self.recorded.push(self.work.len());
+        self.work.push(walked);
     }
 
-    fn finish(mut self) -> Vec<Walked> {
-        self.work.extend(self.walked.map(|new| found(new, None)));
-        self.work
+    /// The work, the recorded paths in it with their latest versions.
+    fn finish(self, conn: &Connection) -> rusqlite::Result<Vec<Walked>> {
+        let (mut work, recorded) = self.split();
+        for at in recorded {
+            let walked = &mut work[at];
+            walked.latest = sql::latest(conn, &walked.path)?.map(Box::new);
+        }
+        Ok(work)
+    }
+
+    /// The work, and which of it the index has recorded.
+    fn split(mut self) -> (Vec<Walked>, Vec<usize>) {
+        self.work.extend(self.walked.map(found));
+        (self.work, self.recorded)
     }
 }
 
-fn found(entry: Entry, latest: Option<Latest>) -> Walked {
+/// Every entry as new work, in path order, in the walk's own allocation.
+fn all_new(mut entries: Vec<Entry>) -> Vec<Walked> {
+    entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    entries.into_iter().map(found).collect()
+}
+
+fn found(entry: Entry) -> Walked {
     Walked {
         file: entry.kind == EntryKind::File,
         path: entry.path,
-        latest,
+        latest: None,
     }
 }
 
-fn unchanged(latest: &Latest, kind: EntryKind, stat: Option<&StatKey>) -> bool {
+/// The entry's kind and stat are what the cache holds, and the cache proves it (not racy).
+fn unchanged(cached: &Cached, kind: EntryKind, stat: Option<&StatKey>) -> bool {
     let same_kind = matches!(
-        (latest.state.kind(), kind),
-        (Kind::File, EntryKind::File) | (Kind::Symlink, EntryKind::Symlink) | (Kind::Dir, EntryKind::Dir)
+        (FileType::from_raw_mode(cached.stat.mode), kind),
+        (FileType::RegularFile, EntryKind::File)
+            | (FileType::Symlink, EntryKind::Symlink)
+            | (FileType::Directory, EntryKind::Dir)
     );
     if kind == EntryKind::Dir {
         // A directory's own stat changes with every entry; its children are checked anyway.
         return same_kind;
     }
-    let racy = latest.stat.mtime_ns + RACY_NS >= latest.checked_ns;
-    same_kind && stat == Some(&latest.stat) && !racy
+    let racy = cached.stat.mtime_ns + RACY_NS >= cached.checked_ns;
+    same_kind && stat == Some(&cached.stat) && !racy
 }
 
 /// The start-up walk's bar: drawn on a terminal for a large tree, else hidden (it still
@@ -294,8 +331,6 @@ fn progress_bar(show: bool, total: usize) -> Option<ProgressBar> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Hash;
-    use crate::model::{FileState, State};
 
     fn stat(ino: u64) -> StatKey {
         StatKey {
@@ -320,22 +355,12 @@ mod tests {
         }
     }
 
-    fn recorded(text: &str, ino: u64) -> (RelPath, Latest) {
-        let state = State::File(FileState {
-            hash: Hash([0; 32]),
-            size: 10,
-            executable: false,
-            too_large: false,
-            unreadable: false,
-        });
-        let latest = Latest {
-            path_id: ino as i64,
-            seq: ino as i64,
-            state,
+    fn recorded(text: &str, ino: u64) -> (RelPath, Cached) {
+        let cached = Cached {
             stat: stat(ino),
             checked_ns: 1_000 + RACY_NS + 1,
         };
-        (path(text), latest)
+        (path(text), cached)
     }
 
     #[test]
@@ -350,13 +375,14 @@ mod tests {
             recorded("z-gone", 6),
         ];
         let mut merge = Merge::new(entries);
-        for (path, latest) in known {
-            merge.known(path, latest);
+        for (path, cached) in known {
+            merge.known(path, cached);
         }
-        let work = merge.finish();
+        let (work, recorded) = merge.split();
         let listed: Vec<(String, bool)> = work
             .iter()
-            .map(|w| (w.path.to_text(), w.latest.is_some()))
+            .enumerate()
+            .map(|(i, w)| (w.path.to_text(), recorded.contains(&i)))
             .collect();
         let expected = [
             ("a-gone", true),
