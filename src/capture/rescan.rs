@@ -12,7 +12,7 @@ use rustix::fs::FileType;
 use super::Context;
 use super::record::{Attribution, Recorded, Walked, record_walked};
 use super::walk::{Entry, EntryKind, walk_from_unless};
-use crate::model::{RACY_NS, StatKey};
+use crate::model::{RACY_NS, StatPrint};
 use crate::paths::RelPath;
 use crate::stats::RescanReport;
 use crate::store::sql::{self, Cached};
@@ -65,7 +65,10 @@ pub struct Survey {
 pub fn survey(conn: &Connection, ctx: &mut Context, under: Option<&RelPath>) -> rusqlite::Result<Survey> {
     let started = Instant::now();
     let (entries, _) = walk_tracked(conn, ctx, under, &|| false)?;
-    merge_with_index(conn, under, entries, started)
+    let walk_ms = started.elapsed().as_millis() as u64;
+    let survey = merge_with_index(conn, under, entries, started)?;
+    tracing::debug!(walk_ms, survey_ms = survey.survey_ms, "survey");
+    Ok(survey)
 }
 
 /// `survey` beneath several directories at once, none beneath another, in the order of the
@@ -283,7 +286,10 @@ impl Merge {
 /// Every entry as new work, in path order, in the walk's own allocation.
 fn all_new(mut entries: Vec<Entry>) -> Vec<Walked> {
     entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
-    entries.into_iter().map(found).collect()
+    let mut work: Vec<Walked> = entries.into_iter().map(found).collect();
+    // Collected in the walk's allocation, sized for entries: give back the difference.
+    work.shrink_to_fit();
+    work
 }
 
 fn found(entry: Entry) -> Walked {
@@ -295,7 +301,7 @@ fn found(entry: Entry) -> Walked {
 }
 
 /// The entry's kind and stat are what the cache holds, and the cache proves it (not racy).
-fn unchanged(cached: &Cached, kind: EntryKind, stat: Option<&StatKey>) -> bool {
+fn unchanged(cached: &Cached, kind: EntryKind, stat: Option<&StatPrint>) -> bool {
     let same_kind = matches!(
         (FileType::from_raw_mode(cached.stat.mode), kind),
         (FileType::RegularFile, EntryKind::File)
@@ -307,7 +313,7 @@ fn unchanged(cached: &Cached, kind: EntryKind, stat: Option<&StatKey>) -> bool {
         return same_kind;
     }
     let racy = cached.stat.mtime_ns + RACY_NS >= cached.checked_ns;
-    same_kind && stat == Some(&cached.stat) && !racy
+    same_kind && stat == Some(&cached.stat.print()) && !racy
 }
 
 /// The start-up walk's bar: drawn on a terminal for a large tree, else hidden (it still
@@ -331,6 +337,7 @@ fn progress_bar(show: bool, total: usize) -> Option<ProgressBar> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::StatKey;
 
     fn stat(ino: u64) -> StatKey {
         StatKey {
@@ -351,7 +358,7 @@ mod tests {
         Entry {
             path: path(text),
             kind: EntryKind::File,
-            stat: Some(stat(ino)),
+            stat: Some(stat(ino).print()),
         }
     }
 
