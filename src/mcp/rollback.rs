@@ -89,7 +89,7 @@ impl Server {
         let allow = self.allow_rollback;
         let body = json!({"dry_run": true, "diff": args.diff});
         self.in_session(args.session, &ctx, move |daemon, s| {
-            let path = format!("/v1/sessions/{}/undo", s.name);
+            let path = s.url("undo");
             let command = format!("filewatchd undo --session {}", s.name);
             preview(
                 daemon,
@@ -117,7 +117,7 @@ impl Server {
         let allow = self.allow_rollback;
         let body = rollback_body(&args, true);
         self.in_session(args.session.clone(), &ctx, move |daemon, s| {
-            let path = format!("/v1/sessions/{}/rollback", s.name);
+            let path = s.url("rollback");
             let command = rollback_command(s, &args);
             preview(
                 daemon,
@@ -148,7 +148,7 @@ impl Server {
         let body = json!({"on_conflict": "abort", "actor": ACTOR, "diff": args.diff});
         self.in_session(args.session, &ctx, move |daemon, s| {
             let command = format!("filewatchd undo --session {}", s.name);
-            apply(daemon, &format!("/v1/sessions/{}/undo", s.name), &body, &command)
+            apply(daemon, &s.url("undo"), &body, &command)
         })
         .await
     }
@@ -164,12 +164,7 @@ impl Server {
         let body = rollback_body(&args, false);
         self.in_session(args.session.clone(), &ctx, move |daemon, s| {
             let command = rollback_command(s, &args);
-            apply(
-                daemon,
-                &format!("/v1/sessions/{}/rollback", s.name),
-                &body,
-                &command,
-            )
+            apply(daemon, &s.url("rollback"), &body, &command)
         })
         .await
     }
@@ -354,7 +349,7 @@ fn restore_file(daemon: &Reached, session: &Resolved, args: &RestoreArgs) -> Res
         paths: vec![args.path.clone()],
         diff: false,
     };
-    let path = format!("/v1/sessions/{}/rollback", session.name);
+    let path = session.url("rollback");
     let command = rollback_command(session, &rollback);
     apply(daemon, &path, &rollback_body(&rollback, false), &command)
 }

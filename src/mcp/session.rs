@@ -15,6 +15,7 @@ use super::reach::Reached;
 use super::shape::Failure;
 use crate::hook::agents;
 use crate::hook::events::session_name;
+use crate::sessions;
 
 /// Environment variables that name the session, first found wins: `FILEWATCHD_SESSION` (as
 /// for the CLI), then those an agent sets for the MCP servers it starts: Claude Code's
@@ -55,6 +56,12 @@ impl Told {
 
 pub fn resolve(daemon: &Reached, told: &Told) -> Result<Resolved, Failure> {
     if let Some(name) = &told.argument {
+        if !sessions::is_valid_name(name) {
+            return Err(Failure::bad(format!(
+                "{name:?} is not a session name: {}",
+                sessions::NAME_RULE
+            )));
+        }
         return Ok(found(name, "the session argument"));
     }
     if let Some(resolved) = from_env() {
@@ -68,6 +75,13 @@ pub fn resolve(daemon: &Reached, told: &Told) -> Result<Resolved, Failure> {
         return Ok(resolved);
     }
     only_one(&sessions)
+}
+
+impl Resolved {
+    /// `/v1/sessions/{name}/{tail}`, the name encoded as one path segment.
+    pub fn url(&self, tail: &str) -> String {
+        format!("/v1/sessions/{}/{tail}", super::shape::segment(&self.name))
+    }
 }
 
 fn found(name: &str, from: &str) -> Resolved {

@@ -191,11 +191,21 @@ pub fn first_line(text: &Value) -> Value {
     }
 }
 
-/// Percent-encodes a query value (a path, a time).
+/// Percent-encodes a query value (a path, a time): only unreserved characters and `/` stay.
 pub fn encode(text: &str) -> String {
+    percent(text, b"-._~/")
+}
+
+/// Percent-encodes one segment of a URL path (a session name, a turn ref): `/`, `?`, `#`
+/// and `.` too, so no value can reach another endpoint or read as `..`.
+pub fn segment(text: &str) -> String {
+    percent(text, b"-_~")
+}
+
+fn percent(text: &str, kept: &[u8]) -> String {
     let mut out = String::with_capacity(text.len());
     for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+        if b.is_ascii_alphanumeric() || kept.contains(&b) {
             out.push(b as char);
         } else {
             out.push_str(&format!("%{b:02X}"));
@@ -207,6 +217,13 @@ pub fn encode(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_segment_cannot_leave_its_segment() {
+        assert_eq!(segment("s1/redo?x#y"), "s1%2Fredo%3Fx%23y");
+        assert_eq!(segment(".."), "%2E%2E");
+        assert_eq!(encode("a b/c&d=e"), "a%20b/c%26d%3De");
+    }
 
     #[test]
     fn a_page_says_how_to_get_the_rest() {

@@ -115,7 +115,7 @@ fn turn_boundary(
     before: bool,
     turn: &TurnArg,
 ) -> Result<Value, Failure> {
-    let answer = daemon.get(&format!("/v1/sessions/{}/turns/{}", session.name, turn.segment()))?;
+    let answer = daemon.get(&session.url(&format!("turns/{}", turn.segment())))?;
     let seq = match before {
         true => answer["start_seq"].as_i64(),
         false => answer["end_seq"].as_i64(),

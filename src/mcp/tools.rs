@@ -28,7 +28,7 @@ impl TurnArg {
     pub fn segment(&self) -> String {
         match self {
             Self::Number(n) => n.to_string(),
-            Self::Ref(r) => encode(r),
+            Self::Ref(r) => shape::segment(r),
         }
     }
 }
@@ -183,7 +183,7 @@ fn turn_changes(daemon: &Reached, session: &Resolved, args: &TurnChangesArgs) ->
         .as_ref()
         .map_or_else(|| "current".to_string(), TurnArg::segment);
     let query = if args.diff { "?diff=true" } else { "" };
-    let answer = daemon.get(&format!("/v1/sessions/{}/turns/{turn}{query}", session.name))?;
+    let answer = daemon.get(&session.url(&format!("turns/{turn}{query}")))?;
     let changes: Vec<Value> = answer["changes"]
         .as_array()
         .into_iter()
@@ -257,7 +257,7 @@ fn turns(daemon: &Reached, session: &Resolved, args: &TurnsArgs) -> Result<Value
     let mut found = Vec::new();
     let mut before: Option<String> = None;
     loop {
-        let mut query = format!("/v1/timeline?session={}&limit=1000", session.name);
+        let mut query = format!("/v1/timeline?session={}&limit=1000", encode(&session.name));
         if let Some(cursor) = &before {
             query.push_str(&format!("&before={}", encode(cursor)));
         }
