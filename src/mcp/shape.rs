@@ -33,6 +33,9 @@ pub enum Failure {
     },
     /// An argument that cannot be used as given.
     BadArgument(String),
+    /// The daemon's answer is past what one answer may hold (the client's body limit): the
+    /// message says how to ask for less.
+    TooLarge(String),
     /// A rollback refused because of conflicts: its plan, made small.
     Refused(Value),
     Internal(String),
@@ -65,6 +68,7 @@ impl Failure {
             ),
             Self::Session { message, .. } => ("session_unknown", message.clone()),
             Self::BadArgument(message) => ("bad_argument", message.clone()),
+            Self::TooLarge(message) => ("answer_too_large", message.clone()),
             Self::Internal(message) => ("internal", message.clone()),
             Self::Refused(plan) => {
                 let message = plan["refused"].as_str().unwrap_or("refused").to_string();
@@ -124,14 +128,26 @@ fn more(left: usize, call: &str, next: usize) -> String {
     format!("{left} more: call {call} with offset={next} (limit up to {LIMIT_MAX})")
 }
 
-pub fn page(items: Vec<Value>, offset: Option<usize>, limit: Option<usize>, call: &str) -> Page {
+/// A `limit` argument: the default when absent, at most `LIMIT_MAX`; 0 lists nothing (the
+/// counts alone).
+pub fn limit(asked: Option<usize>) -> usize {
+    asked.unwrap_or(DEFAULT_LIMIT).min(LIMIT_MAX)
+}
+
+pub fn page(items: Vec<Value>, offset: Option<usize>, asked: Option<usize>, call: &str) -> Page {
     let total = items.len();
     let offset = offset.unwrap_or(0).min(total);
-    let limit = limit.unwrap_or(DEFAULT_LIMIT).clamp(1, LIMIT_MAX);
-    let end = (offset + limit).min(total);
+    let end = (offset + limit(asked)).min(total);
+    let items = items.into_iter().skip(offset).take(end - offset).collect();
+    paged(items, total, offset, call)
+}
+
+/// A page the daemon cut already: `items` start at `offset` of `total`.
+pub fn paged(items: Vec<Value>, total: usize, offset: usize, call: &str) -> Page {
+    let end = offset + items.len();
     let more = (end < total).then(|| more(total - end, call, end));
     Page {
-        items: items.into_iter().skip(offset).take(end - offset).collect(),
+        items,
         total,
         more,
         offset,

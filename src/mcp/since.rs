@@ -140,7 +140,14 @@ fn diff_since(daemon: &Reached, since: Value, args: &DiffSinceArgs) -> Result<Va
     if let Some(path) = &args.path {
         body["paths"] = json!([path]);
     }
-    let plan = daemon.post("/v1/rollback", &body)?;
+    let plan = daemon
+        .post("/v1/rollback", &body)
+        .map_err(|failure| match failure {
+            Failure::TooLarge(message) => Failure::TooLarge(format!(
+                "{message}: call diff_since again without diff, or with one path"
+            )),
+            failure => failure,
+        })?;
     let changes: Vec<Value> = plan["actions"]
         .as_array()
         .into_iter()

@@ -11,10 +11,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::Server;
 use super::reach::Reached;
 use super::session::{self, Resolved, Told};
-use super::shape::{self, Failure, encode, finish, first_line, page};
+use super::shape::{self, Failure, encode, finish, page};
+use super::{Server, changes};
 
 /// A turn: its number, or the ref the agent gave it.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -143,8 +143,10 @@ impl Server {
         ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
         let session = args.session.clone();
-        self.in_session(session, &ctx, move |daemon, s| turn_changes(daemon, s, &args))
-            .await
+        self.in_session(session, &ctx, move |daemon, s| {
+            changes::turn_changes(daemon, s, &args)
+        })
+        .await
     }
 
     #[tool(
@@ -173,77 +175,6 @@ impl Server {
     async fn blame(&self, Parameters(args): Parameters<BlameArgs>) -> Result<String, String> {
         finish(self.daemon.ask(move |daemon| blame(daemon, &args)).await)
     }
-}
-
-/// `GET /v1/sessions/{s}/turns/{t}`: an open turn's answer comes after the barrier, so a
-/// command that just ran is in it.
-fn turn_changes(daemon: &Reached, session: &Resolved, args: &TurnChangesArgs) -> Result<Value, Failure> {
-    let turn = args
-        .turn
-        .as_ref()
-        .map_or_else(|| "current".to_string(), TurnArg::segment);
-    let query = if args.diff { "?diff=true" } else { "" };
-    let answer = daemon.get(&session.url(&format!("turns/{turn}{query}")))?;
-    let changes: Vec<Value> = answer["changes"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|c| within(&c["path"], args.path.as_deref()))
-        .map(change_line)
-        .collect();
-    let call = format!("turn_changes (turn={})", answer["turn"]);
-    let mut page = page(changes, args.offset, args.limit, &call);
-    let cut = args.diff && shape::fit_diffs(&mut page.items, "diff");
-    page.fit();
-    let mut out = json!({
-        "turn": answer["turn"],
-        "open": answer["ended_at"].is_null(),
-        "prompt": first_line(&answer["label"]),
-        "started_at": answer["started_at"],
-        "ended_at": answer["ended_at"],
-        "counts": answer["counts"],
-        "paths": page.total,
-        "changes": page.items,
-        "more": page.more,
-    });
-    if cut {
-        out["diffs_cut"] =
-            json!("some diffs were cut or left out: ask diff_since with that path for one file's whole diff");
-    }
-    Ok(out)
-}
-
-/// `path` equals `prefix` or lies beneath it (no prefix: every path).
-pub fn within(path: &Value, prefix: Option<&str>) -> bool {
-    let Some(prefix) = prefix.map(|p| p.trim_end_matches('/')).filter(|p| !p.is_empty()) else {
-        return true;
-    };
-    let path = path.as_str().unwrap_or_default();
-    path == prefix
-        || path
-            .strip_prefix(prefix)
-            .is_some_and(|rest| rest.starts_with('/'))
-}
-
-/// A change as the agent needs it: no hashes, no review marks.
-fn change_line(change: &Value) -> Value {
-    let mut line = json!({"path": change["path"], "change": change["change"], "kind": change["kind"]});
-    for key in [
-        "from",
-        "size",
-        "ambiguous",
-        "mode_changed",
-        "binary",
-        "too_large",
-        "unreadable",
-        "diff",
-    ] {
-        match &change[key] {
-            Value::Null | Value::Bool(false) => {}
-            value => line[key] = value.clone(),
-        }
-    }
-    line
 }
 
 /// The timeline's turn entries (they say `undone`), the latest first, page after page until
