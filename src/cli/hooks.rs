@@ -95,6 +95,10 @@ fn backups(args: &ServeArgs, root: &Path) -> anyhow::Result<Backups> {
 fn print_report(report: &Report, installing: bool, dry_run: bool, what: &str) {
     let path = report.path.display();
     if !report.changed() {
+        if !report.notes.is_empty() {
+            println!("{path}: nothing changed: {}", report.notes.join("; "));
+            return;
+        }
         match (installing, report.before.is_some()) {
             (true, _) => println!("{path}: already installed, nothing changed"),
             (false, true) => {
