@@ -186,3 +186,40 @@ fn the_first_call_starts_the_daemon_unless_autostart_is_off() {
     assert_eq!(answer.json["versions"][0]["origin"], "offline");
     ws.wait_answering(ws.root());
 }
+
+/// The start time of this process (field 22 of /proc/self/stat), as the records name it.
+fn own_start_time() -> u64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").expect("own stat");
+    let after = &stat[stat.rfind(')').expect("a name") + 1..];
+    after
+        .split_whitespace()
+        .nth(19)
+        .and_then(|f| f.parse().ok())
+        .expect("start time")
+}
+
+/// An agent run by an agent: the outer one (here the test process, the driver's parent) has
+/// a record; the server's own agent (the driver) has none. The outer agent's session is not
+/// this one's: with two sessions open the server refuses, naming both.
+#[test]
+fn an_outer_agents_record_does_not_name_a_nested_agents_session() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start_in_home(&ws);
+    daemon.turn_start("outer", "the outer agent's");
+    daemon.turn_start("inner", "the nested agent's");
+    let state = ws.home_state_of(ws.root()).expect("the daemon's state directory");
+    let agents = state.join("agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    let pid = std::process::id();
+    let record = json!({"pid": pid, "start_time": own_start_time(), "comm": "outer", "agent": "claude-code",
+                        "sessions": [{"session": "outer", "seen_ms": 0}]});
+    let path = agents.join(format!("{pid}-{}.json", own_start_time()));
+    std::fs::write(&path, record.to_string()).unwrap();
+    let Some(mut mcp) = Mcp::start(&ws, &[], &[]) else {
+        return;
+    };
+    let refused = mcp.fails("turn_changes", json!({}));
+    assert_eq!(refused["error"]["code"], "session_unknown", "{refused:#}");
+    assert_eq!(candidates(&refused), ["inner", "outer"]);
+    let _ = std::fs::remove_file(path);
+}

@@ -6,7 +6,9 @@
 //! record never matches a later process.
 //!
 //! The agent is the hook's nearest ancestor that is not a shell or a wrapper (`sh -c` runs
-//! most hooks); the MCP server looks for a record of each of its own ancestors in turn.
+//! most hooks); the MCP server reads the record of its own nearest such ancestor, the agent
+//! that started it, and no other: a record further up is an outer agent's (an agent run by
+//! an agent), whose session is not this one.
 
 use std::path::{Path, PathBuf};
 
@@ -112,10 +114,15 @@ pub struct SeenSession {
     pub seen_ms: i64,
 }
 
+/// The agent process this one runs for: its nearest ancestor that is not a wrapper.
+fn agent_process() -> Option<Process> {
+    ancestors().into_iter().find(|p| !is_wrapper(p))
+}
+
 /// Notes that the agent process running this hook reported `session`. Best effort: a hook
 /// never fails because of it (an error is only logged).
 pub fn record(state_dir: &Path, agent: &str, session: &str, now_ms: i64) {
-    let Some(process) = ancestors().into_iter().find(|p| !is_wrapper(p)) else {
+    let Some(process) = agent_process() else {
         return;
     };
     if let Err(err) = write_record(state_dir, &process, agent, session, now_ms) {
@@ -183,13 +190,12 @@ fn pid_and_start(name: &str) -> Option<(u32, u64)> {
     Some((pid.parse().ok()?, start.parse().ok()?))
 }
 
-/// The record of this process's nearest ancestor that has one, with where it is.
+/// The record of the agent process this one runs for (its nearest ancestor that is not a
+/// wrapper), with where it is; none when that process has none.
 pub fn find(state_dir: &Path) -> Option<(AgentRecord, PathBuf)> {
-    let dir = state_dir.join(AGENTS_DIR);
-    ancestors().iter().find_map(|process| {
-        let path = dir.join(process.record_name());
-        read(&path).map(|record| (record, path))
-    })
+    let process = agent_process()?;
+    let path = state_dir.join(AGENTS_DIR).join(process.record_name());
+    read(&path).map(|record| (record, path))
 }
 
 #[cfg(test)]
