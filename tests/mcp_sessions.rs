@@ -223,3 +223,42 @@ fn an_outer_agents_record_does_not_name_a_nested_agents_session() {
     assert_eq!(candidates(&refused), ["inner", "outer"]);
     let _ = std::fs::remove_file(path);
 }
+
+/// The order: the call's `_meta` (said with every call) before the environment (said once,
+/// at start); the environment's session, once it has no turn open, gives way to the one the
+/// hooks' record names with a turn open (Claude Code after `/clear`), and the answer says so.
+#[test]
+fn the_calls_meta_then_the_environment_unless_the_agent_moved_on() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start_in_home(&ws);
+    daemon.turn_start("before-clear", "the first conversation");
+    daemon.turn_end("before-clear");
+    daemon.turn_start("codex-thread", "another");
+    daemon.turn_end("codex-thread");
+    let env = [("CLAUDE_CODE_SESSION_ID", "before-clear")];
+    let Some(mut mcp) = Mcp::start(&ws, &[], &env) else {
+        return;
+    };
+    let meta = json!({"sessionId": "codex-thread"});
+    let answer = mcp.call_with_meta("turns", json!({}), meta);
+    assert!(!answer.is_error, "{:#}", answer.json);
+    assert_eq!(answer.json["session"], "codex-thread", "{:#}", answer.json);
+
+    // Nothing open yet: the environment's session.
+    let answer = mcp.ok("turns", json!({}));
+    assert_eq!(answer["session"], "before-clear", "{answer:#}");
+
+    // After /clear the agent's hook reports its new session, with a turn open.
+    let hook = mcp.run(
+        &[BIN, "hook", "claude-code"],
+        &hook_fixture("claude-code", "UserPromptSubmit", ws.root()),
+    );
+    assert_eq!(hook["status"], 0, "{hook:#}");
+    let answer = mcp.ok("turn_changes", json!({}));
+    assert_eq!(answer["session"], "fixture-session-1", "{answer:#}");
+    let from = answer["session_from"].as_str().unwrap_or_default();
+    assert!(
+        from.contains("hooks' record") && from.contains("CLAUDE_CODE_SESSION_ID"),
+        "{from}"
+    );
+}

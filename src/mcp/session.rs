@@ -1,10 +1,13 @@
 //! Which session "this session" is, in this order (docs/mcp.md):
 //!
 //! 1. the tool call's `session` argument;
-//! 2. what the agent tells the server: an environment variable of `ENV_VARS`, or a session
-//!    key in the `_meta` of the call or of the MCP client's `initialize`;
-//! 3. the hooks' record of the agent process that started this server (`hook::agents`);
-//! 4. the workspace's only session with an open turn, or its only session.
+//! 2. a session key in the tool call's `_meta` (said again with every call);
+//! 3. what the agent told the server once: an environment variable of `ENV_VARS`, else a
+//!    session key in the `_meta` of the MCP client's `initialize`; but when that session has
+//!    no turn open and the hooks' record names one that has (the agent moved on to a new
+//!    session, as after Claude Code's `/clear`), the record's;
+//! 4. the hooks' record of the agent process that started this server (`hook::agents`);
+//! 5. the workspace's only session with an open turn, or its only session.
 //!
 //! Otherwise the call fails asking for `session`, with the candidates: the server never
 //! picks silently between sessions working in parallel.
@@ -36,22 +39,31 @@ pub struct Resolved {
 #[derive(Debug, Clone, Default)]
 pub struct Told {
     pub argument: Option<String>,
-    pub meta: Option<(String, String)>,
+    /// A session key of the tool call's `_meta`: the key and the session.
+    pub call_meta: Option<(String, String)>,
+    /// The same in the `_meta` of `initialize`.
+    pub init_meta: Option<(String, String)>,
 }
 
 impl Told {
-    pub fn new(argument: Option<String>, metas: &[Option<&Map<String, Value>>]) -> Self {
-        let meta = metas.iter().flatten().find_map(|meta| {
-            META_KEYS.iter().find_map(|key| {
-                let value = meta.get(*key)?.as_str().filter(|v| !v.is_empty())?;
-                Some((key.to_string(), session_name(value)))
-            })
-        });
+    pub fn new(
+        argument: Option<String>,
+        call: Option<&Map<String, Value>>,
+        init: Option<&Map<String, Value>>,
+    ) -> Self {
         Self {
             argument: argument.filter(|s| !s.is_empty()),
-            meta,
+            call_meta: call.and_then(meta_session),
+            init_meta: init.and_then(meta_session),
         }
     }
+}
+
+fn meta_session(meta: &Map<String, Value>) -> Option<(String, String)> {
+    META_KEYS.iter().find_map(|key| {
+        let value = meta.get(*key)?.as_str().filter(|v| !v.is_empty())?;
+        Some((key.to_string(), session_name(value)))
+    })
 }
 
 pub fn resolve(daemon: &Reached, told: &Told) -> Result<Resolved, Failure> {
@@ -64,17 +76,41 @@ pub fn resolve(daemon: &Reached, told: &Told) -> Result<Resolved, Failure> {
         }
         return Ok(found(name, "the session argument"));
     }
-    if let Some(resolved) = from_env() {
-        return Ok(resolved);
-    }
-    if let Some((key, name)) = &told.meta {
+    if let Some((key, name)) = &told.call_meta {
         return Ok(found(name, &format!("the MCP client's _meta {key:?}")));
     }
+    let said_once = from_env().or_else(|| {
+        let (key, name) = told.init_meta.as_ref()?;
+        Some(found(name, &format!("the MCP client's initialize _meta {key:?}")))
+    });
     let sessions = listed(daemon)?;
+    if let Some(said) = said_once {
+        return Ok(moved_on(daemon, &sessions, said));
+    }
     if let Some(resolved) = from_agent_record(daemon, &sessions)? {
         return Ok(resolved);
     }
     only_one(&sessions)
+}
+
+/// The session the agent named once, unless it has no turn open and the hooks' record of
+/// the agent process names one that has: the agent has moved on to that one (Claude Code
+/// keeps the first session's id in the environment after `/clear`).
+fn moved_on(daemon: &Reached, sessions: &[Value], said: Resolved) -> Resolved {
+    let open = |name: &str| sessions.iter().any(|s| s["session"] == name && is_open(s));
+    if open(&said.name) {
+        return said;
+    }
+    match from_agent_record(daemon, sessions) {
+        Ok(Some(record)) if record.name != said.name && open(&record.name) => Resolved {
+            from: format!(
+                "{}, not {} (session {}, which has no turn open)",
+                record.from, said.from, said.name
+            ),
+            name: record.name,
+        },
+        _ => said,
+    }
 }
 
 impl Resolved {

@@ -129,7 +129,7 @@ fn told(argument: Option<String>, ctx: &RequestContext<RoleServer>) -> Told {
         .as_ref()
         .and_then(|info| info.meta.as_ref())
         .map(meta_of);
-    Told::new(argument, &[Some(&call), init.as_ref()])
+    Told::new(argument, Some(&call), init.as_ref())
 }
 
 #[tool_router(router = read_tools, vis = "pub(super)")]
