@@ -53,3 +53,34 @@ fn diffs_of_a_big_turn_come_for_the_paths_asked() {
         "{all:#}"
     );
 }
+
+/// 1500 lines of 400 characters: a blame of 1000 lines stops at the 64 KiB page and says
+/// which line to go on from; that page goes on where the first stopped.
+#[test]
+fn blame_answers_a_page_of_at_most_64_kib() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start_in_home(&ws);
+    let line = "x".repeat(400);
+    let text: String = (0..1500).map(|i| format!("{i:04}{line}\n")).collect();
+    ws.write("wide.txt", &text);
+    daemon.turn_start("s1", "sync");
+    daemon.turn_end("s1");
+    let Some(mut mcp) = Mcp::start(&ws, &[], &[]) else {
+        return;
+    };
+    let answer = mcp.ok("blame", json!({"path": "wide.txt", "lines": 1000}));
+    let size = answer.to_string().len();
+    assert!(size <= 66 * 1024, "{size} bytes");
+    assert_eq!(answer["lines_total"], 1500);
+    let runs = answer["runs"].as_array().expect("runs");
+    let shown: usize = runs
+        .iter()
+        .map(|r| r["text"].as_array().map_or(0, Vec::len))
+        .sum();
+    assert!((1..1000).contains(&shown), "{shown} lines shown");
+    let more = answer["more"].as_str().expect("more");
+    assert!(more.contains(&format!("start_line={}", shown + 1)), "{more}");
+    let next = mcp.ok("blame", json!({"path": "wide.txt", "start_line": shown + 1}));
+    let first = next["runs"][0]["text"][0].as_str().unwrap_or_default();
+    assert!(first.starts_with(&format!("{shown:04}")), "{first:.10}");
+}

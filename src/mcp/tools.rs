@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 
 use super::reach::Reached;
 use super::session::{self, Resolved, Told};
-use super::shape::{self, Failure, encode, finish, page};
+use super::shape::{self, Failure, encode, finish, first_line, page};
 use super::{Server, changes};
 
 /// A turn: its number, or the ref the agent gave it.
@@ -272,7 +272,18 @@ fn blame(daemon: &Reached, args: &BlameArgs) -> Result<Value, Failure> {
     let lines = answer["lines"].as_array().cloned().unwrap_or_default();
     let start = args.start_line.unwrap_or(1).max(1);
     let count = args.lines.unwrap_or(BLAME_LINES).clamp(1, BLAME_LINES_MAX);
-    let shown: Vec<&Value> = lines.iter().skip(start - 1).take(count).collect();
+    let mut shown: Vec<&Value> = lines.iter().skip(start - 1).take(count).collect();
+    let mut runs = runs(&shown);
+    // Past the page's byte budget: fewer lines (at least one), `more` says where to go on.
+    loop {
+        let size = Value::Array(runs.clone()).to_string().len();
+        if size <= shape::PAGE_BYTES || shown.len() <= 1 {
+            break;
+        }
+        let fit = (shown.len() * shape::PAGE_BYTES / size).clamp(1, shown.len() - 1);
+        shown.truncate(fit);
+        runs = self::runs(&shown);
+    }
     let end = start - 1 + shown.len();
     let more = (end < lines.len()).then(|| {
         format!(
@@ -287,7 +298,7 @@ fn blame(daemon: &Reached, args: &BlameArgs) -> Result<Value, Failure> {
         "binary": answer["binary"],
         "too_large": answer["too_large"],
         "lines_total": lines.len(),
-        "runs": runs(&shown),
+        "runs": runs,
         "more": more,
     }))
 }
@@ -319,7 +330,7 @@ fn runs(lines: &[&Value]) -> Vec<Value> {
             "origin": line["origin"],
             "session": line["session"],
             "turn": line["turn"],
-            "prompt": line["prompt"],
+            "prompt": first_line(&line["prompt"]),
             "text": [text],
         }));
     }
