@@ -339,3 +339,18 @@ fn the_users_own_filewatchd_entry_is_never_taken_for_ours() {
     t.uninstall("gemini-cli", &["--mcp"]);
     assert_eq!(read(&path), "{\"general\": {\"vimMode\": true}}\n");
 }
+
+/// A project file runs `filewatchd` from PATH: without one there, install warns as the hook
+/// install does.
+#[test]
+fn a_project_install_warns_when_filewatchd_is_not_on_path() {
+    let t = Installer::new().with_env("PATH", Path::new("/usr/bin:/bin"));
+    let out = t.install("gemini-cli", &["--mcp"]);
+    assert!(
+        out.contains("warning: no `filewatchd` on PATH")
+            && out.contains("the agent cannot start the MCP server"),
+        "{out}"
+    );
+    let out = t.install("gemini-cli", &["--mcp", "--user"]);
+    assert!(!out.contains("warning"), "--user names this binary: {out}");
+}
