@@ -64,3 +64,63 @@ fn a_turn_ref_stays_one_path_segment() {
     assert_eq!(answer["error"]["code"], "not_found", "{answer:#}");
     assert_eq!(daemon.turn("s1", 1, false)["ended_at"], serde_json::Value::Null);
 }
+
+/// Arguments that do not fit a tool's schema are its JSON error `bad_argument`, like every
+/// other error: a missing one, a wrong type, and an unknown one (naming the allowed ones).
+#[test]
+fn arguments_that_do_not_fit_are_bad_argument_as_json() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start_in_home(&ws);
+    daemon.turn_start("s1", "open");
+    let Some(mut mcp) = Mcp::start(&ws, &[], &[]) else {
+        return;
+    };
+    let message =
+        |error: &serde_json::Value| error["error"]["message"].as_str().unwrap_or_default().to_string();
+    let unknown = mcp.fails("turn_changes", json!({"pth": "src"}));
+    assert_eq!(unknown["error"]["code"], "bad_argument", "{unknown:#}");
+    assert!(
+        message(&unknown).contains("pth") && message(&unknown).contains("`path`"),
+        "{unknown:#}"
+    );
+    let missing = mcp.fails("file_history", json!({}));
+    assert_eq!(missing["error"]["code"], "bad_argument", "{missing:#}");
+    assert!(message(&missing).contains("file_history"), "{missing:#}");
+    let typed = mcp.fails("turns", json!({"limit": "many"}));
+    assert_eq!(typed["error"]["code"], "bad_argument", "{typed:#}");
+    let tools = mcp.tools();
+    let schema = &tools
+        .iter()
+        .find(|t| t["name"] == "turn_changes")
+        .expect("listed")["input_schema"];
+    assert_eq!(schema["additionalProperties"], false, "{schema:#}");
+}
+
+/// `turn_changes` checks `path` as the other tools do; `limit: 0` answers the counts alone.
+#[test]
+fn turn_changes_checks_its_path_and_limit_zero_is_counts_only() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start_in_home(&ws);
+    daemon.turn_start("s1", "two files");
+    ws.sh("echo a > a.txt && echo b > b.txt");
+    let Some(mut mcp) = Mcp::start(&ws, &[], &[]) else {
+        return;
+    };
+    for path in ["/etc", "../etc"] {
+        let refused = mcp.fails("turn_changes", json!({ "path": path }));
+        assert_eq!(refused["error"]["code"], "bad_path", "{path}: {refused:#}");
+    }
+    let counts = mcp.ok("turn_changes", json!({"limit": 0}));
+    assert_eq!(counts["changes"], json!([]), "{counts:#}");
+    assert_eq!(counts["paths"], 2);
+    assert_eq!(counts["counts"]["added"], 2);
+    assert!(
+        counts["more"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("2 more") && m.contains("offset=0")),
+        "{counts:#}"
+    );
+    let turns = mcp.ok("turns", json!({"limit": 0}));
+    assert_eq!(turns["turns"], json!([]), "{turns:#}");
+    assert_eq!(turns["turns_total"], 1);
+}

@@ -6,7 +6,6 @@
 //! `(by mcp)`).
 
 use rmcp::RoleServer;
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
@@ -14,6 +13,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::Server;
+use super::args::Parameters;
 use super::reach::Reached;
 use super::session::Resolved;
 use super::shape::{self, Failure, page};
@@ -40,6 +40,7 @@ impl Side {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct UndoArgs {
     /// The session (default: this session).
     pub session: Option<String>,
@@ -49,6 +50,7 @@ pub struct UndoArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct RollbackArgs {
     /// The session (default: this session).
     pub session: Option<String>,
@@ -65,6 +67,7 @@ pub struct RollbackArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct RestoreArgs {
     /// The session whose turn `turn` names (default: this session).
     pub session: Option<String>,
@@ -86,6 +89,7 @@ impl Server {
         Parameters(args): Parameters<UndoArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
+        let args = args?;
         let allow = self.allow_rollback;
         let body = json!({"dry_run": true, "diff": args.diff});
         self.in_session(args.session, &ctx, move |daemon, s| {
@@ -114,6 +118,7 @@ impl Server {
         Parameters(args): Parameters<RollbackArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
+        let args = args?;
         let allow = self.allow_rollback;
         let body = rollback_body(&args, true);
         self.in_session(args.session.clone(), &ctx, move |daemon, s| {
@@ -145,6 +150,7 @@ impl Server {
         Parameters(args): Parameters<UndoArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
+        let args = args?;
         let body = json!({"on_conflict": "abort", "actor": ACTOR, "diff": args.diff});
         self.in_session(args.session, &ctx, move |daemon, s| {
             let command = format!("filewatchd undo --session {}", s.name);
@@ -161,6 +167,7 @@ impl Server {
         Parameters(args): Parameters<RollbackArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
+        let args = args?;
         let body = rollback_body(&args, false);
         self.in_session(args.session.clone(), &ctx, move |daemon, s| {
             let command = rollback_command(s, &args);
@@ -177,6 +184,7 @@ impl Server {
         Parameters(args): Parameters<RestoreArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
+        let args = args?;
         self.in_session(args.session.clone(), &ctx, move |daemon, s| {
             restore_file(daemon, s, &args)
         })

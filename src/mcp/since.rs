@@ -5,7 +5,6 @@
 //! what it would create was deleted, and its diffs are inverted.
 
 use rmcp::RoleServer;
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
@@ -13,12 +12,14 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::Server;
+use super::args::Parameters;
 use super::reach::Reached;
 use super::session::Resolved;
 use super::shape::{self, Failure, finish, page};
 use super::tools::TurnArg;
 
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct DiffSinceArgs {
     /// Only this file or directory (default: the whole workspace).
     pub path: Option<String>,
@@ -58,6 +59,7 @@ impl Server {
         Parameters(args): Parameters<DiffSinceArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
+        let args = args?;
         let since = match since_of(&args) {
             Ok(since) => since,
             Err(failure) => return finish(Err(failure)),

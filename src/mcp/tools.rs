@@ -3,7 +3,6 @@
 //! capped page of the list with `more` saying how to get the rest.
 
 use rmcp::RoleServer;
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::RequestMetaObject;
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_router};
@@ -11,6 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use super::args::Parameters;
 use super::reach::Reached;
 use super::session::{self, Resolved, Told};
 use super::shape::{self, Failure, encode, finish, first_line, page};
@@ -34,6 +34,7 @@ impl TurnArg {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct TurnChangesArgs {
     /// The session (default: this session, see the server's docs).
     pub session: Option<String>,
@@ -51,6 +52,7 @@ pub struct TurnChangesArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct TurnsArgs {
     /// The session (default: this session).
     pub session: Option<String>,
@@ -61,6 +63,7 @@ pub struct TurnsArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct PathArgs {
     /// The path, relative to the workspace root, with `/` separators.
     pub path: String,
@@ -71,6 +74,7 @@ pub struct PathArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct BlameArgs {
     /// The file, relative to the workspace root.
     pub path: String,
@@ -142,6 +146,7 @@ impl Server {
         Parameters(args): Parameters<TurnChangesArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
+        let args = args?;
         let session = args.session.clone();
         self.in_session(session, &ctx, move |daemon, s| {
             changes::turn_changes(daemon, s, &args)
@@ -157,6 +162,7 @@ impl Server {
         Parameters(args): Parameters<TurnsArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
+        let args = args?;
         let session = args.session.clone();
         self.in_session(session, &ctx, move |daemon, s| turns(daemon, s, &args))
             .await
@@ -166,6 +172,7 @@ impl Server {
         description = "Every recorded version of one path, the latest first: when, by whom (a turn of which session, outside any turn, a rollback), kind and size."
     )]
     async fn file_history(&self, Parameters(args): Parameters<PathArgs>) -> Result<String, String> {
+        let args = args?;
         finish(self.daemon.ask(move |daemon| file_history(daemon, &args)).await)
     }
 
@@ -173,6 +180,7 @@ impl Server {
         description = "Each line of a text file with the version that introduced it: the turn (and its prompt) or who else wrote it, grouped into runs of lines."
     )]
     async fn blame(&self, Parameters(args): Parameters<BlameArgs>) -> Result<String, String> {
+        let args = args?;
         finish(self.daemon.ask(move |daemon| blame(daemon, &args)).await)
     }
 }
@@ -181,10 +189,7 @@ impl Server {
 /// `offset + limit` are found.
 fn turns(daemon: &Reached, session: &Resolved, args: &TurnsArgs) -> Result<Value, Failure> {
     let offset = args.offset.unwrap_or(0);
-    let limit = args
-        .limit
-        .unwrap_or(shape::DEFAULT_LIMIT)
-        .clamp(1, shape::LIMIT_MAX);
+    let limit = shape::limit(args.limit);
     let mut found = Vec::new();
     let mut before: Option<String> = None;
     loop {
