@@ -262,3 +262,41 @@ fn the_calls_meta_then_the_environment_unless_the_agent_moved_on() {
         "{from}"
     );
 }
+
+/// Twelve sessions with a turn open: the refusal lists the ten most recently active, newest
+/// first, says how many there are and where to see them all.
+#[test]
+fn many_candidates_are_listed_newest_first_with_the_total() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start_in_home(&ws);
+    for i in 1..=12 {
+        daemon.turn_start(&format!("s{i:02}"), "in parallel");
+    }
+    let Some(mut mcp) = Mcp::start(&ws, &[], &[]) else {
+        return;
+    };
+    let refused = mcp.fails("turn_changes", json!({}));
+    let error = &refused["error"];
+    assert_eq!(error["candidates_total"], 12, "{refused:#}");
+    assert!(
+        error["message"].as_str().is_some_and(|m| m.contains("of 12")),
+        "{refused:#}"
+    );
+    let listed = error["candidates"].as_array().expect("candidates");
+    assert_eq!(listed.len(), 10);
+    let at = |s: &Value| s["last_activity"].as_str().unwrap_or_default().to_string();
+    let times: Vec<String> = listed.iter().map(at).collect();
+    let mut newest_first = times.clone();
+    newest_first.sort_by(|a, b| b.cmp(a));
+    assert_eq!(times, newest_first, "not the newest first");
+    let (_, all) = daemon.get("/v1/sessions");
+    let names: Vec<&Value> = listed.iter().map(|c| &c["session"]).collect();
+    let left_out = all["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .filter(|s| !names.contains(&&s["session"]));
+    for session in left_out {
+        assert!(at(session) <= times[9], "{session:#} is newer than a listed one");
+    }
+}

@@ -193,6 +193,7 @@ fn only_one(sessions: &[Value]) -> Result<Resolved, Failure> {
         ([], []) => Err(Failure::Session {
             message: "this workspace has no session yet: no agent hook has marked a turn (install them with `filewatchd hook install <agent>`), or give the session argument".into(),
             candidates: Vec::new(),
+            total: 0,
         }),
         ([], all) => Err(ambiguous(
             format!("{} sessions and none has a turn open", all.len()),
@@ -205,10 +206,22 @@ fn only_one(sessions: &[Value]) -> Result<Resolved, Failure> {
     }
 }
 
-/// A refusal listing the candidates (at most 10: the latest for all sessions).
+/// Candidates a refusal lists, the most recently active first.
+const CANDIDATES_SHOWN: usize = 10;
+
+/// A refusal listing the candidates: the most recently active first, at most
+/// `CANDIDATES_SHOWN` of them, with how many there are.
 fn ambiguous<'a>(why: String, candidates: impl Iterator<Item = &'a Value>) -> Failure {
-    let candidates: Vec<Value> = candidates
-        .take(10)
+    let mut all: Vec<&Value> = candidates.collect();
+    // RFC 3339 in UTC with milliseconds: ordered as text.
+    all.sort_by(|a, b| {
+        let at = |s: &Value| s["last_activity"].as_str().unwrap_or_default().to_string();
+        at(b).cmp(&at(a))
+    });
+    let total = all.len();
+    let candidates: Vec<Value> = all
+        .into_iter()
+        .take(CANDIDATES_SHOWN)
         .map(|s| {
             json!({
                 "session": s["session"],
@@ -219,10 +232,18 @@ fn ambiguous<'a>(why: String, candidates: impl Iterator<Item = &'a Value>) -> Fa
             })
         })
         .collect();
+    let more = match total > candidates.len() {
+        true => format!(
+            " (the {} most recently active of {total} are listed: `filewatchd sessions` in a terminal lists them all)",
+            candidates.len()
+        ),
+        false => String::new(),
+    };
     Failure::Session {
         message: format!(
-            "which session is yours is not known ({why}): call again with the session argument, one of the candidates"
+            "which session is yours is not known ({why}): call again with the session argument, one of the candidates{more}"
         ),
         candidates,
+        total,
     }
 }

@@ -30,6 +30,8 @@ pub enum Failure {
     Session {
         message: String,
         candidates: Vec<Value>,
+        /// How many candidates there are (more than those listed, past 10).
+        total: usize,
     },
     /// An argument that cannot be used as given.
     BadArgument(String),
@@ -76,8 +78,12 @@ impl Failure {
             }
         };
         let mut error = json!({"code": code, "message": message});
-        if let Self::Session { candidates, .. } = self {
+        if let Self::Session {
+            candidates, total, ..
+        } = self
+        {
             error["candidates"] = json!(candidates);
+            error["candidates_total"] = json!(total);
         }
         json!({ "error": error })
     }
