@@ -84,3 +84,34 @@ fn blame_answers_a_page_of_at_most_64_kib() {
     let first = next["runs"][0]["text"][0].as_str().unwrap_or_default();
     assert!(first.starts_with(&format!("{shown:04}")), "{first:.10}");
 }
+
+/// A 2 MB file of one line is past what a plan diffs: its change says the diff is left out
+/// and why, instead of coming without one.
+#[test]
+fn a_diff_left_out_says_so() {
+    let ws = Workspace::new();
+    ws.write("one-line.txt", &"a".repeat(2 << 20));
+    ws.write("small.txt", "old\n");
+    let daemon = Daemon::start_in_home(&ws);
+    daemon.turn_start("s1", "rewrite");
+    ws.write("one-line.txt", &"b".repeat(2 << 20));
+    ws.write("small.txt", "new\n");
+    daemon.turn_end("s1");
+    let Some(mut mcp) = Mcp::start(&ws, &[], &[]) else {
+        return;
+    };
+    let one = mcp.ok("diff_since", json!({"before": 1, "path": "one-line.txt"}));
+    let big = change(&one, "one-line.txt");
+    assert!(big["diff"].is_null(), "{one:#}");
+    assert!(
+        big["diff_omitted"].as_str().is_some_and(|r| r.contains("1 MiB")),
+        "{one:#}"
+    );
+    assert!(one["diffs_cut"].is_string(), "{one:#}");
+    let both = mcp.ok("diff_since", json!({"before": 1, "diff": true}));
+    assert!(change(&both, "small.txt")["diff_omitted"].is_null(), "{both:#}");
+    assert!(
+        change(&both, "one-line.txt")["diff_omitted"].is_string(),
+        "{both:#}"
+    );
+}

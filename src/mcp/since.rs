@@ -158,7 +158,8 @@ fn diff_since(daemon: &Reached, since: Value, args: &DiffSinceArgs) -> Result<Va
         .collect();
     let counts = counts(&changes);
     let mut page = page(changes, args.offset, args.limit, "diff_since (same boundary)");
-    let cut = shape::fit_diffs(&mut page.items, "diff");
+    let left_out = with_diff && mark_left_out(&mut page.items);
+    let cut = shape::fit_diffs(&mut page.items, "diff") || left_out;
     page.fit();
     let mut since = since;
     since["seq"] = plan["target"]["seq"].clone();
@@ -178,6 +179,20 @@ fn diff_since(daemon: &Reached, since: Value, args: &DiffSinceArgs) -> Result<Va
         answer["diffs_cut"] = json!("some diffs were cut or left out: ask diff_since with that path alone");
     }
     Ok(answer)
+}
+
+/// Files the plan gives no diff for (not text, or past the 1 MiB a plan diffs) say so with
+/// `diff_omitted`; returns whether any did.
+fn mark_left_out(items: &mut [Value]) -> bool {
+    let mut any = false;
+    for item in items.iter_mut() {
+        if item["kind"] == "file" && item["diff"].is_null() && item["lines_added"].is_null() {
+            item["diff_omitted"] =
+                json!("no diff: the file is not text, or larger than the 1 MiB a plan diffs");
+            any = true;
+        }
+    }
+    any
 }
 
 fn counts(changes: &[Value]) -> Value {
