@@ -39,9 +39,9 @@ fn a_session_argument_cannot_reach_another_endpoint() {
         let end = mcp.fails("preview_undo", json!({ "session": session }));
         assert_eq!(end["error"]["code"], "bad_argument", "{session}: {end:#}");
     }
-    // `..` is a name the API allows: it stays one segment, a session nobody has.
+    // `..` is a name the API allows: a session nobody has.
     let dots = mcp.fails("preview_undo", json!({"session": ".."}));
-    assert_eq!(dots["error"]["code"], "not_found", "{dots:#}");
+    assert_eq!(dots["error"]["code"], "session_unknown", "{dots:#}");
     assert_eq!(
         daemon.turn("s2", 1, false)["ended_at"],
         serde_json::Value::Null,

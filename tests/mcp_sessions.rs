@@ -300,3 +300,46 @@ fn many_candidates_are_listed_newest_first_with_the_total() {
         assert!(at(session) <= times[9], "{session:#} is newer than a listed one");
     }
 }
+
+/// The session argument as the CLI takes it: a unique prefix, `last`; a name no session has
+/// lists those there are and says the hooks may not be installed.
+#[test]
+fn the_session_argument_takes_prefixes_and_last_and_an_unknown_one_lists_candidates() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start_in_home(&ws);
+    daemon.turn_start("3f2a1c9d-aaaa", "first");
+    daemon.turn_end("3f2a1c9d-aaaa");
+    daemon.turn_start("b7e1", "second");
+    daemon.turn_end("b7e1");
+    let Some(mut mcp) = Mcp::start(&ws, &[], &[]) else {
+        return;
+    };
+    let prefix = mcp.ok("turns", json!({"session": "3f2a"}));
+    assert_eq!(prefix["session"], "3f2a1c9d-aaaa", "{prefix:#}");
+    let last = mcp.ok("turns", json!({"session": "last"}));
+    assert_eq!(last["session"], "b7e1", "{last:#}");
+    let unknown = mcp.fails("turns", json!({"session": "nosuch"}));
+    assert_eq!(unknown["error"]["code"], "session_unknown", "{unknown:#}");
+    assert!(
+        unknown["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("no session named") && m.contains("hook install")),
+        "{unknown:#}"
+    );
+    assert_eq!(candidates(&unknown), ["3f2a1c9d-aaaa", "b7e1"]);
+    // A session the environment names that no hook has reported yet: the same refusal.
+    drop(mcp);
+    let Some(mut env) = Mcp::start(&ws, &[], &[("FILEWATCHD_SESSION", "not-yet")]) else {
+        return;
+    };
+    let unknown = env.fails("turn_changes", json!({}));
+    assert_eq!(unknown["error"]["code"], "session_unknown", "{unknown:#}");
+    assert_eq!(candidates(&unknown), ["3f2a1c9d-aaaa", "b7e1"]);
+    // A seq no state has: the message names the tool that lists them, not a CLI command.
+    let bad = env.fails("diff_since", json!({"seq": 999999}));
+    let message = bad["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("file_history") && !message.contains("filewatchd history"),
+        "{bad:#}"
+    );
+}

@@ -117,7 +117,10 @@ impl Failure {
             ));
         }
         match err.downcast::<crate::client::ApiFailure>() {
-            Ok(failure) => Self::Api(failure),
+            Ok(mut failure) => {
+                failure.message = in_tool_words(&failure.message);
+                Self::Api(failure)
+            }
             Err(err) => Self::internal(format!("{err:#}")),
         }
     }
@@ -133,4 +136,9 @@ fn exceeds_limit(err: &anyhow::Error) -> bool {
         )
     };
     err.chain().any(limit) || format!("{err:#}").contains("larger than request limit")
+}
+
+/// The API's messages name CLI commands where the agent has a tool for the same.
+fn in_tool_words(message: &str) -> String {
+    message.replace("`filewatchd history PATH` lists", "the file_history tool lists")
 }

@@ -82,7 +82,7 @@ pub struct RestoreArgs {
 #[tool_router(router = preview_tools, vis = "pub(super)")]
 impl Server {
     #[tool(
-        description = "Dry run of undoing this session's latest turn not yet undone: which paths it would change, conflicts (changes by the user or other sessions) with reasons, and how to run it. Changes nothing."
+        description = "Dry run of undoing this session's latest turn not yet undone: which paths it would change, conflicts (changes by the user or other sessions) with reasons, and how to run it. Changes nothing; refused (turn_open) while the session's own turn is open."
     )]
     async fn preview_undo(
         &self,
@@ -111,7 +111,7 @@ impl Server {
     }
 
     #[tool(
-        description = "Dry run of rolling the workspace (or some paths) back to before/after a turn of this session: the plan, conflicts with reasons, and how to run it. Changes nothing."
+        description = "Dry run of rolling the workspace (or some paths) back to before/after a turn of this session: the plan, conflicts with reasons, and how to run it. Changes nothing; refused (turn_open) while the session's own turn is open."
     )]
     async fn preview_rollback(
         &self,
@@ -286,9 +286,11 @@ fn turn_open(failure: Failure, session: &Resolved, next: &Next) -> Failure {
     let Failure::Api(mut api) = failure else {
         return failure;
     };
+    // The API says "end it first": not the agent's to do while the user's prompt runs.
+    let open = api.message.trim_end_matches(": end it first").to_string();
     api.message = format!(
-        "{}. An undo or rollback of session {} is planned once its turn has ended: ask the user to run `{}` after this turn (with `--dry-run` first to see the plan)",
-        api.message, session.name, next.command
+        "{open}: an undo or rollback of session {} is planned only once its turn has ended. Do not end the turn yourself: wait for it to end, or tell the user, who can run `{}` after this turn (with `--dry-run` first to see the plan)",
+        session.name, next.command
     );
     Failure::Api(api)
 }

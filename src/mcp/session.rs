@@ -19,6 +19,7 @@ use super::shape::Failure;
 use crate::hook::agents;
 use crate::hook::events::session_name;
 use crate::sessions;
+use crate::sessions::pick::{Known, Picked, pick};
 
 /// Environment variables that name the session, first found wins: `FILEWATCHD_SESSION` (as
 /// for the CLI), then those an agent sets for the MCP servers it starts: Claude Code's
@@ -67,14 +68,8 @@ fn meta_session(meta: &Map<String, Value>) -> Option<(String, String)> {
 }
 
 pub fn resolve(daemon: &Reached, told: &Told) -> Result<Resolved, Failure> {
-    if let Some(name) = &told.argument {
-        if !sessions::is_valid_name(name) {
-            return Err(Failure::bad(format!(
-                "{name:?} is not a session name: {}",
-                sessions::NAME_RULE
-            )));
-        }
-        return Ok(found(name, "the session argument"));
+    if let Some(typed) = &told.argument {
+        return by_argument(daemon, typed);
     }
     if let Some((key, name)) = &told.call_meta {
         return Ok(found(name, &format!("the MCP client's _meta {key:?}")));
@@ -91,6 +86,49 @@ pub fn resolve(daemon: &Reached, told: &Told) -> Result<Resolved, Failure> {
         return Ok(resolved);
     }
     only_one(&sessions)
+}
+
+/// The session argument: a full name, `last` or a unique prefix, as the CLI takes them
+/// (`sessions::pick`); a name no session has is a refusal listing those there are.
+fn by_argument(daemon: &Reached, typed: &str) -> Result<Resolved, Failure> {
+    if !sessions::is_valid_name(typed) {
+        return Err(Failure::bad(format!(
+            "{typed:?} is not a session name: {}",
+            sessions::NAME_RULE
+        )));
+    }
+    let listed = listed(daemon)?;
+    let known: Vec<Known> = listed
+        .iter()
+        .filter_map(|s| {
+            Some(Known {
+                name: s["session"].as_str()?,
+                last_activity: s["last_activity"].as_str().unwrap_or_default(),
+            })
+        })
+        .collect();
+    match pick(&known, typed) {
+        Picked::One(name) if name == typed => Ok(found(name, "the session argument")),
+        Picked::One(name) => Ok(found(name, &format!("the session argument {typed:?}"))),
+        Picked::Ambiguous(names) => Err(ambiguous(
+            format!("{typed:?} is the start of {} sessions", names.len()),
+            listed
+                .iter()
+                .filter(|s| names.contains(&s["session"].as_str().unwrap_or_default())),
+        )),
+        Picked::NoSessions | Picked::Unknown => Err(no_such_session(typed, &listed)),
+    }
+}
+
+/// No session is named `name`: the refusal lists those there are, and why the agent's may be
+/// missing.
+pub fn no_such_session(name: &str, listed: &[Value]) -> Failure {
+    refusal(
+        format!(
+            "no session named {name:?} in this workspace: the agent's hooks may not be installed here (`filewatchd hook install <agent>` records its turns), or its session has another name; call again with the session argument, one of the candidates (a unique prefix or `last` works too)"
+        ),
+        listed.iter(),
+    )
 }
 
 /// The session the agent named once, unless it has no turn open and the hooks' record of
@@ -138,7 +176,7 @@ fn from_env() -> Option<Resolved> {
 }
 
 /// `GET /v1/sessions`: every session, oldest first.
-fn listed(daemon: &Reached) -> Result<Vec<Value>, Failure> {
+pub fn listed(daemon: &Reached) -> Result<Vec<Value>, Failure> {
     let answer = daemon.get("/v1/sessions")?;
     Ok(answer["sessions"].as_array().cloned().unwrap_or_default())
 }
@@ -209,9 +247,18 @@ fn only_one(sessions: &[Value]) -> Result<Resolved, Failure> {
 /// Candidates a refusal lists, the most recently active first.
 const CANDIDATES_SHOWN: usize = 10;
 
+fn ambiguous<'a>(why: String, candidates: impl Iterator<Item = &'a Value>) -> Failure {
+    refusal(
+        format!(
+            "which session is yours is not known ({why}): call again with the session argument, one of the candidates"
+        ),
+        candidates,
+    )
+}
+
 /// A refusal listing the candidates: the most recently active first, at most
 /// `CANDIDATES_SHOWN` of them, with how many there are.
-fn ambiguous<'a>(why: String, candidates: impl Iterator<Item = &'a Value>) -> Failure {
+fn refusal<'a>(message: String, candidates: impl Iterator<Item = &'a Value>) -> Failure {
     let mut all: Vec<&Value> = candidates.collect();
     // RFC 3339 in UTC with milliseconds: ordered as text.
     all.sort_by(|a, b| {
@@ -240,9 +287,7 @@ fn ambiguous<'a>(why: String, candidates: impl Iterator<Item = &'a Value>) -> Fa
         false => String::new(),
     };
     Failure::Session {
-        message: format!(
-            "which session is yours is not known ({why}): call again with the session argument, one of the candidates{more}"
-        ),
+        message: format!("{message}{more}"),
         candidates,
         total,
     }

@@ -110,7 +110,8 @@ impl Server {
             .daemon
             .ask(move |daemon| {
                 let session = session::resolve(daemon, &told)?;
-                let mut answer = answer(daemon, &session)?;
+                let mut answer =
+                    answer(daemon, &session).map_err(|failure| unknown(daemon, &session, failure))?;
                 if let Value::Object(fields) = &mut answer {
                     let mut first = Map::new();
                     first.insert("session".into(), json!(session.name));
@@ -122,6 +123,17 @@ impl Server {
             })
             .await;
         finish(result)
+    }
+}
+
+/// The daemon has no session of that name (one the agent named, not yet seen by any hook):
+/// the refusal lists those there are.
+fn unknown(daemon: &Reached, session: &Resolved, failure: Failure) -> Failure {
+    let missing = failure.api_code() == Some("not_found")
+        && matches!(&failure, Failure::Api(api) if api.message.starts_with("no session named"));
+    match missing.then(|| session::listed(daemon)) {
+        Some(Ok(listed)) => session::no_such_session(&session.name, &listed),
+        _ => failure,
     }
 }
 
