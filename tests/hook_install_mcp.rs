@@ -354,3 +354,21 @@ fn a_project_install_warns_when_filewatchd_is_not_on_path() {
     let out = t.install("gemini-cli", &["--mcp", "--user"]);
     assert!(!out.contains("warning"), "--user names this binary: {out}");
 }
+
+/// Codex's model calls the function `turn_changes` of the namespace `mcp__filewatchd`, as
+/// the README says; `hook uninstall --help` speaks of taking out, not of adding.
+#[test]
+fn the_codex_note_and_the_uninstall_help_say_what_they_do() {
+    let t = Installer::new();
+    let out = t.install("codex", &["--mcp"]);
+    assert!(
+        out.contains("`turn_changes` in the namespace `mcp__filewatchd`")
+            && !out.contains("mcp__filewatchd__turn_changes"),
+        "{out}"
+    );
+    let help = t.run(&["hook", "uninstall", "--help"]);
+    assert!(
+        !help.contains("get the hooks") && !help.contains("configure"),
+        "{help}"
+    );
+}

@@ -274,7 +274,7 @@ pub fn notes(agent: Agent) -> Vec<String> {
             "`claude -p` runs it when allowed: --allowedTools mcp__filewatchd__turn_changes (or all: mcp__filewatchd)",
         ),
         Agent::Codex => (
-            "mcp__filewatchd__turn_changes",
+            "`turn_changes` in the namespace `mcp__filewatchd`",
             "a project's .codex/config.toml is read only in a trusted project",
         ),
         Agent::GeminiCli => (
@@ -288,7 +288,7 @@ pub fn notes(agent: Agent) -> Vec<String> {
         Agent::Pi => return Vec::new(),
     };
     vec![
-        format!("the agent starts `filewatchd mcp` itself and calls its tools {tool} and so on"),
+        format!("the agent starts `filewatchd mcp` itself; the model calls its tools as {tool} and so on"),
         needs.to_string(),
         format!("the `{NAME}` server finds this workspace's daemon like the hooks do"),
     ]
