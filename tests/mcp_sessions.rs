@@ -343,3 +343,48 @@ fn the_session_argument_takes_prefixes_and_last_and_an_unknown_one_lists_candida
         "{bad:#}"
     );
 }
+
+/// Hooks of one agent process running at once (opencode runs its plugin's hooks in
+/// parallel): each one's session is in the record, none lost to another's write (the
+/// record's own unit test races writers harder, in threads).
+#[test]
+fn parallel_hooks_of_one_process_lose_no_session() {
+    let ws = Workspace::new();
+    let _daemon = Daemon::start_in_home(&ws);
+    let state = ws.home_state_of(ws.root()).expect("the daemon's state directory");
+    let Some(mut mcp) = Mcp::start(&ws, &[], &[]) else {
+        return;
+    };
+    let payloads = tempfile::tempdir().unwrap();
+    let fixture = hook_fixture("claude-code", "UserPromptSubmit", ws.root());
+    for round in 0..3 {
+        let names: Vec<String> = (0..12).map(|i| format!("par-{round}-{i}")).collect();
+        let mut script = String::new();
+        for name in &names {
+            let payload = payloads.path().join(format!("{name}.json"));
+            std::fs::write(&payload, fixture.replace("fixture-session-1", name)).unwrap();
+            script.push_str(&format!("{BIN} hook claude-code < {} & ", payload.display()));
+        }
+        script.push_str("wait");
+        let ran = mcp.run(&["sh", "-c", &script], "");
+        assert_eq!(ran["status"], 0, "{ran:#}");
+        let record = std::fs::read_dir(state.join("agents"))
+            .unwrap()
+            .flatten()
+            .find(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with(&format!("{}-", mcp.agent_pid()))
+            })
+            .expect("the agent's record");
+        let record: Value = serde_json::from_slice(&std::fs::read(record.path()).unwrap()).unwrap();
+        let recorded: Vec<&str> = record["sessions"]
+            .as_array()
+            .expect("sessions")
+            .iter()
+            .filter_map(|s| s["session"].as_str())
+            .collect();
+        let lost: Vec<&String> = names.iter().filter(|n| !recorded.contains(&n.as_str())).collect();
+        assert!(lost.is_empty(), "round {round}: lost {lost:?} of {recorded:?}");
+    }
+}

@@ -3,7 +3,8 @@
 //! session it serves when the agent tells it nothing. One file per process in the state
 //! directory, `agents/<pid>-<start time>.json`: the start time (field 22 of
 //! `/proc/PID/stat`, in clock ticks since boot) makes a reused pid a different name, so a
-//! record never matches a later process.
+//! record never matches a later process. Writers take `agents/.lock` in turn: hooks of one
+//! agent process may run at once.
 //!
 //! The agent is the hook's nearest ancestor that is not a shell or a wrapper (`sh -c` runs
 //! most hooks); the MCP server reads the record of its own nearest such ancestor, the agent
@@ -11,6 +12,7 @@
 //! an agent), whose session is not this one.
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
@@ -18,6 +20,8 @@ use serde::{Deserialize, Serialize};
 pub const AGENTS_DIR: &str = "agents";
 /// Sessions kept per record, the latest first.
 const SESSIONS_KEPT: usize = 16;
+/// How long a hook waits for another one writing the records.
+const LOCK_WAIT: Duration = Duration::from_secs(2);
 /// How far up the process tree anyone looks.
 const DEPTH_MAX: usize = 32;
 /// Processes between an agent and its hook or MCP server, never the agent itself.
@@ -139,6 +143,9 @@ fn write_record(
 ) -> std::io::Result<()> {
     let dir = state_dir.join(AGENTS_DIR);
     std::fs::create_dir_all(&dir)?;
+    // Hooks of one agent process can run at once (opencode's): one writer at a time, or one
+    // would write back a record without the other's session.
+    let _held = locked(&dir)?;
     let path = dir.join(process.record_name());
     let mut record = read(&path).unwrap_or_else(|| AgentRecord {
         pid: process.pid,
@@ -161,6 +168,26 @@ fn write_record(
     std::fs::rename(&temp, &path)?;
     prune(&dir);
     Ok(())
+}
+
+/// Waits (up to `LOCK_WAIT`) for the records' lock, `agents/.lock`, held until the file is
+/// dropped. A hook never hangs on it: past the wait, the record is not written.
+fn locked(dir: &Path) -> std::io::Result<std::fs::File> {
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join(".lock"))?;
+    let deadline = Instant::now() + LOCK_WAIT;
+    loop {
+        match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => return Ok(file),
+            Err(e) if e == rustix::io::Errno::WOULDBLOCK && Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
 }
 
 fn read(path: &Path) -> Option<AgentRecord> {
@@ -216,6 +243,37 @@ mod tests {
         let own = Process::of(std::process::id()).expect("own stat");
         assert_eq!(own.ppid, std::os::unix::process::parent_id());
         assert_eq!(ancestors().first().map(|p| p.pid), Some(own.ppid));
+    }
+
+    /// Writers racing on one record (threads, so closer together than hooks): every session
+    /// is kept.
+    #[test]
+    fn parallel_writers_lose_no_session() {
+        let state = tempfile::tempdir().expect("temp dir");
+        let own = Process::of(std::process::id()).expect("own stat");
+        for round in 0..20 {
+            let writers: Vec<_> = (0..SESSIONS_KEPT)
+                .map(|i| {
+                    let (dir, process) = (state.path().to_path_buf(), own.clone());
+                    std::thread::spawn(move || {
+                        let session = format!("s{round}-{i}");
+                        write_record(&dir, &process, "opencode", &session, 0)
+                    })
+                })
+                .collect();
+            for writer in writers {
+                writer.join().expect("a writer").expect("written");
+            }
+            let record = read(&state.path().join(AGENTS_DIR).join(own.record_name())).expect("a record");
+            assert_eq!(record.sessions.len(), SESSIONS_KEPT, "round {round}: {record:?}");
+            for i in 0..SESSIONS_KEPT {
+                let session = format!("s{round}-{i}");
+                assert!(
+                    record.sessions.iter().any(|s| s.session == session),
+                    "round {round}: {session} lost"
+                );
+            }
+        }
     }
 
     #[test]
