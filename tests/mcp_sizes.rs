@@ -90,11 +90,11 @@ fn blame_answers_a_page_of_at_most_64_kib() {
 #[test]
 fn a_diff_left_out_says_so() {
     let ws = Workspace::new();
-    ws.write("one-line.txt", &"a".repeat(2 << 20));
+    ws.write("one-line.txt", "a".repeat(2 << 20));
     ws.write("small.txt", "old\n");
     let daemon = Daemon::start_in_home(&ws);
     daemon.turn_start("s1", "rewrite");
-    ws.write("one-line.txt", &"b".repeat(2 << 20));
+    ws.write("one-line.txt", "b".repeat(2 << 20));
     ws.write("small.txt", "new\n");
     daemon.turn_end("s1");
     let Some(mut mcp) = Mcp::start(&ws, &[], &[]) else {
