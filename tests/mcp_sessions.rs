@@ -78,6 +78,7 @@ fn the_hooks_record_of_the_agent_process_names_its_session() {
         .unwrap()
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".json"))
         .collect();
     assert_eq!(records.len(), 1, "{records:?}");
     assert!(
