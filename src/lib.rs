@@ -81,7 +81,8 @@
 //!   paths again (only those).
 //! - [`sessions`]: a session with its fork ancestors (`Lineage`): inherited turns and whose
 //!   changes are a session's own work; `sessions::turns`: naming, finding, opening, closing
-//!   and forking turns; `sessions::review`: reviewed marks of a turn or one of its files
+//!   and forking turns; `sessions::pick`: which session a typed name means (the full name, `last`,
+//!   a unique prefix), for the CLI and the MCP server; `sessions::review`: reviewed marks of a turn or one of its files
 //!   (written by the engine, SQL in `store::reviews`). [`history`]: a turn's net changes (a write made while
 //!   turns of several sessions were open is in each of them, marked `ambiguous`) and diffs, a
 //!   path's versions, the workspace at a time (`seq_at_time`), and what a path held at a

@@ -302,3 +302,73 @@ fn pi_is_refused_with_what_it_lacks() {
     let out = t.output(&["hook", "install", "codex", "--mcp", "--notify"]);
     assert_eq!(out.status.code(), Some(2), "--mcp with --notify is a usage error");
 }
+
+/// A `filewatchd` entry the user wrote (another command, their env) is theirs: install
+/// refuses to replace it and writes nothing; the same entry as install's is kept; uninstall
+/// leaves both, and removes only what install added.
+#[test]
+fn the_users_own_filewatchd_entry_is_never_taken_for_ours() {
+    let custom = "{\"mcpServers\": {\"filewatchd\": {\"type\": \"stdio\", \"command\": \"/opt/fw/filewatchd\", \"args\": [\"mcp\"], \"env\": {\"FILEWATCHD_URL\": \"http://127.0.0.1:9\"}}}}\n";
+    let t = Installer::new();
+    let path = t.ws.path(".gemini/settings.json");
+    t.ws.write(".gemini/settings.json", custom);
+    let out = t.output(&["hook", "install", "gemini-cli", "--mcp"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "installed over the user's entry: {err}");
+    assert!(
+        err.contains("did not add") && err.contains("settings.json"),
+        "{err}"
+    );
+    assert_eq!(read(&path), custom, "the user's entry was touched");
+    assert!(t.state_files().is_empty(), "a backup or mark was written");
+    let out = t.uninstall("gemini-cli", &["--mcp"]);
+    assert!(out.contains("not added by"), "{out}");
+    assert_eq!(read(&path), custom, "uninstall removed the user's entry");
+
+    // The same entry as install's, written by hand: kept, and still there after uninstall.
+    let same = "{\"mcpServers\": {\"filewatchd\": {\"command\": \"filewatchd\", \"args\": [\"mcp\"]}}}\n";
+    t.ws.write(".gemini/settings.json", same);
+    let out = t.install("gemini-cli", &["--mcp"]);
+    assert!(out.contains("your own"), "{out}");
+    t.uninstall("gemini-cli", &["--mcp"]);
+    assert_eq!(read(&path), same, "uninstall removed the user's entry");
+
+    // What install added comes out again; the user's other settings stay.
+    t.ws.write(".gemini/settings.json", "{\"general\": {\"vimMode\": true}}\n");
+    t.install("gemini-cli", &["--mcp"]);
+    t.uninstall("gemini-cli", &["--mcp"]);
+    assert_eq!(read(&path), "{\"general\": {\"vimMode\": true}}\n");
+}
+
+/// A project file runs `filewatchd` from PATH: without one there, install warns as the hook
+/// install does.
+#[test]
+fn a_project_install_warns_when_filewatchd_is_not_on_path() {
+    let t = Installer::new().with_env("PATH", Path::new("/usr/bin:/bin"));
+    let out = t.install("gemini-cli", &["--mcp"]);
+    assert!(
+        out.contains("warning: no `filewatchd` on PATH")
+            && out.contains("the agent cannot start the MCP server"),
+        "{out}"
+    );
+    let out = t.install("gemini-cli", &["--mcp", "--user"]);
+    assert!(!out.contains("warning"), "--user names this binary: {out}");
+}
+
+/// Codex's model calls the function `turn_changes` of the namespace `mcp__filewatchd`, as
+/// the README says; `hook uninstall --help` speaks of taking out, not of adding.
+#[test]
+fn the_codex_note_and_the_uninstall_help_say_what_they_do() {
+    let t = Installer::new();
+    let out = t.install("codex", &["--mcp"]);
+    assert!(
+        out.contains("`turn_changes` in the namespace `mcp__filewatchd`")
+            && !out.contains("mcp__filewatchd__turn_changes"),
+        "{out}"
+    );
+    let help = t.run(&["hook", "uninstall", "--help"]);
+    assert!(
+        !help.contains("get the hooks") && !help.contains("configure"),
+        "{help}"
+    );
+}

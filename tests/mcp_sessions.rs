@@ -78,6 +78,7 @@ fn the_hooks_record_of_the_agent_process_names_its_session() {
         .unwrap()
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".json"))
         .collect();
     assert_eq!(records.len(), 1, "{records:?}");
     assert!(
@@ -185,4 +186,206 @@ fn the_first_call_starts_the_daemon_unless_autostart_is_off() {
     assert_eq!(answer.json["versions_total"], 1);
     assert_eq!(answer.json["versions"][0]["origin"], "offline");
     ws.wait_answering(ws.root());
+}
+
+/// The start time of this process (field 22 of /proc/self/stat), as the records name it.
+fn own_start_time() -> u64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").expect("own stat");
+    let after = &stat[stat.rfind(')').expect("a name") + 1..];
+    after
+        .split_whitespace()
+        .nth(19)
+        .and_then(|f| f.parse().ok())
+        .expect("start time")
+}
+
+/// An agent run by an agent: the outer one (here the test process, the driver's parent) has
+/// a record; the server's own agent (the driver) has none. The outer agent's session is not
+/// this one's: with two sessions open the server refuses, naming both.
+#[test]
+fn an_outer_agents_record_does_not_name_a_nested_agents_session() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start_in_home(&ws);
+    daemon.turn_start("outer", "the outer agent's");
+    daemon.turn_start("inner", "the nested agent's");
+    let state = ws.home_state_of(ws.root()).expect("the daemon's state directory");
+    let agents = state.join("agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    let pid = std::process::id();
+    let record = json!({"pid": pid, "start_time": own_start_time(), "comm": "outer", "agent": "claude-code",
+                        "sessions": [{"session": "outer", "seen_ms": 0}]});
+    let path = agents.join(format!("{pid}-{}.json", own_start_time()));
+    std::fs::write(&path, record.to_string()).unwrap();
+    let Some(mut mcp) = Mcp::start(&ws, &[], &[]) else {
+        return;
+    };
+    let refused = mcp.fails("turn_changes", json!({}));
+    assert_eq!(refused["error"]["code"], "session_unknown", "{refused:#}");
+    assert_eq!(candidates(&refused), ["inner", "outer"]);
+    let _ = std::fs::remove_file(path);
+}
+
+/// The order: the call's `_meta` (said with every call) before the environment (said once,
+/// at start); the environment's session, once it has no turn open, gives way to the one the
+/// hooks' record names with a turn open (Claude Code after `/clear`), and the answer says so.
+#[test]
+fn the_calls_meta_then_the_environment_unless_the_agent_moved_on() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start_in_home(&ws);
+    daemon.turn_start("before-clear", "the first conversation");
+    daemon.turn_end("before-clear");
+    daemon.turn_start("codex-thread", "another");
+    daemon.turn_end("codex-thread");
+    let env = [("CLAUDE_CODE_SESSION_ID", "before-clear")];
+    let Some(mut mcp) = Mcp::start(&ws, &[], &env) else {
+        return;
+    };
+    let meta = json!({"sessionId": "codex-thread"});
+    let answer = mcp.call_with_meta("turns", json!({}), meta);
+    assert!(!answer.is_error, "{:#}", answer.json);
+    assert_eq!(answer.json["session"], "codex-thread", "{:#}", answer.json);
+
+    // Nothing open yet: the environment's session.
+    let answer = mcp.ok("turns", json!({}));
+    assert_eq!(answer["session"], "before-clear", "{answer:#}");
+
+    // After /clear the agent's hook reports its new session, with a turn open.
+    let hook = mcp.run(
+        &[BIN, "hook", "claude-code"],
+        &hook_fixture("claude-code", "UserPromptSubmit", ws.root()),
+    );
+    assert_eq!(hook["status"], 0, "{hook:#}");
+    let answer = mcp.ok("turn_changes", json!({}));
+    assert_eq!(answer["session"], "fixture-session-1", "{answer:#}");
+    let from = answer["session_from"].as_str().unwrap_or_default();
+    assert!(
+        from.contains("hooks' record") && from.contains("CLAUDE_CODE_SESSION_ID"),
+        "{from}"
+    );
+}
+
+/// Twelve sessions with a turn open: the refusal lists the ten most recently active, newest
+/// first, says how many there are and where to see them all.
+#[test]
+fn many_candidates_are_listed_newest_first_with_the_total() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start_in_home(&ws);
+    for i in 1..=12 {
+        daemon.turn_start(&format!("s{i:02}"), "in parallel");
+    }
+    let Some(mut mcp) = Mcp::start(&ws, &[], &[]) else {
+        return;
+    };
+    let refused = mcp.fails("turn_changes", json!({}));
+    let error = &refused["error"];
+    assert_eq!(error["candidates_total"], 12, "{refused:#}");
+    assert!(
+        error["message"].as_str().is_some_and(|m| m.contains("of 12")),
+        "{refused:#}"
+    );
+    let listed = error["candidates"].as_array().expect("candidates");
+    assert_eq!(listed.len(), 10);
+    let at = |s: &Value| s["last_activity"].as_str().unwrap_or_default().to_string();
+    let times: Vec<String> = listed.iter().map(at).collect();
+    let mut newest_first = times.clone();
+    newest_first.sort_by(|a, b| b.cmp(a));
+    assert_eq!(times, newest_first, "not the newest first");
+    let (_, all) = daemon.get("/v1/sessions");
+    let names: Vec<&Value> = listed.iter().map(|c| &c["session"]).collect();
+    let left_out = all["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .filter(|s| !names.contains(&&s["session"]));
+    for session in left_out {
+        assert!(at(session) <= times[9], "{session:#} is newer than a listed one");
+    }
+}
+
+/// The session argument as the CLI takes it: a unique prefix, `last`; a name no session has
+/// lists those there are and says the hooks may not be installed.
+#[test]
+fn the_session_argument_takes_prefixes_and_last_and_an_unknown_one_lists_candidates() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start_in_home(&ws);
+    daemon.turn_start("3f2a1c9d-aaaa", "first");
+    daemon.turn_end("3f2a1c9d-aaaa");
+    daemon.turn_start("b7e1", "second");
+    daemon.turn_end("b7e1");
+    let Some(mut mcp) = Mcp::start(&ws, &[], &[]) else {
+        return;
+    };
+    let prefix = mcp.ok("turns", json!({"session": "3f2a"}));
+    assert_eq!(prefix["session"], "3f2a1c9d-aaaa", "{prefix:#}");
+    let last = mcp.ok("turns", json!({"session": "last"}));
+    assert_eq!(last["session"], "b7e1", "{last:#}");
+    let unknown = mcp.fails("turns", json!({"session": "nosuch"}));
+    assert_eq!(unknown["error"]["code"], "session_unknown", "{unknown:#}");
+    assert!(
+        unknown["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("no session named") && m.contains("hook install")),
+        "{unknown:#}"
+    );
+    assert_eq!(candidates(&unknown), ["3f2a1c9d-aaaa", "b7e1"]);
+    // A session the environment names that no hook has reported yet: the same refusal.
+    drop(mcp);
+    let Some(mut env) = Mcp::start(&ws, &[], &[("FILEWATCHD_SESSION", "not-yet")]) else {
+        return;
+    };
+    let unknown = env.fails("turn_changes", json!({}));
+    assert_eq!(unknown["error"]["code"], "session_unknown", "{unknown:#}");
+    assert_eq!(candidates(&unknown), ["3f2a1c9d-aaaa", "b7e1"]);
+    // A seq no state has: the message names the tool that lists them, not a CLI command.
+    let bad = env.fails("diff_since", json!({"seq": 999999}));
+    let message = bad["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("file_history") && !message.contains("filewatchd history"),
+        "{bad:#}"
+    );
+}
+
+/// Hooks of one agent process running at once (opencode runs its plugin's hooks in
+/// parallel): each one's session is in the record, none lost to another's write (the
+/// record's own unit test races writers harder, in threads).
+#[test]
+fn parallel_hooks_of_one_process_lose_no_session() {
+    let ws = Workspace::new();
+    let _daemon = Daemon::start_in_home(&ws);
+    let state = ws.home_state_of(ws.root()).expect("the daemon's state directory");
+    let Some(mut mcp) = Mcp::start(&ws, &[], &[]) else {
+        return;
+    };
+    let payloads = tempfile::tempdir().unwrap();
+    let fixture = hook_fixture("claude-code", "UserPromptSubmit", ws.root());
+    for round in 0..3 {
+        let names: Vec<String> = (0..12).map(|i| format!("par-{round}-{i}")).collect();
+        let mut script = String::new();
+        for name in &names {
+            let payload = payloads.path().join(format!("{name}.json"));
+            std::fs::write(&payload, fixture.replace("fixture-session-1", name)).unwrap();
+            script.push_str(&format!("{BIN} hook claude-code < {} & ", payload.display()));
+        }
+        script.push_str("wait");
+        let ran = mcp.run(&["sh", "-c", &script], "");
+        assert_eq!(ran["status"], 0, "{ran:#}");
+        let record = std::fs::read_dir(state.join("agents"))
+            .unwrap()
+            .flatten()
+            .find(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with(&format!("{}-", mcp.agent_pid()))
+            })
+            .expect("the agent's record");
+        let record: Value = serde_json::from_slice(&std::fs::read(record.path()).unwrap()).unwrap();
+        let recorded: Vec<&str> = record["sessions"]
+            .as_array()
+            .expect("sessions")
+            .iter()
+            .filter_map(|s| s["session"].as_str())
+            .collect();
+        let lost: Vec<&String> = names.iter().filter(|n| !recorded.contains(&n.as_str())).collect();
+        assert!(lost.is_empty(), "round {round}: lost {lost:?} of {recorded:?}");
+    }
 }

@@ -239,12 +239,18 @@ fn previews_tell_the_agent_which_command_to_ask_for() {
     daemon.turn_start("s1", "more");
     let open = mcp.fails("preview_undo", json!({}));
     assert_eq!(open["error"]["code"], "turn_open", "{open:#}");
+    let message = open["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("after this turn"), "{open:#}");
     assert!(
-        open["error"]["message"]
-            .as_str()
-            .is_some_and(|m| m.contains("after this turn")),
-        "{open:#}"
+        !message.contains("end it first") && message.contains("Do not end the turn yourself"),
+        "an agent is never told to end its turn: {message}"
     );
+    let tools = mcp.tools();
+    for name in ["preview_undo", "preview_rollback"] {
+        let tool = tools.iter().find(|t| t["name"] == name).expect("listed");
+        let description = tool["description"].as_str().unwrap_or_default();
+        assert!(description.contains("turn_open"), "{name}: {description}");
+    }
 }
 
 /// A turn of 120 files: 50 paths a page with `more` saying where the next starts, the whole

@@ -178,6 +178,28 @@ pub async fn end_turn(
 pub struct TurnQuery {
     #[serde(default)]
     diff: bool,
+    /// Only the changes at or beneath this path.
+    path: Option<String>,
+    #[serde(default)]
+    offset: usize,
+    limit: Option<usize>,
+}
+
+impl TurnQuery {
+    fn changes(&self) -> Result<render::Changes, ApiError> {
+        let under = match &self.path {
+            Some(text) => Some(
+                RelPath::parse(text)
+                    .map_err(|e| ApiError::bad_request(ErrorCode::BadPath, format!("{text:?}: {e}")))?,
+            ),
+            None => None,
+        };
+        Ok(render::Changes {
+            under,
+            offset: self.offset,
+            limit: self.limit,
+        })
+    }
 }
 
 pub async fn get_turn(
@@ -186,6 +208,7 @@ pub async fn get_turn(
     Query(query): Query<TurnQuery>,
 ) -> TurnAnswer {
     valid_session(&session)?;
+    let page = query.changes()?;
     let (name, selector) = (session.clone(), TurnSelector::parse(&turn));
     sync_if(&state, move |conn| {
         Ok(turns::find(conn, &name, &selector)?.end_seq.is_none())
@@ -194,7 +217,8 @@ pub async fn get_turn(
     state
         .read(move |conn, state| {
             let found = turns::find(conn, &session, &TurnSelector::parse(&turn))?;
-            Ok(Json(render::turn(conn, &state.blobs, &found, query.diff)?))
+            let view = render::turn_page(conn, &state.blobs, &found, query.diff, &page)?;
+            Ok(Json(view))
         })
         .await
 }

@@ -15,7 +15,32 @@ use crate::store::sql::{SessionRow, TurnRow};
 pub struct TurnView {
     #[serde(flatten)]
     summary: Value,
+    /// With a `Changes` filter or page: how many changes the filter leaves (before paging).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    changes_total: Option<usize>,
     changes: Vec<ChangeView>,
+}
+
+/// Which of a turn's changes an answer lists: those at or beneath `under`, `offset` first, at
+/// most `limit`, diffs for those only. `counts` stay the whole turn's.
+#[derive(Debug, Default)]
+pub struct Changes {
+    pub under: Option<crate::paths::RelPath>,
+    pub offset: usize,
+    pub limit: Option<usize>,
+}
+
+impl Changes {
+    fn is_all(&self) -> bool {
+        self.under.is_none() && self.offset == 0 && self.limit.is_none()
+    }
+
+    fn keeps(&self, change: &Change) -> bool {
+        let Some(dir) = &self.under else {
+            return true;
+        };
+        change.path.starts_with(dir) || change.from.as_ref().is_some_and(|f| f.starts_with(dir))
+    }
 }
 
 pub fn turn(
@@ -23,6 +48,17 @@ pub fn turn(
     blobs: &BlobDir,
     turn: &TurnRow,
     with_diff: bool,
+) -> rusqlite::Result<TurnView> {
+    turn_page(conn, blobs, turn, with_diff, &Changes::default())
+}
+
+/// A turn with the changes `page` picks (diffs for those only).
+pub fn turn_page(
+    conn: &Connection,
+    blobs: &BlobDir,
+    turn: &TurnRow,
+    with_diff: bool,
+    page: &Changes,
 ) -> rusqlite::Result<TurnView> {
     let changes = history::turn_changes(conn, turn)?;
     let review = crate::sessions::review::of_turn(conn, turn.id, &turn.session, turn.number)?;
@@ -32,15 +68,23 @@ pub fn turn(
         // Retention collapsed the history before this turn's start: its list may be partial.
         summary["expired"] = json!(true);
     }
-    let changes = changes
-        .iter()
+    let kept: Vec<&Change> = changes.iter().filter(|c| page.keeps(c)).collect();
+    let changes_total = (!page.is_all()).then_some(kept.len());
+    let changes = kept
+        .into_iter()
+        .skip(page.offset)
+        .take(page.limit.unwrap_or(usize::MAX))
         .map(|c| {
             let mut view = ChangeView::of(c, with_diff.then(|| history::diff(conn, blobs, c)));
             view.reviewed = review.covers(&c.path);
             view
         })
         .collect();
-    Ok(TurnView { summary, changes })
+    Ok(TurnView {
+        summary,
+        changes_total,
+        changes,
+    })
 }
 
 pub fn turn_summary(turn: &TurnRow, counts: Counts) -> Value {

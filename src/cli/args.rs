@@ -425,7 +425,7 @@ pub enum HookManage {
 
 #[derive(Debug, Args)]
 pub struct InstallArgs {
-    /// The agent whose settings get the hooks.
+    /// The agent whose settings install adds to and uninstall takes from.
     #[arg(value_enum)]
     pub agent: crate::hook::Agent,
     /// The workspace's settings (the default).
@@ -434,7 +434,7 @@ pub struct InstallArgs {
     /// The user's settings in the home directory.
     #[arg(long)]
     pub user: bool,
-    /// Codex: configure its legacy `notify` program in ~/.codex/config.toml instead of hooks.
+    /// Codex: its legacy `notify` program in ~/.codex/config.toml instead of the hooks.
     #[arg(long)]
     pub notify: bool,
     /// The `filewatchd mcp` server in the agent's MCP configuration instead of the hooks.

@@ -70,6 +70,9 @@ fn manage_mcp(target: &Target, installing: bool, dry_run: bool) -> anyhow::Resul
         for note in install::mcp::notes(target.agent) {
             println!("  {note}");
         }
+        if target.scope == Scope::Project {
+            print_path_check(target, "the agent cannot start the MCP server");
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -95,6 +98,10 @@ fn backups(args: &ServeArgs, root: &Path) -> anyhow::Result<Backups> {
 fn print_report(report: &Report, installing: bool, dry_run: bool, what: &str) {
     let path = report.path.display();
     if !report.changed() {
+        if !report.notes.is_empty() {
+            println!("{path}: nothing changed: {}", report.notes.join("; "));
+            return;
+        }
         match (installing, report.before.is_some()) {
             (true, _) => println!("{path}: already installed, nothing changed"),
             (false, true) => {
@@ -141,10 +148,16 @@ fn print_invocation(target: &Target) {
     println!(
         "  this file may be committed: the hooks run `filewatchd` from PATH, on any machine that has it"
     );
+    print_path_check(target, "the hooks will not run");
+}
+
+/// Warns when the `filewatchd` a project file names is not on `PATH` (what then fails is
+/// `fails`), notes when it is another binary than this one.
+fn print_path_check(target: &Target, fails: &str) {
     let here = target.program.canonicalize().ok();
     match install::on_path() {
         None => println!(
-            "  warning: no `filewatchd` on PATH: put {} on PATH, or the hooks will not run (`--user` names this binary by its full path instead)",
+            "  warning: no `filewatchd` on PATH: put {} on PATH, or {fails} (`--user` names this binary by its full path instead)",
             target.program.display()
         ),
         Some(found) if found.canonicalize().ok() != here => println!(

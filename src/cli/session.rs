@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::style::{self, Paint, paint};
 use super::{Client, text_of};
+use crate::sessions::pick::{Known, Picked};
 
 /// Names shown shortened keep at least this many characters (and as many more as it takes
 /// to tell them apart).
@@ -105,20 +106,25 @@ pub(crate) fn resolve_for_turn_start(client: &Client, given: Option<String>) -> 
     }
 }
 
-/// A full name (an exact match wins, even `last`), `last`, or a prefix of exactly one.
+/// A full name (an exact match wins, even `last`), `last`, or a prefix of exactly one
+/// (`sessions::pick`).
 fn pick(all: &[Listed], typed: String) -> anyhow::Result<String> {
-    if all.iter().any(|s| s.name == typed) {
-        return Ok(typed);
-    }
-    if typed == "last" {
-        return latest(all);
-    }
-    let matches: Vec<&Listed> = all.iter().filter(|s| s.name.starts_with(&typed)).collect();
-    match matches.as_slice() {
-        [one] => Ok(one.name.clone()),
-        [] => session_name(typed),
-        many => {
-            let names: Vec<String> = many.iter().map(|s| short_name(&s.name, all)).collect();
+    let known: Vec<Known> = all
+        .iter()
+        .map(|s| Known {
+            name: &s.name,
+            last_activity: &s.last_activity,
+        })
+        .collect();
+    match crate::sessions::pick::pick(&known, &typed) {
+        // `last`, unless a session has that name: said on stderr when there are several.
+        Picked::One(_) | Picked::NoSessions if typed == "last" && !all.iter().any(|s| s.name == typed) => {
+            latest(all)
+        }
+        Picked::One(name) => Ok(name.to_string()),
+        Picked::NoSessions | Picked::Unknown => session_name(typed),
+        Picked::Ambiguous(many) => {
+            let names: Vec<String> = many.iter().map(|name| short_name(name, all)).collect();
             bail!(
                 "{typed:?} is the start of {} sessions ({}): give more of the name",
                 many.len(),

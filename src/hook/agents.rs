@@ -3,12 +3,16 @@
 //! session it serves when the agent tells it nothing. One file per process in the state
 //! directory, `agents/<pid>-<start time>.json`: the start time (field 22 of
 //! `/proc/PID/stat`, in clock ticks since boot) makes a reused pid a different name, so a
-//! record never matches a later process.
+//! record never matches a later process. Writers take `agents/.lock` in turn: hooks of one
+//! agent process may run at once.
 //!
 //! The agent is the hook's nearest ancestor that is not a shell or a wrapper (`sh -c` runs
-//! most hooks); the MCP server looks for a record of each of its own ancestors in turn.
+//! most hooks); the MCP server reads the record of its own nearest such ancestor, the agent
+//! that started it, and no other: a record further up is an outer agent's (an agent run by
+//! an agent), whose session is not this one.
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
@@ -16,6 +20,8 @@ use serde::{Deserialize, Serialize};
 pub const AGENTS_DIR: &str = "agents";
 /// Sessions kept per record, the latest first.
 const SESSIONS_KEPT: usize = 16;
+/// How long a hook waits for another one writing the records.
+const LOCK_WAIT: Duration = Duration::from_secs(2);
 /// How far up the process tree anyone looks.
 const DEPTH_MAX: usize = 32;
 /// Processes between an agent and its hook or MCP server, never the agent itself.
@@ -112,10 +118,15 @@ pub struct SeenSession {
     pub seen_ms: i64,
 }
 
+/// The agent process this one runs for: its nearest ancestor that is not a wrapper.
+fn agent_process() -> Option<Process> {
+    ancestors().into_iter().find(|p| !is_wrapper(p))
+}
+
 /// Notes that the agent process running this hook reported `session`. Best effort: a hook
 /// never fails because of it (an error is only logged).
 pub fn record(state_dir: &Path, agent: &str, session: &str, now_ms: i64) {
-    let Some(process) = ancestors().into_iter().find(|p| !is_wrapper(p)) else {
+    let Some(process) = agent_process() else {
         return;
     };
     if let Err(err) = write_record(state_dir, &process, agent, session, now_ms) {
@@ -132,6 +143,9 @@ fn write_record(
 ) -> std::io::Result<()> {
     let dir = state_dir.join(AGENTS_DIR);
     std::fs::create_dir_all(&dir)?;
+    // Hooks of one agent process can run at once (opencode's): one writer at a time, or one
+    // would write back a record without the other's session.
+    let _held = locked(&dir)?;
     let path = dir.join(process.record_name());
     let mut record = read(&path).unwrap_or_else(|| AgentRecord {
         pid: process.pid,
@@ -154,6 +168,26 @@ fn write_record(
     std::fs::rename(&temp, &path)?;
     prune(&dir);
     Ok(())
+}
+
+/// Waits (up to `LOCK_WAIT`) for the records' lock, `agents/.lock`, held until the file is
+/// dropped. A hook never hangs on it: past the wait, the record is not written.
+fn locked(dir: &Path) -> std::io::Result<std::fs::File> {
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join(".lock"))?;
+    let deadline = Instant::now() + LOCK_WAIT;
+    loop {
+        match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => return Ok(file),
+            Err(e) if e == rustix::io::Errno::WOULDBLOCK && Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
 }
 
 fn read(path: &Path) -> Option<AgentRecord> {
@@ -183,13 +217,12 @@ fn pid_and_start(name: &str) -> Option<(u32, u64)> {
     Some((pid.parse().ok()?, start.parse().ok()?))
 }
 
-/// The record of this process's nearest ancestor that has one, with where it is.
+/// The record of the agent process this one runs for (its nearest ancestor that is not a
+/// wrapper), with where it is; none when that process has none.
 pub fn find(state_dir: &Path) -> Option<(AgentRecord, PathBuf)> {
-    let dir = state_dir.join(AGENTS_DIR);
-    ancestors().iter().find_map(|process| {
-        let path = dir.join(process.record_name());
-        read(&path).map(|record| (record, path))
-    })
+    let process = agent_process()?;
+    let path = state_dir.join(AGENTS_DIR).join(process.record_name());
+    read(&path).map(|record| (record, path))
 }
 
 #[cfg(test)]
@@ -210,6 +243,37 @@ mod tests {
         let own = Process::of(std::process::id()).expect("own stat");
         assert_eq!(own.ppid, std::os::unix::process::parent_id());
         assert_eq!(ancestors().first().map(|p| p.pid), Some(own.ppid));
+    }
+
+    /// Writers racing on one record (threads, so closer together than hooks): every session
+    /// is kept.
+    #[test]
+    fn parallel_writers_lose_no_session() {
+        let state = tempfile::tempdir().expect("temp dir");
+        let own = Process::of(std::process::id()).expect("own stat");
+        for round in 0..20 {
+            let writers: Vec<_> = (0..SESSIONS_KEPT)
+                .map(|i| {
+                    let (dir, process) = (state.path().to_path_buf(), own.clone());
+                    std::thread::spawn(move || {
+                        let session = format!("s{round}-{i}");
+                        write_record(&dir, &process, "opencode", &session, 0)
+                    })
+                })
+                .collect();
+            for writer in writers {
+                writer.join().expect("a writer").expect("written");
+            }
+            let record = read(&state.path().join(AGENTS_DIR).join(own.record_name())).expect("a record");
+            assert_eq!(record.sessions.len(), SESSIONS_KEPT, "round {round}: {record:?}");
+            for i in 0..SESSIONS_KEPT {
+                let session = format!("s{round}-{i}");
+                assert!(
+                    record.sessions.iter().any(|s| s.session == session),
+                    "round {round}: {session} lost"
+                );
+            }
+        }
     }
 
     #[test]

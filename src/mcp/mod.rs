@@ -13,6 +13,8 @@
 //! - `shape`: answers sized for a context window (counts first, capped lists that say how
 //!   to get the rest, diffs cut per file and in total).
 
+mod args;
+mod changes;
 mod reach;
 mod rollback;
 mod session;

@@ -111,9 +111,34 @@ impl Failure {
         if err.downcast_ref::<NoDaemon>().is_some() {
             return Self::NoDaemon(format!("{err:#}"));
         }
+        if exceeds_limit(&err) {
+            return Self::TooLarge(format!(
+                "the daemon's answer is too large for one tool answer ({err:#}): ask for less"
+            ));
+        }
         match err.downcast::<crate::client::ApiFailure>() {
-            Ok(failure) => Self::Api(failure),
+            Ok(mut failure) => {
+                failure.message = in_tool_words(&failure.message);
+                Self::Api(failure)
+            }
             Err(err) => Self::internal(format!("{err:#}")),
         }
     }
+}
+
+/// The answer's body was past the client's limit (ureq's `BodyExceedsLimit`, also when it
+/// comes wrapped in the JSON reader's error).
+fn exceeds_limit(err: &anyhow::Error) -> bool {
+    let limit = |e: &(dyn std::error::Error + 'static)| {
+        matches!(
+            e.downcast_ref::<ureq::Error>(),
+            Some(ureq::Error::BodyExceedsLimit(_))
+        )
+    };
+    err.chain().any(limit) || format!("{err:#}").contains("larger than request limit")
+}
+
+/// The API's messages name CLI commands where the agent has a tool for the same.
+fn in_tool_words(message: &str) -> String {
+    message.replace("`filewatchd history PATH` lists", "the file_history tool lists")
 }

@@ -6,7 +6,6 @@
 //! `(by mcp)`).
 
 use rmcp::RoleServer;
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
@@ -14,6 +13,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::Server;
+use super::args::Parameters;
 use super::reach::Reached;
 use super::session::Resolved;
 use super::shape::{self, Failure, page};
@@ -40,6 +40,7 @@ impl Side {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct UndoArgs {
     /// The session (default: this session).
     pub session: Option<String>,
@@ -49,6 +50,7 @@ pub struct UndoArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct RollbackArgs {
     /// The session (default: this session).
     pub session: Option<String>,
@@ -65,6 +67,7 @@ pub struct RollbackArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct RestoreArgs {
     /// The session whose turn `turn` names (default: this session).
     pub session: Option<String>,
@@ -79,17 +82,18 @@ pub struct RestoreArgs {
 #[tool_router(router = preview_tools, vis = "pub(super)")]
 impl Server {
     #[tool(
-        description = "Dry run of undoing this session's latest turn not yet undone: which paths it would change, conflicts (changes by the user or other sessions) with reasons, and how to run it. Changes nothing."
+        description = "Dry run of undoing this session's latest turn not yet undone: which paths it would change, conflicts (changes by the user or other sessions) with reasons, and how to run it. Changes nothing; refused (turn_open) while the session's own turn is open."
     )]
     async fn preview_undo(
         &self,
         Parameters(args): Parameters<UndoArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
+        let args = args?;
         let allow = self.allow_rollback;
         let body = json!({"dry_run": true, "diff": args.diff});
         self.in_session(args.session, &ctx, move |daemon, s| {
-            let path = format!("/v1/sessions/{}/undo", s.name);
+            let path = s.url("undo");
             let command = format!("filewatchd undo --session {}", s.name);
             preview(
                 daemon,
@@ -107,17 +111,18 @@ impl Server {
     }
 
     #[tool(
-        description = "Dry run of rolling the workspace (or some paths) back to before/after a turn of this session: the plan, conflicts with reasons, and how to run it. Changes nothing."
+        description = "Dry run of rolling the workspace (or some paths) back to before/after a turn of this session: the plan, conflicts with reasons, and how to run it. Changes nothing; refused (turn_open) while the session's own turn is open."
     )]
     async fn preview_rollback(
         &self,
         Parameters(args): Parameters<RollbackArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
+        let args = args?;
         let allow = self.allow_rollback;
         let body = rollback_body(&args, true);
         self.in_session(args.session.clone(), &ctx, move |daemon, s| {
-            let path = format!("/v1/sessions/{}/rollback", s.name);
+            let path = s.url("rollback");
             let command = rollback_command(s, &args);
             preview(
                 daemon,
@@ -145,10 +150,11 @@ impl Server {
         Parameters(args): Parameters<UndoArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
+        let args = args?;
         let body = json!({"on_conflict": "abort", "actor": ACTOR, "diff": args.diff});
         self.in_session(args.session, &ctx, move |daemon, s| {
             let command = format!("filewatchd undo --session {}", s.name);
-            apply(daemon, &format!("/v1/sessions/{}/undo", s.name), &body, &command)
+            apply(daemon, &s.url("undo"), &body, &command)
         })
         .await
     }
@@ -161,15 +167,11 @@ impl Server {
         Parameters(args): Parameters<RollbackArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
+        let args = args?;
         let body = rollback_body(&args, false);
         self.in_session(args.session.clone(), &ctx, move |daemon, s| {
             let command = rollback_command(s, &args);
-            apply(
-                daemon,
-                &format!("/v1/sessions/{}/rollback", s.name),
-                &body,
-                &command,
-            )
+            apply(daemon, &s.url("rollback"), &body, &command)
         })
         .await
     }
@@ -182,6 +184,7 @@ impl Server {
         Parameters(args): Parameters<RestoreArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
+        let args = args?;
         self.in_session(args.session.clone(), &ctx, move |daemon, s| {
             restore_file(daemon, s, &args)
         })
@@ -283,9 +286,11 @@ fn turn_open(failure: Failure, session: &Resolved, next: &Next) -> Failure {
     let Failure::Api(mut api) = failure else {
         return failure;
     };
+    // The API says "end it first": not the agent's to do while the user's prompt runs.
+    let open = api.message.trim_end_matches(": end it first").to_string();
     api.message = format!(
-        "{}. An undo or rollback of session {} is planned once its turn has ended: ask the user to run `{}` after this turn (with `--dry-run` first to see the plan)",
-        api.message, session.name, next.command
+        "{open}: an undo or rollback of session {} is planned only once its turn has ended. Do not end the turn yourself: wait for it to end, or tell the user, who can run `{}` after this turn (with `--dry-run` first to see the plan)",
+        session.name, next.command
     );
     Failure::Api(api)
 }
@@ -354,7 +359,7 @@ fn restore_file(daemon: &Reached, session: &Resolved, args: &RestoreArgs) -> Res
         paths: vec![args.path.clone()],
         diff: false,
     };
-    let path = format!("/v1/sessions/{}/rollback", session.name);
+    let path = session.url("rollback");
     let command = rollback_command(session, &rollback);
     apply(daemon, &path, &rollback_body(&rollback, false), &command)
 }

@@ -1,10 +1,13 @@
 //! Which session "this session" is, in this order (docs/mcp.md):
 //!
 //! 1. the tool call's `session` argument;
-//! 2. what the agent tells the server: an environment variable of `ENV_VARS`, or a session
-//!    key in the `_meta` of the call or of the MCP client's `initialize`;
-//! 3. the hooks' record of the agent process that started this server (`hook::agents`);
-//! 4. the workspace's only session with an open turn, or its only session.
+//! 2. a session key in the tool call's `_meta` (said again with every call);
+//! 3. what the agent told the server once: an environment variable of `ENV_VARS`, else a
+//!    session key in the `_meta` of the MCP client's `initialize`; but when that session has
+//!    no turn open and the hooks' record names one that has (the agent moved on to a new
+//!    session, as after Claude Code's `/clear`), the record's;
+//! 4. the hooks' record of the agent process that started this server (`hook::agents`);
+//! 5. the workspace's only session with an open turn, or its only session.
 //!
 //! Otherwise the call fails asking for `session`, with the candidates: the server never
 //! picks silently between sessions working in parallel.
@@ -15,6 +18,8 @@ use super::reach::Reached;
 use super::shape::Failure;
 use crate::hook::agents;
 use crate::hook::events::session_name;
+use crate::sessions;
+use crate::sessions::pick::{Known, Picked, pick};
 
 /// Environment variables that name the session, first found wins: `FILEWATCHD_SESSION` (as
 /// for the CLI), then those an agent sets for the MCP servers it starts: Claude Code's
@@ -35,39 +40,122 @@ pub struct Resolved {
 #[derive(Debug, Clone, Default)]
 pub struct Told {
     pub argument: Option<String>,
-    pub meta: Option<(String, String)>,
+    /// A session key of the tool call's `_meta`: the key and the session.
+    pub call_meta: Option<(String, String)>,
+    /// The same in the `_meta` of `initialize`.
+    pub init_meta: Option<(String, String)>,
 }
 
 impl Told {
-    pub fn new(argument: Option<String>, metas: &[Option<&Map<String, Value>>]) -> Self {
-        let meta = metas.iter().flatten().find_map(|meta| {
-            META_KEYS.iter().find_map(|key| {
-                let value = meta.get(*key)?.as_str().filter(|v| !v.is_empty())?;
-                Some((key.to_string(), session_name(value)))
-            })
-        });
+    pub fn new(
+        argument: Option<String>,
+        call: Option<&Map<String, Value>>,
+        init: Option<&Map<String, Value>>,
+    ) -> Self {
         Self {
             argument: argument.filter(|s| !s.is_empty()),
-            meta,
+            call_meta: call.and_then(meta_session),
+            init_meta: init.and_then(meta_session),
         }
     }
 }
 
+fn meta_session(meta: &Map<String, Value>) -> Option<(String, String)> {
+    META_KEYS.iter().find_map(|key| {
+        let value = meta.get(*key)?.as_str().filter(|v| !v.is_empty())?;
+        Some((key.to_string(), session_name(value)))
+    })
+}
+
 pub fn resolve(daemon: &Reached, told: &Told) -> Result<Resolved, Failure> {
-    if let Some(name) = &told.argument {
-        return Ok(found(name, "the session argument"));
+    if let Some(typed) = &told.argument {
+        return by_argument(daemon, typed);
     }
-    if let Some(resolved) = from_env() {
-        return Ok(resolved);
-    }
-    if let Some((key, name)) = &told.meta {
+    if let Some((key, name)) = &told.call_meta {
         return Ok(found(name, &format!("the MCP client's _meta {key:?}")));
     }
+    let said_once = from_env().or_else(|| {
+        let (key, name) = told.init_meta.as_ref()?;
+        Some(found(name, &format!("the MCP client's initialize _meta {key:?}")))
+    });
     let sessions = listed(daemon)?;
+    if let Some(said) = said_once {
+        return Ok(moved_on(daemon, &sessions, said));
+    }
     if let Some(resolved) = from_agent_record(daemon, &sessions)? {
         return Ok(resolved);
     }
     only_one(&sessions)
+}
+
+/// The session argument: a full name, `last` or a unique prefix, as the CLI takes them
+/// (`sessions::pick`); a name no session has is a refusal listing those there are.
+fn by_argument(daemon: &Reached, typed: &str) -> Result<Resolved, Failure> {
+    if !sessions::is_valid_name(typed) {
+        return Err(Failure::bad(format!(
+            "{typed:?} is not a session name: {}",
+            sessions::NAME_RULE
+        )));
+    }
+    let listed = listed(daemon)?;
+    let known: Vec<Known> = listed
+        .iter()
+        .filter_map(|s| {
+            Some(Known {
+                name: s["session"].as_str()?,
+                last_activity: s["last_activity"].as_str().unwrap_or_default(),
+            })
+        })
+        .collect();
+    match pick(&known, typed) {
+        Picked::One(name) if name == typed => Ok(found(name, "the session argument")),
+        Picked::One(name) => Ok(found(name, &format!("the session argument {typed:?}"))),
+        Picked::Ambiguous(names) => Err(ambiguous(
+            format!("{typed:?} is the start of {} sessions", names.len()),
+            listed
+                .iter()
+                .filter(|s| names.contains(&s["session"].as_str().unwrap_or_default())),
+        )),
+        Picked::NoSessions | Picked::Unknown => Err(no_such_session(typed, &listed)),
+    }
+}
+
+/// No session is named `name`: the refusal lists those there are, and why the agent's may be
+/// missing.
+pub fn no_such_session(name: &str, listed: &[Value]) -> Failure {
+    refusal(
+        format!(
+            "no session named {name:?} in this workspace: the agent's hooks may not be installed here (`filewatchd hook install <agent>` records its turns), or its session has another name; call again with the session argument, one of the candidates (a unique prefix or `last` works too)"
+        ),
+        listed.iter(),
+    )
+}
+
+/// The session the agent named once, unless it has no turn open and the hooks' record of
+/// the agent process names one that has: the agent has moved on to that one (Claude Code
+/// keeps the first session's id in the environment after `/clear`).
+fn moved_on(daemon: &Reached, sessions: &[Value], said: Resolved) -> Resolved {
+    let open = |name: &str| sessions.iter().any(|s| s["session"] == name && is_open(s));
+    if open(&said.name) {
+        return said;
+    }
+    match from_agent_record(daemon, sessions) {
+        Ok(Some(record)) if record.name != said.name && open(&record.name) => Resolved {
+            from: format!(
+                "{}, not {} (session {}, which has no turn open)",
+                record.from, said.from, said.name
+            ),
+            name: record.name,
+        },
+        _ => said,
+    }
+}
+
+impl Resolved {
+    /// `/v1/sessions/{name}/{tail}`, the name encoded as one path segment.
+    pub fn url(&self, tail: &str) -> String {
+        format!("/v1/sessions/{}/{tail}", super::shape::segment(&self.name))
+    }
 }
 
 fn found(name: &str, from: &str) -> Resolved {
@@ -88,7 +176,7 @@ fn from_env() -> Option<Resolved> {
 }
 
 /// `GET /v1/sessions`: every session, oldest first.
-fn listed(daemon: &Reached) -> Result<Vec<Value>, Failure> {
+pub fn listed(daemon: &Reached) -> Result<Vec<Value>, Failure> {
     let answer = daemon.get("/v1/sessions")?;
     Ok(answer["sessions"].as_array().cloned().unwrap_or_default())
 }
@@ -143,6 +231,7 @@ fn only_one(sessions: &[Value]) -> Result<Resolved, Failure> {
         ([], []) => Err(Failure::Session {
             message: "this workspace has no session yet: no agent hook has marked a turn (install them with `filewatchd hook install <agent>`), or give the session argument".into(),
             candidates: Vec::new(),
+            total: 0,
         }),
         ([], all) => Err(ambiguous(
             format!("{} sessions and none has a turn open", all.len()),
@@ -155,10 +244,31 @@ fn only_one(sessions: &[Value]) -> Result<Resolved, Failure> {
     }
 }
 
-/// A refusal listing the candidates (at most 10: the latest for all sessions).
+/// Candidates a refusal lists, the most recently active first.
+const CANDIDATES_SHOWN: usize = 10;
+
 fn ambiguous<'a>(why: String, candidates: impl Iterator<Item = &'a Value>) -> Failure {
-    let candidates: Vec<Value> = candidates
-        .take(10)
+    refusal(
+        format!(
+            "which session is yours is not known ({why}): call again with the session argument, one of the candidates"
+        ),
+        candidates,
+    )
+}
+
+/// A refusal listing the candidates: the most recently active first, at most
+/// `CANDIDATES_SHOWN` of them, with how many there are.
+fn refusal<'a>(message: String, candidates: impl Iterator<Item = &'a Value>) -> Failure {
+    let mut all: Vec<&Value> = candidates.collect();
+    // RFC 3339 in UTC with milliseconds: ordered as text.
+    all.sort_by(|a, b| {
+        let at = |s: &Value| s["last_activity"].as_str().unwrap_or_default().to_string();
+        at(b).cmp(&at(a))
+    });
+    let total = all.len();
+    let candidates: Vec<Value> = all
+        .into_iter()
+        .take(CANDIDATES_SHOWN)
         .map(|s| {
             json!({
                 "session": s["session"],
@@ -169,10 +279,16 @@ fn ambiguous<'a>(why: String, candidates: impl Iterator<Item = &'a Value>) -> Fa
             })
         })
         .collect();
-    Failure::Session {
-        message: format!(
-            "which session is yours is not known ({why}): call again with the session argument, one of the candidates"
+    let more = match total > candidates.len() {
+        true => format!(
+            " (the {} most recently active of {total} are listed: `filewatchd sessions` in a terminal lists them all)",
+            candidates.len()
         ),
+        false => String::new(),
+    };
+    Failure::Session {
+        message: format!("{message}{more}"),
         candidates,
+        total,
     }
 }

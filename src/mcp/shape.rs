@@ -30,9 +30,14 @@ pub enum Failure {
     Session {
         message: String,
         candidates: Vec<Value>,
+        /// How many candidates there are (more than those listed, past 10).
+        total: usize,
     },
     /// An argument that cannot be used as given.
     BadArgument(String),
+    /// The daemon's answer is past what one answer may hold (the client's body limit): the
+    /// message says how to ask for less.
+    TooLarge(String),
     /// A rollback refused because of conflicts: its plan, made small.
     Refused(Value),
     Internal(String),
@@ -65,6 +70,7 @@ impl Failure {
             ),
             Self::Session { message, .. } => ("session_unknown", message.clone()),
             Self::BadArgument(message) => ("bad_argument", message.clone()),
+            Self::TooLarge(message) => ("answer_too_large", message.clone()),
             Self::Internal(message) => ("internal", message.clone()),
             Self::Refused(plan) => {
                 let message = plan["refused"].as_str().unwrap_or("refused").to_string();
@@ -72,8 +78,12 @@ impl Failure {
             }
         };
         let mut error = json!({"code": code, "message": message});
-        if let Self::Session { candidates, .. } = self {
+        if let Self::Session {
+            candidates, total, ..
+        } = self
+        {
             error["candidates"] = json!(candidates);
+            error["candidates_total"] = json!(total);
         }
         json!({ "error": error })
     }
@@ -124,14 +134,26 @@ fn more(left: usize, call: &str, next: usize) -> String {
     format!("{left} more: call {call} with offset={next} (limit up to {LIMIT_MAX})")
 }
 
-pub fn page(items: Vec<Value>, offset: Option<usize>, limit: Option<usize>, call: &str) -> Page {
+/// A `limit` argument: the default when absent, at most `LIMIT_MAX`; 0 lists nothing (the
+/// counts alone).
+pub fn limit(asked: Option<usize>) -> usize {
+    asked.unwrap_or(DEFAULT_LIMIT).min(LIMIT_MAX)
+}
+
+pub fn page(items: Vec<Value>, offset: Option<usize>, asked: Option<usize>, call: &str) -> Page {
     let total = items.len();
     let offset = offset.unwrap_or(0).min(total);
-    let limit = limit.unwrap_or(DEFAULT_LIMIT).clamp(1, LIMIT_MAX);
-    let end = (offset + limit).min(total);
+    let end = (offset + limit(asked)).min(total);
+    let items = items.into_iter().skip(offset).take(end - offset).collect();
+    paged(items, total, offset, call)
+}
+
+/// A page the daemon cut already: `items` start at `offset` of `total`.
+pub fn paged(items: Vec<Value>, total: usize, offset: usize, call: &str) -> Page {
+    let end = offset + items.len();
     let more = (end < total).then(|| more(total - end, call, end));
     Page {
-        items: items.into_iter().skip(offset).take(end - offset).collect(),
+        items,
         total,
         more,
         offset,
@@ -191,11 +213,21 @@ pub fn first_line(text: &Value) -> Value {
     }
 }
 
-/// Percent-encodes a query value (a path, a time).
+/// Percent-encodes a query value (a path, a time): only unreserved characters and `/` stay.
 pub fn encode(text: &str) -> String {
+    percent(text, b"-._~/")
+}
+
+/// Percent-encodes one segment of a URL path (a session name, a turn ref): `/`, `?`, `#`
+/// and `.` too, so no value can reach another endpoint or read as `..`.
+pub fn segment(text: &str) -> String {
+    percent(text, b"-_~")
+}
+
+fn percent(text: &str, kept: &[u8]) -> String {
     let mut out = String::with_capacity(text.len());
     for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+        if b.is_ascii_alphanumeric() || kept.contains(&b) {
             out.push(b as char);
         } else {
             out.push_str(&format!("%{b:02X}"));
@@ -207,6 +239,13 @@ pub fn encode(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_segment_cannot_leave_its_segment() {
+        assert_eq!(segment("s1/redo?x#y"), "s1%2Fredo%3Fx%23y");
+        assert_eq!(segment(".."), "%2E%2E");
+        assert_eq!(encode("a b/c&d=e"), "a%20b/c%26d%3De");
+    }
 
     #[test]
     fn a_page_says_how_to_get_the_rest() {

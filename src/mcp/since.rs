@@ -5,7 +5,6 @@
 //! what it would create was deleted, and its diffs are inverted.
 
 use rmcp::RoleServer;
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
@@ -13,12 +12,14 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::Server;
+use super::args::Parameters;
 use super::reach::Reached;
 use super::session::Resolved;
 use super::shape::{self, Failure, finish, page};
 use super::tools::TurnArg;
 
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct DiffSinceArgs {
     /// Only this file or directory (default: the whole workspace).
     pub path: Option<String>,
@@ -58,6 +59,7 @@ impl Server {
         Parameters(args): Parameters<DiffSinceArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
+        let args = args?;
         let since = match since_of(&args) {
             Ok(since) => since,
             Err(failure) => return finish(Err(failure)),
@@ -115,7 +117,7 @@ fn turn_boundary(
     before: bool,
     turn: &TurnArg,
 ) -> Result<Value, Failure> {
-    let answer = daemon.get(&format!("/v1/sessions/{}/turns/{}", session.name, turn.segment()))?;
+    let answer = daemon.get(&session.url(&format!("turns/{}", turn.segment())))?;
     let seq = match before {
         true => answer["start_seq"].as_i64(),
         false => answer["end_seq"].as_i64(),
@@ -140,7 +142,14 @@ fn diff_since(daemon: &Reached, since: Value, args: &DiffSinceArgs) -> Result<Va
     if let Some(path) = &args.path {
         body["paths"] = json!([path]);
     }
-    let plan = daemon.post("/v1/rollback", &body)?;
+    let plan = daemon
+        .post("/v1/rollback", &body)
+        .map_err(|failure| match failure {
+            Failure::TooLarge(message) => Failure::TooLarge(format!(
+                "{message}: call diff_since again without diff, or with one path"
+            )),
+            failure => failure,
+        })?;
     let changes: Vec<Value> = plan["actions"]
         .as_array()
         .into_iter()
@@ -149,7 +158,8 @@ fn diff_since(daemon: &Reached, since: Value, args: &DiffSinceArgs) -> Result<Va
         .collect();
     let counts = counts(&changes);
     let mut page = page(changes, args.offset, args.limit, "diff_since (same boundary)");
-    let cut = shape::fit_diffs(&mut page.items, "diff");
+    let left_out = with_diff && mark_left_out(&mut page.items);
+    let cut = shape::fit_diffs(&mut page.items, "diff") || left_out;
     page.fit();
     let mut since = since;
     since["seq"] = plan["target"]["seq"].clone();
@@ -169,6 +179,20 @@ fn diff_since(daemon: &Reached, since: Value, args: &DiffSinceArgs) -> Result<Va
         answer["diffs_cut"] = json!("some diffs were cut or left out: ask diff_since with that path alone");
     }
     Ok(answer)
+}
+
+/// Files the plan gives no diff for (not text, or past the 1 MiB a plan diffs) say so with
+/// `diff_omitted`; returns whether any did.
+fn mark_left_out(items: &mut [Value]) -> bool {
+    let mut any = false;
+    for item in items.iter_mut() {
+        if item["kind"] == "file" && item["diff"].is_null() && item["lines_added"].is_null() {
+            item["diff_omitted"] =
+                json!("no diff: the file is not text, or larger than the 1 MiB a plan diffs");
+            any = true;
+        }
+    }
+    any
 }
 
 fn counts(changes: &[Value]) -> Value {

@@ -3,7 +3,6 @@
 //! capped page of the list with `more` saying how to get the rest.
 
 use rmcp::RoleServer;
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::RequestMetaObject;
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_router};
@@ -11,10 +10,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::Server;
+use super::args::Parameters;
 use super::reach::Reached;
 use super::session::{self, Resolved, Told};
 use super::shape::{self, Failure, encode, finish, first_line, page};
+use super::{Server, changes};
 
 /// A turn: its number, or the ref the agent gave it.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -28,12 +28,13 @@ impl TurnArg {
     pub fn segment(&self) -> String {
         match self {
             Self::Number(n) => n.to_string(),
-            Self::Ref(r) => encode(r),
+            Self::Ref(r) => shape::segment(r),
         }
     }
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct TurnChangesArgs {
     /// The session (default: this session, see the server's docs).
     pub session: Option<String>,
@@ -51,6 +52,7 @@ pub struct TurnChangesArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct TurnsArgs {
     /// The session (default: this session).
     pub session: Option<String>,
@@ -61,6 +63,7 @@ pub struct TurnsArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct PathArgs {
     /// The path, relative to the workspace root, with `/` separators.
     pub path: String,
@@ -71,6 +74,7 @@ pub struct PathArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct BlameArgs {
     /// The file, relative to the workspace root.
     pub path: String,
@@ -106,7 +110,8 @@ impl Server {
             .daemon
             .ask(move |daemon| {
                 let session = session::resolve(daemon, &told)?;
-                let mut answer = answer(daemon, &session)?;
+                let mut answer =
+                    answer(daemon, &session).map_err(|failure| unknown(daemon, &session, failure))?;
                 if let Value::Object(fields) = &mut answer {
                     let mut first = Map::new();
                     first.insert("session".into(), json!(session.name));
@@ -121,6 +126,17 @@ impl Server {
     }
 }
 
+/// The daemon has no session of that name (one the agent named, not yet seen by any hook):
+/// the refusal lists those there are.
+fn unknown(daemon: &Reached, session: &Resolved, failure: Failure) -> Failure {
+    let missing = failure.api_code() == Some("not_found")
+        && matches!(&failure, Failure::Api(api) if api.message.starts_with("no session named"));
+    match missing.then(|| session::listed(daemon)) {
+        Some(Ok(listed)) => session::no_such_session(&session.name, &listed),
+        _ => failure,
+    }
+}
+
 fn told(argument: Option<String>, ctx: &RequestContext<RoleServer>) -> Told {
     let initialize = ctx.peer.peer_info();
     let meta_of = |meta: &RequestMetaObject| -> Map<String, Value> { meta.0.0.clone() };
@@ -129,7 +145,7 @@ fn told(argument: Option<String>, ctx: &RequestContext<RoleServer>) -> Told {
         .as_ref()
         .and_then(|info| info.meta.as_ref())
         .map(meta_of);
-    Told::new(argument, &[Some(&call), init.as_ref()])
+    Told::new(argument, Some(&call), init.as_ref())
 }
 
 #[tool_router(router = read_tools, vis = "pub(super)")]
@@ -142,9 +158,12 @@ impl Server {
         Parameters(args): Parameters<TurnChangesArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
+        let args = args?;
         let session = args.session.clone();
-        self.in_session(session, &ctx, move |daemon, s| turn_changes(daemon, s, &args))
-            .await
+        self.in_session(session, &ctx, move |daemon, s| {
+            changes::turn_changes(daemon, s, &args)
+        })
+        .await
     }
 
     #[tool(
@@ -155,6 +174,7 @@ impl Server {
         Parameters(args): Parameters<TurnsArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
+        let args = args?;
         let session = args.session.clone();
         self.in_session(session, &ctx, move |daemon, s| turns(daemon, s, &args))
             .await
@@ -164,6 +184,7 @@ impl Server {
         description = "Every recorded version of one path, the latest first: when, by whom (a turn of which session, outside any turn, a rollback), kind and size."
     )]
     async fn file_history(&self, Parameters(args): Parameters<PathArgs>) -> Result<String, String> {
+        let args = args?;
         finish(self.daemon.ask(move |daemon| file_history(daemon, &args)).await)
     }
 
@@ -171,93 +192,20 @@ impl Server {
         description = "Each line of a text file with the version that introduced it: the turn (and its prompt) or who else wrote it, grouped into runs of lines."
     )]
     async fn blame(&self, Parameters(args): Parameters<BlameArgs>) -> Result<String, String> {
+        let args = args?;
         finish(self.daemon.ask(move |daemon| blame(daemon, &args)).await)
     }
-}
-
-/// `GET /v1/sessions/{s}/turns/{t}`: an open turn's answer comes after the barrier, so a
-/// command that just ran is in it.
-fn turn_changes(daemon: &Reached, session: &Resolved, args: &TurnChangesArgs) -> Result<Value, Failure> {
-    let turn = args
-        .turn
-        .as_ref()
-        .map_or_else(|| "current".to_string(), TurnArg::segment);
-    let query = if args.diff { "?diff=true" } else { "" };
-    let answer = daemon.get(&format!("/v1/sessions/{}/turns/{turn}{query}", session.name))?;
-    let changes: Vec<Value> = answer["changes"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|c| within(&c["path"], args.path.as_deref()))
-        .map(change_line)
-        .collect();
-    let call = format!("turn_changes (turn={})", answer["turn"]);
-    let mut page = page(changes, args.offset, args.limit, &call);
-    let cut = args.diff && shape::fit_diffs(&mut page.items, "diff");
-    page.fit();
-    let mut out = json!({
-        "turn": answer["turn"],
-        "open": answer["ended_at"].is_null(),
-        "prompt": first_line(&answer["label"]),
-        "started_at": answer["started_at"],
-        "ended_at": answer["ended_at"],
-        "counts": answer["counts"],
-        "paths": page.total,
-        "changes": page.items,
-        "more": page.more,
-    });
-    if cut {
-        out["diffs_cut"] =
-            json!("some diffs were cut or left out: ask diff_since with that path for one file's whole diff");
-    }
-    Ok(out)
-}
-
-/// `path` equals `prefix` or lies beneath it (no prefix: every path).
-pub fn within(path: &Value, prefix: Option<&str>) -> bool {
-    let Some(prefix) = prefix.map(|p| p.trim_end_matches('/')).filter(|p| !p.is_empty()) else {
-        return true;
-    };
-    let path = path.as_str().unwrap_or_default();
-    path == prefix
-        || path
-            .strip_prefix(prefix)
-            .is_some_and(|rest| rest.starts_with('/'))
-}
-
-/// A change as the agent needs it: no hashes, no review marks.
-fn change_line(change: &Value) -> Value {
-    let mut line = json!({"path": change["path"], "change": change["change"], "kind": change["kind"]});
-    for key in [
-        "from",
-        "size",
-        "ambiguous",
-        "mode_changed",
-        "binary",
-        "too_large",
-        "unreadable",
-        "diff",
-    ] {
-        match &change[key] {
-            Value::Null | Value::Bool(false) => {}
-            value => line[key] = value.clone(),
-        }
-    }
-    line
 }
 
 /// The timeline's turn entries (they say `undone`), the latest first, page after page until
 /// `offset + limit` are found.
 fn turns(daemon: &Reached, session: &Resolved, args: &TurnsArgs) -> Result<Value, Failure> {
     let offset = args.offset.unwrap_or(0);
-    let limit = args
-        .limit
-        .unwrap_or(shape::DEFAULT_LIMIT)
-        .clamp(1, shape::LIMIT_MAX);
+    let limit = shape::limit(args.limit);
     let mut found = Vec::new();
     let mut before: Option<String> = None;
     loop {
-        let mut query = format!("/v1/timeline?session={}&limit=1000", session.name);
+        let mut query = format!("/v1/timeline?session={}&limit=1000", encode(&session.name));
         if let Some(cursor) = &before {
             query.push_str(&format!("&before={}", encode(cursor)));
         }
@@ -341,7 +289,18 @@ fn blame(daemon: &Reached, args: &BlameArgs) -> Result<Value, Failure> {
     let lines = answer["lines"].as_array().cloned().unwrap_or_default();
     let start = args.start_line.unwrap_or(1).max(1);
     let count = args.lines.unwrap_or(BLAME_LINES).clamp(1, BLAME_LINES_MAX);
-    let shown: Vec<&Value> = lines.iter().skip(start - 1).take(count).collect();
+    let mut shown: Vec<&Value> = lines.iter().skip(start - 1).take(count).collect();
+    let mut runs = runs(&shown);
+    // Past the page's byte budget: fewer lines (at least one), `more` says where to go on.
+    loop {
+        let size = Value::Array(runs.clone()).to_string().len();
+        if size <= shape::PAGE_BYTES || shown.len() <= 1 {
+            break;
+        }
+        let fit = (shown.len() * shape::PAGE_BYTES / size).clamp(1, shown.len() - 1);
+        shown.truncate(fit);
+        runs = self::runs(&shown);
+    }
     let end = start - 1 + shown.len();
     let more = (end < lines.len()).then(|| {
         format!(
@@ -356,7 +315,7 @@ fn blame(daemon: &Reached, args: &BlameArgs) -> Result<Value, Failure> {
         "binary": answer["binary"],
         "too_large": answer["too_large"],
         "lines_total": lines.len(),
-        "runs": runs(&shown),
+        "runs": runs,
         "more": more,
     }))
 }
@@ -388,7 +347,7 @@ fn runs(lines: &[&Value]) -> Vec<Value> {
             "origin": line["origin"],
             "session": line["session"],
             "turn": line["turn"],
-            "prompt": line["prompt"],
+            "prompt": first_line(&line["prompt"]),
             "text": [text],
         }));
     }

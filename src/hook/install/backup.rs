@@ -35,12 +35,19 @@ pub fn read(dir: &Path, path: &Path) -> anyhow::Result<Option<Vec<u8>>> {
 /// Saves `original` as the backup of `path` (0600 in a 0700 directory: settings files can
 /// hold secrets), and drops a legacy backup beside the file.
 pub fn save(dir: &Path, path: &Path, original: &[u8]) -> anyhow::Result<PathBuf> {
+    let backup = backup_path(dir, path);
+    save_bytes(dir, &backup, original)?;
+    remove(&legacy_path(path))?;
+    Ok(backup)
+}
+
+/// Writes `bytes` to `backup` in `dir` durably (temp, sync, rename).
+fn save_bytes(dir: &Path, backup: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
         .create(dir)
         .with_context(|| format!("cannot create {}", dir.display()))?;
-    let backup = backup_path(dir, path);
     let mut tmp_name = backup.as_os_str().to_owned();
     tmp_name.push(".tmp");
     let tmp = PathBuf::from(tmp_name);
@@ -51,12 +58,10 @@ pub fn save(dir: &Path, path: &Path, original: &[u8]) -> anyhow::Result<PathBuf>
         .mode(0o600)
         .open(&tmp)
         .with_context(|| format!("cannot write {}", tmp.display()))?;
-    file.write_all(original)
+    file.write_all(bytes)
         .and_then(|()| file.sync_all())
         .with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, &backup).with_context(|| format!("cannot write {}", backup.display()))?;
-    remove(&legacy_path(path))?;
-    Ok(backup)
+    std::fs::rename(&tmp, backup).with_context(|| format!("cannot write {}", backup.display()))
 }
 
 /// Moves a legacy backup beside the file into the state directory, if there is one.
@@ -69,10 +74,29 @@ pub fn adopt_legacy(dir: &Path, path: &Path) -> anyhow::Result<()> {
     }
 }
 
-/// Forgets the backup of `path` (uninstall is done with it), the legacy one too.
+/// Forgets the backup of `path` (uninstall is done with it), the legacy one too, and the
+/// mark that install added to it.
 pub fn discard(dir: &Path, path: &Path) -> anyhow::Result<()> {
     remove(&backup_path(dir, path))?;
+    remove(&mark_path(dir, path))?;
     remove(&legacy_path(path))
+}
+
+/// `<backup>.added`: install added its entry to `path` (uninstall takes out only such).
+fn mark_path(dir: &Path, path: &Path) -> PathBuf {
+    let mut name = backup_path(dir, path).into_os_string();
+    name.push(".added");
+    PathBuf::from(name)
+}
+
+/// Notes that install added its entry to `path`.
+pub fn mark(dir: &Path, path: &Path) -> anyhow::Result<()> {
+    save_bytes(dir, &mark_path(dir, path), b"")
+}
+
+/// Whether install added its entry to `path` (and no uninstall took it out since).
+pub fn is_marked(dir: &Path, path: &Path) -> bool {
+    mark_path(dir, path).is_file()
 }
 
 fn remove(path: &Path) -> anyhow::Result<()> {

@@ -149,38 +149,60 @@ fn backup_dir(target: &Target, path: &Path) -> PathBuf {
 }
 
 /// Adds filewatchd's server; every file is checked (parsed and edited in memory) before the
-/// first one is written, so a malformed one leaves them all untouched.
+/// first one is written, so a malformed one leaves them all untouched. An entry named
+/// `filewatchd` that install did not add (the user's own) is never replaced: the same as
+/// install's is kept as it is, another one is a refusal.
 pub fn install(target: &Target, dry_run: bool) -> anyhow::Result<Vec<Report>> {
     let edits = edits(target)?;
     let mut planned = Vec::new();
     for edit in &edits {
-        let before = read_optional(&edit.path)?;
-        let current = text(&edit.path, before.as_deref().unwrap_or_default())?;
-        let after = edit.kind.installed(&edit.path, current)?;
-        let ours_before = match &before {
-            Some(_) => edit.kind.stripped(&edit.path, current)?.is_some(),
-            None => false,
-        };
-        planned.push((
-            Report::new(&edit.path, before, Some(after.into_bytes())),
-            ours_before,
-        ));
+        planned.push(plan_install(target, edit)?);
     }
     let mut reports = Vec::new();
-    for (mut report, ours_before) in planned {
+    for (mut report, adds) in planned {
         if report.changed() && !dry_run {
             let dir = backup_dir(target, &report.path);
-            if let (Some(original), false) = (&report.before, ours_before) {
+            if let (Some(original), true) = (&report.before, adds) {
                 let saved = backup::save(&dir, &report.path, original)?;
                 report
                     .notes
                     .push(format!("your original is saved at {}", saved.display()));
             }
             write_file(&report.path, report.after.as_deref().unwrap_or_default())?;
+            if adds {
+                backup::mark(&dir, &report.path)?;
+            }
         }
         reports.push(report);
     }
     Ok(reports)
+}
+
+/// One file's install, and whether it adds filewatchd's entry (rather than updating the one
+/// an earlier install added, or keeping the user's).
+fn plan_install(target: &Target, edit: &Edit) -> anyhow::Result<(Report, bool)> {
+    let before = read_optional(&edit.path)?;
+    let current = text(&edit.path, before.as_deref().unwrap_or_default())?;
+    let after = edit.kind.installed(&edit.path, current)?;
+    let present = before.is_some() && edit.kind.stripped(&edit.path, current)?.is_some();
+    let added_by_install = backup::is_marked(&backup_dir(target, &edit.path), &edit.path);
+    if !present || added_by_install {
+        return Ok((
+            Report::new(&edit.path, before, Some(after.into_bytes())),
+            !present,
+        ));
+    }
+    if after != current {
+        bail!(
+            "{} already has a `{NAME}` MCP server that `filewatchd hook install` did not add (your own, with another command or arguments); install will not replace it: keep it, or remove it and install again",
+            edit.path.display()
+        );
+    }
+    let mut report = Report::new(&edit.path, before.clone(), before);
+    report.notes.push(format!(
+        "your own `{NAME}` entry is already there and is kept (uninstall will leave it)"
+    ));
+    Ok((report, false))
 }
 
 /// Removes filewatchd's server (only it): the original comes back byte for byte when the file
@@ -191,17 +213,23 @@ pub fn uninstall(target: &Target, dry_run: bool) -> anyhow::Result<Vec<Report>> 
     for edit in &edits {
         planned.push(plan_uninstall(target, edit)?);
     }
-    for report in planned.iter().filter(|r| r.changed() && !dry_run) {
+    for report in planned.iter().filter(|_| !dry_run) {
+        let dir = backup_dir(target, &report.path);
+        if !backup::is_marked(&dir, &report.path) {
+            continue;
+        }
         match &report.after {
+            _ if !report.changed() => {}
             Some(bytes) => write_file(&report.path, bytes)?,
             None => std::fs::remove_file(&report.path)
                 .map_err(|e| anyhow::anyhow!("cannot remove {}: {e}", report.path.display()))?,
         }
-        backup::discard(&backup_dir(target, &report.path), &report.path)?;
+        backup::discard(&dir, &report.path)?;
     }
     Ok(planned)
 }
 
+/// Takes out only the entry install added (its mark says so); the user's own is left.
 fn plan_uninstall(target: &Target, edit: &Edit) -> anyhow::Result<Report> {
     let Some(current) = read_optional(&edit.path)? else {
         return Ok(Report::new(&edit.path, None, None));
@@ -209,7 +237,15 @@ fn plan_uninstall(target: &Target, edit: &Edit) -> anyhow::Result<Report> {
     let Some((stripped, empty)) = edit.kind.stripped(&edit.path, text(&edit.path, &current)?)? else {
         return Ok(Report::new(&edit.path, Some(current.clone()), Some(current)));
     };
-    let original = backup::read(&backup_dir(target, &edit.path), &edit.path)?;
+    let dir = backup_dir(target, &edit.path);
+    if !backup::is_marked(&dir, &edit.path) {
+        let mut report = Report::new(&edit.path, Some(current.clone()), Some(current));
+        report.notes.push(format!(
+            "its `{NAME}` entry was not added by `filewatchd hook install`: left as it is"
+        ));
+        return Ok(report);
+    }
+    let original = backup::read(&dir, &edit.path)?;
     let untouched = original.as_deref().is_some_and(|o| {
         let reinstalled = text(&edit.path, o).and_then(|o| edit.kind.installed(&edit.path, o));
         reinstalled.is_ok_and(|ours| ours.as_bytes() == current.as_slice())
@@ -238,7 +274,7 @@ pub fn notes(agent: Agent) -> Vec<String> {
             "`claude -p` runs it when allowed: --allowedTools mcp__filewatchd__turn_changes (or all: mcp__filewatchd)",
         ),
         Agent::Codex => (
-            "mcp__filewatchd__turn_changes",
+            "`turn_changes` in the namespace `mcp__filewatchd`",
             "a project's .codex/config.toml is read only in a trusted project",
         ),
         Agent::GeminiCli => (
@@ -252,7 +288,7 @@ pub fn notes(agent: Agent) -> Vec<String> {
         Agent::Pi => return Vec::new(),
     };
     vec![
-        format!("the agent starts `filewatchd mcp` itself and calls its tools {tool} and so on"),
+        format!("the agent starts `filewatchd mcp` itself; the model calls its tools as {tool} and so on"),
         needs.to_string(),
         format!("the `{NAME}` server finds this workspace's daemon like the hooks do"),
     ]
