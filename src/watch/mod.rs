@@ -7,6 +7,7 @@
 //! happens in the capture worker instead, which re-reads the disk for every hint anyway.
 
 pub mod filter;
+mod pace;
 
 use std::collections::{BTreeSet, HashSet};
 use std::ffi::OsString;
@@ -167,7 +168,14 @@ impl Watches {
         let config = Config::default()
             .with_follow_symlinks(false)
             .with_event_kinds(EventKindMask::CORE);
-        let inner = INotifyWatcher::new(move |event| hints.forward(event), config)?;
+        let mut pace = pace::Pace::default();
+        let forward = move |event| {
+            hints.forward(event);
+            if let Some(pause) = pace.after_event(std::time::Instant::now()) {
+                std::thread::sleep(pause);
+            }
+        };
+        let inner = INotifyWatcher::new(forward, config)?;
         let mut watches = Self {
             root,
             inner,
