@@ -4,6 +4,7 @@
 
 pub mod blame;
 pub mod content;
+pub mod counts;
 
 use std::collections::{BTreeMap, HashMap, btree_map};
 
