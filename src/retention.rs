@@ -53,11 +53,7 @@ pub fn expired(conn: &Connection, seq: i64) -> rusqlite::Result<Option<Expired>>
 
 /// Begins one collection (or, with `dry_run`, describes it: `Done` at once). A collection
 /// under way goes on a step at a time (`Collection::step`), each step its own transaction.
-pub fn begin(
-    conn: &mut Connection,
-    retention: &Retention,
-    dry_run: bool,
-) -> rusqlite::Result<Progress> {
+pub fn begin(conn: &mut Connection, retention: &Retention, dry_run: bool) -> rusqlite::Result<Progress> {
     let store_bytes_before = sql::store_bytes(conn)?;
     let over_budget = retention
         .max_store_bytes

@@ -29,7 +29,8 @@ fn collect_at_once(conn: &Connection, cutoff: i64) {
         [cutoff],
     )
     .expect("journal rows");
-    conn.execute(&format!("DELETE {COLLAPSIBLE}"), [cutoff]).expect("versions");
+    conn.execute(&format!("DELETE {COLLAPSIBLE}"), [cutoff])
+        .expect("versions");
     conn.execute(
         "DELETE FROM paths WHERE NOT EXISTS (SELECT 1 FROM versions v WHERE v.path_id = paths.id)",
         [],
@@ -107,7 +108,10 @@ fn a_collection_in_steps_keeps_exactly_what_one_statement_kept() {
     let daemon = Daemon::start_with_env(&ws, &[], &[("FILEWATCHD_TEST_GC_STEP_PATHS", "1")]);
     let report = daemon.gc(false);
     let cutoff = report["cutoff_seq"].as_i64().expect("cutoff");
-    assert!(report["versions_removed"].as_i64().unwrap_or(0) > 50, "{report:#}");
+    assert!(
+        report["versions_removed"].as_i64().unwrap_or(0) > 50,
+        "{report:#}"
+    );
     daemon.stop();
 
     let reference = Connection::open(index_of(copy.path())).expect("open the copy");
@@ -117,8 +121,14 @@ fn a_collection_in_steps_keeps_exactly_what_one_statement_kept() {
     collect_at_once(&reference, cutoff);
     let stepped = Connection::open(index_of(ws.state_dir())).expect("open the index");
     let (want, have) = (kept(&reference, latest), kept(&stepped, latest));
-    assert!(want.iter().any(|row| row.starts_with("step ")), "the undo's journal: {want:#?}");
-    assert_eq!(have, want, "a collection in steps against one statement (cutoff {cutoff})");
+    assert!(
+        want.iter().any(|row| row.starts_with("step ")),
+        "the undo's journal: {want:#?}"
+    );
+    assert_eq!(
+        have, want,
+        "a collection in steps against one statement (cutoff {cutoff})"
+    );
 }
 
 #[test]
@@ -151,7 +161,11 @@ fn capture_records_writes_while_a_collection_is_under_way() {
         ws.write("during.txt", "written while the collection is held\n");
         ws.write("p/00.txt", "edited while the collection is held\n");
         let history = daemon.history("during.txt");
-        assert_eq!(history["versions"].as_array().map(Vec::len), Some(1), "{history:#}");
+        assert_eq!(
+            history["versions"].as_array().map(Vec::len),
+            Some(1),
+            "{history:#}"
+        );
         let turn = daemon.turn_start("s1", "during the collection");
         assert_eq!(turn["turn"], 13, "{turn:#}");
         assert!(
@@ -160,13 +174,18 @@ fn capture_records_writes_while_a_collection_is_under_way() {
         );
 
         std::fs::remove_file(&hold).expect("release the collection");
-        let report = report.recv_timeout(Duration::from_secs(120)).expect("the gc report");
+        let report = report
+            .recv_timeout(Duration::from_secs(120))
+            .expect("the gc report");
         assert!(report["versions_removed"].as_i64().unwrap_or(0) > 0, "{report:#}");
     });
     let history = daemon.history("p/00.txt");
     let versions = history["versions"].as_array().expect("versions");
     let last = versions.last().expect("a version");
-    assert_eq!(last["size"], 36, "the write made during the collection stays: {history:#}");
+    assert_eq!(
+        last["size"], 36,
+        "the write made during the collection stays: {history:#}"
+    );
     let ended = daemon.turn_end("s1");
     assert_eq!(ended["counts"]["modified"], 0, "{ended:#}");
 }

@@ -21,7 +21,11 @@ fn listed_and_computed(daemon: &Daemon, session: &str) -> Vec<(i64, Value, Value
         .map(|turn| {
             let number = turn["turn"].as_u64().expect("turn number");
             let own = daemon.turn(session, number, false);
-            (turn["turn"].as_i64().unwrap_or(0), turn["counts"].clone(), own["counts"].clone())
+            (
+                turn["turn"].as_i64().unwrap_or(0),
+                turn["counts"].clone(),
+                own["counts"].clone(),
+            )
         })
         .collect()
 }
@@ -149,7 +153,8 @@ fn stored_counts_are_the_computed_counts_over_a_varied_history() {
     // Counts missing at start-up (an index from before they were stored) are filled.
     daemon.stop();
     let conn = rusqlite::Connection::open(ws.state_dir().join("index.sqlite")).expect("open");
-    conn.execute("DELETE FROM turn_counts", []).expect("forget the rows");
+    conn.execute("DELETE FROM turn_counts", [])
+        .expect("forget the rows");
     drop(conn);
     let daemon = Daemon::start(&ws);
     assert_listing_matches(&daemon, &sessions, "after a restart without rows");

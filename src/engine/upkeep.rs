@@ -115,5 +115,8 @@ impl Worker {
 
 /// `FILEWATCHD_TEST_GC_HOLD`: the file exists, so the collection waits (test-only).
 fn gc_held() -> bool {
-    crate::test_knobs::get().gc_hold.as_ref().is_some_and(|path| path.exists())
+    crate::test_knobs::get()
+        .gc_hold
+        .as_ref()
+        .is_some_and(|path| path.exists())
 }

@@ -52,7 +52,13 @@ pub fn fill_missing(conn: &mut Connection) -> rusqlite::Result<usize> {
 
 fn to_stored(c: Counts) -> Stored {
     let n = |v: usize| i64::try_from(v).unwrap_or(i64::MAX);
-    [n(c.added), n(c.modified), n(c.deleted), n(c.renamed), n(c.ambiguous)]
+    [
+        n(c.added),
+        n(c.modified),
+        n(c.deleted),
+        n(c.renamed),
+        n(c.ambiguous),
+    ]
 }
 
 fn from_stored(row: Stored) -> Counts {
