@@ -46,7 +46,14 @@ fn parse() -> Result<Option<Opts>, String> {
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
         match arg.as_str() {
-            "--quick" => o = Opts { bin: o.bin, dir: o.dir, keep: o.keep, ..Opts::quick() },
+            "--quick" => {
+                o = Opts {
+                    bin: o.bin,
+                    dir: o.dir,
+                    keep: o.keep,
+                    ..Opts::quick()
+                }
+            }
             "--turns" => o.turns = value("--turns")?.parse().map_err(|e| format!("--turns: {e}"))?,
             "--runs" => o.runs = value("--runs")?.parse().map_err(|e| format!("--runs: {e}"))?,
             "--dir" => o.dir = PathBuf::from(value("--dir")?),

@@ -60,7 +60,10 @@ pub fn rollback_path(i: usize) -> String {
 
 /// Some 200 bytes of text, different for every (turn, file).
 pub fn content(turn: usize, file: usize) -> String {
-    let line = format!("turn {turn} file {file}: let value_{file} = {};\n", turn * 7 + file);
+    let line = format!(
+        "turn {turn} file {file}: let value_{file} = {};\n",
+        turn * 7 + file
+    );
     line.repeat(200 / line.len() + 1)
 }
 
@@ -76,7 +79,11 @@ fn write(root: &Path, rel: &str, text: &str) -> Result<(), String> {
 /// turns.
 pub fn session(o: &Opts, s: &mut Setup) -> Result<Made, String> {
     let keep = o.turns.saturating_sub(o.gc_turns).max(1);
-    write(&s.root, ".filewatchd.toml", &format!("keep_days = 0\nkeep_turns = {keep}\n"))?;
+    write(
+        &s.root,
+        ".filewatchd.toml",
+        &format!("keep_days = 0\nkeep_turns = {keep}\n"),
+    )?;
     write(&s.root, HOT, "hot 0\n")?;
     for i in 0..o.pool {
         write(&s.root, &pool_path(i), &content(0, i))?;
@@ -101,7 +108,11 @@ pub fn session(o: &Opts, s: &mut Setup) -> Result<Made, String> {
         }
         d.turn_end()?;
         if t % 250 == 0 {
-            eprintln!("  {t} of {} turns ({})", o.turns, crate::common::stats::fmt_dur(started.elapsed()));
+            eprintln!(
+                "  {t} of {} turns ({})",
+                o.turns,
+                crate::common::stats::fmt_dur(started.elapsed())
+            );
         }
     }
     let took = started.elapsed();

@@ -48,7 +48,11 @@ impl Line {
             true => fmt_dur(self.fw),
             false => format!("{} ({})", fmt_dur(self.fw), self.note),
         };
-        let ratio = if ratio.is_finite() { fmt_ratio(ratio) } else { "–".into() };
+        let ratio = if ratio.is_finite() {
+            fmt_ratio(ratio)
+        } else {
+            "–".into()
+        };
         let ok = ok.map_or("–", pass);
         format!("| {} | {fw} | {floor} | {ratio} | {goal} | {ok} |", self.goal)
     }
@@ -87,7 +91,9 @@ pub fn all(o: &Opts, s: &mut Setup, made: &Made) -> Result<Vec<String>, String> 
         },
         Line {
             goal: "`log` (a terminal's page: `GET /v1/timeline?session=S&limit=50`)".into(),
-            fw: timed(o.runs, || get_ok(d, &format!("/v1/timeline?session={session}&limit=50")))?,
+            fw: timed(o.runs, || {
+                get_ok(d, &format!("/v1/timeline?session={session}&limit=50"))
+            })?,
             floor: status_floor.clone(),
             limit: Limit::Time(Duration::from_millis(100)),
             note: String::new(),
@@ -132,7 +138,8 @@ fn whole_log(d: &Daemon, session: &str) -> Result<(), String> {
 fn write_all(root: &std::path::Path, n: usize, version: usize) -> Result<(), String> {
     for i in 0..n {
         let path = root.join(rollback_path(i));
-        fs::write(&path, content(version, 1_000_000 + i)).map_err(|e| format!("write {}: {e}", path.display()))?;
+        fs::write(&path, content(version, 1_000_000 + i))
+            .map_err(|e| format!("write {}: {e}", path.display()))?;
     }
     Ok(())
 }
@@ -149,7 +156,18 @@ fn rollback(o: &Opts, s: &Setup) -> Result<Vec<Line>, String> {
     let git = |args: &[&str], what: &str| run(Command::new("git").arg("-C").arg(&peer).args(args), what);
     git(&["init", "-q"], "git init")?;
     git(&["add", "-A"], "git add")?;
-    git(&["-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "before"], "git commit")?;
+    git(
+        &[
+            "-c",
+            "user.name=b",
+            "-c",
+            "user.email=b@b",
+            "commit",
+            "-qm",
+            "before",
+        ],
+        "git commit",
+    )?;
     d.turn_start()?;
     write_all(&s.root, n, 1)?;
     d.turn_end()?;
@@ -174,7 +192,10 @@ fn rollback(o: &Opts, s: &Setup) -> Result<Vec<Line>, String> {
     Ok(vec![Line {
         goal: format!("rollback (undo) of {n} files"),
         fw: median(&fw),
-        floor: Some((format!("`git restore` of the same {n} files"), median(&peer_times))),
+        floor: Some((
+            format!("`git restore` of the same {n} files"),
+            median(&peer_times),
+        )),
         limit: Limit::Ratio(1.0),
         note: String::new(),
     }])
@@ -183,7 +204,10 @@ fn rollback(o: &Opts, s: &Setup) -> Result<Vec<Line>, String> {
 fn check_content(path: &std::path::Path, want: &str) -> Result<(), String> {
     match fs::read_to_string(path) {
         Ok(text) if text == want => Ok(()),
-        _ => Err(format!("{} is not as before the turn after the undo", path.display())),
+        _ => Err(format!(
+            "{} is not as before the turn after the undo",
+            path.display()
+        )),
     }
 }
 
