@@ -1,4 +1,4 @@
--- filewatchd schema, version 12: each ended turn's counts, stored (issue 19.3).
+-- filewatchd schema, version 12: each ended turn's counts, stored, and gc in steps (issue 19.3).
 --
 -- `GET /v1/sessions/S/turns` lists every turn with its counts: computing 5,000 turns' net
 -- changes on each call cost seconds. The engine stores a turn's counts (history's net
@@ -21,3 +21,9 @@ CREATE TRIGGER turn_counts_stale AFTER INSERT ON versions WHEN NEW.turn_id IS NO
 BEGIN
     DELETE FROM turn_counts WHERE turn_id = NEW.turn_id;
 END;
+
+-- A collection collapses the history a range of path ids at a time (retention::collection),
+-- with the foreign-key checks of its deletions off (each deleted version cost a scan of
+-- path_state and rollback_steps, whose seq columns have no index: minutes for 100,000
+-- versions) and its own check of the range instead, which finds the journal rows by path.
+CREATE INDEX rollback_steps_path ON rollback_steps(path_id);

@@ -54,7 +54,12 @@ pub fn expired(conn: &Connection, seq: i64) -> rusqlite::Result<Option<Expired>>
 /// Begins one collection (or, with `dry_run`, describes it: `Done` at once). A collection
 /// under way goes on a step at a time (`Collection::step`), each step its own transaction.
 pub fn begin(conn: &mut Connection, retention: &Retention, dry_run: bool) -> rusqlite::Result<Progress> {
+    let began = std::time::Instant::now();
     let store_bytes_before = sql::store_bytes(conn)?;
+    tracing::debug!(
+        took_us = began.elapsed().as_micros() as u64,
+        "collection: store bytes"
+    );
     let over_budget = retention
         .max_store_bytes
         .is_some_and(|max| store_bytes_before as u64 > max);
@@ -75,6 +80,10 @@ pub fn begin(conn: &mut Connection, retention: &Retention, dry_run: bool) -> rus
         store_bytes_after: store_bytes_before,
     };
     if !dry_run {
+        tracing::debug!(
+            took_us = began.elapsed().as_micros() as u64,
+            "collection: cutoff chosen"
+        );
         return Collection::begin(conn, report).map(Progress::More);
     }
     report.versions_removed = gc::count_collapsible(conn, cutoff)?;

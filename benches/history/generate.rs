@@ -67,7 +67,7 @@ pub fn content(turn: usize, file: usize) -> String {
     line.repeat(200 / line.len() + 1)
 }
 
-fn write(root: &Path, rel: &str, text: &str) -> Result<(), String> {
+pub fn write(root: &Path, rel: &str, text: &str) -> Result<(), String> {
     let path = root.join(rel);
     if let Some(dir) = path.parent() {
         fs::create_dir_all(dir).map_err(|e| format!("create {}: {e}", dir.display()))?;

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::Opts;
-use super::generate::{HOT, Made, Setup, barrier, content, rollback_path, session_name};
+use super::generate::{HOT, Made, Setup, barrier, content, rollback_path, session_name, write};
 use crate::common::daemon::Daemon;
 use crate::common::shadow::run;
 use crate::common::stats::{fmt_dur, fmt_ratio, median, pass, percentile};
@@ -78,8 +78,9 @@ fn get_ok(d: &Daemon, path: &str) -> Result<(), String> {
 pub fn all(o: &Opts, s: &mut Setup, made: &Made) -> Result<Vec<String>, String> {
     let d = s.daemon();
     let session = session_name();
-    let floor = timed(o.runs, || get_ok(d, "/v1/status"))?;
-    let status_floor = Some(("GET /v1/status".to_string(), floor));
+    // The floor of a read: an answer that reads almost nothing (`GET /v1/pins`, no pins).
+    let floor = timed(o.runs, || get_ok(d, "/v1/pins"))?;
+    let status_floor = Some(("`GET /v1/pins`".to_string(), floor));
     eprintln!("reads");
     let mut lines = vec![
         Line {
@@ -137,9 +138,7 @@ fn whole_log(d: &Daemon, session: &str) -> Result<(), String> {
 
 fn write_all(root: &std::path::Path, n: usize, version: usize) -> Result<(), String> {
     for i in 0..n {
-        let path = root.join(rollback_path(i));
-        fs::write(&path, content(version, 1_000_000 + i))
-            .map_err(|e| format!("write {}: {e}", path.display()))?;
+        write(root, &rollback_path(i), &content(version, 1_000_000 + i))?;
     }
     Ok(())
 }

@@ -37,6 +37,16 @@ enum Phase {
     Sweep { after: Vec<u8> },
 }
 
+impl Phase {
+    fn name(&self) -> &'static str {
+        match self {
+            Self::Collapse { .. } => "collapse",
+            Self::List { .. } => "list",
+            Self::Sweep { .. } => "sweep",
+        }
+    }
+}
+
 /// A collection begun by `retention::begin`: its cutoff is the horizon already.
 #[derive(Debug)]
 pub struct Collection {
@@ -82,16 +92,21 @@ impl Collection {
     /// One step: one short transaction.
     pub fn step(mut self, conn: &mut Connection, blobs: &BlobDir) -> rusqlite::Result<Progress> {
         let began = Instant::now();
-        match self.phase.clone() {
+        let phase = self.phase.name();
+        // The work alone decides the next width: a commit's fsync costs the same whatever it
+        // commits, and a slow disk must not shrink the steps to a path each.
+        let worked = match self.phase.clone() {
             Phase::Collapse { next, last } => self.collapse(conn, next, last)?,
             Phase::List { after } => self.list(conn, after)?,
-            Phase::Sweep { after } => {
-                if !self.sweep(conn, blobs, &after)? {
-                    return self.finish(conn).map(Progress::Done);
-                }
-            }
-        }
-        self.adapt(began.elapsed());
+            Phase::Sweep { after } => match self.sweep(conn, blobs, &after)? {
+                Some(worked) => worked,
+                None => return self.finish(conn).map(Progress::Done),
+            },
+        };
+        let took = began.elapsed();
+        let (took_us, worked_us) = (took.as_micros() as u64, worked.as_micros() as u64);
+        tracing::debug!(phase, width = self.width, took_us, worked_us, "collection step");
+        self.adapt(worked);
         Ok(Progress::More(self))
     }
 
@@ -106,11 +121,25 @@ impl Collection {
         }
     }
 
-    fn collapse(&mut self, conn: &mut Connection, next: i64, last: i64) -> rusqlite::Result<()> {
+    fn collapse(&mut self, conn: &mut Connection, next: i64, last: i64) -> rusqlite::Result<Duration> {
         let to = next.saturating_add(self.width);
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let deleted = gc::collapse_range(&tx, self.report.cutoff_seq, next, to)?;
-        tx.commit()?;
+        let cutoff = self.report.cutoff_seq;
+        let (deleted, worked) = gc::without_foreign_keys(conn, |conn| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let began = Instant::now();
+            let deleted = gc::collapse_range(&tx, cutoff, next, to)?;
+            let dangling = gc::dangling_in_range(&tx, next, to)?;
+            if dangling > 0 {
+                // Dropping `tx` rolls the step back: nothing of it is committed.
+                let message = format!(
+                    "collapsing paths {next}..{to} would leave {dangling} rows naming what it deletes"
+                );
+                return Err(rusqlite::Error::ToSqlConversionFailure(message.into()));
+            }
+            let worked = began.elapsed();
+            tx.commit()?;
+            Ok((deleted, worked))
+        })?;
         self.report.versions_removed += deleted as i64;
         self.phase = match to > last {
             true => {
@@ -120,10 +149,11 @@ impl Collection {
             }
             false => Phase::Collapse { next: to, last },
         };
-        Ok(())
+        Ok(worked)
     }
 
-    fn list(&mut self, conn: &Connection, after: i64) -> rusqlite::Result<()> {
+    fn list(&mut self, conn: &Connection, after: i64) -> rusqlite::Result<Duration> {
+        let began = Instant::now();
         let upto = after.saturating_add(self.width.max(FIRST_SEQS / 8));
         gc::add_referenced(conn, after, upto)?;
         self.listed = upto;
@@ -131,12 +161,19 @@ impl Collection {
             true => Phase::Sweep { after: Vec::new() },
             false => Phase::List { after: upto },
         };
-        Ok(())
+        Ok(began.elapsed())
     }
 
-    /// Deletes one range of unnamed blobs; false once there are no more to look at.
-    fn sweep(&mut self, conn: &mut Connection, blobs: &BlobDir, after: &[u8]) -> rusqlite::Result<bool> {
+    /// Deletes one range of unnamed blobs (how long that took); `None` once there are no more
+    /// to look at.
+    fn sweep(
+        &mut self,
+        conn: &mut Connection,
+        blobs: &BlobDir,
+        after: &[u8],
+    ) -> rusqlite::Result<Option<Duration>> {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let began = Instant::now();
         // Versions written since the listing may name a blob that was unnamed then.
         let latest = gc::max_seq(&tx)?;
         gc::add_referenced(&tx, self.listed, latest)?;
@@ -151,6 +188,7 @@ impl Collection {
                 files.push(hash);
             }
         }
+        let worked = began.elapsed();
         tx.commit()?;
         for hash in files {
             let _ = std::fs::remove_file(blobs.path_of(hash));
@@ -158,19 +196,28 @@ impl Collection {
         match end {
             Some(end) => {
                 self.phase = Phase::Sweep { after: end };
-                Ok(true)
+                Ok(Some(worked))
             }
-            None => Ok(false),
+            None => Ok(None),
         }
     }
 
     fn finish(mut self, conn: &mut Connection) -> rusqlite::Result<GcReport> {
+        let began = Instant::now();
         gc::end_referenced(conn)?;
         // Counts stored meanwhile (a turn that ended during the collection) may predate a range.
         turn_counts::forget_before(conn, self.report.cutoff_seq)?;
         gc::set_meta(conn, "last_gc", now_ms())?;
         let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
+        tracing::debug!(
+            took_us = began.elapsed().as_micros() as u64,
+            "collection: checkpointed"
+        );
         self.report.store_bytes_after = sql::store_bytes(conn)?;
+        tracing::debug!(
+            took_us = began.elapsed().as_micros() as u64,
+            "collection: finished"
+        );
         tracing::info!(
             cutoff = self.report.cutoff_seq,
             versions = self.report.versions_removed,

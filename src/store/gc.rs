@@ -74,6 +74,37 @@ pub fn collapse_range(conn: &Connection, cutoff: i64, from: i64, to: i64) -> Res
     Ok(deleted)
 }
 
+/// Rows of the paths with ids in `from..to` that name a version or a path no longer there
+/// (the stat cache, the journal): what the foreign-key checks would refuse. A collection
+/// deletes with those checks off, then asks this before it commits (0, or it rolls back).
+pub fn dangling_in_range(conn: &Connection, from: i64, to: i64) -> Result<i64> {
+    conn.prepare_cached(
+        "SELECT (SELECT count(*) FROM path_state ps WHERE ps.path_id >= ?1 AND ps.path_id < ?2
+                   AND (NOT EXISTS (SELECT 1 FROM versions v WHERE v.seq = ps.seq)
+                        OR NOT EXISTS (SELECT 1 FROM paths p WHERE p.id = ps.path_id)))
+              + (SELECT count(*) FROM rollback_steps s WHERE s.path_id >= ?1 AND s.path_id < ?2
+                   AND (NOT EXISTS (SELECT 1 FROM versions v WHERE v.seq = s.current_seq)
+                        OR (s.target_seq IS NOT NULL
+                            AND NOT EXISTS (SELECT 1 FROM versions v WHERE v.seq = s.target_seq))
+                        OR NOT EXISTS (SELECT 1 FROM paths p WHERE p.id = s.path_id)))",
+    )?
+    .query_row(params![from, to], |r| r.get(0))
+}
+
+/// Runs `f` with SQLite's foreign-key checks off (a pragma that only takes effect outside a
+/// transaction), and on again after, whatever `f` returned.
+pub fn without_foreign_keys<T>(
+    conn: &mut Connection,
+    f: impl FnOnce(&mut Connection) -> Result<T>,
+) -> Result<T> {
+    conn.pragma_update(None, "foreign_keys", false)?;
+    let result = f(conn);
+    let restored = conn.pragma_update(None, "foreign_keys", true);
+    let value = result?;
+    restored?;
+    Ok(value)
+}
+
 /// The highest path id (0: none).
 pub fn max_path_id(conn: &Connection) -> Result<i64> {
     conn.query_row("SELECT coalesce(max(id), 0) FROM paths", [], |r| r.get(0))
