@@ -95,6 +95,7 @@ fn timeline_1000_turns(c: &mut Criterion) {
         since_ms: None,
         before: None,
         limit: 100,
+        with_paths: true,
     };
     c.bench_function(
         "timeline page of a 1,000-turn session (100 entries, marks)",

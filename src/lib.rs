@@ -89,7 +89,10 @@
 //!   path's versions, the workspace at a time (`seq_at_time`), and what a path held at a
 //!   point (`history::content`), and `history::blame`: each line of a text version attributed
 //!   to the version that introduced it (Myers diffs along the path's versions, a recreated file
-//!   starting over).
+//!   starting over); `history::counts`: each ended turn's counts, computed from its net changes
+//!   and stored by the engine when the turn ends (`engine::upkeep` fills the missing ones a few
+//!   turns at a time), read by the turns listing and the timeline (a row a late version or a
+//!   collection made stale is gone: that turn is computed on read).
 //! - [`timeline`]: the turns, undos, redos, rollbacks, time rollbacks and restores of a
 //!   session (or of all) in time order, a page at a time, chosen from the rows alone; only the
 //!   page's entries get their net changes and stored answers; `timeline::undone` marks the
@@ -99,12 +102,15 @@
 //!   hiding an ignored path (asked of the engine, which holds the rules).
 //! - [`retention`]: garbage collection by keep_days / keep_turns / max_store_bytes, and the
 //!   horizon it leaves (`retention::expired`: a state it has collapsed); it keeps every
-//!   version a pin needs. [`pins`]: named checkpoints (the end of a turn, a time, now) as the
+//!   version a pin needs; `retention::collection` runs a collection a step at a time, each its
+//!   own short transaction (collapse by ranges of path ids, then blobs by ranges of hashes), the
+//!   engine recording hints between steps (`engine::upkeep`). [`pins`]: named checkpoints (the end of a turn, a time, now) as the
 //!   sequence number each stands for, made and removed by the engine behind the barrier; a
 //!   rollback to one (`restore::Operation::Pin`) is checked as a time rollback.
 //! - [`store`]: `blobs` (blake3-addressed, zstd, small ones inline in SQLite, large ones as
 //!   files), `db` (pragmas, migrations from `migrations/`), `sql`, `journal`, `gc` (the SQL),
-//!   `pins` (their SQL), `fault` (storage faults by cause).
+//!   `pins` (their SQL), `turn_counts` (the stored counts of ended turns), `fault` (storage
+//!   faults by cause).
 //! - [`api`]: the HTTP API of PRODUCT.md 5.2, served by its own hyper loop (`api::serve`:
 //!   connection cap, header and body timeouts), each answer read in one snapshot, history,
 //!   content and open turns behind the barrier. It parses, asks history, sessions, restore and

@@ -4,9 +4,11 @@
 //! at the cutoff, so the latest version of every path always stays; boundaries before it
 //! expire (a rollback to one is refused, never inexact), except the states pins name: each
 //! path's version at each pin stays, whatever the rules above say. Blobs no version names are
-//! deleted.
+//! deleted. A collection runs a step at a time, each its own transaction (`collection`).
 
-use rusqlite::{Connection, TransactionBehavior};
+mod collection;
+
+use rusqlite::Connection;
 use serde::Serialize;
 
 use crate::config::Retention;
@@ -14,6 +16,8 @@ use crate::model::{RollbackKind, now_ms};
 use crate::sessions::Lineage;
 use crate::store::blobs::BlobDir;
 use crate::store::{gc, journal, pins, sql};
+
+pub use collection::{Collection, Progress};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct GcReport {
@@ -47,14 +51,15 @@ pub fn expired(conn: &Connection, seq: i64) -> rusqlite::Result<Option<Expired>>
     Ok(Some(Expired { seq, horizon }))
 }
 
-/// Runs (or, with `dry_run`, describes) one collection.
-pub fn collect(
-    conn: &mut Connection,
-    blobs: &BlobDir,
-    retention: &Retention,
-    dry_run: bool,
-) -> rusqlite::Result<GcReport> {
+/// Begins one collection (or, with `dry_run`, describes it: `Done` at once). A collection
+/// under way goes on a step at a time (`Collection::step`), each step its own transaction.
+pub fn begin(conn: &mut Connection, retention: &Retention, dry_run: bool) -> rusqlite::Result<Progress> {
+    let began = std::time::Instant::now();
     let store_bytes_before = sql::store_bytes(conn)?;
+    tracing::debug!(
+        took_us = began.elapsed().as_micros() as u64,
+        "collection: store bytes"
+    );
     let over_budget = retention
         .max_store_bytes
         .is_some_and(|max| store_bytes_before as u64 > max);
@@ -67,57 +72,39 @@ pub fn collect(
     let mut report = GcReport {
         dry_run,
         cutoff_seq: cutoff,
-        versions_removed: gc::count_collapsible(conn, cutoff)?,
+        versions_removed: 0,
         blobs_removed: 0,
         bytes_freed: 0,
         turns_expired: gc::count_turns_before(conn, cutoff)? - gc::count_turns_before(conn, horizon)?,
         store_bytes_before,
         store_bytes_after: store_bytes_before,
     };
-    if dry_run {
-        let (count, bytes) = gc::blobs_freed_by_collapse(conn, cutoff)?;
-        report.blobs_removed = count;
-        report.bytes_freed = bytes;
-        report.store_bytes_after = store_bytes_before - bytes;
-        return Ok(report);
+    if !dry_run {
+        tracing::debug!(
+            took_us = began.elapsed().as_micros() as u64,
+            "collection: cutoff chosen"
+        );
+        return Collection::begin(conn, report).map(Progress::More);
     }
-    let files = apply(conn, cutoff, &mut report)?;
-    for hash in files {
-        let _ = std::fs::remove_file(blobs.path_of(hash));
-    }
-    let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
-    report.store_bytes_after = sql::store_bytes(conn)?;
-    tracing::info!(
-        cutoff,
-        versions = report.versions_removed,
-        blobs = report.blobs_removed,
-        bytes = report.bytes_freed,
-        "garbage collected"
-    );
-    Ok(report)
+    report.versions_removed = gc::count_collapsible(conn, cutoff)?;
+    let (count, bytes) = gc::blobs_freed_by_collapse(conn, cutoff)?;
+    report.blobs_removed = count;
+    report.bytes_freed = bytes;
+    report.store_bytes_after = store_bytes_before - bytes;
+    Ok(Progress::Done(report))
 }
 
-/// Deletes in one transaction; returns the blob files to remove once it has committed.
-fn apply(
+/// Runs (or, with `dry_run`, describes) one whole collection at once.
+pub fn collect(
     conn: &mut Connection,
-    cutoff: i64,
-    report: &mut GcReport,
-) -> rusqlite::Result<Vec<crate::model::Hash>> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    report.versions_removed = gc::collapse(&tx, cutoff)? as i64;
-    let mut files = Vec::new();
-    for (hash, is_file, size) in gc::unreferenced_blobs(&tx)? {
-        gc::delete_blob(&tx, hash)?;
-        report.blobs_removed += 1;
-        report.bytes_freed += size;
-        if is_file {
-            files.push(hash);
-        }
+    blobs: &BlobDir,
+    retention: &Retention,
+    dry_run: bool,
+) -> rusqlite::Result<GcReport> {
+    match begin(conn, retention, dry_run)? {
+        Progress::More(collection) => collection.run_to_end(conn, blobs),
+        Progress::Done(report) => Ok(report),
     }
-    gc::set_meta(&tx, "horizon", cutoff)?;
-    gc::set_meta(&tx, "last_gc", now_ms())?;
-    tx.commit()?;
-    Ok(files)
 }
 
 /// The oldest sequence number a retained boundary or a pending redo needs.

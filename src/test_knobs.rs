@@ -14,6 +14,8 @@
 //! | `FILEWATCHD_TEST_HTTP_TIMEOUT_MS=MS` | the HTTP header and body timeouts |
 //! | `FILEWATCHD_TEST_HOLD_INDEX=PATH` | once the start-up walk is done, the daemon waits until PATH exists |
 //! | `FILEWATCHD_TEST_UI_CODE_TTL_MS=MS` | how long a browser login code stays valid |
+//! | `FILEWATCHD_TEST_GC_STEP_PATHS=N` | a collection collapses N path ids per step, whatever a step takes |
+//! | `FILEWATCHD_TEST_GC_HOLD=PATH` | a collection waits between its steps while PATH exists |
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -28,6 +30,8 @@ pub struct TestKnobs {
     pub http_timeout: Option<Duration>,
     pub hold_index: Option<std::path::PathBuf>,
     pub ui_code_ttl: Option<Duration>,
+    pub gc_step_paths: Option<u64>,
+    pub gc_hold: Option<std::path::PathBuf>,
 }
 
 static KNOBS: OnceLock<TestKnobs> = OnceLock::new();
@@ -60,6 +64,8 @@ impl TestKnobs {
             http_timeout: number("FILEWATCHD_TEST_HTTP_TIMEOUT_MS").map(Duration::from_millis),
             hold_index: std::env::var_os("FILEWATCHD_TEST_HOLD_INDEX").map(Into::into),
             ui_code_ttl: number("FILEWATCHD_TEST_UI_CODE_TTL_MS").map(Duration::from_millis),
+            gc_step_paths: number("FILEWATCHD_TEST_GC_STEP_PATHS"),
+            gc_hold: std::env::var_os("FILEWATCHD_TEST_GC_HOLD").map(Into::into),
         }
     }
 }

@@ -87,7 +87,11 @@ fn every_crash_point(what: &str, one: impl Fn(usize) -> Point) {
 /// Sends the rollback-like request and waits until it parks (kills the daemon, true) or
 /// finishes (its answer, false).
 fn park_and_kill(k: usize, daemon: Daemon, path: &str) -> Result<(), Value> {
-    let answer = daemon.post_detached(path, json!({}));
+    park_and_kill_with(k, daemon, path, json!({}))
+}
+
+fn park_and_kill_with(k: usize, daemon: Daemon, path: &str, body: Value) -> Result<(), Value> {
+    let answer = daemon.post_detached(path, body);
     let until = Instant::now() + DEADLINE;
     loop {
         if let Ok(reply) = answer.try_recv() {
@@ -275,4 +279,41 @@ fn a_crash_after_any_step_of_a_redo_is_finished_at_restart() {
         assert_tree_eq(&boundary, &snapshot(ws.root()), &format!("K={k}: after the undo"));
         Point::Crashed
     });
+}
+
+/// A large undo (2,000 paths: 1,000 restored, 500 deleted, 500 recreated), crashed early, in
+/// the middle and near the end of its changes: the restart finishes it exactly, and the
+/// stored answer (a repeated `op_id` returns it) says every one of the 2,000 actions is done.
+#[test]
+fn a_crash_in_a_large_undo_is_finished_exactly_with_every_action_done() {
+    const PATHS: usize = 2_000;
+    for k in [1, PATHS / 2, PATHS - 1] {
+        let ws = Workspace::new();
+        for i in 0..1_500 {
+            ws.write(format!("big/{}/{i}.txt", i % 40), format!("before {i}\n"));
+        }
+        let k_text = k.to_string();
+        let daemon = Daemon::start_with_env(&ws, &[], &pause_env(&k_text));
+        let boundary = snapshot(ws.root());
+        daemon.turn_start("s1", "the large turn");
+        ws.sh(
+            "for i in $(seq 0 999); do echo after $i > big/$((i % 40))/$i.txt; done
+             for i in $(seq 1000 1499); do rm big/$((i % 40))/$i.txt; done
+             for i in $(seq 1500 1999); do echo new $i > big/$((i % 40))/$i.txt; done",
+        );
+        daemon.turn_end("s1");
+        let body = json!({"op_id": "large-undo"});
+        let parked = park_and_kill_with(k, daemon, "/v1/sessions/s1/undo", body.clone());
+        assert!(parked.is_ok(), "K={k}: the undo finished without parking");
+        let daemon = check_recovered(k, &ws, &boundary, &[], "undo");
+        let stored = expect(200, daemon.undo("s1", body));
+        let done = actions(&stored).iter().filter(|a| a["status"] == "done").count();
+        assert_eq!(actions(&stored).len(), PATHS, "K={k}: {:#}", stored["counts"]);
+        assert_eq!(done, PATHS, "K={k}: actions not done in the stored answer");
+        assert_tree_eq(
+            &boundary,
+            &snapshot(ws.root()),
+            &format!("K={k}: after the repeat"),
+        );
+    }
 }

@@ -15,7 +15,7 @@ use super::error::{ApiError, ErrorCode};
 use super::{AppState, render};
 use crate::capture::verify::VerifyError;
 use crate::engine::Command;
-use crate::history::{self, Counts};
+use crate::history;
 use crate::paths::RelPath;
 use crate::restore::past;
 use crate::sessions;
@@ -248,11 +248,13 @@ pub async fn list_turns(State(state): State<Arc<AppState>>, Path(session): Path<
     state
         .read(move |conn, _| {
             let lineage = sessions::named(conn, &session)?;
-            let mut out = Vec::new();
-            for turn in lineage.turns(conn)? {
-                let changes = history::turn_changes(conn, &turn)?;
-                out.push(render::turn_summary(&turn, Counts::of(&changes)));
-            }
+            let turns = lineage.turns(conn)?;
+            let counts = history::counts::of_turns(conn, &turns)?;
+            let out: Vec<Value> = turns
+                .iter()
+                .zip(counts)
+                .map(|(turn, counts)| render::turn_summary(turn, counts))
+                .collect();
             let rollbacks: Vec<RollbackSummary> = past::of_session(conn, lineage.session_id())?
                 .iter()
                 .map(RollbackSummary::of)

@@ -90,6 +90,7 @@ pub async fn timeline(
         since_ms,
         before,
         limit,
+        with_paths: query.paths,
     };
     state
         .read(move |conn, _| {
@@ -222,7 +223,7 @@ impl TurnView {
             open: turn.end_seq.is_none(),
             undone: entry.undone,
             reviewed: false,
-            counts: Counts::of(&entry.changes),
+            counts: entry.counts,
             changes,
         }
     }

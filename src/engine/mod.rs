@@ -7,7 +7,8 @@
 //! and says when they are due; `checks` is what a command passes before it runs and what a failed
 //! batch leaves; `lost` the lost events as the queue sees them; `schedule` when the
 //! background verification pass runs; `queued` the turn markers hooks queued while the daemon
-//! was starting (`crate::queue`), each applied at its place among the hints.
+//! was starting (`crate::queue`), each applied at its place among the hints; `upkeep` a
+//! collection a step at a time between hints, and the turn counts stored when turns end.
 
 pub mod barrier;
 mod batch;
@@ -15,6 +16,7 @@ mod checks;
 mod lost;
 mod queued;
 mod schedule;
+mod upkeep;
 mod verify_pass;
 mod worker;
 

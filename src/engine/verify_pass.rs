@@ -54,6 +54,8 @@ impl Worker {
     /// After a pass: the next one an interval from now; what kept changing is retried.
     fn verified(&mut self, recorded: Recorded) {
         self.verify.ran(Instant::now());
+        // What it found may be attributed to an ended turn: that turn's counts went stale.
+        self.counts_owed |= recorded.versions > 0;
         self.since_trim += recorded.versions;
         if !recorded.requeue.is_empty() {
             self.batch.requeue(recorded.requeue, Instant::now());

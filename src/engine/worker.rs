@@ -53,7 +53,7 @@ fn settled_after_ns() -> i64 {
 }
 
 /// The daemon collects garbage on its own once a day (and `filewatchd gc` any time).
-const GC_INTERVAL: Duration = Duration::from_secs(24 * 60 * 60);
+pub(super) const GC_INTERVAL: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// The API's way to the worker.
 #[derive(Clone)]
@@ -94,8 +94,11 @@ pub struct Worker {
     pub(super) rescan_owed: bool,
     pub(super) barrier: Barrier,
     pub(super) open: Vec<TurnRow>,
-    /// The daily automatic garbage collection.
+    /// The daily automatic garbage collection, and the one under way (`upkeep`).
     pub(super) next_gc: Instant,
+    pub(super) gc: Option<super::upkeep::GcRun>,
+    /// Ended turns may lack stored counts (`upkeep`): filled while idle.
+    pub(super) counts_owed: bool,
     /// Paths recorded since memory was last given back (`release_freed_memory`), and when
     /// it will be, once idle.
     pub(super) since_trim: usize,
@@ -172,6 +175,8 @@ impl Worker {
             barrier: Barrier::default(),
             open,
             next_gc: Instant::now() + GC_INTERVAL,
+            gc: None,
+            counts_owed: true,
             since_trim: 0,
             trim_at: None,
             verify,
@@ -335,13 +340,9 @@ impl Worker {
         self.trim_when_idle(now);
         self.verify_when_due(now);
         if now >= self.next_gc {
-            if let Err(err) = self.collect_garbage(false) {
-                self.ctx
-                    .stats
-                    .set_error(format!("garbage collection failed: {err}"));
-            }
-            self.next_gc = now + GC_INTERVAL;
+            self.collect_garbage(false, None);
         }
+        self.upkeep();
     }
 
     /// Once a second has passed without work after large work (the API's answers about it
@@ -382,6 +383,7 @@ impl Worker {
             Some(self.next_gc),
             self.trim_at,
             self.verify_deadline(),
+            self.upkeep_deadline(),
         ]
         .into_iter()
         .flatten()
@@ -496,6 +498,9 @@ impl Worker {
                 reply,
             } => {
                 let result = turns::start(&mut self.conn, &session, &marker);
+                if let Some(ended) = result.as_ref().ok().and_then(|s| s.ended.as_ref()) {
+                    self.turn_ended(ended);
+                }
                 self.refresh_open_turns();
                 let _ = reply.send(result);
             }
@@ -506,15 +511,16 @@ impl Worker {
                 reply,
             } => {
                 let result = turns::end(&mut self.conn, &session, &turn, label.as_deref());
+                if let Ok(ended) = &result {
+                    self.turn_ended(ended);
+                }
                 self.refresh_open_turns();
                 let _ = reply.send(result);
             }
             Command::Sync { reply } => {
                 let _ = reply.send(());
             }
-            Command::Gc { dry_run, reply } => {
-                let _ = reply.send(self.collect_garbage(dry_run));
-            }
+            Command::Gc { dry_run, reply } => self.collect_garbage(dry_run, Some(reply)),
             Command::Fork {
                 parent,
                 new_session,
@@ -527,9 +533,11 @@ impl Worker {
                 let _ = reply.send(self.verify_now());
             }
             Command::Pin { name, point, reply } => {
+                self.finish_collection(); // a pin changes what a collection keeps
                 let _ = reply.send(crate::pins::create(&mut self.conn, &name, &point));
             }
             Command::Unpin { name, reply } => {
+                self.finish_collection();
                 let _ = reply.send(crate::pins::remove(&mut self.conn, &name));
             }
             Command::Review {
@@ -561,15 +569,6 @@ impl Worker {
                 release_freed_memory();
             }
         }
-    }
-
-    fn collect_garbage(&mut self, dry_run: bool) -> rusqlite::Result<crate::retention::GcReport> {
-        let retention = self.ctx.retention;
-        let report = crate::retention::collect(&mut self.conn, &self.ctx.blobs, &retention, dry_run);
-        if !dry_run {
-            self.next_gc = Instant::now() + GC_INTERVAL;
-        }
-        report
     }
 
     fn refresh_open_turns(&mut self) {

@@ -446,6 +446,7 @@ pub fn record(
 ) -> rusqlite::Result<()> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let (now, checked_ns) = (now_ms(), now_ns());
+    let index = outcome.action_index();
     for ((ord, step), finished) in steps.iter().zip(results) {
         let path = step.path.to_text();
         match finished {
@@ -454,14 +455,14 @@ pub fn record(
                     journal::insert_rollback_version(&tx, step.path_id, &step.target, rollback_id, now)?;
                 set_stat(&tx, step, seq, *stat, checked_ns)?;
                 update_watch(ws, step);
-                outcome.set_status(&path, ActionStatus::Done);
+                outcome.set_status(&index, &path, ActionStatus::Done);
             }
             Finished::Skipped(note) | Finished::Failed(note, _) => {
-                outcome.set_status(&path, ActionStatus::Skipped);
+                outcome.set_status(&index, &path, ActionStatus::Skipped);
                 outcome.skipped.push(PathLine::from(note));
             }
             Finished::Kept(note) => {
-                outcome.set_status(&path, ActionStatus::Kept);
+                outcome.set_status(&index, &path, ActionStatus::Kept);
                 outcome.kept.push(PathLine::from(note));
             }
         }

@@ -20,6 +20,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0009_pins.sql"),
     include_str!("../../migrations/0010_reviews.sql"),
     include_str!("../../migrations/0011_unattributed.sql"),
+    include_str!("../../migrations/0012_turn_counts.sql"),
 ];
 
 #[derive(Debug, thiserror::Error)]

@@ -3,7 +3,7 @@
 //! `unjournaled` writes a first index into an empty index without SQLite's journal; `gc`,
 //! `journal`, `found` and `pins` hold the SQL of retention, rollbacks, the verification pass
 //! and pins, `timeline` that of sessions' activity and the timeline, `reviews` that of
-//! reviewed marks.
+//! reviewed marks, `turn_counts` that of the counts stored for ended turns.
 
 pub mod blobs;
 pub mod db;
@@ -15,6 +15,7 @@ pub mod pins;
 pub mod reviews;
 pub mod sql;
 pub mod timeline;
+pub mod turn_counts;
 pub mod unjournaled;
 
 use std::io;

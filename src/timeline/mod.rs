@@ -4,7 +4,8 @@
 //! (issue 18, `outside`), which every timeline shows since they act on the whole workspace.
 //!
 //! A page is chosen from the turns' and rollbacks' rows alone (times and numbers); only the
-//! entries on it get their changes (a turn's net changes, as the turns listing computes them)
+//! entries on it get their changes (a turn's net changes, or only its counts, stored when it
+//! ended, when the paths are not asked for)
 //! and their stored answers (a rollback's actions). `undone` marks the turns undone.
 
 mod outside;
@@ -14,7 +15,7 @@ use std::collections::HashSet;
 
 use rusqlite::Connection;
 
-use crate::history::{self, Change};
+use crate::history::{self, Change, Counts};
 use crate::model::RollbackKind;
 use crate::restore::outcome::Outcome;
 use crate::sessions::{self, Lineage, turns::LookupError};
@@ -42,6 +43,8 @@ pub struct Query {
     /// Only entries older than this one (the previous page's `next`).
     pub before: Option<Cursor>,
     pub limit: usize,
+    /// The turns' changes path by path; without, a turn's counts are read where stored.
+    pub with_paths: bool,
 }
 
 /// An entry's place in the timeline: its time, then turns before rollbacks before writes
@@ -106,6 +109,8 @@ impl RollbackEntryKind {
 pub struct TurnEntry {
     pub cursor: Cursor,
     pub turn: TurnRow,
+    pub counts: Counts,
+    /// Its net changes, when the query asked for them (`with_paths`).
     pub changes: Vec<Change>,
     pub undone: bool,
 }
@@ -165,7 +170,7 @@ pub fn page(conn: &Connection, query: &Query) -> Result<Page, LookupError> {
     let mut entries = Vec::with_capacity(placed.len());
     for (at, i) in placed {
         entries.push(match at.rank {
-            0 => Entry::Turn(turn_entry(conn, at, &turns[i], &undone)?),
+            0 => Entry::Turn(turn_entry(conn, at, &turns[i], &undone, query.with_paths)?),
             1 => Entry::Rollback(Box::new(rollback_entry(conn, at, &rollbacks[i])?)),
             _ => Entry::Outside(outside::entry(conn, at, &outside[i])?),
         });
@@ -194,11 +199,23 @@ fn turn_entry(
     at: Cursor,
     turn: &TurnRow,
     undone: &HashSet<i64>,
+    with_paths: bool,
 ) -> rusqlite::Result<TurnEntry> {
+    let (counts, changes) = match with_paths {
+        true => {
+            let changes = history::turn_changes(conn, turn)?;
+            (Counts::of(&changes), changes)
+        }
+        false => {
+            let counts = history::counts::of_turns(conn, std::slice::from_ref(turn))?;
+            (counts.into_iter().next().unwrap_or_default(), Vec::new())
+        }
+    };
     Ok(TurnEntry {
         cursor: at,
         turn: turn.clone(),
-        changes: history::turn_changes(conn, turn)?,
+        counts,
+        changes,
         undone: undone.contains(&turn.id),
     })
 }

@@ -1,0 +1,191 @@
+//! A collection runs a step at a time, each its own transaction, with hints recorded between
+//! steps (issue 19.3): it must keep exactly what the one statement of earlier releases kept
+//! (the same versions, paths, journal rows and blobs), and capture must go on while it runs.
+
+mod common;
+
+use std::path::Path;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use common::*;
+use rusqlite::Connection;
+use serde_json::json;
+
+/// The collapse of earlier releases, as one statement per table (`store::gc` before 19.3).
+const COLLAPSIBLE: &str = "FROM versions WHERE seq <= ?1
+    AND seq NOT IN (SELECT max(pv.seq) FROM pins p JOIN versions pv ON pv.seq <= p.seq
+                    WHERE p.seq < ?1 GROUP BY p.id, pv.path_id)
+    AND (seq NOT IN (SELECT max(seq) FROM versions WHERE seq <= ?1 GROUP BY path_id)
+         OR (kind = 0 AND path_id NOT IN (SELECT pv.path_id FROM pins p JOIN versions pv
+                                          ON pv.seq <= p.seq WHERE p.seq < ?1)))";
+
+fn collect_at_once(conn: &Connection, cutoff: i64) {
+    conn.execute(
+        &format!(
+            "DELETE FROM rollback_steps WHERE rollback_id IN (SELECT id FROM rollbacks WHERE status NOT IN ('prepared', 'reverting') AND temps_left = 0)
+               AND (current_seq IN (SELECT seq {COLLAPSIBLE}) OR target_seq IN (SELECT seq {COLLAPSIBLE}))"
+        ),
+        [cutoff],
+    )
+    .expect("journal rows");
+    conn.execute(&format!("DELETE {COLLAPSIBLE}"), [cutoff])
+        .expect("versions");
+    conn.execute(
+        "DELETE FROM paths WHERE NOT EXISTS (SELECT 1 FROM versions v WHERE v.path_id = paths.id)",
+        [],
+    )
+    .expect("paths");
+    conn.execute(
+        "DELETE FROM blobs WHERE hash NOT IN (SELECT hash FROM versions WHERE hash IS NOT NULL)",
+        [],
+    )
+    .expect("blobs");
+}
+
+/// What a collection keeps, as rows: versions, paths, journal steps and blobs (up to `seq`).
+fn kept(conn: &Connection, seq: i64) -> Vec<String> {
+    let queries = [
+        "SELECT 'version ' || seq || ' ' || path_id FROM versions WHERE seq <= ?1 ORDER BY seq",
+        "SELECT 'path ' || id FROM paths WHERE id IN (SELECT path_id FROM versions WHERE seq <= ?1) ORDER BY id",
+        "SELECT 'step ' || rollback_id || ' ' || ord FROM rollback_steps WHERE ?1 IS NOT NULL ORDER BY 1",
+        "SELECT 'blob ' || hex(hash) FROM blobs WHERE hash IN (SELECT hash FROM versions WHERE seq <= ?1) ORDER BY 1",
+    ];
+    let mut rows = Vec::new();
+    for sql in queries {
+        let mut stmt = conn.prepare(sql).expect(sql);
+        let found = stmt.query_map([seq], |r| r.get::<_, String>(0)).expect(sql);
+        rows.extend(found.map(|row| row.expect("row")));
+    }
+    rows
+}
+
+fn index_of(dir: &Path) -> std::path::PathBuf {
+    dir.join("index.sqlite")
+}
+
+/// Twelve turns over forty paths: edits, deletions (a path whose latest state is "absent"),
+/// a re-created path, a pin in the middle and an undo with its journal.
+fn varied_history(ws: &Workspace, daemon: &Daemon) {
+    for i in 0..40 {
+        ws.write(format!("p/{i:02}.txt"), noise(i, 300));
+    }
+    for t in 1..=12u64 {
+        daemon.turn_start("s1", &format!("turn {t}"));
+        for i in (t % 4..40).step_by(4) {
+            ws.write(format!("p/{i:02}.txt"), noise(1000 * t + i, 300));
+        }
+        match t {
+            3 => ws.sh("rm p/01.txt p/02.txt"),
+            5 => ws.write("p/01.txt", "back\n"),
+            7 => ws.sh("rm -r p/03.txt && mkdir -p d/e && echo deep > d/e/f.txt"),
+            _ => {}
+        }
+        daemon.turn_end("s1");
+        if t == 6 {
+            let (status, pin) = daemon.pin(json!({"name": "middle", "session": "s1", "turn": 4}));
+            assert_eq!(status, 201, "{pin:#}");
+        }
+        if t == 9 || t == 12 {
+            rollback_applied(daemon.undo("s1", json!({})));
+            rollback_applied(daemon.redo("s1", json!({})));
+        }
+    }
+}
+
+#[test]
+fn a_collection_in_steps_keeps_exactly_what_one_statement_kept() {
+    let ws = Workspace::new();
+    ws.write(".filewatchd.toml", "keep_days = 0\nkeep_turns = 2\n");
+    let daemon = Daemon::start(&ws);
+    varied_history(&ws, &daemon);
+    daemon.stop();
+
+    // The index as it is, copied whole (a clean stop leaves it checkpointed).
+    let copy = tempfile::tempdir().expect("tempdir");
+    std::fs::copy(index_of(ws.state_dir()), index_of(copy.path())).expect("copy the index");
+
+    let daemon = Daemon::start_with_env(&ws, &[], &[("FILEWATCHD_TEST_GC_STEP_PATHS", "1")]);
+    let report = daemon.gc(false);
+    let cutoff = report["cutoff_seq"].as_i64().expect("cutoff");
+    assert!(
+        report["versions_removed"].as_i64().unwrap_or(0) > 50,
+        "{report:#}"
+    );
+    daemon.stop();
+
+    let reference = Connection::open(index_of(copy.path())).expect("open the copy");
+    let latest: i64 = reference
+        .query_row("SELECT max(seq) FROM versions", [], |r| r.get(0))
+        .expect("latest");
+    collect_at_once(&reference, cutoff);
+    let stepped = Connection::open(index_of(ws.state_dir())).expect("open the index");
+    let (want, have) = (kept(&reference, latest), kept(&stepped, latest));
+    assert!(
+        want.iter().any(|row| row.starts_with("step ")),
+        "the undo's journal: {want:#?}"
+    );
+    assert_eq!(
+        have, want,
+        "a collection in steps against one statement (cutoff {cutoff})"
+    );
+}
+
+#[test]
+fn capture_records_writes_while_a_collection_is_under_way() {
+    let ws = Workspace::new();
+    ws.write(".filewatchd.toml", "keep_days = 0\nkeep_turns = 1\n");
+    let hold = ws.home().join("hold-gc");
+    let hold_text = hold.to_string_lossy().into_owned();
+    let env = [
+        ("FILEWATCHD_TEST_GC_STEP_PATHS", "1"),
+        ("FILEWATCHD_TEST_GC_HOLD", hold_text.as_str()),
+    ];
+    let daemon = Daemon::start_with_env(&ws, &[], &env);
+    varied_history(&ws, &daemon);
+    std::fs::write(&hold, "").expect("hold the collection");
+
+    std::thread::scope(|scope| {
+        let (done, report) = mpsc::channel();
+        let daemon = &daemon;
+        scope.spawn(move || {
+            let _ = done.send(daemon.gc(false));
+        });
+        // The collection has begun: its cutoff is the horizon, turn 1 has expired.
+        let begun = poll_until(Duration::from_secs(30), || {
+            let turn = daemon.turn("s1", 1, false);
+            (turn["expired"] == true).then_some(())
+        });
+        assert!(begun.is_some(), "the collection never began");
+
+        ws.write("during.txt", "written while the collection is held\n");
+        ws.write("p/00.txt", "edited while the collection is held\n");
+        let history = daemon.history("during.txt");
+        assert_eq!(
+            history["versions"].as_array().map(Vec::len),
+            Some(1),
+            "{history:#}"
+        );
+        let turn = daemon.turn_start("s1", "during the collection");
+        assert_eq!(turn["turn"], 13, "{turn:#}");
+        assert!(
+            matches!(report.try_recv(), Err(mpsc::TryRecvError::Empty)),
+            "the collection ended while held"
+        );
+
+        std::fs::remove_file(&hold).expect("release the collection");
+        let report = report
+            .recv_timeout(Duration::from_secs(120))
+            .expect("the gc report");
+        assert!(report["versions_removed"].as_i64().unwrap_or(0) > 0, "{report:#}");
+    });
+    let history = daemon.history("p/00.txt");
+    let versions = history["versions"].as_array().expect("versions");
+    let last = versions.last().expect("a version");
+    assert_eq!(
+        last["size"], 36,
+        "the write made during the collection stays: {history:#}"
+    );
+    let ended = daemon.turn_end("s1");
+    assert_eq!(ended["counts"]["modified"], 0, "{ended:#}");
+}
