@@ -15,7 +15,8 @@ use super::walk::{Entry, EntryKind, walk_from_unless};
 use crate::model::{RACY_NS, StatPrint};
 use crate::paths::RelPath;
 use crate::stats::RescanReport;
-use crate::store::sql::{self, Cached};
+use crate::store::cache::{Cached, each_cached};
+use crate::store::sql;
 
 /// SQLite's `PRAGMA synchronous` levels: OFF 0, NORMAL 1, FULL 2, EXTRA 3.
 const SYNCHRONOUS_NORMAL: i64 = 1;
@@ -156,7 +157,7 @@ fn merge_starts(
     // Subtree after subtree, in path order, as the merge needs it.
     let mut merge = Merge::new(entries);
     for start in starts {
-        sql::each_cached(conn, start.as_ref(), |path, cached| merge.known(path, cached))?;
+        each_cached(conn, start.as_ref(), |path, cached| merge.known(path, cached))?;
     }
     Ok(Survey {
         dir,

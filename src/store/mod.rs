@@ -3,9 +3,11 @@
 //! `unjournaled` writes a first index into an empty index without SQLite's journal; `gc`,
 //! `journal`, `found` and `pins` hold the SQL of retention, rollbacks, the verification pass
 //! and pins, `timeline` that of sessions' activity and the timeline, `reviews` that of
-//! reviewed marks, `turn_counts` that of the counts stored for ended turns.
+//! reviewed marks, `turn_counts` that of the counts stored for ended turns, `cache` the stat
+//! cache read in path order for a restart.
 
 pub mod blobs;
+pub mod cache;
 pub mod db;
 pub mod fault;
 pub mod found;

@@ -93,7 +93,7 @@ pub(crate) fn state_at_column(row: &Row<'_>, at: usize) -> Result<State> {
     Ok(state)
 }
 
-fn stat_at_column(row: &Row<'_>, at: usize) -> Result<StatKey> {
+pub(super) fn stat_at_column(row: &Row<'_>, at: usize) -> Result<StatKey> {
     Ok(StatKey {
         dev: row.get::<_, i64>(at)? as u64,
         ino: row.get::<_, i64>(at + 1)? as u64,
@@ -174,42 +174,6 @@ pub fn each_present(
     Ok(())
 }
 
-/// What the stat cache holds of a present path: enough to tell it unchanged without its
-/// version (the file type is in `stat.mode`).
-#[derive(Debug, Clone, Copy)]
-pub struct Cached {
-    pub stat: StatKey,
-    pub checked_ns: i64,
-}
-
-/// `each_present` without the versions: a restart's merge compares stats only, and looks up
-/// the latest version of the few paths that differ (`latest`). One join instead of two: a
-/// million paths are read in about half the time.
-pub fn each_cached(
-    conn: &Connection,
-    under: Option<&RelPath>,
-    mut each: impl FnMut(RelPath, Cached),
-) -> Result<()> {
-    let (filter, bounds) = match under {
-        None => ("", Vec::new()),
-        Some(dir) => ("WHERE p.path >= ?1 AND p.path < ?2", children_of(dir).to_vec()),
-    };
-    let sql = format!(
-        "SELECT s.dev, s.ino, s.size, s.mtime_ns, s.ctime_ns, s.mode, s.checked_ns, p.path
-         FROM paths p JOIN path_state s ON s.path_id = p.id {filter} ORDER BY p.path"
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let mut rows = stmt.query(params_from_iter(bounds))?;
-    while let Some(row) = rows.next()? {
-        let cached = Cached {
-            stat: stat_at_column(row, 0)?,
-            checked_ns: row.get(6)?,
-        };
-        each(RelPath::from_fs_bytes(row.get(7)?), cached);
-    }
-    Ok(())
-}
-
 /// Whether the index has ever recorded `path` or anything beneath it.
 pub fn ever_recorded(conn: &Connection, path: &RelPath) -> Result<bool> {
     let [low, high] = children_of(path);
@@ -218,7 +182,7 @@ pub fn ever_recorded(conn: &Connection, path: &RelPath) -> Result<bool> {
 }
 
 /// The bounds of the paths strictly beneath `dir`: from `dir/` up to, not including, `dir0`.
-fn children_of(dir: &RelPath) -> [Vec<u8>; 2] {
+pub(super) fn children_of(dir: &RelPath) -> [Vec<u8>; 2] {
     let low = dir.child_prefix();
     let mut high = low.clone();
     if let Some(last) = high.last_mut() {

@@ -21,7 +21,9 @@ pub struct Pace {
 impl Pace {
     /// After an event was forwarded at `now`: whether to pause now, and for how long.
     pub fn after_event(&mut self, now: Instant) -> Option<Duration> {
-        let in_burst = self.last_event.is_some_and(|at| now.duration_since(at) < BURST_GAP);
+        let in_burst = self
+            .last_event
+            .is_some_and(|at| now.duration_since(at) < BURST_GAP);
         self.last_event = Some(now);
         let paused_lately = self.last_pause.is_some_and(|at| now.duration_since(at) < PAUSE);
         if !in_burst || paused_lately {

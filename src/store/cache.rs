@@ -1,0 +1,44 @@
+//! The stat cache (`path_state`) read in path order for a restart's merge, without the
+//! versions: at a million paths the one join less halves the read.
+
+use rusqlite::{Connection, Result, params_from_iter};
+
+use super::sql::{children_of, stat_at_column};
+use crate::model::StatKey;
+use crate::paths::RelPath;
+
+/// What the stat cache holds of a present path: enough to tell it unchanged without its
+/// version (the file type is in `stat.mode`).
+#[derive(Debug, Clone, Copy)]
+pub struct Cached {
+    pub stat: StatKey,
+    pub checked_ns: i64,
+}
+
+/// `sql::each_present` without the versions: a restart's merge compares stats only, and looks up
+/// the latest version of the few paths that differ (`sql::latest`). One join instead of two: a
+/// million paths are read in about half the time.
+pub fn each_cached(
+    conn: &Connection,
+    under: Option<&RelPath>,
+    mut each: impl FnMut(RelPath, Cached),
+) -> Result<()> {
+    let (filter, bounds) = match under {
+        None => ("", Vec::new()),
+        Some(dir) => ("WHERE p.path >= ?1 AND p.path < ?2", children_of(dir).to_vec()),
+    };
+    let sql = format!(
+        "SELECT s.dev, s.ino, s.size, s.mtime_ns, s.ctime_ns, s.mode, s.checked_ns, p.path
+         FROM paths p JOIN path_state s ON s.path_id = p.id {filter} ORDER BY p.path"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut rows = stmt.query(params_from_iter(bounds))?;
+    while let Some(row) = rows.next()? {
+        let cached = Cached {
+            stat: stat_at_column(row, 0)?,
+            checked_ns: row.get(6)?,
+        };
+        each(RelPath::from_fs_bytes(row.get(7)?), cached);
+    }
+    Ok(())
+}
