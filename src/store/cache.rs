@@ -3,7 +3,7 @@
 
 use rusqlite::{Connection, Result, params_from_iter};
 
-use super::sql::{children_of, stat_at_column};
+use super::sql::{beneath, stat_at_column};
 use crate::model::StatKey;
 use crate::paths::RelPath;
 
@@ -23,10 +23,7 @@ pub fn each_cached(
     under: Option<&RelPath>,
     mut each: impl FnMut(RelPath, Cached),
 ) -> Result<()> {
-    let (filter, bounds) = match under {
-        None => ("", Vec::new()),
-        Some(dir) => ("WHERE p.path >= ?1 AND p.path < ?2", children_of(dir).to_vec()),
-    };
+    let (filter, bounds) = beneath(under);
     let sql = format!(
         "SELECT s.dev, s.ino, s.size, s.mtime_ns, s.ctime_ns, s.mode, s.checked_ns, p.path
          FROM paths p JOIN path_state s ON s.path_id = p.id {filter} ORDER BY p.path"

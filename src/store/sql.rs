@@ -161,10 +161,7 @@ pub fn each_present(
     under: Option<&RelPath>,
     mut each: impl FnMut(RelPath, Latest),
 ) -> Result<()> {
-    let (filter, bounds) = match under {
-        None => ("", Vec::new()),
-        Some(dir) => ("WHERE p.path >= ?1 AND p.path < ?2", children_of(dir).to_vec()),
-    };
+    let (filter, bounds) = beneath(under);
     let mut stmt = conn.prepare_cached(&format!("{LATEST_SELECT} {filter} ORDER BY p.path"))?;
     let mut rows = stmt.query(params_from_iter(bounds))?;
     while let Some(row) = rows.next()? {
@@ -172,6 +169,15 @@ pub fn each_present(
         each(path, latest);
     }
     Ok(())
+}
+
+/// The `WHERE` of a query of `paths p` limited to the paths strictly beneath `under` (none:
+/// every path), with its bounds.
+pub(super) fn beneath(under: Option<&RelPath>) -> (&'static str, Vec<Vec<u8>>) {
+    match under {
+        None => ("", Vec::new()),
+        Some(dir) => ("WHERE p.path >= ?1 AND p.path < ?2", children_of(dir).to_vec()),
+    }
 }
 
 /// Whether the index has ever recorded `path` or anything beneath it.
