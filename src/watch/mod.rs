@@ -171,8 +171,9 @@ impl Watches {
         let mut pace = pace::Pace::default();
         let forward = move |event| {
             hints.forward(event);
-            if let Some(pause) = pace.after_event(std::time::Instant::now()) {
+            if let Some(pause) = pace.after_event() {
                 std::thread::sleep(pause);
+                pace.paused();
             }
         };
         let inner = INotifyWatcher::new(forward, config)?;
