@@ -110,7 +110,7 @@ impl Collection {
     /// One step: one short transaction.
     pub fn step(mut self, conn: &mut Connection, blobs: &BlobDir) -> rusqlite::Result<Progress> {
         let began = Instant::now();
-        let phase = self.phase.name();
+        let (phase, width) = (self.phase.name(), self.width);
         // The work alone decides the next width: a commit's fsync costs the same whatever it
         // commits, and a slow disk must not shrink the steps to a path each.
         let worked = match self.phase.clone() {
@@ -123,7 +123,7 @@ impl Collection {
         };
         let took = began.elapsed();
         let (took_us, worked_us) = (took.as_micros() as u64, worked.as_micros() as u64);
-        tracing::debug!(phase, width = self.width, took_us, worked_us, "collection step");
+        tracing::debug!(phase, width, took_us, worked_us, "collection step");
         match self.phase.name() == phase {
             true => {
                 self.steps_in_phase += 1;
