@@ -294,7 +294,7 @@ pub struct Totals {
 pub fn totals(conn: &Connection) -> rusqlite::Result<Totals> {
     Ok(Totals {
         tracked_files: sql::tracked_files(conn)?,
-        store_bytes: sql::store_bytes(conn)?,
+        store_bytes: crate::store::size::store_bytes(conn)?,
         latest_seq: sql::latest_seq(conn)?,
     })
 }

@@ -103,14 +103,16 @@
 //! - [`retention`]: garbage collection by keep_days / keep_turns / max_store_bytes, and the
 //!   horizon it leaves (`retention::expired`: a state it has collapsed); it keeps every
 //!   version a pin needs; `retention::collection` runs a collection a step at a time, each its
-//!   own short transaction (collapse by ranges of path ids, then blobs by ranges of hashes), the
-//!   engine recording hints between steps (`engine::upkeep`). [`pins`]: named checkpoints (the end of a turn, a time, now) as the
+//!   own short transaction (collapse by ranges of path ids, then blobs by ranges of hashes, each
+//!   range bounded by the rows it covers), the engine recording hints between steps and
+//!   answering a command waiting for its cookie before the next step (`engine::upkeep`). [`pins`]: named checkpoints (the end of a turn, a time, now) as the
 //!   sequence number each stands for, made and removed by the engine behind the barrier; a
 //!   rollback to one (`restore::Operation::Pin`) is checked as a time rollback.
 //! - [`store`]: `blobs` (blake3-addressed, zstd, small ones inline in SQLite, large ones as
 //!   files), `db` (pragmas, migrations from `migrations/`), `sql`, `journal`, `gc` (the SQL),
-//!   `pins` (their SQL), `turn_counts` (the stored counts of ended turns), `fault` (storage
-//!   faults by cause).
+//!   `pins` (their SQL), `turn_counts` (the stored counts of ended turns), `size` (the store's
+//!   size: a counter the blob rows' triggers keep, checked at start-up beside the integrity
+//!   check), `fault` (storage faults by cause).
 //! - [`api`]: the HTTP API of PRODUCT.md 5.2, served by its own hyper loop (`api::serve`:
 //!   connection cap, header and body timeouts), each answer read in one snapshot, history,
 //!   content and open turns behind the barrier. It parses, asks history, sessions, restore and

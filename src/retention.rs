@@ -15,7 +15,7 @@ use crate::config::Retention;
 use crate::model::{RollbackKind, now_ms};
 use crate::sessions::Lineage;
 use crate::store::blobs::BlobDir;
-use crate::store::{gc, journal, pins, sql};
+use crate::store::{gc, journal, pins, size, sql};
 
 pub use collection::{Collection, Progress};
 
@@ -55,7 +55,7 @@ pub fn expired(conn: &Connection, seq: i64) -> rusqlite::Result<Option<Expired>>
 /// under way goes on a step at a time (`Collection::step`), each step its own transaction.
 pub fn begin(conn: &mut Connection, retention: &Retention, dry_run: bool) -> rusqlite::Result<Progress> {
     let began = std::time::Instant::now();
-    let store_bytes_before = sql::store_bytes(conn)?;
+    let store_bytes_before = size::store_bytes(conn)?;
     tracing::debug!(
         took_us = began.elapsed().as_micros() as u64,
         "collection: store bytes"

@@ -15,7 +15,9 @@
 //! | `FILEWATCHD_TEST_HOLD_INDEX=PATH` | once the start-up walk is done, the daemon waits until PATH exists |
 //! | `FILEWATCHD_TEST_UI_CODE_TTL_MS=MS` | how long a browser login code stays valid |
 //! | `FILEWATCHD_TEST_GC_STEP_PATHS=N` | a collection collapses N path ids per step, whatever a step takes |
+//! | `FILEWATCHD_TEST_GC_STEP_ROWS=N` | every step of a collection takes N rows: N versions collapsed (unless `_PATHS`) or listed, N blobs swept |
 //! | `FILEWATCHD_TEST_GC_HOLD=PATH` | a collection waits between its steps while PATH exists |
+//! | `FILEWATCHD_TEST_GC_HOLD_AT=PHASE:K` | a collection waits for good once K steps of PHASE (`collapse`, `list`, `sweep`) are done, until killed |
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -31,7 +33,9 @@ pub struct TestKnobs {
     pub hold_index: Option<std::path::PathBuf>,
     pub ui_code_ttl: Option<Duration>,
     pub gc_step_paths: Option<u64>,
+    pub gc_step_rows: Option<u64>,
     pub gc_hold: Option<std::path::PathBuf>,
+    pub gc_hold_at: Option<(String, u64)>,
 }
 
 static KNOBS: OnceLock<TestKnobs> = OnceLock::new();
@@ -65,9 +69,19 @@ impl TestKnobs {
             hold_index: std::env::var_os("FILEWATCHD_TEST_HOLD_INDEX").map(Into::into),
             ui_code_ttl: number("FILEWATCHD_TEST_UI_CODE_TTL_MS").map(Duration::from_millis),
             gc_step_paths: number("FILEWATCHD_TEST_GC_STEP_PATHS"),
+            gc_step_rows: number("FILEWATCHD_TEST_GC_STEP_ROWS"),
             gc_hold: std::env::var_os("FILEWATCHD_TEST_GC_HOLD").map(Into::into),
+            gc_hold_at: std::env::var("FILEWATCHD_TEST_GC_HOLD_AT")
+                .ok()
+                .and_then(|v| phase_and_steps(&v)),
         }
     }
+}
+
+/// `collapse:3` as the phase and the steps of it.
+fn phase_and_steps(value: &str) -> Option<(String, u64)> {
+    let (phase, steps) = value.split_once(':')?;
+    Some((phase.to_string(), steps.parse().ok()?))
 }
 
 /// `FILEWATCHD_TEST_HOLD_INDEX`: keeps a daemon whose index is ready from going on (applying

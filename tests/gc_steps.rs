@@ -93,6 +93,13 @@ fn varied_history(ws: &Workspace, daemon: &Daemon) {
     }
 }
 
+/// The ways to step, by test knobs: one path id per collapse (the other phases adapt), and
+/// three rows per step of every phase.
+const STEPPINGS: [&[(&str, &str)]; 2] = [
+    &[("FILEWATCHD_TEST_GC_STEP_PATHS", "1")],
+    &[("FILEWATCHD_TEST_GC_STEP_ROWS", "3")],
+];
+
 #[test]
 fn a_collection_in_steps_keeps_exactly_what_one_statement_kept() {
     let ws = Workspace::new();
@@ -100,35 +107,172 @@ fn a_collection_in_steps_keeps_exactly_what_one_statement_kept() {
     let daemon = Daemon::start(&ws);
     varied_history(&ws, &daemon);
     daemon.stop();
-
     // The index as it is, copied whole (a clean stop leaves it checkpointed).
-    let copy = tempfile::tempdir().expect("tempdir");
-    std::fs::copy(index_of(ws.state_dir()), index_of(copy.path())).expect("copy the index");
+    let saved = tempfile::tempdir().expect("tempdir");
+    std::fs::copy(index_of(ws.state_dir()), index_of(saved.path())).expect("copy the index");
 
-    let daemon = Daemon::start_with_env(&ws, &[], &[("FILEWATCHD_TEST_GC_STEP_PATHS", "1")]);
+    for stepping in STEPPINGS {
+        put_back(saved.path(), ws.state_dir());
+        let daemon = Daemon::start_with_env(&ws, &[], stepping);
+        let report = daemon.gc(false);
+        let cutoff = report["cutoff_seq"].as_i64().expect("cutoff");
+        assert!(
+            report["versions_removed"].as_i64().unwrap_or(0) > 50,
+            "{stepping:?}: {report:#}"
+        );
+        daemon.stop();
+
+        let (reference, _dir) = collected_at_once(saved.path(), cutoff);
+        let stepped = Connection::open(index_of(ws.state_dir())).expect("open the index");
+        let latest = latest_seq(&reference);
+        let (want, have) = (kept(&reference, latest), kept(&stepped, latest));
+        assert!(
+            want.iter().any(|row| row.starts_with("step ")),
+            "the undo's journal: {want:#?}"
+        );
+        assert_eq!(
+            have, want,
+            "a collection in steps ({stepping:?}) against one statement (cutoff {cutoff})"
+        );
+        assert_sound(&stepped);
+    }
+}
+
+/// Where a collection is killed: a few steps into each of its phases, one after the other.
+const KILLED_AT: [&str; 3] = ["collapse:5", "list:2", "sweep:1"];
+
+#[test]
+fn a_collection_killed_between_steps_loses_nothing_and_leaves_nothing_dangling() {
+    let ws = Workspace::new();
+    ws.write(".filewatchd.toml", "keep_days = 0\nkeep_turns = 2\n");
+    let daemon = Daemon::start(&ws);
+    varied_history(&ws, &daemon);
+    daemon.stop();
+    let saved = tempfile::tempdir().expect("tempdir");
+    std::fs::copy(index_of(ws.state_dir()), index_of(saved.path())).expect("copy the index");
+    let original = Connection::open(index_of(saved.path())).expect("open the copy");
+    let latest = latest_seq(&original);
+
+    let mut horizons = Vec::new();
+    for at in KILLED_AT {
+        let env = [
+            ("FILEWATCHD_TEST_GC_STEP_ROWS", "3"),
+            ("FILEWATCHD_TEST_GC_HOLD_AT", at),
+        ];
+        let daemon = Daemon::start_with_env(&ws, &[], &env);
+        let _gc = post_unanswered(&daemon, "/v1/gc");
+        let phase = at.split(':').next().unwrap_or(at);
+        let held = poll_until(Duration::from_secs(60), || {
+            let log = daemon.stderr();
+            let line = log.lines().find(|l| l.contains("the collection is held"))?;
+            Some(line.to_string())
+        });
+        let held = held.unwrap_or_else(|| panic!("never held at {at}:\n{}", daemon.stderr()));
+        assert!(held.contains(phase), "held at {at}: {held}");
+        daemon.kill9();
+
+        let index = Connection::open(index_of(ws.state_dir())).expect("open the index");
+        assert_sound(&index);
+        let horizon: i64 = index
+            .query_row("SELECT value FROM meta WHERE key = 'horizon'", [], |r| r.get(0))
+            .expect("the horizon the collection set");
+        horizons.push(horizon);
+        // Nothing the whole collection keeps is gone, whatever step it was killed after.
+        let (reference, _dir) = collected_at_once(saved.path(), horizon);
+        let have = kept(&index, latest);
+        let want = kept(&reference, latest);
+        let lost: Vec<&String> = want.iter().filter(|row| !have.contains(row)).collect();
+        assert!(lost.is_empty(), "killed at {at}, lost: {lost:#?}");
+    }
+    assert!(horizons.windows(2).all(|w| w[0] == w[1]), "{horizons:?}");
+
+    // A collection run to its end after the kills keeps exactly what one statement keeps.
+    let daemon = Daemon::start(&ws);
     let report = daemon.gc(false);
     let cutoff = report["cutoff_seq"].as_i64().expect("cutoff");
-    assert!(
-        report["versions_removed"].as_i64().unwrap_or(0) > 50,
-        "{report:#}"
-    );
+    assert_eq!(Some(&cutoff), horizons.first(), "{report:#}");
     daemon.stop();
+    let (reference, _dir) = collected_at_once(saved.path(), cutoff);
+    let index = Connection::open(index_of(ws.state_dir())).expect("open the index");
+    assert_eq!(kept(&index, latest), kept(&reference, latest));
+    assert_sound(&index);
+}
 
-    let reference = Connection::open(index_of(copy.path())).expect("open the copy");
-    let latest: i64 = reference
-        .query_row("SELECT max(seq) FROM versions", [], |r| r.get(0))
-        .expect("latest");
-    collect_at_once(&reference, cutoff);
-    let stepped = Connection::open(index_of(ws.state_dir())).expect("open the index");
-    let (want, have) = (kept(&reference, latest), kept(&stepped, latest));
-    assert!(
-        want.iter().any(|row| row.starts_with("step ")),
-        "the undo's journal: {want:#?}"
+/// Replaces the workspace's index with the one saved in `saved` (no WAL beside it).
+fn put_back(saved: &Path, state_dir: &Path) {
+    for suffix in ["-wal", "-shm"] {
+        let _ = std::fs::remove_file(state_dir.join(format!("index.sqlite{suffix}")));
+    }
+    std::fs::copy(index_of(saved), index_of(state_dir)).expect("put the index back");
+}
+
+/// A copy of the index saved in `saved`, collected by one statement per table.
+fn collected_at_once(saved: &Path, cutoff: i64) -> (Connection, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::copy(index_of(saved), index_of(dir.path())).expect("copy the index");
+    let conn = Connection::open(index_of(dir.path())).expect("open the copy");
+    collect_at_once(&conn, cutoff);
+    (conn, dir)
+}
+
+fn latest_seq(conn: &Connection) -> i64 {
+    conn.query_row("SELECT max(seq) FROM versions", [], |r| r.get(0))
+        .expect("latest")
+}
+
+/// Nothing dangles: the index is sound, every row names what is there (foreign keys), every
+/// version's content has its blob, and the store size counter is the sum of the blob rows.
+fn assert_sound(conn: &Connection) {
+    let check: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .expect("integrity check");
+    assert_eq!(check, "ok");
+    let mut stmt = conn
+        .prepare("PRAGMA foreign_key_check")
+        .expect("foreign key check");
+    let dangling: Vec<String> = stmt
+        .query_map([], |r| {
+            Ok(format!(
+                "{}: {:?}",
+                r.get::<_, String>(0)?,
+                r.get::<_, Option<i64>>(1)?
+            ))
+        })
+        .expect("foreign key check")
+        .map(|row| row.expect("row"))
+        .collect();
+    assert!(dangling.is_empty(), "rows naming what is gone: {dangling:#?}");
+    let missing: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM versions v WHERE v.hash IS NOT NULL AND v.too_large = 0
+               AND NOT EXISTS (SELECT 1 FROM blobs b WHERE b.hash = v.hash)",
+            [],
+            |r| r.get(0),
+        )
+        .expect("versions without their blob");
+    assert_eq!(missing, 0, "versions whose content is gone");
+    let (counted, summed): (i64, i64) = conn
+        .query_row(
+            "SELECT (SELECT bytes FROM store_size), (SELECT coalesce(sum(stored_size), 0) FROM blobs)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("store size");
+    assert_eq!(counted, summed, "the store size counter against its blob rows");
+}
+
+/// Sends `POST path` with an empty JSON body and leaves its answer unread: the request of a
+/// daemon about to be killed (the connection stays open while the stream lives).
+fn post_unanswered(daemon: &Daemon, path: &str) -> std::net::TcpStream {
+    use std::io::Write;
+    let mut stream = std::net::TcpStream::connect(daemon.host()).expect("connect");
+    let request = format!(
+        "POST {path} HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{{}}",
+        daemon.host(),
+        daemon.bearer()
     );
-    assert_eq!(
-        have, want,
-        "a collection in steps against one statement (cutoff {cutoff})"
-    );
+    stream.write_all(request.as_bytes()).expect("send the request");
+    stream
 }
 
 #[test]

@@ -18,6 +18,8 @@ type GcReply = oneshot::Sender<rusqlite::Result<GcReport>>;
 pub(super) struct GcRun {
     collection: Collection,
     reply: Option<GcReply>,
+    /// Whether a test knob's hold was logged.
+    held: bool,
 }
 
 /// While `FILEWATCHD_TEST_GC_HOLD` holds a collection, the worker looks again this often.
@@ -32,7 +34,13 @@ impl Worker {
             self.next_gc = Instant::now() + GC_INTERVAL;
         }
         match retention::begin(&mut self.conn, &self.ctx.retention, dry_run) {
-            Ok(Progress::More(collection)) => self.gc = Some(GcRun { collection, reply }),
+            Ok(Progress::More(collection)) => {
+                self.gc = Some(GcRun {
+                    collection,
+                    reply,
+                    held: false,
+                })
+            }
             Ok(Progress::Done(report)) => self.collected(reply, Ok(report)),
             Err(err) => self.collected(reply, Err(err)),
         }
@@ -48,10 +56,11 @@ impl Worker {
         self.collected(run.reply, result);
     }
 
-    /// One step of the collection under way, or a few turns' missing counts when idle.
+    /// One step of the collection under way, or a few turns' missing counts when idle. A
+    /// command waiting for its cookie goes first: the step would hold it up.
     pub(super) fn upkeep(&mut self) {
-        if let Some(run) = self.gc.take() {
-            if gc_held() {
+        if let Some(mut run) = self.gc.take() {
+            if !self.barrier.is_empty() || run.held() {
                 self.gc = Some(run);
                 return;
             }
@@ -60,6 +69,7 @@ impl Worker {
                     self.gc = Some(GcRun {
                         collection,
                         reply: run.reply,
+                        held: false,
                     })
                 }
                 Ok(Progress::Done(report)) => self.collected(run.reply, Ok(report)),
@@ -81,7 +91,9 @@ impl Worker {
     /// When the upkeep wants to run next: now while it has work.
     pub(super) fn upkeep_deadline(&self) -> Option<Instant> {
         match (&self.gc, self.counts_owed) {
-            (Some(_), _) if gc_held() => Some(Instant::now() + HOLD_POLL),
+            (Some(run), _) if gc_held(&run.collection) => Some(Instant::now() + HOLD_POLL),
+            // The cookie's arrival wakes the worker (or the barrier's own deadline).
+            (Some(_), _) if !self.barrier.is_empty() => None,
             (Some(_), _) => Some(Instant::now()),
             (None, true) if self.batch.is_empty() && self.barrier.is_empty() => Some(Instant::now()),
             _ => None,
@@ -113,10 +125,26 @@ impl Worker {
     }
 }
 
-/// `FILEWATCHD_TEST_GC_HOLD`: the file exists, so the collection waits (test-only).
-fn gc_held() -> bool {
-    crate::test_knobs::get()
-        .gc_hold
-        .as_ref()
-        .is_some_and(|path| path.exists())
+impl GcRun {
+    /// Whether a test knob holds the collection now (logged once, for the test to see).
+    fn held(&mut self) -> bool {
+        let held = gc_held(&self.collection);
+        if held && !self.held {
+            let (phase, steps) = self.collection.position();
+            tracing::warn!(phase, steps, "the collection is held by a test knob");
+        }
+        self.held = held;
+        held
+    }
+}
+
+/// `FILEWATCHD_TEST_GC_HOLD`: the file exists, or `FILEWATCHD_TEST_GC_HOLD_AT`: the
+/// collection is where it names, so the collection waits (test-only).
+fn gc_held(collection: &Collection) -> bool {
+    let knobs = crate::test_knobs::get();
+    let at = knobs.gc_hold_at.as_ref().is_some_and(|(phase, steps)| {
+        let (now, done) = collection.position();
+        now == phase && done >= *steps
+    });
+    at || knobs.gc_hold.as_ref().is_some_and(|path| path.exists())
 }

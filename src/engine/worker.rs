@@ -134,7 +134,7 @@ impl Worker {
     ) -> anyhow::Result<(Self, WorkerHandle)> {
         let (tx, inbox) = channel;
         if checked(&mut check, journal::needs_recovery(&conn))? {
-            check.wait()?;
+            check.wait_correcting(&conn)?;
             let mut ws = ctx.workspace();
             let recovered = crate::restore::recover::recover(&mut conn, &mut ws);
             ctx.apply(ws.take_effects());
@@ -145,7 +145,7 @@ impl Worker {
         let offline = Attribution::FOUND;
         let started = Instant::now();
         let survey = checked(&mut check, survey(&conn, &mut ctx, None))?;
-        check.wait()?;
+        check.wait_correcting(&conn)?;
         let recorded = unjournaled::build(&mut conn, |conn| {
             record_survey(conn, &mut ctx, survey, offline, true)
         })?;

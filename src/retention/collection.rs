@@ -4,7 +4,10 @@
 //! a range of path ids at a time (the set it deletes is defined path by path, so the ranges
 //! together delete exactly what one statement would), list the hashes the remaining versions
 //! name a range of sequence numbers at a time, then delete the blobs none names a range of
-//! hashes at a time, catching up first with the versions written since the listing.
+//! hashes at a time, catching up first with the versions written since the listing. Every
+//! range is bounded by the rows it covers (versions, blobs), never by its width in keys: a
+//! range of sequence numbers sparse after a collapse can meet a dense one, and a step's cost
+//! is its rows.
 //!
 //! Between steps nothing may change what the collapse keeps: the engine finishes a
 //! collection before it makes or removes a pin or starts another collection. Versions
@@ -17,14 +20,15 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::GcReport;
 use crate::model::{Hash, now_ms};
 use crate::store::blobs::BlobDir;
-use crate::store::{gc, sql, turn_counts};
+use crate::store::{gc, size, turn_counts};
 
-/// A step aims to hold the writer for about this long: the range it takes next grows while
-/// steps are quicker and shrinks when one was slower.
-const STEP_AIM: Duration = Duration::from_millis(30);
-const FIRST_PATHS: i64 = 256;
-const FIRST_SEQS: i64 = 50_000;
-const BLOBS_PER_STEP: usize = 2_000;
+/// A step aims to hold the writer for about this long: the rows it takes next follow the
+/// rate the last step worked at (at most twice as many, at least half).
+const STEP_AIM: Duration = Duration::from_millis(25);
+/// The rows of a phase's first step: versions collapsed, versions listed, blobs swept.
+const FIRST_VERSIONS: i64 = 8_192;
+const FIRST_LISTED: i64 = 20_000;
+const FIRST_BLOBS: i64 = 2_000;
 
 /// What a collection does next.
 #[derive(Debug, Clone)]
@@ -52,12 +56,17 @@ impl Phase {
 pub struct Collection {
     pub(super) report: GcReport,
     phase: Phase,
-    /// How many path ids (or sequence numbers) the next step takes.
+    /// How many rows the next step takes (versions, or blobs when sweeping).
     width: i64,
-    /// Fixed by the test knob `FILEWATCHD_TEST_GC_STEP_PATHS`: the width never changes.
-    fixed: bool,
+    /// The test knobs `FILEWATCHD_TEST_GC_STEP_PATHS` (a collapse takes this many path ids,
+    /// whatever their versions) and `FILEWATCHD_TEST_GC_STEP_ROWS` (every step takes this
+    /// many rows): their widths never change.
+    fixed_paths: Option<i64>,
+    fixed_rows: Option<i64>,
     /// The hashes have been listed up to this sequence number.
     listed: i64,
+    /// The steps taken in the phase under way.
+    steps_in_phase: u64,
 }
 
 /// Where a collection stands after a step.
@@ -76,23 +85,32 @@ impl Collection {
         turn_counts::forget_before(&tx, report.cutoff_seq)?;
         let last = gc::max_path_id(&tx)?;
         tx.commit()?;
-        let fixed = crate::test_knobs::get().gc_step_paths;
+        let knobs = crate::test_knobs::get();
+        let knob = |n: Option<u64>| n.map(|n| i64::try_from(n).unwrap_or(1).max(1));
         Ok(Self {
             report: GcReport {
                 versions_removed: 0,
                 ..report
             },
             phase: Phase::Collapse { next: 0, last },
-            width: fixed.map_or(FIRST_PATHS, |n| i64::try_from(n).unwrap_or(1).max(1)),
-            fixed: fixed.is_some(),
+            width: knob(knobs.gc_step_rows).unwrap_or(FIRST_VERSIONS),
+            fixed_paths: knob(knobs.gc_step_paths),
+            fixed_rows: knob(knobs.gc_step_rows),
             listed: 0,
+            steps_in_phase: 0,
         })
+    }
+
+    /// The phase under way and how many of its steps are done (the test knob
+    /// `FILEWATCHD_TEST_GC_HOLD_AT` holds a collection at such a point).
+    pub fn position(&self) -> (&'static str, u64) {
+        (self.phase.name(), self.steps_in_phase)
     }
 
     /// One step: one short transaction.
     pub fn step(mut self, conn: &mut Connection, blobs: &BlobDir) -> rusqlite::Result<Progress> {
         let began = Instant::now();
-        let phase = self.phase.name();
+        let (phase, width) = (self.phase.name(), self.width);
         // The work alone decides the next width: a commit's fsync costs the same whatever it
         // commits, and a slow disk must not shrink the steps to a path each.
         let worked = match self.phase.clone() {
@@ -105,8 +123,14 @@ impl Collection {
         };
         let took = began.elapsed();
         let (took_us, worked_us) = (took.as_micros() as u64, worked.as_micros() as u64);
-        tracing::debug!(phase, width = self.width, took_us, worked_us, "collection step");
-        self.adapt(worked);
+        tracing::debug!(phase, width, took_us, worked_us, "collection step");
+        match self.phase.name() == phase {
+            true => {
+                self.steps_in_phase += 1;
+                self.adapt(worked);
+            }
+            false => self.steps_in_phase = 0,
+        }
         Ok(Progress::More(self))
     }
 
@@ -122,7 +146,11 @@ impl Collection {
     }
 
     fn collapse(&mut self, conn: &mut Connection, next: i64, last: i64) -> rusqlite::Result<Duration> {
-        let to = next.saturating_add(self.width);
+        let to = match self.fixed_paths {
+            Some(paths) => next.saturating_add(paths),
+            None => gc::path_id_after_versions(conn, next, self.width)?
+                .map_or(last.saturating_add(1), |end| end.max(next.saturating_add(1))),
+        };
         let cutoff = self.report.cutoff_seq;
         let (deleted, worked) = gc::without_foreign_keys(conn, |conn| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -144,7 +172,7 @@ impl Collection {
         self.phase = match to > last {
             true => {
                 gc::begin_referenced(conn)?;
-                self.width = FIRST_SEQS;
+                self.width = self.fixed_rows.unwrap_or(FIRST_LISTED);
                 Phase::List { after: 0 }
             }
             false => Phase::Collapse { next: to, last },
@@ -154,11 +182,17 @@ impl Collection {
 
     fn list(&mut self, conn: &Connection, after: i64) -> rusqlite::Result<Duration> {
         let began = Instant::now();
-        let upto = after.saturating_add(self.width.max(FIRST_SEQS / 8));
+        let (upto, last) = match gc::seq_after_versions(conn, after, self.width)? {
+            Some(upto) => (upto, false),
+            None => (gc::max_seq(conn)?, true),
+        };
         gc::add_referenced(conn, after, upto)?;
         self.listed = upto;
-        self.phase = match upto >= gc::max_seq(conn)? {
-            true => Phase::Sweep { after: Vec::new() },
+        self.phase = match last {
+            true => {
+                self.width = self.fixed_rows.unwrap_or(FIRST_BLOBS);
+                Phase::Sweep { after: Vec::new() }
+            }
             false => Phase::List { after: upto },
         };
         Ok(began.elapsed())
@@ -178,7 +212,7 @@ impl Collection {
         let latest = gc::max_seq(&tx)?;
         gc::add_referenced(&tx, self.listed, latest)?;
         self.listed = latest;
-        let end = gc::blob_chunk_end(&tx, after, BLOBS_PER_STEP)?;
+        let end = gc::blob_chunk_end(&tx, after, usize::try_from(self.width).unwrap_or(1))?;
         let mut files: Vec<Hash> = Vec::new();
         for (hash, is_file, size) in gc::unreferenced_in(&tx, after, end.as_deref())? {
             gc::delete_blob(&tx, hash)?;
@@ -190,9 +224,12 @@ impl Collection {
         }
         let worked = began.elapsed();
         tx.commit()?;
+        let removing = Instant::now();
         for hash in files {
             let _ = std::fs::remove_file(blobs.path_of(hash));
         }
+        // Removing blob files holds the writer as much as the rows do.
+        let worked = worked + removing.elapsed();
         match end {
             Some(end) => {
                 self.phase = Phase::Sweep { after: end };
@@ -208,12 +245,15 @@ impl Collection {
         // Counts stored meanwhile (a turn that ended during the collection) may predate a range.
         turn_counts::forget_before(conn, self.report.cutoff_seq)?;
         gc::set_meta(conn, "last_gc", now_ms())?;
-        let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
+        // PASSIVE: it copies what no reader still needs and waits for no one. A TRUNCATE one
+        // waited for the API's readers with the writer held (140 ms at a million versions);
+        // `journal_size_limit` trims the log when it next restarts from its beginning.
+        let _ = conn.execute_batch("PRAGMA wal_checkpoint(PASSIVE);");
         tracing::debug!(
             took_us = began.elapsed().as_micros() as u64,
             "collection: checkpointed"
         );
-        self.report.store_bytes_after = sql::store_bytes(conn)?;
+        self.report.store_bytes_after = size::store_bytes(conn)?;
         tracing::debug!(
             took_us = began.elapsed().as_micros() as u64,
             "collection: finished"
@@ -228,14 +268,18 @@ impl Collection {
         Ok(self.report)
     }
 
+    /// Sets the next step's rows from the rate this one worked at, within half and twice them.
     fn adapt(&mut self, took: Duration) {
-        if self.fixed && matches!(self.phase, Phase::Collapse { .. }) {
+        let fixed = match self.phase {
+            Phase::Collapse { .. } => self.fixed_paths.is_some() || self.fixed_rows.is_some(),
+            Phase::List { .. } | Phase::Sweep { .. } => self.fixed_rows.is_some(),
+        };
+        if fixed {
             return;
         }
-        if took < STEP_AIM / 2 {
-            self.width = self.width.saturating_mul(2);
-        } else if took > STEP_AIM * 2 {
-            self.width = (self.width / 2).max(1);
-        }
+        let took_us = took.as_micros().max(1);
+        let aimed = i128::from(self.width) * STEP_AIM.as_micros() as i128 / took_us as i128;
+        let (low, high) = ((self.width / 2).max(1), self.width.saturating_mul(2));
+        self.width = i64::try_from(aimed).unwrap_or(high).clamp(low, high);
     }
 }

@@ -21,6 +21,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0010_reviews.sql"),
     include_str!("../../migrations/0011_unattributed.sql"),
     include_str!("../../migrations/0012_turn_counts.sql"),
+    include_str!("../../migrations/0013_store_size.sql"),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -38,7 +39,7 @@ pub enum DbError {
 /// The one writer connection: WAL, synchronous=FULL, checked (DB-03), migrations applied.
 pub fn open_writer(path: &Path) -> Result<Connection, DbError> {
     let (conn, mut check) = open_writer_checking(path)?;
-    check.wait()?;
+    check.wait_correcting(&conn)?;
     Ok(conn)
 }
 
@@ -74,25 +75,56 @@ fn set_up_writer(path: &Path, shown: &str) -> Result<(Connection, IntegrityCheck
     Ok((conn, check))
 }
 
-/// DB-03's `quick_check`, running in a thread of its own.
-pub struct IntegrityCheck(Option<std::thread::JoinHandle<Result<(), DbError>>>);
+/// DB-03's `quick_check`, running in a thread of its own, and then the store size counter
+/// compared with the blob rows it counts (`store::size::drift`).
+pub struct IntegrityCheck {
+    thread: Option<std::thread::JoinHandle<Result<Option<i64>, DbError>>>,
+    /// The counter's drift, once the check is done, until the writer corrects it.
+    drift: Option<i64>,
+}
 
 impl IntegrityCheck {
     fn start(path: &Path) -> Self {
         let path = path.to_path_buf();
-        Self(Some(std::thread::spawn(move || {
+        let thread = std::thread::spawn(move || {
             let conn = open_reader(&path)?;
-            check_integrity(&conn, &path.display().to_string())
-        })))
+            check_integrity(&conn, &path.display().to_string())?;
+            Ok(crate::store::size::drift(&conn)?)
+        });
+        Self {
+            thread: Some(thread),
+            drift: None,
+        }
     }
 
     /// Waits for the check; `Ok` once the index is known sound (at once when already known).
     pub fn wait(&mut self) -> Result<(), DbError> {
-        match self.0.take().map(std::thread::JoinHandle::join) {
+        match self.thread.take().map(std::thread::JoinHandle::join) {
             None => Ok(()),
-            Some(Ok(result)) => result,
+            Some(Ok(result)) => {
+                self.drift = result?;
+                Ok(())
+            }
             Some(Err(panic)) => std::panic::resume_unwind(panic),
         }
+    }
+
+    /// `wait`, then corrects the store size counter if the check found it drifted: call it on
+    /// the writer before anything is written, so the drift is still that of the check's
+    /// snapshot.
+    pub fn wait_correcting(&mut self, conn: &Connection) -> Result<(), DbError> {
+        self.wait()?;
+        match self.drift.take() {
+            Some(drift) if drift != 0 => {
+                tracing::warn!(
+                    drift,
+                    "the store size counter had drifted from its blob rows; corrected"
+                );
+                crate::store::size::correct(conn, drift)?;
+            }
+            _ => {}
+        }
+        Ok(())
     }
 }
 

@@ -201,3 +201,21 @@ pub fn session_ids(conn: &Connection) -> Result<Vec<i64>> {
     let rows = stmt.query_map([], |r| r.get(0))?;
     rows.collect()
 }
+
+/// The path id of the version `rows` versions on from path id `from` (in path order): where
+/// a collapse step that takes about `rows` versions ends; `None` when fewer are left.
+pub fn path_id_after_versions(conn: &Connection, from: i64, rows: i64) -> Result<Option<i64>> {
+    conn.prepare_cached(
+        "SELECT path_id FROM versions WHERE path_id >= ?1 ORDER BY path_id LIMIT 1 OFFSET ?2",
+    )?
+    .query_row(params![from, rows.max(1)], |r| r.get(0))
+    .optional()
+}
+
+/// The sequence number of the `rows`-th version after `after`: where a listing step that
+/// takes `rows` versions ends; `None` when fewer are left.
+pub fn seq_after_versions(conn: &Connection, after: i64, rows: i64) -> Result<Option<i64>> {
+    conn.prepare_cached("SELECT seq FROM versions WHERE seq > ?1 ORDER BY seq LIMIT 1 OFFSET ?2")?
+        .query_row(params![after, rows.max(1) - 1], |r| r.get(0))
+        .optional()
+}

@@ -4,7 +4,8 @@
 //! `journal`, `found` and `pins` hold the SQL of retention, rollbacks, the verification pass
 //! and pins, `timeline` that of sessions' activity and the timeline, `reviews` that of
 //! reviewed marks, `turn_counts` that of the counts stored for ended turns, `cache` the stat
-//! cache read in path order for a restart.
+//! cache read in path order for a restart, `size` the store's size (a counter the blob rows'
+//! triggers keep).
 
 pub mod blobs;
 pub mod cache;
@@ -15,6 +16,7 @@ pub mod gc;
 pub mod journal;
 pub mod pins;
 pub mod reviews;
+pub mod size;
 pub mod sql;
 pub mod timeline;
 pub mod turn_counts;

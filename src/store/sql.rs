@@ -514,11 +514,6 @@ pub fn tracked_files(conn: &Connection) -> Result<i64> {
     .query_row([], |r| r.get(0))
 }
 
-pub fn store_bytes(conn: &Connection) -> Result<i64> {
-    conn.prepare_cached("SELECT coalesce(sum(stored_size), 0) FROM blobs")?
-        .query_row([], |r| r.get(0))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
