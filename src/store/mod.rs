@@ -4,9 +4,10 @@
 //! `journal`, `found` and `pins` hold the SQL of retention, rollbacks, the verification pass
 //! and pins, `timeline` that of sessions' activity and the timeline, `reviews` that of
 //! reviewed marks, `turn_counts` that of the counts stored for ended turns, `cache` the stat
-//! cache read in path order for a restart.
+//! cache read in path order for a restart, `briefs` what a listing shows of each rollback.
 
 pub mod blobs;
+pub mod briefs;
 pub mod cache;
 pub mod db;
 pub mod fault;
