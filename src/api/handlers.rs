@@ -12,6 +12,7 @@ use tokio::sync::oneshot;
 use super::access::JsonBody;
 use super::answer::{FailedRollback, Recovery, RollbackSummary};
 use super::error::{ApiError, ErrorCode};
+use super::versions::HistoryView;
 use super::{AppState, render};
 use crate::capture::verify::VerifyError;
 use crate::engine::Command;
@@ -324,7 +325,10 @@ pub struct HistoryQuery {
     path: Option<String>,
 }
 
-pub async fn history(State(state): State<Arc<AppState>>, Query(query): Query<HistoryQuery>) -> Answer {
+pub async fn history(
+    State(state): State<Arc<AppState>>,
+    Query(query): Query<HistoryQuery>,
+) -> Result<Json<HistoryView>, ApiError> {
     let text = query
         .path
         .ok_or_else(|| ApiError::bad_request(ErrorCode::BadPath, "give the path as ?path="))?;
@@ -339,8 +343,8 @@ pub async fn history(State(state): State<Arc<AppState>>, Query(query): Query<His
         let unrecorded = ApiError::not_found(format!("{path} has no recorded version"));
         return Err(super::ignored::or_ignored(&state, path, unrecorded).await);
     }
-    let rendered: Vec<Value> = versions.iter().map(render::version).collect();
-    Ok(Json(json!({"path": path.to_text(), "versions": rendered})))
+    let path = path.to_text();
+    Ok(Json(HistoryView { path, versions }))
 }
 
 pub async fn not_found() -> ApiError {

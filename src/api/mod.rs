@@ -17,6 +17,7 @@ mod rollback;
 pub mod serve;
 mod timeline;
 mod ui;
+mod versions;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
