@@ -4,7 +4,8 @@
 //! `journal`, `found` and `pins` hold the SQL of retention, rollbacks, the verification pass
 //! and pins, `timeline` that of sessions' activity and the timeline, `reviews` that of
 //! reviewed marks, `turn_counts` that of the counts stored for ended turns, `cache` the stat
-//! cache read in path order for a restart, `briefs` what a listing shows of each rollback.
+//! cache read in path order for a restart, `briefs` what a listing shows of each rollback,
+//! `path_versions` a path's versions with their turns.
 
 pub mod blobs;
 pub mod briefs;
@@ -14,6 +15,7 @@ pub mod fault;
 pub mod found;
 pub mod gc;
 pub mod journal;
+pub mod path_versions;
 pub mod pins;
 pub mod reviews;
 pub mod sql;
