@@ -10,6 +10,7 @@ mod content;
 pub mod error;
 mod handlers;
 mod ignored;
+mod listing;
 mod pins;
 mod render;
 mod review;
