@@ -262,24 +262,11 @@ pub struct PathVersion {
 
 /// Every recorded version of a path, oldest first (empty: never recorded).
 pub fn path_versions(conn: &Connection, path: &RelPath) -> rusqlite::Result<Vec<PathVersion>> {
-    // A path written in every turn names each turn several times: each is read once.
-    let mut turns: HashMap<i64, Option<TurnRow>> = HashMap::new();
-    let mut out = Vec::new();
-    for version in sql::path_history(conn, path)? {
-        let turn = match version.turn_id {
-            Some(id) => match turns.get(&id) {
-                Some(turn) => turn.clone(),
-                None => {
-                    let turn = sql::turn_by_id(conn, id)?;
-                    turns.insert(id, turn.clone());
-                    turn
-                }
-            },
-            None => None,
-        };
-        out.push(PathVersion { version, turn });
-    }
-    Ok(out)
+    let rows = crate::store::path_versions::with_turns(conn, path)?;
+    Ok(rows
+        .into_iter()
+        .map(|(version, turn)| PathVersion { version, turn })
+        .collect())
 }
 
 /// How much the index holds: the files tracked now, the bytes of every stored blob, and the

@@ -77,7 +77,8 @@
 //!   plan durably, `apply` changes the files (each verified against its target after), `finish`
 //!   commits it, or puts back what a failed one changed (all or nothing, G12), `found` stores
 //!   what a forced rollback overwrites, `recover` finishes an interrupted rollback or put-back
-//!   at start-up, `past` reads the journal's rollbacks back with their stored `Outcome`. A
+//!   at start-up, `past` reads the journal's rollbacks back with their stored `Outcome` (a session's
+//!   listing only their briefs, which SQLite derives from each answer as it is written). A
 //!   forced rollback records what the disk holds that the record lacks, then plans those
 //!   paths again (only those).
 //! - [`sessions`]: a session with its fork ancestors (`Lineage`): inherited turns and whose
@@ -110,9 +111,10 @@
 //!   rollback to one (`restore::Operation::Pin`) is checked as a time rollback.
 //! - [`store`]: `blobs` (blake3-addressed, zstd, small ones inline in SQLite, large ones as
 //!   files), `db` (pragmas, migrations from `migrations/`), `sql`, `journal`, `gc` (the SQL),
-//!   `pins` (their SQL), `turn_counts` (the stored counts of ended turns), `size` (the store's
-//!   size: a counter the blob rows' triggers keep, checked at start-up beside the integrity
-//!   check), `fault` (storage faults by cause).
+//!   `pins` (their SQL), `turn_counts` (the stored counts of ended turns), `briefs` (what a
+//!   session's listing shows of each rollback), `size` (the store's size: a counter the blob
+//!   rows' triggers keep, checked at start-up beside the integrity check), `fault` (storage
+//!   faults by cause).
 //! - [`api`]: the HTTP API of PRODUCT.md 5.2, served by its own hyper loop (`api::serve`:
 //!   connection cap, header and body timeouts), each answer read in one snapshot, history,
 //!   content and open turns behind the barrier. It parses, asks history, sessions, restore and

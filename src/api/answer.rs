@@ -10,7 +10,7 @@ use crate::restore::OnConflict;
 use crate::restore::chain::{Target, TargetTo};
 use crate::restore::finish::{Cause, Failure, PathNow, PathState};
 use crate::restore::outcome::{ActionLine, ActionStatus, Outcome, PathLine};
-use crate::restore::past::{PastRollback, Status};
+use crate::restore::past::{PastRollback, Status, Summary};
 use crate::restore::plan::{Action, NoteCode};
 
 /// The answer of a rollback, undo, redo or time rollback: 200, or 409 with `error` when
@@ -201,23 +201,16 @@ pub struct RollbackSummary {
 }
 
 impl RollbackSummary {
-    pub fn of(past: &PastRollback) -> Self {
-        let outcome = past.outcome.as_ref();
-        let done = |o: &Outcome| {
-            o.actions
-                .iter()
-                .filter(|a| a.status == ActionStatus::Done)
-                .count()
-        };
+    pub fn of(summary: &Summary) -> Self {
         Self {
-            rollback_id: past.id,
-            operation: past.kind,
-            target: outcome.map(|o| TargetView::of(&o.target)),
-            status: past.status,
-            time: format_time(past.created_at),
-            paths_done: outcome.map_or(0, done),
-            skipped: outcome.map_or(0, |o| o.skipped.len()),
-            recovery: outcome.and_then(|o| o.recovery.clone()),
+            rollback_id: summary.id,
+            operation: summary.kind,
+            target: summary.target.as_ref().map(TargetView::of),
+            status: summary.status,
+            time: format_time(summary.created_at),
+            paths_done: summary.paths_done,
+            skipped: summary.skipped,
+            recovery: summary.recovery.clone(),
         }
     }
 }
@@ -354,7 +347,7 @@ mod tests {
             created_at: 0,
             outcome: Some(outcome(false)),
         };
-        let summary = serde_json::to_string(&RollbackSummary::of(&past)).expect("summary");
+        let summary = serde_json::to_string(&RollbackSummary::of(&Summary::of(&past))).expect("summary");
         let expected = r#"{"rollback_id":3,"operation":"undo","target":{"to":"time","turn":null,"seq":41,"at":"2026-11-30T10:00:00.000Z"},"status":"recovered","time":"1970-01-01T00:00:00.000Z","paths_done":1,"skipped":1,"recovery":"finished at start-up"}"#;
         assert_eq!(summary, expected);
         let recovery = serde_json::to_string(&Recovery::of(&past)).expect("recovery");
@@ -364,7 +357,7 @@ mod tests {
             outcome: None,
             ..past
         };
-        let summary = serde_json::to_string(&RollbackSummary::of(&unread)).expect("summary");
+        let summary = serde_json::to_string(&RollbackSummary::of(&Summary::of(&unread))).expect("summary");
         let expected = r#"{"rollback_id":3,"operation":"undo","target":null,"status":"recovered","time":"1970-01-01T00:00:00.000Z","paths_done":0,"skipped":0,"recovery":null}"#;
         assert_eq!(summary, expected);
         let recovery = serde_json::to_string(&Recovery::of(&unread)).expect("recovery");

@@ -12,6 +12,8 @@ use tokio::sync::oneshot;
 use super::access::JsonBody;
 use super::answer::{FailedRollback, Recovery, RollbackSummary};
 use super::error::{ApiError, ErrorCode};
+use super::listing::{Listing, TurnSummary};
+use super::versions::HistoryView;
 use super::{AppState, render};
 use crate::capture::verify::VerifyError;
 use crate::engine::Command;
@@ -241,7 +243,10 @@ fn has_open_turn(conn: &rusqlite::Connection, session: &str) -> Result<bool, Api
     Ok(last.is_some_and(|turn| turn.end_seq.is_none()))
 }
 
-pub async fn list_turns(State(state): State<Arc<AppState>>, Path(session): Path<String>) -> Answer {
+pub async fn list_turns(
+    State(state): State<Arc<AppState>>,
+    Path(session): Path<String>,
+) -> Result<Json<Listing>, ApiError> {
     valid_session(&session)?;
     let name = session.clone();
     sync_if(&state, move |conn| has_open_turn(conn, &name)).await?;
@@ -250,18 +255,17 @@ pub async fn list_turns(State(state): State<Arc<AppState>>, Path(session): Path<
             let lineage = sessions::named(conn, &session)?;
             let turns = lineage.turns(conn)?;
             let counts = history::counts::of_turns(conn, &turns)?;
-            let out: Vec<Value> = turns
-                .iter()
-                .zip(counts)
-                .map(|(turn, counts)| render::turn_summary(turn, counts))
+            let turns = turns.into_iter().zip(counts);
+            let turns = turns
+                .map(|(turn, counts)| TurnSummary::of(turn, counts))
                 .collect();
-            let rollbacks: Vec<RollbackSummary> = past::of_session(conn, lineage.session_id())?
-                .iter()
-                .map(RollbackSummary::of)
-                .collect();
-            Ok(Json(
-                json!({"session": session, "turns": out, "rollbacks": rollbacks}),
-            ))
+            let rollbacks = past::of_session(conn, lineage.session_id())?;
+            let rollbacks = rollbacks.iter().map(RollbackSummary::of).collect();
+            Ok(Json(Listing {
+                session,
+                turns,
+                rollbacks,
+            }))
         })
         .await
 }
@@ -324,7 +328,10 @@ pub struct HistoryQuery {
     path: Option<String>,
 }
 
-pub async fn history(State(state): State<Arc<AppState>>, Query(query): Query<HistoryQuery>) -> Answer {
+pub async fn history(
+    State(state): State<Arc<AppState>>,
+    Query(query): Query<HistoryQuery>,
+) -> Result<Json<HistoryView>, ApiError> {
     let text = query
         .path
         .ok_or_else(|| ApiError::bad_request(ErrorCode::BadPath, "give the path as ?path="))?;
@@ -339,8 +346,8 @@ pub async fn history(State(state): State<Arc<AppState>>, Query(query): Query<His
         let unrecorded = ApiError::not_found(format!("{path} has no recorded version"));
         return Err(super::ignored::or_ignored(&state, path, unrecorded).await);
     }
-    let rendered: Vec<Value> = versions.iter().map(render::version).collect();
-    Ok(Json(json!({"path": path.to_text(), "versions": rendered})))
+    let path = path.to_text();
+    Ok(Json(HistoryView { path, versions }))
 }
 
 pub async fn not_found() -> ApiError {

@@ -10,6 +10,7 @@ mod content;
 pub mod error;
 mod handlers;
 mod ignored;
+mod listing;
 mod pins;
 mod render;
 mod review;
@@ -17,6 +18,7 @@ mod rollback;
 pub mod serve;
 mod timeline;
 mod ui;
+mod versions;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};

@@ -1,9 +1,9 @@
 //! Turning history into the JSON shapes of docs/api.md.
 
 use rusqlite::Connection;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use crate::history::{self, Change, ChangeKind, Counts, Diff, PathVersion};
+use crate::history::{self, Change, ChangeKind, Counts, Diff};
 use crate::model::{Kind, State, format_time};
 use crate::retention;
 use crate::store::blobs::BlobDir;
@@ -196,28 +196,6 @@ impl StateFields {
             State::Dir | State::Absent | State::Untracked => Self::default(),
         }
     }
-}
-
-fn state_fields(state: &State, out: &mut Map<String, Value>) {
-    if let Ok(Value::Object(fields)) = serde_json::to_value(StateFields::of(state)) {
-        out.extend(fields);
-    }
-}
-
-pub fn version(found: &PathVersion) -> Value {
-    let (version, turn) = (&found.version, &found.turn);
-    let mut out = Map::new();
-    out.insert("seq".into(), json!(version.seq));
-    out.insert("time".into(), json!(format_time(version.recorded_at)));
-    out.insert("origin".into(), json!(version.origin.name()));
-    out.insert("session".into(), json!(turn.as_ref().map(|t| t.session.clone())));
-    out.insert("turn".into(), json!(turn.as_ref().map(|t| t.number)));
-    out.insert("kind".into(), json!(version.state.kind().name()));
-    if let State::File(f) = &version.state {
-        out.insert("too_large".into(), json!(f.too_large));
-    }
-    state_fields(&version.state, &mut out);
-    Value::Object(out)
 }
 
 pub fn session(session: &SessionRow) -> Value {

@@ -34,7 +34,7 @@ pub struct Resolved {
 }
 
 /// The target as the answer names it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Target {
     pub to: TargetTo,
     pub turn: Option<i64>,

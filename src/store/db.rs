@@ -22,6 +22,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0011_unattributed.sql"),
     include_str!("../../migrations/0012_turn_counts.sql"),
     include_str!("../../migrations/0013_store_size.sql"),
+    include_str!("../../migrations/0014_rollback_briefs.sql"),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -226,5 +227,35 @@ mod tests {
             )
             .expect("tables");
         assert_eq!(tables, 1);
+    }
+
+    /// Migration 14 gives the rollbacks recorded before it their briefs, from their answers.
+    #[test]
+    fn the_rollbacks_of_an_older_index_get_their_briefs_when_it_is_opened() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("index.sqlite");
+        let old = Connection::open(&path).expect("open");
+        for sql in &MIGRATIONS[..12] {
+            old.execute_batch(sql).expect("migration");
+        }
+        let answer = r#"{"target":{"to":"before","turn":2,"seq":7},"actions":[{"status":"done"},{"status":"skipped"},{"status":"done"}],"skipped":[{"path":"b"}],"recovery":"finished at start-up"}"#;
+        old.execute_batch(&format!(
+            "PRAGMA user_version = 12;
+             INSERT INTO sessions (id, name, created_at) VALUES (1, 's', 0);
+             INSERT INTO rollbacks (session_id, kind, target_seq, from_seq, status, outcome, created_at)
+             VALUES (1, 'undo', 7, 9, 'committed', '{answer}', 0), (1, 'redo', 9, 9, 'committed', 'not json', 0);"
+        ))
+        .expect("old rows");
+        drop(old);
+        let conn = open_writer(&path).expect("migrated");
+        let briefs = crate::store::briefs::of_session(&conn, 1).expect("briefs");
+        let brief = briefs[0].brief.clone().expect("a brief");
+        assert_eq!(
+            brief.target.as_deref(),
+            Some(r#"{"to":"before","turn":2,"seq":7}"#)
+        );
+        assert_eq!((brief.done, brief.skipped), (2, 1));
+        assert_eq!(brief.recovery.as_deref(), Some("finished at start-up"));
+        assert_eq!(briefs[1].brief, None);
     }
 }

@@ -5,15 +5,18 @@
 //! and pins, `timeline` that of sessions' activity and the timeline, `reviews` that of
 //! reviewed marks, `turn_counts` that of the counts stored for ended turns, `cache` the stat
 //! cache read in path order for a restart, `size` the store's size (a counter the blob rows'
-//! triggers keep).
+//! triggers keep), `briefs` what a listing shows of each rollback, `path_versions` a path's
+//! versions with their turns.
 
 pub mod blobs;
+pub mod briefs;
 pub mod cache;
 pub mod db;
 pub mod fault;
 pub mod found;
 pub mod gc;
 pub mod journal;
+pub mod path_versions;
 pub mod pins;
 pub mod reviews;
 pub mod size;

@@ -365,17 +365,6 @@ pub fn turn_versions(conn: &Connection, turn: &TurnRow) -> Result<Vec<(i64, Vers
 }
 
 /// Every version of one path, oldest first.
-pub fn path_history(conn: &Connection, path: &RelPath) -> Result<Vec<VersionRow>> {
-    let sql = format!(
-        "SELECT v.seq, p.path, v.origin, v.turn_id, v.recorded_at, {VERSION_COLUMNS}
-         FROM versions v JOIN paths p ON p.id = v.path_id
-         WHERE p.path = ?1 ORDER BY v.seq"
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map([path.as_bytes()], version_from_row)?;
-    rows.collect()
-}
-
 pub fn session_id(conn: &Connection, name: &str) -> Result<Option<i64>> {
     conn.prepare_cached("SELECT id FROM sessions WHERE name = ?1")?
         .query_row([name], |r| r.get(0))
