@@ -95,8 +95,11 @@ pub fn execute(
             }
         }
     }
+    let started = std::time::Instant::now();
     run.install_all(steps, &files_in);
+    let installed_at = std::time::Instant::now();
     run.sync_dirs(steps);
+    let synced_at = std::time::Instant::now();
     for (i, (_, step)) in steps.iter().enumerate() {
         if run.results[i].is_none() {
             run.results[i] = Some(Finished::Done(stat_now(ws, &step.path)));
@@ -105,6 +108,12 @@ pub fn execute(
     let mut results: Vec<Finished> = run.results.iter_mut().filter_map(Option::take).collect();
     // "done" is what the disk says, not what the system calls answered (issue 14.4).
     super::finish::verify(ws, steps, &mut results);
+    tracing::debug!(
+        files_ms = (installed_at - started).as_millis() as u64,
+        dirs_ms = (synced_at - installed_at).as_millis() as u64,
+        verify_ms = synced_at.elapsed().as_millis() as u64,
+        "rollback apply timings"
+    );
     run.sweep_temps(steps, &results);
     // A directory moved or swapped while the rollback ran took temp files along (issue 14.3).
     if results.iter().any(raced) && !temps.sweep(&ws.root.path) {
@@ -282,7 +291,9 @@ impl Run<'_> {
                 Err(finished) => self.results[i] = Some(finished),
             }
         }
+        let staged_at = std::time::Instant::now();
         let written = self.write_all(steps, &writes);
+        let written_at = std::time::Instant::now();
         for ((i, _), result) in writes.into_iter().zip(written) {
             match result {
                 // CRASH-02: a failed write or sync is never retried as a success; that path
@@ -297,6 +308,11 @@ impl Run<'_> {
                 self.results[i] = Some(finished);
             }
         }
+        tracing::debug!(
+            write_ms = (written_at - staged_at).as_millis() as u64,
+            install_ms = written_at.elapsed().as_millis() as u64,
+            "rollback install timings"
+        );
     }
 
     /// Checks the path and prepares its new content: a file's to be written under a temp name

@@ -158,6 +158,7 @@ pub fn build(
     let mut changed = journal::changed_since(conn, boundary)?;
     changed.retain(|(_, path)| only.is_empty() || only.iter().any(|p| path.starts_with(p)));
     changed.sort_by(|a, b| a.1.cmp(&b.1));
+    let started = std::time::Instant::now();
     let mut steps = Vec::with_capacity(changed.len());
     for (path_id, path) in changed {
         let Some((current_seq, current)) = journal::version_at(conn, path_id, i64::MAX)? else {
@@ -180,7 +181,14 @@ pub fn build(
         let foreign = foreign_change(conn, &step, boundary, owner)?;
         steps.push((step, foreign));
     }
-    Ok(check(conn, ws, steps))
+    let indexed_at = std::time::Instant::now();
+    let plan = check(conn, ws, steps);
+    tracing::debug!(
+        index_ms = (indexed_at - started).as_millis() as u64,
+        check_ms = indexed_at.elapsed().as_millis() as u64,
+        "rollback plan timings"
+    );
+    Ok(plan)
 }
 
 /// Checks planned steps, each with its foreign change if any: the disk, what the content a
@@ -202,8 +210,16 @@ pub(super) fn check_with(
     };
     // The disk is checked for every path, conflicting or not: with `force` the apply
     // re-checks each path against exactly what was seen here.
+    let started = std::time::Instant::now();
     let expected = expectations(conn, &steps);
+    let expected_at = std::time::Instant::now();
     let on_disk = check_disks(ws, &steps, &expected);
+    tracing::debug!(
+        stat_cache_ms = (expected_at - started).as_millis() as u64,
+        disk_ms = expected_at.elapsed().as_millis() as u64,
+        proven = expected.iter().flatten().filter(|e| e.stat_proves).count(),
+        "rollback disk check timings"
+    );
     for ((mut step, foreign), (on_disk, checked)) in steps.into_iter().zip(on_disk) {
         step.checked = checked;
         if on_disk

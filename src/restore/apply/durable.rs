@@ -73,7 +73,13 @@ impl Run<'_> {
         if written.iter().all(Result::is_err) {
             return written;
         }
-        if let Err(err) = sync.sync() {
+        let started = std::time::Instant::now();
+        let synced = sync.sync();
+        tracing::debug!(
+            syncfs_ms = started.elapsed().as_millis() as u64,
+            "rollback temp files synced"
+        );
+        if let Err(err) = synced {
             tracing::warn!(%err, "syncing a rollback's temp files failed: none is installed");
             let failure = SyncError::of(&err);
             for (k, result) in written.iter_mut().enumerate() {
