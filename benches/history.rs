@@ -30,6 +30,9 @@ Options:
                 7 runs of each read, 5 rollback pairs; about 15-25 minutes on 2 cores)
   --turns N     turns of the session (200 versions each)
   --runs N      runs of each read (the median is reported)
+  --rollback-files N
+                files of the rollback timed against `git restore` (default 10,000; quick 2,000)
+  --pairs N     undo and `git restore` pairs of that row (default 5; quick 3)
   --dir PATH    where the tree, the state and the shadow git go (default: /tmp)
   --bin PATH    filewatchd binary (default: $FILEWATCHD_BIN, else target/release/filewatchd)
   --keep        keep the tree and the state (prints where)
@@ -56,6 +59,11 @@ fn parse() -> Result<Option<Opts>, String> {
             }
             "--turns" => o.turns = value("--turns")?.parse().map_err(|e| format!("--turns: {e}"))?,
             "--runs" => o.runs = value("--runs")?.parse().map_err(|e| format!("--runs: {e}"))?,
+            "--rollback-files" => {
+                o.rollback_files =
+                    (value("--rollback-files")?.parse()).map_err(|e| format!("--rollback-files: {e}"))?
+            }
+            "--pairs" => o.rollback_pairs = value("--pairs")?.parse().map_err(|e| format!("--pairs: {e}"))?,
             "--dir" => o.dir = PathBuf::from(value("--dir")?),
             "--bin" => o.bin = PathBuf::from(value("--bin")?),
             "--keep" => o.keep = true,

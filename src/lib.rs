@@ -30,8 +30,9 @@
 //! - [`fs`]: the confined file system beneath both capture and restore: the root held open
 //!   (`fs::read::RootDir`) and what a path is now (`fs::read`: confined, symlink-free, stable
 //!   reads; a file it cannot read is described by its `stat` as `unreadable`), a rollback's
-//!   operations on one path (`fs::ops`: openat2-confined, temp + fsync + rename, exchange, no
-//!   clobber), the names of its temp files (`fs::temp`), readers working ahead of a writer
+//!   operations on one path (`fs::ops`: openat2-confined, temp + sync + rename, exchange, no
+//!   clobber), its writes made durable at once (`fs::sync`: one `syncfs` of the workspace's
+//!   file system for all the temp files, one for all the renames), the names of its temp files (`fs::temp`), readers working ahead of a writer
 //!   (`fs::feed`, `map_parallel`, `map_parallel_at_idle` with `fs::priority`).
 //! - [`engine`]: the single-writer loop. Hints and commands (`engine::Msg`) reach one
 //!   thread in order; it owns the writer connection and decides when each piece of work
@@ -70,11 +71,13 @@
 //!   changed (`store::found`).
 //! - [`restore`]: rollback, undo, redo and time rollback on a `restore::Workspace` (root,
 //!   blobs, size limit: no watcher), returning its effects on the watches: `chain` finds the
-//!   target, `plan` lists actions and conflicts (the dry run; every path re-read in parallel),
+//!   target, `plan` lists actions and conflicts (the dry run; every path checked in parallel, re-read
+//!   and hashed unless the stat cache proves it unchanged),
 //!   `redo` plans a redo (only the paths the rollback it names changed), `revert` plans the
 //!   revert of one file of a turn or one hunk of it (its content stored as a new blob, a
 //!   rollback of the session restricted to that path, so `redo` takes it back), `journaled` writes the
-//!   plan durably, `apply` changes the files (each verified against its target after), `finish`
+//!   plan durably (the plan's queries in one transaction), `apply` changes the files (each
+//!   verified against its target after; `apply::durable` syncs them), `finish`
 //!   commits it, or puts back what a failed one changed (all or nothing, G12), `found` stores
 //!   what a forced rollback overwrites, `recover` finishes an interrupted rollback or put-back
 //!   at start-up, `past` reads the journal's rollbacks back with their stored `Outcome` (a session's

@@ -80,12 +80,52 @@ fn a_write_error_on_one_temp_file_changes_nothing() {
 }
 
 #[test]
-fn a_directory_fsync_error_is_a_failed_rollback_finished_at_the_next_start() {
+fn a_temp_files_sync_error_changes_nothing() {
     let ws = Workspace::new();
     let (d, after) = turn_to_undo(&ws);
     let root = ws.root().display().to_string();
-    // Only fsync(2) of the root directory itself fails: the renames are not durable.
-    let args = ["-P", &root, "-e", "trace=fsync", "-e", "inject=fsync:error=EIO"];
+    // The one syncfs(2) that makes every temp file durable before the first rename fails:
+    // none of them may be installed (CRASH-02).
+    let args = [
+        "-P",
+        &root,
+        "-e",
+        "trace=syncfs",
+        "-e",
+        "inject=syncfs:error=EIO:when=1",
+    ];
+    let Some(strace) = Strace::attach(d.pid, &args) else {
+        return;
+    };
+    let body = assert_failed(d.undo("s", json!({})), "EIO", true);
+    assert!(strace.trace().contains("INJECTED"), "{}", strace.trace());
+    strace.detach();
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("nothing changed"), "{body:#}");
+    assert_tree_eq(&after, &snapshot(ws.root()), "the failed undo changed nothing");
+    assert_no_temps(&ws);
+    // Nothing happened, so the undo is still there to do, and is done in full.
+    rollback_applied(d.undo("s", json!({})));
+    assert_eq!(ws.read("a.txt"), b"a.txt before\n");
+    assert_eq!(ws.read("d.txt"), b"d.txt before\n");
+    assert!(!ws.path("e.txt").exists());
+}
+
+#[test]
+fn a_directory_entries_sync_error_is_a_failed_rollback_finished_at_the_next_start() {
+    let ws = Workspace::new();
+    let (d, after) = turn_to_undo(&ws);
+    let root = ws.root().display().to_string();
+    // The temp files are synced (the first syncfs of the root's file system); every later
+    // one fails: the renames are not durable, and neither is putting them back.
+    let args = [
+        "-P",
+        &root,
+        "-e",
+        "trace=syncfs",
+        "-e",
+        "inject=syncfs:error=EIO:when=2+",
+    ];
     let Some(strace) = Strace::attach(d.pid, &args) else {
         return;
     };

@@ -2,7 +2,7 @@
 //! held open and every path resolved beneath it without following a symlink (`read`: what one
 //! path is now, stable reads, `RootDir`), the operations a rollback makes on one path through
 //! the directory that holds it (`ops`: openat2-confined, temp + fsync + rename, exchange, no
-//! clobber), the names of a rollback's temp files (`temp`), and readers working ahead of a
+//! clobber), many changes made durable at once (`sync`: one `syncfs`), the names of a rollback's temp files (`temp`), and readers working ahead of a
 //! writer (`feed`, `map_parallel`, `map_parallel_at_idle`), and idle priority for threads
 //! whose work nobody waits for (`priority`). Capture and restore both use it; it uses neither.
 
@@ -10,4 +10,5 @@ pub mod feed;
 pub mod ops;
 pub mod priority;
 pub mod read;
+pub mod sync;
 pub mod temp;

@@ -2,7 +2,8 @@
 //! operation goes through the directory that holds the path, opened with `openat2`
 //! (`RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`), so no symlink anywhere on the way is followed
 //! and nothing outside the root can be reached. New content is written to a temp file in the
-//! same directory, fsynced, then renamed into place (CRASH-02); a create never clobbers a
+//! same directory, made durable (its own fsync, or a batch's `syncfs`), then renamed into
+//! place (CRASH-02); a create never clobbers a
 //! path that appeared meanwhile (`RENAME_NOREPLACE`, PATH-04).
 
 use std::io::{self, Write};
@@ -12,6 +13,7 @@ use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags, ResolveFlags};
 use rustix::io::Errno;
 
 use super::read::RootDir;
+use crate::model::StatKey;
 use crate::paths::RelPath;
 
 /// Why an operation on one path could not be done.
@@ -33,6 +35,26 @@ fn io_err(path: &RelPath, e: impl Into<io::Error>) -> FsError {
     FsError::Io {
         path: path.to_text(),
         source: e.into(),
+    }
+}
+
+/// How a temp file is made durable before it is renamed into place (CRASH-02).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durable {
+    /// Its own fsync.
+    Fsync,
+    /// The batch's one `syncfs` of the file system `dev` covers it (`fs::sync`), before any
+    /// of the batch is installed; a file that lands on another file system (a mount inside
+    /// the workspace) gets its own fsync.
+    Batch { dev: u64 },
+}
+
+impl Durable {
+    fn make(self, file: &std::fs::File, stat: StatKey) -> io::Result<()> {
+        match self {
+            Durable::Batch { dev } if dev == stat.dev => Ok(()),
+            _ => file.sync_all(),
+        }
     }
 }
 
@@ -110,16 +132,16 @@ impl Parent {
     }
 
     /// Writes `bytes` with `mode` to a new temp file beside the path (never one that exists:
-    /// a file of that name is someone else's), fsynced unless the caller syncs a whole batch
-    /// at once before installing any of them.
+    /// a file of that name is someone else's), durable as `durable` says. Returns its stat
+    /// once written: the check after installing it compares the path with it.
     pub fn write_temp(
         &self,
         path: &RelPath,
         temp: &str,
         bytes: &[u8],
         mode: u32,
-        sync: bool,
-    ) -> Result<(), FsError> {
+        durable: Durable,
+    ) -> Result<StatKey, FsError> {
         let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         let fd = rustix::fs::openat(&self.fd, temp, flags, Mode::from_raw_mode(0o600))
             .map_err(|e| io_err(path, e))?;
@@ -129,12 +151,13 @@ impl Parent {
             .and_then(|()| {
                 rustix::fs::fchmod(file.as_fd(), Mode::from_raw_mode(mode)).map_err(io::Error::from)
             })
-            .and_then(|()| if sync { file.sync_all() } else { Ok(()) });
-        if let Err(e) = written {
+            .and_then(|()| rustix::fs::fstat(file.as_fd()).map_err(io::Error::from))
+            .map(|stat| StatKey::from_rustix(&stat))
+            .and_then(|stat| durable.make(&file, stat).map(|()| stat));
+        written.map_err(|e| {
             let _ = rustix::fs::unlinkat(&self.fd, temp, AtFlags::empty());
-            return Err(io_err(path, e));
-        }
-        Ok(())
+            io_err(path, e)
+        })
     }
 
     /// Creates a symlink under a (new) temp name beside the path.
@@ -198,6 +221,13 @@ impl Parent {
         let fd =
             rustix::fs::openat(&self.fd, self.name(), flags, Mode::empty()).map_err(|e| io_err(path, e))?;
         rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode)).map_err(|e| io_err(path, e))
+    }
+
+    /// The device of this directory's file system.
+    pub fn dev(&self, path: &RelPath) -> Result<u64, FsError> {
+        rustix::fs::fstat(&self.fd)
+            .map(|stat| stat.st_dev)
+            .map_err(|e| io_err(path, e))
     }
 
     /// Makes this directory's entries durable.

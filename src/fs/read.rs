@@ -204,6 +204,17 @@ pub fn probe(root: &RootDir, rel: &RelPath, max_file_size: u64) -> Observation {
     look(root, rel, max_file_size, None, None)
 }
 
+/// `probe` of a path the index knows: a regular file whose stat equals the recorded one (and
+/// proves it) is not opened, as `observe_expecting` does for capture.
+pub fn probe_expecting(
+    root: &RootDir,
+    rel: &RelPath,
+    max_file_size: u64,
+    expected: Option<&Expected>,
+) -> Observation {
+    look(root, rel, max_file_size, None, expected)
+}
+
 fn look(
     root: &RootDir,
     rel: &RelPath,
@@ -509,8 +520,16 @@ mod tests {
         let trusted = observe_with(&f, &expected);
         assert_eq!((trusted.state, trusted.saved), (claimed.clone(), Saved::Read));
         assert!(trusted.blob.is_none());
+        let Observation::Present(probed) = probe_expecting(&f.root, &f.rel, u64::MAX, Some(&expected)) else {
+            panic!("not present");
+        };
+        assert_eq!((probed.state, probed.saved), (claimed.clone(), Saved::Read));
 
         expected.stat_proves = false;
+        let Observation::Present(probed) = probe_expecting(&f.root, &f.rel, u64::MAX, Some(&expected)) else {
+            panic!("not present");
+        };
+        assert_eq!(probed.state, file_state(Hash::of(b"on disk\n"), 8, false, false));
         let read = observe_with(&f, &expected);
         assert_eq!(read.state, file_state(Hash::of(b"on disk\n"), 8, false, false));
         assert_eq!(read.saved, Saved::Nothing);

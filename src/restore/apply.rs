@@ -13,14 +13,16 @@ use super::Workspace;
 use super::finish::Cause;
 use super::pause::PauseHook;
 use super::plan::{Note, NoteCode, Step};
-use crate::fs::feed::map_parallel;
 use crate::fs::ops::{FsError, Parent, file_mode};
 use crate::fs::read::{Observation, probe, unreadable_file};
+use crate::fs::sync::FsSync;
 use crate::fs::temp::TempNames;
 use crate::model::Hash;
 use crate::model::{StatKey, State};
 use crate::paths::RelPath;
 use crate::store::read_blob;
+
+mod durable;
 
 /// How a step is checked before its first change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,24 +32,6 @@ pub enum Check {
     /// At start-up, after a crash: the disk may hold the expected state, the target, or
     /// nothing (between a removal and an install).
     Recovery,
-}
-
-/// fsyncs run this many at a time: the file system commits concurrent fsyncs together, so a
-/// batch of a thousand costs a few journal commits instead of a thousand.
-const FSYNC_THREADS: usize = 16;
-
-/// fsyncs, in parallel, the directory holding each path. Returns each one's error, if any, in
-/// order.
-fn fsync_dirs(root: &crate::fs::read::RootDir, children: &[RelPath]) -> Vec<Option<FsError>> {
-    map_parallel(children.len(), FSYNC_THREADS, |i| {
-        let path = &children[i];
-        match root.parent_of(path) {
-            // A later step removed that directory: its removal is its own parent's entry.
-            Err(FsError::NoParent(_)) => None,
-            Err(e) => Some(e),
-            Ok(parent) => parent.sync(path).err(),
-        }
-    })
 }
 
 /// Only the executable bit differs: the file is not rewritten.
@@ -96,6 +80,8 @@ pub fn execute(
         temps_left: false,
         root_lost: false,
         pause: PauseHook::from_knobs(),
+        // Opened before the first change: its `syncfs` reports any write-back error since.
+        sync: FsSync::open(&ws.root),
     };
     run.pause.before_first();
     let [files_out, dirs_out, dirs_in, files_in] = phases(steps);
@@ -109,8 +95,11 @@ pub fn execute(
             }
         }
     }
+    let started = std::time::Instant::now();
     run.install_all(steps, &files_in);
+    let installed_at = std::time::Instant::now();
     run.sync_dirs(steps);
+    let synced_at = std::time::Instant::now();
     for (i, (_, step)) in steps.iter().enumerate() {
         if run.results[i].is_none() {
             run.results[i] = Some(Finished::Done(stat_now(ws, &step.path)));
@@ -119,6 +108,12 @@ pub fn execute(
     let mut results: Vec<Finished> = run.results.iter_mut().filter_map(Option::take).collect();
     // "done" is what the disk says, not what the system calls answered (issue 14.4).
     super::finish::verify(ws, steps, &mut results);
+    tracing::debug!(
+        files_ms = (installed_at - started).as_millis() as u64,
+        dirs_ms = (synced_at - installed_at).as_millis() as u64,
+        verify_ms = synced_at.elapsed().as_millis() as u64,
+        "rollback apply timings"
+    );
     run.sweep_temps(steps, &results);
     // A directory moved or swapped while the rollback ran took temp files along (issue 14.3).
     if results.iter().any(raced) && !temps.sweep(&ws.root.path) {
@@ -197,6 +192,9 @@ struct Run<'a> {
     /// The root was found moved away or replaced: nothing more is changed (issue 14.6).
     root_lost: bool,
     pause: PauseHook,
+    /// The workspace's file system, synced once for all temp files and once for all
+    /// directory entries (`durable`); `None`: each is fsynced on its own.
+    sync: Option<FsSync>,
 }
 
 impl Run<'_> {
@@ -277,9 +275,9 @@ impl Run<'_> {
     }
 
     /// The last phase, files and symlinks: every path is checked and its content loaded here
-    /// (the SQLite connection is this thread's), then the temp files are created, written and
-    /// fsynced `FSYNC_THREADS` at a time (the file system commits concurrent fsyncs together),
-    /// then each is renamed into place right after its path is re-checked.
+    /// (the SQLite connection is this thread's), then the temp files are created and written
+    /// in parallel and made durable (`durable`), then each is renamed into place right after
+    /// its path is re-checked.
     fn install_all(&mut self, steps: &[(i64, Step)], indexes: &[usize]) {
         let mut writes = Vec::new();
         let mut installable = Vec::new();
@@ -293,13 +291,15 @@ impl Run<'_> {
                 Err(finished) => self.results[i] = Some(finished),
             }
         }
+        let staged_at = std::time::Instant::now();
         let written = self.write_all(steps, &writes);
-        for ((i, _), failure) in writes.into_iter().zip(written) {
-            match failure {
-                // CRASH-02: a failed write or fsync is never retried as a success; that path
+        let written_at = std::time::Instant::now();
+        for ((i, _), result) in writes.into_iter().zip(written) {
+            match result {
+                // CRASH-02: a failed write or sync is never retried as a success; that path
                 // is not installed.
-                Some(err) => self.results[i] = Some(skipped(&steps[i].1, &err)),
-                None => installable.push(i),
+                Err(err) => self.results[i] = Some(skipped(&steps[i].1, &err)),
+                Ok(_) => installable.push(i),
             }
         }
         installable.sort_unstable();
@@ -308,6 +308,11 @@ impl Run<'_> {
                 self.results[i] = Some(finished);
             }
         }
+        tracing::debug!(
+            write_ms = (written_at - staged_at).as_millis() as u64,
+            install_ms = written_at.elapsed().as_millis() as u64,
+            "rollback install timings"
+        );
     }
 
     /// Checks the path and prepares its new content: a file's to be written under a temp name
@@ -350,18 +355,6 @@ impl Run<'_> {
                 .map_err(|e| skipped(step, &e)),
             _ => Ok(None),
         }
-    }
-
-    /// Creates, writes and fsyncs the temp files in parallel; each one's error, in order.
-    fn write_all(&self, steps: &[(i64, Step)], writes: &[(usize, TempWrite)]) -> Vec<Option<FsError>> {
-        map_parallel(writes.len(), FSYNC_THREADS, |k| {
-            let (i, w) = &writes[k];
-            let path = &steps[*i].1.path;
-            let bytes = self.contents.get(&w.hash).map(Vec::as_slice).unwrap_or_default();
-            let written = (self.ws.root.parent_of(path))
-                .and_then(|parent| parent.write_temp(path, &w.temp, bytes, w.mode, true));
-            written.err()
-        })
     }
 
     /// Re-checks the path (PATH-04) and moves its temp file into place (or sets its mode): a
@@ -529,32 +522,6 @@ impl Run<'_> {
             self.contents.insert(hash, bytes);
         }
         Ok(self.contents.get(&hash).map(Vec::as_slice).unwrap_or_default())
-    }
-
-    /// Makes every changed directory entry durable before the results are recorded. A
-    /// directory that cannot be synced fails every step changing an entry in it: none of
-    /// them is durable (CRASH-02, issue 14.2).
-    fn sync_dirs(&mut self, steps: &[(i64, Step)]) {
-        let dirs: Vec<RelPath> = self.touched.values().cloned().collect();
-        let mut failed: HashMap<Option<RelPath>, FsError> = HashMap::new();
-        for (failure, child) in fsync_dirs(&self.ws.root, &dirs).into_iter().zip(&dirs) {
-            if let Some(e) = failure {
-                failed.insert(child.parent(), e);
-            }
-        }
-        for (i, (_, step)) in steps.iter().enumerate() {
-            if self.results[i].is_some() {
-                continue;
-            }
-            if let Some(err) = failed.get(&step.path.parent()) {
-                let reason = format!("its directory cannot be synced: {err}");
-                let cause = match err {
-                    FsError::Io { source, .. } => Cause::of_io(source),
-                    _ => Cause::Io("io_error".to_string()),
-                };
-                self.results[i] = Some(Finished::Failed(note(step, NoteCode::IoError, reason), cause));
-            }
-        }
     }
 }
 

@@ -9,13 +9,13 @@ use super::OnConflict;
 use super::Workspace;
 use crate::fs::feed::map_parallel;
 use crate::fs::ops::FsError;
-use crate::fs::read::{Observation, probe, unreadable_file};
+use crate::fs::read::{Expected, Observation, probe_expecting, unreadable_file};
 use crate::model::Hash;
-use crate::model::{Origin, StatKey, State, format_time};
+use crate::model::{Origin, RACY_NS, StatKey, State, format_time};
 use crate::paths::RelPath;
 use crate::sessions::Lineage;
 use crate::store::journal::{self, LaterVersion};
-use crate::store::read_blob;
+use crate::store::{read_blob, sql};
 
 /// What a step does to its path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -158,6 +158,7 @@ pub fn build(
     let mut changed = journal::changed_since(conn, boundary)?;
     changed.retain(|(_, path)| only.is_empty() || only.iter().any(|p| path.starts_with(p)));
     changed.sort_by(|a, b| a.1.cmp(&b.1));
+    let started = std::time::Instant::now();
     let mut steps = Vec::with_capacity(changed.len());
     for (path_id, path) in changed {
         let Some((current_seq, current)) = journal::version_at(conn, path_id, i64::MAX)? else {
@@ -180,7 +181,14 @@ pub fn build(
         let foreign = foreign_change(conn, &step, boundary, owner)?;
         steps.push((step, foreign));
     }
-    Ok(check(conn, ws, steps))
+    let indexed_at = std::time::Instant::now();
+    let plan = check(conn, ws, steps);
+    tracing::debug!(
+        index_ms = (indexed_at - started).as_millis() as u64,
+        check_ms = indexed_at.elapsed().as_millis() as u64,
+        "rollback plan timings"
+    );
+    Ok(plan)
 }
 
 /// Checks planned steps, each with its foreign change if any: the disk, what the content a
@@ -202,7 +210,16 @@ pub(super) fn check_with(
     };
     // The disk is checked for every path, conflicting or not: with `force` the apply
     // re-checks each path against exactly what was seen here.
-    let on_disk = check_disks(ws, &steps);
+    let started = std::time::Instant::now();
+    let expected = expectations(conn, &steps);
+    let expected_at = std::time::Instant::now();
+    let on_disk = check_disks(ws, &steps, &expected);
+    tracing::debug!(
+        stat_cache_ms = (expected_at - started).as_millis() as u64,
+        disk_ms = expected_at.elapsed().as_millis() as u64,
+        proven = expected.iter().flatten().filter(|e| e.stat_proves).count(),
+        "rollback disk check timings"
+    );
     for ((mut step, foreign), (on_disk, checked)) in steps.into_iter().zip(on_disk) {
         step.checked = checked;
         if on_disk
@@ -238,10 +255,32 @@ fn content_not_stored(step: &Step) -> Option<Note> {
     })
 }
 
-/// `check_disk` for every step, read in parallel (each path is opened and hashed).
-fn check_disks(ws: &Workspace, steps: &[(Step, Option<Note>)]) -> Vec<(Option<Note>, Option<StatKey>)> {
+/// `check_disk` for every step, read in parallel (each path is opened and hashed unless its
+/// stat proves it unchanged).
+fn check_disks(
+    ws: &Workspace,
+    steps: &[(Step, Option<Note>)],
+    expected: &[Option<Expected>],
+) -> Vec<(Option<Note>, Option<StatKey>)> {
     const READERS: usize = 8;
-    map_parallel(steps.len(), READERS, |i| check_disk(ws, &steps[i].0))
+    map_parallel(steps.len(), READERS, |i| {
+        check_disk(ws, &steps[i].0, expected[i].as_ref())
+    })
+}
+
+/// What the stat cache says of each step's path when it describes the step's current state:
+/// a file whose stat still equals it, taken long enough after its mtime (not racy), holds
+/// that state without being read, as capture and the restart trust it (WATCH-01).
+fn expectations(conn: &Connection, steps: &[(Step, Option<Note>)]) -> Vec<Option<Expected>> {
+    let expected = |step: &Step| {
+        let latest = sql::latest(conn, &step.path).ok().flatten()?;
+        (latest.seq == step.current_seq).then(|| Expected {
+            stat: latest.stat,
+            stat_proves: latest.stat.mtime_ns + RACY_NS < latest.checked_ns,
+            state: latest.state,
+        })
+    };
+    steps.iter().map(|(step, _)| expected(step)).collect()
 }
 
 /// G4 (a): the latest change since the boundary not made by the session's own turns or
@@ -299,7 +338,7 @@ pub(super) fn describe(v: &LaterVersion) -> String {
 /// where the plan needs a directory.
 /// What the disk holds at the step's path against its latest recorded state: a conflict, if
 /// any, and the stat the apply re-checks before changing the path.
-fn check_disk(ws: &Workspace, step: &Step) -> (Option<Note>, Option<StatKey>) {
+fn check_disk(ws: &Workspace, step: &Step, expected: Option<&Expected>) -> (Option<Note>, Option<StatKey>) {
     let conflict = |code, reason: String| {
         Some(Note {
             path: step.path.clone(),
@@ -310,7 +349,7 @@ fn check_disk(ws: &Workspace, step: &Step) -> (Option<Note>, Option<StatKey>) {
     if let Err(err @ FsError::SymlinkInTheWay(_)) = ws.root.parent_of(&step.path) {
         return (conflict(NoteCode::SymlinkInTheWay, err.to_string()), None);
     }
-    let (on_disk, checked) = match probe(&ws.root, &step.path, ws.max_file_size) {
+    let (on_disk, checked) = match probe_expecting(&ws.root, &step.path, ws.max_file_size, expected) {
         Observation::Absent => (State::Absent, None),
         Observation::Present(present) => (present.state, Some(present.stat)),
         Observation::Unstable => {

@@ -29,12 +29,14 @@ pub fn perform(
     if let Some(path) = never_recorded(conn, &request.paths)? {
         return Err(RollbackError::NeverRecorded(path.to_text()));
     }
-    let mut plan = plan_for(conn, ws, &resolved, request, &request.paths)?;
+    let mut plan = in_one_snapshot(conn, |conn| {
+        plan_for(conn, ws, &resolved, request, &request.paths)
+    })?;
     if request.on_conflict == OnConflict::Force && !request.dry_run {
         // What was just recorded is planned again, and only that (each path is read once).
         let recorded = found::record_unrecorded(conn, ws, &plan)?;
         if !recorded.is_empty() {
-            let sub = plan_for(conn, ws, &resolved, request, &recorded)?;
+            let sub = in_one_snapshot(conn, |conn| plan_for(conn, ws, &resolved, request, &recorded))?;
             plan.replace_within(sub, &recorded);
         }
     }
@@ -94,6 +96,20 @@ pub fn perform(
         "rollback applied"
     );
     Ok(outcome)
+}
+
+/// Runs a plan's queries in one transaction: SQLite takes its locks once instead of once per
+/// statement (a plan of 10,000 paths asks a few questions of each). It is committed, whatever
+/// the plan's result: a hunk revert stores the row of its new blob while planning, kept as it
+/// would be outside a transaction.
+fn in_one_snapshot<T>(
+    conn: &Connection,
+    plan: impl FnOnce(&Connection) -> Result<T, RollbackError>,
+) -> Result<T, RollbackError> {
+    let snapshot = conn.unchecked_transaction()?;
+    let result = plan(&snapshot);
+    snapshot.commit()?;
+    result
 }
 
 /// A redo undoes exactly the rollback it names; a revert plans its one path (or hunk);

@@ -271,11 +271,41 @@ fn compress(raw: &[u8]) -> Option<Vec<u8>> {
     Some(compressed)
 }
 
+thread_local! {
+    /// One decompression context per thread, for the same reason: a rollback reads back
+    /// thousands of small blobs.
+    static DECOMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+        std::cell::RefCell::new(zstd::bulk::Decompressor::new().ok());
+}
+
+/// Above this size (as a frame's header claims it) a blob is decoded as a stream instead of
+/// into a buffer of that size at once.
+const DECODE_IN_ONE_UP_TO: u64 = 8 * 1024 * 1024;
+
+/// Decompresses a blob: one frame whose header gives its size (what `compress` writes) with
+/// this thread's context; anything else (a streamed blob, a damaged one) as a stream.
+fn decompress(stored: &[u8]) -> std::io::Result<Vec<u8>> {
+    let size = zstd::zstd_safe::get_frame_content_size(stored).ok().flatten();
+    let one_go = size
+        .filter(|&size| size <= DECODE_IN_ONE_UP_TO)
+        .and_then(|size| usize::try_from(size).ok())
+        .and_then(|size| {
+            DECOMPRESSOR.with(|cell| {
+                let mut cell = cell.borrow_mut();
+                cell.as_mut().and_then(|d| d.decompress(stored, size).ok())
+            })
+        });
+    match one_go {
+        Some(raw) => Ok(raw),
+        None => zstd::stream::decode_all(stored),
+    }
+}
+
 /// Decodes stored bytes and checks they still hash to `hash`.
 pub fn decode_verified(hash: Hash, codec: Codec, stored: &[u8]) -> Result<Vec<u8>, BlobError> {
     let raw = match codec {
         Codec::Raw => stored.to_vec(),
-        Codec::Zstd => zstd::stream::decode_all(stored).map_err(|source| io_error(hash, source))?,
+        Codec::Zstd => decompress(stored).map_err(|source| io_error(hash, source))?,
     };
     if Hash::of(&raw) != hash {
         return Err(BlobError::Corrupt(hash.to_hex()));
@@ -286,6 +316,23 @@ pub fn decode_verified(hash: Hash, codec: Codec, stored: &[u8]) -> Result<Vec<u8
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn blobs_decode_whatever_their_frames_say_of_their_size() {
+        let text = b"a line of a source file\n".repeat(500);
+        // One frame with its size (what `compress` writes), none (a streamed blob), two frames.
+        let sized = compress(&text).expect("compress");
+        let mut unsized_ = zstd::Encoder::new(Vec::new(), 1).expect("encoder");
+        std::io::Write::write_all(&mut unsized_, &text).expect("write");
+        let unsized_ = unsized_.finish().expect("finish");
+        let two = [sized.clone(), sized.clone()].concat();
+        let twice = text.repeat(2);
+        for (stored, raw) in [(&sized, &text), (&unsized_, &text), (&two, &twice)] {
+            let decoded = decode_verified(Hash::of(raw), Codec::Zstd, stored).expect("decode");
+            assert!(decoded == *raw);
+        }
+        assert!(decode_verified(Hash::of(&text), Codec::Zstd, &sized[..sized.len() / 2]).is_err());
+    }
 
     #[test]
     fn small_blobs_are_inline_and_large_ones_are_files() {
