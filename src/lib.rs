@@ -32,8 +32,9 @@
 //!   reads; a file it cannot read is described by its `stat` as `unreadable`), a rollback's
 //!   operations on one path (`fs::ops`: openat2-confined, temp + sync + rename, exchange, no
 //!   clobber), its writes made durable at once (`fs::sync`: one `syncfs` of the workspace's
-//!   file system for all the temp files, one for all the renames), the names of its temp files (`fs::temp`), readers working ahead of a writer
-//!   (`fs::feed`, `map_parallel`, `map_parallel_at_idle` with `fs::priority`).
+//!   file system for all the temp files, one for all the renames), the names of its temp
+//!   files (`fs::temp`), readers working ahead of a writer (`fs::feed`, `map_parallel`,
+//!   `map_parallel_at_idle` with `fs::priority`).
 //! - [`engine`]: the single-writer loop. Hints and commands (`engine::Msg`) reach one
 //!   thread in order; it owns the writer connection and decides when each piece of work
 //!   runs. Every command (turn markers, rollbacks, forks, gc, verify) waits for its cookie

@@ -116,6 +116,20 @@ pub fn all(o: &Opts, s: &mut Setup, made: &Made) -> Result<Vec<String>, String> 
     ];
     eprintln!("rollback");
     lines.extend(rollback(o, s)?);
+    // The listing again, now that the session has its rollbacks (each summarised in it).
+    let d = s.daemon();
+    lines.push(Line {
+        goal: format!(
+            "`GET /v1/sessions/S/turns`, {} turns, after the {} rollbacks of {} files",
+            made.turns,
+            2 * o.rollback_pairs,
+            o.rollback_files
+        ),
+        fw: timed(o.runs, || get_ok(d, &format!("/v1/sessions/{session}/turns")))?,
+        floor: Some(("`GET /v1/pins`".to_string(), floor)),
+        limit: Limit::Time(Duration::from_millis(50)),
+        note: String::new(),
+    });
     eprintln!("gc");
     lines.extend(gc(o, s.daemon())?);
     Ok(lines.iter().map(Line::render).collect())

@@ -153,9 +153,14 @@ pub fn unreferenced_in(
     after: &[u8],
     upto: Option<&[u8]>,
 ) -> Result<Vec<(Hash, bool, i64)>> {
+    // Both bounds a range of the hash index: an `?2 IS NULL OR` bound made SQLite read from
+    // `after` to the last blob at every step (50 ms a step at a million blobs, however few
+    // it took). No hash is above 33 bytes of 0xff.
+    const ABOVE_EVERY_HASH: [u8; 33] = [0xff; 33];
+    let upto = upto.unwrap_or(&ABOVE_EVERY_HASH);
     let mut stmt = conn.prepare_cached(
         "SELECT hash, data IS NULL, stored_size FROM blobs
-         WHERE hash > ?1 AND (?2 IS NULL OR hash <= ?2)
+         WHERE hash > ?1 AND hash <= ?2
            AND hash NOT IN (SELECT hash FROM temp.gc_referenced)",
     )?;
     let rows = stmt.query_map(params![after, upto], blob_row)?;

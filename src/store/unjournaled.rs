@@ -51,7 +51,7 @@ pub fn build<T>(
         return Ok(build(conn)?);
     }
     conn.pragma_update(None, "synchronous", "OFF")?;
-    let built = build(conn)?;
+    let built = crate::store::size::counted_after(conn, build)?;
     pause_for_tests();
     let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
     anyhow::ensure!(
