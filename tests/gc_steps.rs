@@ -93,6 +93,18 @@ fn varied_history(ws: &Workspace, daemon: &Daemon) {
     }
 }
 
+/// A varied history kept to its last two turns, the daemon stopped, and its index copied
+/// whole into a temp dir (a clean stop leaves it checkpointed).
+fn saved_history(ws: &Workspace) -> tempfile::TempDir {
+    ws.write(".filewatchd.toml", "keep_days = 0\nkeep_turns = 2\n");
+    let daemon = Daemon::start(ws);
+    varied_history(ws, &daemon);
+    daemon.stop();
+    let saved = tempfile::tempdir().expect("tempdir");
+    std::fs::copy(index_of(ws.state_dir()), index_of(saved.path())).expect("copy the index");
+    saved
+}
+
 /// The ways to step, by test knobs: one path id per collapse (the other phases adapt), and
 /// three rows per step of every phase.
 const STEPPINGS: [&[(&str, &str)]; 2] = [
@@ -103,13 +115,7 @@ const STEPPINGS: [&[(&str, &str)]; 2] = [
 #[test]
 fn a_collection_in_steps_keeps_exactly_what_one_statement_kept() {
     let ws = Workspace::new();
-    ws.write(".filewatchd.toml", "keep_days = 0\nkeep_turns = 2\n");
-    let daemon = Daemon::start(&ws);
-    varied_history(&ws, &daemon);
-    daemon.stop();
-    // The index as it is, copied whole (a clean stop leaves it checkpointed).
-    let saved = tempfile::tempdir().expect("tempdir");
-    std::fs::copy(index_of(ws.state_dir()), index_of(saved.path())).expect("copy the index");
+    let saved = saved_history(&ws);
 
     for stepping in STEPPINGS {
         put_back(saved.path(), ws.state_dir());
@@ -144,12 +150,7 @@ const KILLED_AT: [&str; 3] = ["collapse:5", "list:2", "sweep:1"];
 #[test]
 fn a_collection_killed_between_steps_loses_nothing_and_leaves_nothing_dangling() {
     let ws = Workspace::new();
-    ws.write(".filewatchd.toml", "keep_days = 0\nkeep_turns = 2\n");
-    let daemon = Daemon::start(&ws);
-    varied_history(&ws, &daemon);
-    daemon.stop();
-    let saved = tempfile::tempdir().expect("tempdir");
-    std::fs::copy(index_of(ws.state_dir()), index_of(saved.path())).expect("copy the index");
+    let saved = saved_history(&ws);
     let original = Connection::open(index_of(saved.path())).expect("open the copy");
     let latest = latest_seq(&original);
 

@@ -86,15 +86,7 @@ fn a_temp_files_sync_error_changes_nothing() {
     let root = ws.root().display().to_string();
     // The one syncfs(2) that makes every temp file durable before the first rename fails:
     // none of them may be installed (CRASH-02).
-    let args = [
-        "-P",
-        &root,
-        "-e",
-        "trace=syncfs",
-        "-e",
-        "inject=syncfs:error=EIO:when=1",
-    ];
-    let Some(strace) = Strace::attach(d.pid, &args) else {
+    let Some(strace) = syncfs_fails(d.pid, &root, "1") else {
         return;
     };
     let body = assert_failed(d.undo("s", json!({})), "EIO", true);
@@ -118,15 +110,7 @@ fn a_directory_entries_sync_error_is_a_failed_rollback_finished_at_the_next_star
     let root = ws.root().display().to_string();
     // The temp files are synced (the first syncfs of the root's file system); every later
     // one fails: the renames are not durable, and neither is putting them back.
-    let args = [
-        "-P",
-        &root,
-        "-e",
-        "trace=syncfs",
-        "-e",
-        "inject=syncfs:error=EIO:when=2+",
-    ];
-    let Some(strace) = Strace::attach(d.pid, &args) else {
+    let Some(strace) = syncfs_fails(d.pid, &root, "2+") else {
         return;
     };
     assert_failed(d.undo("s", json!({})), "EIO", false);
@@ -478,4 +462,11 @@ fn temp_files_a_moved_directory_took_along_are_removed() {
         "{body:#}"
     );
     assert_no_temps(&ws);
+}
+
+/// strace on the daemon failing its `syncfs` calls on the root's file system with EIO, the
+/// `when`-th on (strace's `when=` syntax); `None` where strace cannot attach.
+fn syncfs_fails(pid: u32, root: &str, when: &str) -> Option<Strace> {
+    let inject = format!("inject=syncfs:error=EIO:when={when}");
+    Strace::attach(pid, &["-P", root, "-e", "trace=syncfs", "-e", &inject])
 }
