@@ -470,3 +470,43 @@ fn syncfs_fails(pid: u32, root: &str, when: &str) -> Option<Strace> {
     let inject = format!("inject=syncfs:error=EIO:when={when}");
     Strace::attach(pid, &["-P", root, "-e", "trace=syncfs", "-e", &inject])
 }
+
+/// A rollback large enough to install on several threads, with a rename failing on each of
+/// them (strace counts each thread's calls on its own): the rollback fails, and whatever
+/// putting back meets too, the tree is as before it once the daemon has started again.
+#[test]
+fn rename_errors_in_a_parallel_install_put_every_path_back() {
+    let ws = Workspace::new();
+    let names: Vec<String> = (0..1200).map(|i| format!("d{}/f{i}.txt", i % 12)).collect();
+    for name in &names {
+        ws.write(name, format!("{name} before\n"));
+    }
+    let d = Daemon::start(&ws);
+    d.turn_start("s", "rewrite 1,200 files");
+    for name in &names {
+        ws.write(name, format!("{name} after\n"));
+    }
+    d.turn_end("s");
+    let after = snapshot(ws.root());
+    let inject = "inject=renameat2:error=EIO:when=20";
+    let Some(strace) = Strace::attach(d.pid, &["-e", "trace=renameat2", "-e", inject]) else {
+        return;
+    };
+    let (status, body) = d.undo("s", json!({}));
+    assert!(strace.trace().contains("INJECTED"), "{}", strace.trace());
+    strace.detach();
+    assert_eq!(status, 503, "a failed rollback is not a success: {body:#}");
+    assert_eq!(body["error"]["cause"], "EIO", "{body:#}");
+    d.kill9();
+    let d = Daemon::start(&ws);
+    assert_tree_eq(
+        &after,
+        &snapshot(ws.root()),
+        "every path the failed undo changed is back",
+    );
+    assert_no_temps(&ws);
+    assert_eq!(d.status()["failed_rollbacks"], json!([]));
+    d.turn_start("s", "nothing");
+    let turn = d.turn_end("s");
+    assert!(changes(&turn).is_empty(), "the record equals the disk: {turn:#}");
+}

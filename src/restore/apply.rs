@@ -6,6 +6,7 @@
 //! else's. Recovery runs the same code on the steps a crash left undone.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rusqlite::Connection;
 
@@ -14,7 +15,7 @@ use super::finish::Cause;
 use super::pause::PauseHook;
 use super::plan::{Note, NoteCode, Step};
 use crate::fs::ops::{FsError, Parent, file_mode};
-use crate::fs::read::{Observation, probe, unreadable_file};
+use crate::fs::read::{Observation, probe};
 use crate::fs::sync::FsSync;
 use crate::fs::temp::TempNames;
 use crate::model::Hash;
@@ -23,6 +24,7 @@ use crate::paths::RelPath;
 use crate::store::read_blob;
 
 mod durable;
+mod install;
 
 /// How a step is checked before its first change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,19 +73,21 @@ pub fn execute(
 ) -> Applied {
     let mut run = Run {
         conn,
-        ws,
-        temps,
-        check,
+        disk: Disk {
+            ws,
+            temps,
+            check,
+            root_lost: AtomicBool::new(false),
+            temps_left: AtomicBool::new(false),
+            pause: PauseHook::from_knobs(),
+        },
         contents,
         results: vec![None; steps.len()],
         touched: HashMap::new(),
-        temps_left: false,
-        root_lost: false,
-        pause: PauseHook::from_knobs(),
         // Opened before the first change: its `syncfs` reports any write-back error since.
         sync: FsSync::open(&ws.root),
     };
-    run.pause.before_first();
+    run.disk.pause.before_first();
     let [files_out, dirs_out, dirs_in, files_in] = phases(steps);
     for (phase, indexes) in [(0, files_out), (1, dirs_out), (2, dirs_in)] {
         for i in indexes {
@@ -117,11 +121,11 @@ pub fn execute(
     run.sweep_temps(steps, &results);
     // A directory moved or swapped while the rollback ran took temp files along (issue 14.3).
     if results.iter().any(raced) && !temps.sweep(&ws.root.path) {
-        run.temps_left = true;
+        run.disk.left_a_temp();
     }
     Applied {
         results,
-        temps_left: run.temps_left,
+        temps_left: run.disk.temps_left.into_inner(),
     }
 }
 
@@ -164,13 +168,6 @@ fn phases(steps: &[(i64, Step)]) -> [Vec<usize>; 4] {
     order
 }
 
-/// What an exchange left under the temp name.
-enum Swapped {
-    Expected,
-    Ours,
-    Foreign,
-}
-
 /// A file's new content, to be written under a temp name beside it. It holds no descriptor:
 /// a rollback of thousands of files would hold thousands open.
 struct TempWrite {
@@ -179,19 +176,26 @@ struct TempWrite {
     mode: u32,
 }
 
-struct Run<'a> {
-    conn: &'a Connection,
+/// What every thread of an apply shares: the workspace, the temp names, the check, and the
+/// findings any of them may make.
+struct Disk<'a> {
     ws: &'a Workspace,
     temps: &'a TempNames,
     check: Check,
+    /// The root was found moved away or replaced: nothing more is changed (issue 14.6).
+    root_lost: AtomicBool,
+    /// A temp file could not be removed (a read-only file system): the journal keeps it named.
+    temps_left: AtomicBool,
+    pause: PauseHook,
+}
+
+struct Run<'a> {
+    conn: &'a Connection,
+    disk: Disk<'a>,
     contents: &'a mut HashMap<Hash, Vec<u8>>,
     results: Vec<Option<Finished>>,
     /// Directories whose entries changed, each with one path inside it (to open it by).
     touched: HashMap<Option<RelPath>, RelPath>,
-    temps_left: bool,
-    /// The root was found moved away or replaced: nothing more is changed (issue 14.6).
-    root_lost: bool,
-    pause: PauseHook,
     /// The workspace's file system, synced once for all temp files and once for all
     /// directory entries (`durable`); `None`: each is fsynced on its own.
     sync: Option<FsSync>,
@@ -201,15 +205,15 @@ impl Run<'_> {
     /// One phase of one step. `Err` ends the step (done early, skipped or kept).
     fn step(&mut self, phase: usize, step: &(i64, Step)) -> Result<(), Finished> {
         let (_, step) = step;
-        self.root_still_there(step)?;
-        let parent = match self.ws.root.parent_of(&step.path) {
+        self.disk.root_still_there(step)?;
+        let parent = match self.disk.ws.root.parent_of(&step.path) {
             Ok(parent) => parent,
             // Its directory is gone, so the path is too: a removal is already done.
             Err(FsError::NoParent(_)) if !step.target.is_present() => return Err(Finished::Done(None)),
             Err(err) => return Err(skipped(step, &err)),
         };
-        if self.first_phase(phase, step) {
-            self.pre_check(&parent, step)?;
+        if first_phase(phase, step) {
+            self.disk.pre_check(&parent, step)?;
         }
         let path = &step.path;
         let result = match phase {
@@ -222,25 +226,28 @@ impl Run<'_> {
             other => skipped(step, &other),
         })?;
         self.touched.insert(path.parent(), path.clone());
-        self.pause.tick();
+        self.disk.pause.tick();
         Ok(())
     }
+}
 
-    fn first_phase(&self, phase: usize, step: &Step) -> bool {
-        let removes_entry = matches!(step.current, State::File(_) | State::Symlink { .. })
-            && matches!(step.target, State::Absent | State::Dir);
-        let first = if removes_entry {
-            0
-        } else if step.current.is_dir() && !step.target.is_dir() {
-            1
-        } else if step.target.is_dir() {
-            2
-        } else {
-            3
-        };
-        phase == first
-    }
+/// The phase in which a step is checked: its first.
+fn first_phase(phase: usize, step: &Step) -> bool {
+    let removes_entry = matches!(step.current, State::File(_) | State::Symlink { .. })
+        && matches!(step.target, State::Absent | State::Dir);
+    let first = if removes_entry {
+        0
+    } else if step.current.is_dir() && !step.target.is_dir() {
+        1
+    } else if step.target.is_dir() {
+        2
+    } else {
+        3
+    };
+    phase == first
+}
 
+impl Disk<'_> {
     /// PATH-04 / CRASH-05: the disk still holds what the plan expects, right before the change.
     fn pre_check(&self, parent: &Parent, step: &Step) -> Result<(), Finished> {
         if self.check == Check::Planned {
@@ -274,10 +281,53 @@ impl Run<'_> {
         Err(changed(step))
     }
 
+    /// Before each change of a rollback (not of putting one back, which restores the tree it
+    /// changed, wherever it is now): the root is still where the user has it. Once it is not,
+    /// every step left fails, and what was changed is put back.
+    fn root_still_there(&self, step: &Step) -> Result<(), Finished> {
+        let lost = || self.root_lost.load(Ordering::SeqCst);
+        if self.check == Check::Planned && !lost() && !self.ws.root.still_at_path() {
+            self.root_lost.store(true, Ordering::SeqCst);
+        }
+        if !lost() {
+            return Ok(());
+        }
+        let reason = format!(
+            "the workspace root {} was moved away or replaced while the rollback ran",
+            self.ws.root.path.display()
+        );
+        Err(Finished::Failed(
+            note(step, NoteCode::WorkspaceLost, reason),
+            Cause::WorkspaceLost,
+        ))
+    }
+
+    /// Unlinks a temp file of ours; one that cannot be (a read-only file system) stays named
+    /// by the journal.
+    fn discard(&self, parent: &Parent, temp: &str) {
+        if !parent.unlink_temp(temp) {
+            self.left_a_temp();
+        }
+    }
+
+    fn left_a_temp(&self) {
+        self.temps_left.store(true, Ordering::SeqCst);
+    }
+
+    fn parent(&self, step: &Step) -> Result<Parent, Finished> {
+        match self.ws.root.parent_of(&step.path) {
+            Ok(parent) => Ok(parent),
+            Err(FsError::NoParent(_)) if !step.target.is_present() => Err(Finished::Done(None)),
+            Err(err) => Err(skipped(step, &err)),
+        }
+    }
+}
+
+impl Run<'_> {
     /// The last phase, files and symlinks: every path is checked and its content loaded here
     /// (the SQLite connection is this thread's), then the temp files are created and written
     /// in parallel and made durable (`durable`), then each is renamed into place right after
-    /// its path is re-checked.
+    /// its path is re-checked (`install`).
     fn install_all(&mut self, steps: &[(i64, Step)], indexes: &[usize]) {
         let mut writes = Vec::new();
         let mut installable = Vec::new();
@@ -303,11 +353,7 @@ impl Run<'_> {
             }
         }
         installable.sort_unstable();
-        for i in installable {
-            if let Err(finished) = self.install(&steps[i]) {
-                self.results[i] = Some(finished);
-            }
-        }
+        self.install_each(steps, &installable);
         tracing::debug!(
             write_ms = (written_at - staged_at).as_millis() as u64,
             install_ms = written_at.elapsed().as_millis() as u64,
@@ -318,11 +364,11 @@ impl Run<'_> {
     /// Checks the path and prepares its new content: a file's to be written under a temp name
     /// beside it (returned), a symlink made there at once.
     fn stage(&mut self, (ord, step): &(i64, Step)) -> Result<Option<TempWrite>, Finished> {
-        let parent = self.parent(step)?;
-        if self.first_phase(3, step) {
-            self.pre_check(&parent, step)?;
+        let parent = self.disk.parent(step)?;
+        if first_phase(3, step) {
+            self.disk.pre_check(&parent, step)?;
         }
-        let temp = self.temps.name(*ord);
+        let temp = self.disk.temps.name(*ord);
         match &step.target {
             State::File(file) if !same_content(step) => {
                 let current_mode = parent
@@ -357,135 +403,6 @@ impl Run<'_> {
         }
     }
 
-    /// Re-checks the path (PATH-04) and moves its temp file into place (or sets its mode): a
-    /// create never clobbers (`RENAME_NOREPLACE`), a replace swaps (`exchange`).
-    fn install(&mut self, (ord, step): &(i64, Step)) -> Result<(), Finished> {
-        self.root_still_there(step)?;
-        let parent = self.parent(step)?;
-        let temp = self.temps.name(*ord);
-        if let Err(finished) = self.recheck(&parent, step) {
-            self.discard(&parent, &temp);
-            return Err(finished);
-        }
-        let replace = step.current.is_present() && !step.current.is_dir();
-        match &step.target {
-            State::File(file) if same_content(step) => {
-                let current_mode = parent
-                    .stat(&step.path)
-                    .map_err(|e| skipped(step, &e))?
-                    .map(|s| s.st_mode);
-                (parent.set_mode(&step.path, file_mode(current_mode, file.executable)))
-                    .map_err(|e| skipped(step, &e))?;
-            }
-            _ if replace => self.exchange(&parent, step, &temp)?,
-            _ => parent
-                .install(&step.path, &temp, false)
-                .map_err(|e| skipped(step, &e))?,
-        }
-        self.touched.insert(step.path.parent(), step.path.clone());
-        self.pause.tick();
-        Ok(())
-    }
-
-    /// Issue 14.5: the new content is swapped in (`RENAME_EXCHANGE`), so the inode it replaced
-    /// survives under the temp name. If that is not what the plan checked (a process wrote the
-    /// path after its last check), it is swapped back: the other process's bytes stay at
-    /// their path and the step is a conflict. Only then is the temp name unlinked.
-    fn exchange(&mut self, parent: &Parent, step: &Step, temp: &str) -> Result<(), Finished> {
-        if let Err(e) = parent.exchange(&step.path, temp) {
-            self.discard(parent, temp);
-            return Err(skipped(step, &e));
-        }
-        match self.swapped_out(step, temp) {
-            Swapped::Expected => {
-                self.discard(parent, temp);
-                return Ok(());
-            }
-            // The swap did not happen (the file system said it did): the check after
-            // applying finds the path not at its target.
-            Swapped::Ours => return Ok(()),
-            Swapped::Foreign => {}
-        }
-        match parent.exchange(&step.path, temp) {
-            Ok(()) => {
-                self.discard(parent, temp);
-                Err(changed(step))
-            }
-            Err(e) => {
-                // Their bytes are under the temp name, which the journal names: recovery
-                // records them before removing it.
-                self.temps_left = true;
-                Err(skipped(step, &e))
-            }
-        }
-    }
-
-    /// What the swap put under the temp name: what the plan expected, our own new content (no
-    /// swap happened), or someone else's. Compared by content, always: a write in place that
-    /// keeps the size and puts the mtime back (`rsync --inplace --times`) leaves every stat
-    /// field the swap does not itself change as it was.
-    fn swapped_out(&self, step: &Step, temp: &str) -> Swapped {
-        let swapped = match step.path.parent() {
-            Some(dir) => dir.join(temp.as_bytes()),
-            None => RelPath::from_fs_bytes(temp.as_bytes().to_vec()),
-        };
-        let found = match probe(&self.ws.root, &swapped, self.ws.max_file_size) {
-            Observation::Present(p) => Some(p.state),
-            // What cannot be read is compared by what `stat` says, as it was recorded.
-            Observation::Unreadable(_) => unreadable_file(&self.ws.root, &swapped).map(|p| p.state),
-            _ => None,
-        };
-        match found {
-            Some(state) if state == step.current => Swapped::Expected,
-            Some(state) if state == step.target => Swapped::Ours,
-            _ => Swapped::Foreign,
-        }
-    }
-
-    /// Right before the rename: the path is still what the plan (or the pre-check) saw.
-    fn recheck(&self, parent: &Parent, step: &Step) -> Result<(), Finished> {
-        let now = parent
-            .stat(&step.path)
-            .map_err(|e| skipped(step, &e))?
-            .map(|s| StatKey::from_rustix(&s));
-        let unchanged = match (now, step.checked) {
-            (None, _) => !step.current.is_present() || step.current.is_dir(),
-            (Some(now), Some(checked)) => now == checked,
-            // Something appeared where the plan saw nothing: only recovery, which checked the
-            // disk itself just now, goes on (and a create never clobbers anyway).
-            (Some(_), None) => self.check == Check::Recovery,
-        };
-        if unchanged { Ok(()) } else { Err(changed(step)) }
-    }
-
-    /// Before each change of a rollback (not of putting one back, which restores the tree it
-    /// changed, wherever it is now): the root is still where the user has it. Once it is not,
-    /// every step left fails, and what was changed is put back.
-    fn root_still_there(&mut self, step: &Step) -> Result<(), Finished> {
-        if self.check == Check::Planned && !self.root_lost && !self.ws.root.still_at_path() {
-            self.root_lost = true;
-        }
-        if !self.root_lost {
-            return Ok(());
-        }
-        let reason = format!(
-            "the workspace root {} was moved away or replaced while the rollback ran",
-            self.ws.root.path.display()
-        );
-        Err(Finished::Failed(
-            note(step, NoteCode::WorkspaceLost, reason),
-            Cause::WorkspaceLost,
-        ))
-    }
-
-    /// Unlinks a temp file of ours; one that cannot be (a read-only file system) stays named
-    /// by the journal.
-    fn discard(&mut self, parent: &Parent, temp: &str) {
-        if !parent.unlink_temp(temp) {
-            self.temps_left = true;
-        }
-    }
-
     /// Every step not done may have left its temp file (a write that failed half-way, an
     /// install refused): each is removed, on every way out (issue 14.3).
     fn sweep_temps(&mut self, steps: &[(i64, Step)], results: &[Finished]) {
@@ -493,32 +410,24 @@ impl Run<'_> {
             if !matches!(results[i], Finished::Skipped(_) | Finished::Failed(..)) {
                 continue;
             }
-            let temp = self.temps.name(*ord);
-            match self.ws.root.parent_of(&step.path) {
+            let temp = self.disk.temps.name(*ord);
+            match self.disk.ws.root.parent_of(&step.path) {
                 Ok(parent) => {
                     if matches!(parent.stat_temp(&step.path, &temp), Ok(Some(_))) {
-                        self.discard(&parent, &temp);
+                        self.disk.discard(&parent, &temp);
                     }
                 }
                 Err(FsError::NoParent(_)) => {}
                 // A symlink now in the way: the temp (if any) is not reachable without
                 // following it; the journal keeps it named for the next start.
-                Err(_) => self.temps_left = true,
+                Err(_) => self.disk.left_a_temp(),
             }
-        }
-    }
-
-    fn parent(&self, step: &Step) -> Result<Parent, Finished> {
-        match self.ws.root.parent_of(&step.path) {
-            Ok(parent) => Ok(parent),
-            Err(FsError::NoParent(_)) if !step.target.is_present() => Err(Finished::Done(None)),
-            Err(err) => Err(skipped(step, &err)),
         }
     }
 
     fn content(&mut self, hash: Hash) -> Result<&[u8], crate::store::blobs::BlobError> {
         if !self.contents.contains_key(&hash) {
-            let bytes = read_blob(self.conn, &self.ws.blobs, hash)?;
+            let bytes = read_blob(self.conn, &self.disk.ws.blobs, hash)?;
             self.contents.insert(hash, bytes);
         }
         Ok(self.contents.get(&hash).map(Vec::as_slice).unwrap_or_default())

@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 
+use super::install::map_across_dirs;
 use super::{Finished, Run, TempWrite, note};
 use crate::fs::feed::map_parallel;
 use crate::fs::ops::{Durable, FsError};
@@ -60,11 +61,12 @@ impl Run<'_> {
         } else {
             WRITE_THREADS
         };
-        let mut written = map_parallel(writes.len(), threads, |k| {
+        let paths: Vec<&RelPath> = writes.iter().map(|(i, _)| &steps[*i].1.path).collect();
+        let mut written = map_across_dirs(&paths, threads, |k| {
             let (i, w) = &writes[k];
             let path = &steps[*i].1.path;
             let bytes = self.contents.get(&w.hash).map(Vec::as_slice).unwrap_or_default();
-            (self.ws.root.parent_of(path))
+            (self.disk.ws.root.parent_of(path))
                 .and_then(|parent| parent.write_temp(path, &w.temp, bytes, w.mode, durable))
         });
         let Some(sync) = &self.sync else {
@@ -97,7 +99,7 @@ impl Run<'_> {
     pub(super) fn sync_dirs(&mut self, steps: &[(i64, Step)]) {
         let dirs: Vec<RelPath> = self.touched.values().cloned().collect();
         let batch = self.sync.as_ref().map(|sync| sync.dev);
-        let synced = sync_each_dir(&self.ws.root, &dirs, batch);
+        let synced = sync_each_dir(&self.disk.ws.root, &dirs, batch);
         let mut failed: HashMap<Option<RelPath>, FsError> = HashMap::new();
         let mut covered = Vec::new();
         for (outcome, child) in synced.into_iter().zip(&dirs) {

@@ -1,0 +1,216 @@
+//! Moving the written temp files into place, on several threads: each path re-checked right
+//! before its rename (PATH-04), a replace swapped in and what it swapped out compared with
+//! what the plan expected (issue 14.5). The paths are handed out across directories: the
+//! file system serializes the renames, creations and removals of one directory (its inode
+//! lock), and threads queued on that lock spin on the cores instead of working.
+
+use super::{Check, Disk, Finished, Run, changed, same_content, skipped};
+use crate::fs::feed::map_parallel;
+use crate::fs::ops::{Parent, file_mode};
+use crate::fs::read::{Observation, probe, unreadable_file};
+use crate::model::{StatKey, State};
+use crate::paths::RelPath;
+use crate::restore::plan::Step;
+
+/// Renames (and removals of what they swap out, which wait for the disk where it discards
+/// freed blocks at once) run this many at a time.
+const INSTALL_THREADS: usize = 4;
+/// Paths per install thread: a small plan is installed on the rollback's own thread, a thread
+/// costing more than its share of a few renames.
+const PATHS_PER_THREAD: usize = 256;
+
+/// What an exchange left under the temp name.
+enum Swapped {
+    Expected,
+    Ours,
+    Foreign,
+}
+
+impl Run<'_> {
+    /// Installs the steps `indexes`, each done or with its end recorded. With the crash
+    /// tests' pause armed, one at a time and in order, so that the pause leaves exactly K done.
+    pub(super) fn install_each(&mut self, steps: &[(i64, Step)], indexes: &[usize]) {
+        let threads = match self.disk.pause.armed() {
+            true => 1,
+            false => (indexes.len() / PATHS_PER_THREAD).clamp(1, INSTALL_THREADS),
+        };
+        let paths: Vec<&RelPath> = indexes.iter().map(|&i| &steps[i].1.path).collect();
+        let disk = &self.disk;
+        let ends = map_across_dirs(&paths, threads, |k| disk.install(&steps[indexes[k]]));
+        for (&i, end) in indexes.iter().zip(ends) {
+            match end {
+                Ok(()) => {
+                    let path = &steps[i].1.path;
+                    self.touched.insert(path.parent(), path.clone());
+                }
+                Err(finished) => self.results[i] = Some(finished),
+            }
+        }
+    }
+}
+
+impl Disk<'_> {
+    /// Re-checks the path (PATH-04) and moves its temp file into place (or sets its mode): a
+    /// create never clobbers (`RENAME_NOREPLACE`), a replace swaps (`exchange`).
+    fn install(&self, (ord, step): &(i64, Step)) -> Result<(), Finished> {
+        self.root_still_there(step)?;
+        let parent = self.parent(step)?;
+        let temp = self.temps.name(*ord);
+        if let Err(finished) = self.recheck(&parent, step) {
+            self.discard(&parent, &temp);
+            return Err(finished);
+        }
+        let replace = step.current.is_present() && !step.current.is_dir();
+        match &step.target {
+            State::File(file) if same_content(step) => {
+                let current_mode = parent
+                    .stat(&step.path)
+                    .map_err(|e| skipped(step, &e))?
+                    .map(|s| s.st_mode);
+                (parent.set_mode(&step.path, file_mode(current_mode, file.executable)))
+                    .map_err(|e| skipped(step, &e))?;
+            }
+            _ if replace => self.exchange(&parent, step, &temp)?,
+            _ => parent
+                .install(&step.path, &temp, false)
+                .map_err(|e| skipped(step, &e))?,
+        }
+        self.pause.tick();
+        Ok(())
+    }
+
+    /// Issue 14.5: the new content is swapped in (`RENAME_EXCHANGE`), so the inode it replaced
+    /// survives under the temp name. If that is not what the plan checked (a process wrote the
+    /// path after its last check), it is swapped back: the other process's bytes stay at
+    /// their path and the step is a conflict. Only then is the temp name unlinked.
+    fn exchange(&self, parent: &Parent, step: &Step, temp: &str) -> Result<(), Finished> {
+        if let Err(e) = parent.exchange(&step.path, temp) {
+            self.discard(parent, temp);
+            return Err(skipped(step, &e));
+        }
+        match self.swapped_out(step, temp) {
+            Swapped::Expected => {
+                self.discard(parent, temp);
+                return Ok(());
+            }
+            // The swap did not happen (the file system said it did): the check after
+            // applying finds the path not at its target.
+            Swapped::Ours => return Ok(()),
+            Swapped::Foreign => {}
+        }
+        match parent.exchange(&step.path, temp) {
+            Ok(()) => {
+                self.discard(parent, temp);
+                Err(changed(step))
+            }
+            Err(e) => {
+                // Their bytes are under the temp name, which the journal names: recovery
+                // records them before removing it.
+                self.left_a_temp();
+                Err(skipped(step, &e))
+            }
+        }
+    }
+
+    /// What the swap put under the temp name: what the plan expected, our own new content (no
+    /// swap happened), or someone else's. Compared by content, always: a write in place that
+    /// keeps the size and puts the mtime back (`rsync --inplace --times`) leaves every stat
+    /// field the swap does not itself change as it was.
+    fn swapped_out(&self, step: &Step, temp: &str) -> Swapped {
+        let swapped = match step.path.parent() {
+            Some(dir) => dir.join(temp.as_bytes()),
+            None => RelPath::from_fs_bytes(temp.as_bytes().to_vec()),
+        };
+        let found = match probe(&self.ws.root, &swapped, self.ws.max_file_size) {
+            Observation::Present(p) => Some(p.state),
+            // What cannot be read is compared by what `stat` says, as it was recorded.
+            Observation::Unreadable(_) => unreadable_file(&self.ws.root, &swapped).map(|p| p.state),
+            _ => None,
+        };
+        match found {
+            Some(state) if state == step.current => Swapped::Expected,
+            Some(state) if state == step.target => Swapped::Ours,
+            _ => Swapped::Foreign,
+        }
+    }
+
+    /// Right before the rename: the path is still what the plan (or the pre-check) saw.
+    fn recheck(&self, parent: &Parent, step: &Step) -> Result<(), Finished> {
+        let now = parent
+            .stat(&step.path)
+            .map_err(|e| skipped(step, &e))?
+            .map(|s| StatKey::from_rustix(&s));
+        let unchanged = match (now, step.checked) {
+            (None, _) => !step.current.is_present() || step.current.is_dir(),
+            (Some(now), Some(checked)) => now == checked,
+            // Something appeared where the plan saw nothing: only recovery, which checked the
+            // disk itself just now, goes on (and a create never clobbers anyway).
+            (Some(_), None) => self.check == Check::Recovery,
+        };
+        if unchanged { Ok(()) } else { Err(changed(step)) }
+    }
+}
+
+/// `map_parallel` over paths, handed out one directory after another (the first path of
+/// each directory, then the second of each, ...) so that threads working at once mostly work
+/// in different directories. The results come back in the paths' order. One thread: in
+/// order, on the caller's.
+pub(super) fn map_across_dirs<T: Send>(
+    paths: &[&RelPath],
+    threads: usize,
+    f: impl Fn(usize) -> T + Sync,
+) -> Vec<T> {
+    if threads <= 1 {
+        return (0..paths.len()).map(f).collect();
+    }
+    let order = across_dirs(paths);
+    let ends = map_parallel(order.len(), threads, |k| f(order[k]));
+    let mut slots: Vec<Option<T>> = std::iter::repeat_with(|| None).take(paths.len()).collect();
+    for (&i, end) in order.iter().zip(ends) {
+        slots[i] = Some(end);
+    }
+    slots.into_iter().flatten().collect()
+}
+
+/// The indexes of `paths`, their directories taken in turn.
+fn across_dirs(paths: &[&RelPath]) -> Vec<usize> {
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut group_of: std::collections::HashMap<Option<RelPath>, usize> = Default::default();
+    for (i, path) in paths.iter().enumerate() {
+        let next = groups.len();
+        let g = *group_of.entry(path.parent()).or_insert(next);
+        if g == next {
+            groups.push(Vec::new());
+        }
+        groups[g].push(i);
+    }
+    let deepest = groups.iter().map(Vec::len).max().unwrap_or(0);
+    (0..deepest)
+        .flat_map(|rank| groups.iter().filter_map(move |g| g.get(rank).copied()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn paths(texts: &[&str]) -> Vec<RelPath> {
+        texts.iter().map(|t| RelPath::parse(t).expect("path")).collect()
+    }
+
+    #[test]
+    fn directories_take_turns_and_every_path_comes_once() {
+        let owned = paths(&["a/1", "a/2", "a/3", "b/1", "c/1", "c/2", "top"]);
+        let refs: Vec<&RelPath> = owned.iter().collect();
+        assert_eq!(across_dirs(&refs), vec![0, 3, 4, 6, 1, 5, 2]);
+    }
+
+    #[test]
+    fn results_come_back_in_the_paths_order() {
+        let owned = paths(&["a/1", "b/1", "a/2", "b/2", "a/3", "c/1"]);
+        let refs: Vec<&RelPath> = owned.iter().collect();
+        let texts = map_across_dirs(&refs, 3, |i| refs[i].to_text());
+        let want: Vec<String> = owned.iter().map(RelPath::to_text).collect();
+        assert_eq!(texts, want);
+    }
+}
