@@ -78,7 +78,8 @@
 //!   revert of one file of a turn or one hunk of it (its content stored as a new blob, a
 //!   rollback of the session restricted to that path, so `redo` takes it back), `journaled` writes the
 //!   plan durably (the plan's queries in one transaction), `apply` changes the files (each
-//!   verified against its target after; `apply::durable` syncs them), `finish`
+//!   verified against its target after; `apply::durable` syncs them, `apply::install` moves them
+//!   into place on several threads), `finish`
 //!   commits it, or puts back what a failed one changed (all or nothing, G12), `found` stores
 //!   what a forced rollback overwrites, `recover` finishes an interrupted rollback or put-back
 //!   at start-up, `past` reads the journal's rollbacks back with their stored `Outcome` (a session's
