@@ -269,6 +269,14 @@ pub fn path_versions(conn: &Connection, path: &RelPath) -> rusqlite::Result<Vec<
         .collect())
 }
 
+pub use crate::store::path_versions::HistoryRow;
+
+/// Every recorded version of a path as its history answers it, oldest first (empty: never
+/// recorded).
+pub fn path_history(conn: &Connection, path: &RelPath) -> rusqlite::Result<Vec<HistoryRow>> {
+    crate::store::path_versions::for_history(conn, path)
+}
+
 /// How much the index holds: the files tracked now, the bytes of every stored blob, and the
 /// latest sequence number.
 #[derive(Debug, Clone, Copy)]

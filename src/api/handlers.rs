@@ -340,7 +340,7 @@ pub async fn history(
     synced(&state).await?;
     let asked = path.clone();
     let versions = state
-        .read(move |conn, _| Ok(history::path_versions(conn, &asked)?))
+        .read(move |conn, _| Ok(history::path_history(conn, &asked)?))
         .await?;
     if versions.is_empty() {
         let unrecorded = ApiError::not_found(format!("{path} has no recorded version"));

@@ -5,14 +5,14 @@
 use serde::Serialize;
 use serde::ser::{SerializeStruct, Serializer};
 
-use crate::history::PathVersion;
+use crate::history::HistoryRow;
 use crate::model::{State, format_time};
 use crate::paths::RelPath;
 
 /// The answer: the path and every version of it, oldest first.
 pub struct HistoryView {
     pub path: String,
-    pub versions: Vec<PathVersion>,
+    pub versions: Vec<HistoryRow>,
 }
 
 impl Serialize for HistoryView {
@@ -24,7 +24,7 @@ impl Serialize for HistoryView {
     }
 }
 
-struct Versions<'a>(&'a [PathVersion]);
+struct Versions<'a>(&'a [HistoryRow]);
 
 impl Serialize for Versions<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -59,14 +59,14 @@ struct VersionView<'a> {
 }
 
 impl<'a> VersionView<'a> {
-    fn of(found: &'a PathVersion) -> Self {
-        let (version, turn) = (&found.version, found.turn.as_ref());
+    fn of(version: &'a HistoryRow) -> Self {
+        let turn = version.turn.as_ref();
         let mut view = Self {
             seq: version.seq,
             time: format_time(version.recorded_at),
             origin: version.origin.name(),
-            session: turn.map(|t| t.session.as_str()),
-            turn: turn.map(|t| t.number),
+            session: turn.map(|(session, _)| &**session),
+            turn: turn.map(|&(_, number)| number),
             kind: version.state.kind().name(),
             too_large: None,
             size: None,
@@ -96,39 +96,25 @@ impl<'a> VersionView<'a> {
 mod tests {
     use super::*;
     use crate::model::{FileState, Hash, Origin};
-    use crate::store::sql::{TurnRow, VersionRow};
 
-    fn version(seq: i64, state: State, turn: Option<TurnRow>) -> PathVersion {
-        let version = VersionRow {
+    fn version(seq: i64, state: State, turn: Option<(&str, i64)>) -> HistoryRow {
+        HistoryRow {
             seq,
-            path: RelPath::parse("a").expect("path"),
-            state,
+            recorded_at: 0,
             origin: if turn.is_some() {
                 Origin::Turn
             } else {
                 Origin::Outside
             },
-            turn_id: turn.as_ref().map(|t| t.id),
-            recorded_at: 0,
-        };
-        PathVersion { version, turn }
+            turn: turn.map(|(session, number)| (session.into(), number)),
+            state,
+        }
     }
 
     /// The fields and their order are those of the answer docs/api.md shows, for each kind.
     #[test]
     fn each_kind_of_version_answers_with_its_fields_in_order() {
-        let turn = TurnRow {
-            id: 1,
-            session_id: 1,
-            session: "s1".into(),
-            number: 2,
-            turn_ref: None,
-            label: Some("go".into()),
-            start_seq: 1,
-            end_seq: Some(3),
-            started_at: 0,
-            ended_at: Some(0),
-        };
+        let turn = ("s1", 2);
         let file = |too_large, unreadable| FileState {
             hash: Hash([0xab; 32]),
             size: 12,
