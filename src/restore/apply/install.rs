@@ -12,9 +12,11 @@ use crate::model::{StatKey, State};
 use crate::paths::RelPath;
 use crate::restore::plan::Step;
 
-/// Renames (and removals of what they swap out, which wait for the disk where it discards
-/// freed blocks at once) run this many at a time.
-const INSTALL_THREADS: usize = 4;
+/// Renames and the removals of what they swap out run this many at a time: on a file system
+/// that discards freed blocks at once (ext4 without a journal, mounted `discard`) each removal
+/// waits for the disk. 10,000 files there: 4 threads 380-450 ms, 8 threads 260-330 ms; on a
+/// journaled ext4 the same within noise (150-165 ms).
+const INSTALL_THREADS: usize = 8;
 /// Paths per install thread: a small plan is installed on the rollback's own thread, a thread
 /// costing more than its share of a few renames.
 const PATHS_PER_THREAD: usize = 256;
