@@ -182,7 +182,8 @@ struct Disk<'a> {
     ws: &'a Workspace,
     temps: &'a TempNames,
     check: Check,
-    /// The root was found moved away or replaced: nothing more is changed (issue 14.6).
+    /// The root was found moved away or replaced: nothing more is changed (issue 14.6), but
+    /// for the renames other install threads had under way.
     root_lost: AtomicBool,
     /// A temp file could not be removed (a read-only file system): the journal keeps it named.
     temps_left: AtomicBool,
@@ -285,11 +286,18 @@ impl Disk<'_> {
     /// changed, wherever it is now): the root is still where the user has it. Once it is not,
     /// every step left fails, and what was changed is put back.
     fn root_still_there(&self, step: &Step) -> Result<(), Finished> {
-        let lost = || self.root_lost.load(Ordering::SeqCst);
-        if self.check == Check::Planned && !lost() && !self.ws.root.still_at_path() {
+        let lost = self.root_lost.load(Ordering::SeqCst);
+        if self.check == Check::Planned && !lost && !self.ws.root.still_at_path() {
             self.root_lost.store(true, Ordering::SeqCst);
         }
-        if !lost() {
+        self.root_not_lost(step)
+    }
+
+    /// Whether another thread found the root gone since this step's own check: then this
+    /// step changes nothing either (at most the renames already under way when it was found
+    /// go through, and are put back with the rest).
+    fn root_not_lost(&self, step: &Step) -> Result<(), Finished> {
+        if !self.root_lost.load(Ordering::SeqCst) {
             return Ok(());
         }
         let reason = format!(

@@ -32,9 +32,9 @@ impl Run<'_> {
     /// Installs the steps `indexes`, each done or with its end recorded. With the crash
     /// tests' pause armed, one at a time and in order, so that the pause leaves exactly K done.
     pub(super) fn install_each(&mut self, steps: &[(i64, Step)], indexes: &[usize]) {
-        let threads = match self.disk.pause.armed() {
+        let threads = match self.disk.pause.armed() || indexes.len() < PATHS_PER_THREAD {
             true => 1,
-            false => (indexes.len() / PATHS_PER_THREAD).clamp(1, INSTALL_THREADS),
+            false => indexes.len().div_ceil(PATHS_PER_THREAD).min(INSTALL_THREADS),
         };
         let paths: Vec<&RelPath> = indexes.iter().map(|&i| &steps[i].1.path).collect();
         let disk = &self.disk;
@@ -63,6 +63,10 @@ impl Disk<'_> {
             return Err(finished);
         }
         let replace = step.current.is_present() && !step.current.is_dir();
+        if let Err(finished) = self.root_not_lost(step) {
+            self.discard(&parent, &temp);
+            return Err(finished);
+        }
         match &step.target {
             State::File(file) if same_content(step) => {
                 let current_mode = parent
@@ -171,25 +175,27 @@ pub(super) fn map_across_dirs<T: Send>(
     for (&i, end) in order.iter().zip(ends) {
         slots[i] = Some(end);
     }
-    slots.into_iter().flatten().collect()
+    // `across_dirs` is a permutation: every slot is filled once.
+    slots
+        .into_iter()
+        .map(|end| end.expect("every path once"))
+        .collect()
 }
 
-/// The indexes of `paths`, their directories taken in turn.
+/// The indexes of `paths`, their directories taken in turn: ordered by each path's rank
+/// within its directory, then by the directory's first appearance (O(n log n) whatever the
+/// shape: one huge directory beside many small ones too).
 fn across_dirs(paths: &[&RelPath]) -> Vec<usize> {
-    let mut groups: Vec<Vec<usize>> = Vec::new();
-    let mut group_of: std::collections::HashMap<Option<RelPath>, usize> = Default::default();
+    let mut group_of: std::collections::HashMap<Option<RelPath>, (usize, usize)> = Default::default();
+    let mut keyed: Vec<(usize, usize, usize)> = Vec::with_capacity(paths.len());
     for (i, path) in paths.iter().enumerate() {
-        let next = groups.len();
-        let g = *group_of.entry(path.parent()).or_insert(next);
-        if g == next {
-            groups.push(Vec::new());
-        }
-        groups[g].push(i);
+        let next = group_of.len();
+        let (group, taken) = group_of.entry(path.parent()).or_insert((next, 0));
+        keyed.push((*taken, *group, i));
+        *taken += 1;
     }
-    let deepest = groups.iter().map(Vec::len).max().unwrap_or(0);
-    (0..deepest)
-        .flat_map(|rank| groups.iter().filter_map(move |g| g.get(rank).copied()))
-        .collect()
+    keyed.sort_unstable();
+    keyed.into_iter().map(|(_, _, i)| i).collect()
 }
 
 #[cfg(test)]
@@ -205,6 +211,17 @@ mod tests {
         let owned = paths(&["a/1", "a/2", "a/3", "b/1", "c/1", "c/2", "top"]);
         let refs: Vec<&RelPath> = owned.iter().collect();
         assert_eq!(across_dirs(&refs), vec![0, 3, 4, 6, 1, 5, 2]);
+    }
+
+    #[test]
+    fn one_large_directory_beside_many_small_ones_is_handed_out_in_turn() {
+        let texts: Vec<String> = (0..3)
+            .map(|i| format!("big/{i}"))
+            .chain((0..3).map(|d| format!("d{d}/f")))
+            .collect();
+        let owned: Vec<RelPath> = texts.iter().map(|t| RelPath::parse(t).expect("path")).collect();
+        let refs: Vec<&RelPath> = owned.iter().collect();
+        assert_eq!(across_dirs(&refs), vec![0, 3, 4, 5, 1, 2]);
     }
 
     #[test]
