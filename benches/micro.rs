@@ -80,6 +80,7 @@ fn file_state(n: u64) -> State {
         hash: Hash::of(&n.to_le_bytes()),
         size: n,
         executable: false,
+        mode: Some(0o644),
         too_large: false,
         unreadable: false,
     })
@@ -153,6 +154,7 @@ fn planning(c: &mut Criterion) {
                 hash,
                 size: data.len() as u64,
                 executable: false,
+                mode: Some(0o644),
                 too_large: false,
                 unreadable: false,
             });

@@ -35,6 +35,7 @@ fn stored(conn: &Connection, blobs: &BlobDir, bytes: &[u8]) -> State {
         hash,
         size: bytes.len() as u64,
         executable: false,
+        mode: Some(0o644),
         too_large: false,
         unreadable: false,
     })

@@ -9,6 +9,15 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::api::error::ErrorCode;
+
+/// Whether a log event may be written at all, whatever `RUST_LOG` asks for: not the HTTP
+/// client's wire dumps (`ureq_proto` at trace level: every byte of a request, its bearer token
+/// included, and of the answer, file contents included). Its debug lines redact the
+/// `Authorization` header and stay.
+pub fn loggable(meta: &tracing::Metadata<'_>) -> bool {
+    let wire = meta.target() == "ureq_proto" || meta.target().starts_with("ureq_proto::");
+    !(wire && *meta.level() == tracing::Level::TRACE)
+}
 use crate::restore::finish::PathState;
 use crate::state;
 
@@ -17,6 +26,14 @@ pub struct Client {
     url: String,
     token: String,
     agent: ureq::Agent,
+    /// No daemon runs: the API's reads answered in this process (`api::offline`).
+    local: Option<Box<dyn Local>>,
+}
+
+/// The API answered in this process rather than over HTTP: reads only.
+pub trait Local: Send + Sync {
+    /// `GET path`: the status and body the API would answer.
+    fn get(&self, path: &str) -> anyhow::Result<(u16, Vec<u8>)>;
 }
 
 /// An answer that was not a success: its status and the daemon's error.
@@ -30,6 +47,20 @@ pub struct ApiFailure {
     pub body: Value,
 }
 
+/// The most of an answer this client reads into memory as JSON. A turn's diffs can be past it
+/// in one answer: the CLI and the MCP server ask for them page by page (`offset`, `limit`).
+pub const ANSWER_LIMIT: u64 = 10 << 20;
+
+/// An answer longer than `ANSWER_LIMIT`: nothing wrong with it but its size.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the daemon's answer ({status}) is larger than the {} MiB this client reads at once: ask for less (a page of it, a path)",
+    ANSWER_LIMIT >> 20
+)]
+pub struct TooLarge {
+    pub status: u16,
+}
+
 /// No daemon answers for the workspace: none runs, it is still indexing, or it stopped. The
 /// message (the whole chain of causes) says which and what to do.
 #[derive(Debug, thiserror::Error)]
@@ -38,14 +69,15 @@ pub struct NoDaemon(anyhow::Error);
 
 /// What to do next, added to a refusal of the daemon the user can act on.
 pub trait Hint<T> {
-    /// When the daemon refused with `code`, its message gains `what_to_do`.
+    /// When the daemon refused with `code`, its message gains `what_to_do`, unless it names
+    /// a command to run already (a revert's missing hunk says how to list the hunks).
     fn hint(self, code: ErrorCode, what_to_do: &str) -> anyhow::Result<T>;
 }
 
 impl<T> Hint<T> for anyhow::Result<T> {
     fn hint(self, code: ErrorCode, what_to_do: &str) -> anyhow::Result<T> {
         self.map_err(|err| match err.downcast::<ApiFailure>() {
-            Ok(mut failure) if failure.code == Some(code) => {
+            Ok(mut failure) if failure.code == Some(code) && !failure.message.contains("`filewatchd ") => {
                 failure.message = format!("{}: {what_to_do}", failure.message);
                 failure.into()
             }
@@ -110,10 +142,33 @@ impl Client {
             url: url.trim_end_matches('/').to_string(),
             token,
             agent,
+            local: None,
+        }
+    }
+
+    /// A client whose reads `local` answers (no daemon runs); every other request is refused.
+    pub fn local(local: Box<dyn Local>) -> Self {
+        let mut client = Self::new(String::new(), String::new(), Duration::from_secs(1));
+        client.local = Some(local);
+        client
+    }
+
+    /// Refused without a daemon: what would record or write.
+    fn check_daemon(&self) -> anyhow::Result<()> {
+        match self.local {
+            Some(_) => Err(NoDaemon(anyhow!(
+                "no filewatchd is running for this workspace: start it with `filewatchd start` in the workspace"
+            ))
+            .into()),
+            None => Ok(()),
         }
     }
 
     pub fn get(&self, path: &str) -> anyhow::Result<Value> {
+        if let Some(local) = &self.local {
+            let (status, bytes) = local.get(path)?;
+            return self.judge(status, &bytes);
+        }
         let request = self
             .agent
             .get(format!("{}{path}", self.url))
@@ -123,6 +178,13 @@ impl Client {
 
     /// A raw answer (file content); errors are still JSON.
     pub fn get_bytes(&self, path: &str) -> anyhow::Result<Vec<u8>> {
+        if let Some(local) = &self.local {
+            let (status, bytes) = local.get(path)?;
+            if (200..300).contains(&status) {
+                return Ok(bytes);
+            }
+            return self.judge(status, &bytes).map(|_| Vec::new());
+        }
         let request = self
             .agent
             .get(format!("{}{path}", self.url))
@@ -144,6 +206,7 @@ impl Client {
     }
 
     pub fn post(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
+        self.check_daemon()?;
         let request = self
             .agent
             .post(format!("{}{path}", self.url))
@@ -153,6 +216,7 @@ impl Client {
     }
 
     pub fn put(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
+        self.check_daemon()?;
         let request = self
             .agent
             .put(format!("{}{path}", self.url))
@@ -162,6 +226,7 @@ impl Client {
     }
 
     pub fn delete(&self, path: &str) -> anyhow::Result<Value> {
+        self.check_daemon()?;
         let request = self
             .agent
             .delete(format!("{}{path}", self.url))
@@ -172,22 +237,44 @@ impl Client {
     fn answer(&self, sent: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> anyhow::Result<Value> {
         let mut response = sent.map_err(|e| self.unreachable(e))?;
         let status = response.status().as_u16();
-        let body: Value = response
+        let read = response
             .body_mut()
-            .read_json()
+            .with_config()
+            .limit(ANSWER_LIMIT)
+            .read_to_vec();
+        let bytes = match read {
+            Ok(bytes) => bytes,
+            Err(ureq::Error::BodyExceedsLimit(_)) => return Err(TooLarge { status }.into()),
+            Err(e) => {
+                return Err(anyhow!(e).context(format!("the daemon's answer ({status}) broke off")));
+            }
+        };
+        let body: Value = serde_json::from_slice(&bytes)
             .with_context(|| format!("the daemon answered {status} with a body that is not JSON"))?;
-        if (200..300).contains(&status) {
-            return Ok(body);
-        }
-        let field = |name: &str| body["error"][name].as_str().unwrap_or_default().to_string();
-        Err(ApiFailure {
-            status,
-            code: ErrorCode::deserialize(&body["error"]["code"]).ok(),
-            message: field("message") + &path_states(&body["error"]["paths"]),
-            body: body.clone(),
-        }
-        .into())
+        judged(status, body)
     }
+
+    /// An answer given in this process, judged as one over HTTP.
+    fn judge(&self, status: u16, bytes: &[u8]) -> anyhow::Result<Value> {
+        let body: Value = serde_json::from_slice(bytes)
+            .with_context(|| format!("the index answered {status} with a body that is not JSON"))?;
+        judged(status, body)
+    }
+}
+
+/// The body of a success; else the daemon's error as an `ApiFailure`.
+fn judged(status: u16, body: Value) -> anyhow::Result<Value> {
+    if (200..300).contains(&status) {
+        return Ok(body);
+    }
+    let field = |name: &str| body["error"][name].as_str().unwrap_or_default().to_string();
+    Err(ApiFailure {
+        status,
+        code: ErrorCode::deserialize(&body["error"]["code"]).ok(),
+        message: field("message") + &path_states(&body["error"]["paths"]) + &temps_left(&body["error"]),
+        body: body.clone(),
+    }
+    .into())
 }
 
 /// A failed rollback that could not put everything back lists where each path is.
@@ -201,6 +288,7 @@ fn path_states(paths: &Value) -> String {
                 Ok(PathState::AsBefore) => "as before the rollback",
                 Ok(PathState::RolledBack) => "rolled back (not yet put back)",
                 Ok(PathState::Absent) => "absent (not yet re-created)",
+                Ok(PathState::Unreachable) => "behind a symlink (not yet put back)",
                 Ok(PathState::Changed) | Err(_) => "changed by someone else",
             };
             format!("\n  {}: {state}", p["path"].as_str().unwrap_or_default())
@@ -209,16 +297,23 @@ fn path_states(paths: &Value) -> String {
     lines.concat()
 }
 
+/// A failed rollback's temp files that could not be removed.
+fn temps_left(error: &Value) -> String {
+    error["temps_left"]
+        .as_str()
+        .map_or_else(String::new, |note| format!("\n  {note}"))
+}
+
 fn find_state_dir(start: Option<&Path>) -> anyhow::Result<PathBuf> {
     let start = match start {
         Some(dir) => dir.to_path_buf(),
-        None => std::env::current_dir().context("cannot read the current directory")?,
+        None => state::working_dir()?,
     };
-    let start = start
-        .canonicalize()
-        .with_context(|| format!("{} does not exist", start.display()))?;
     let home = state::state_home()?;
-    for dir in start.ancestors() {
+    let Ok(canonical) = start.canonicalize() else {
+        return recorded_state_dir(&home, &start);
+    };
+    for dir in canonical.ancestors() {
         let candidate = state::project_dir(&home, dir);
         if candidate.join("daemon.json").is_file() {
             return Ok(candidate);
@@ -232,6 +327,26 @@ fn find_state_dir(start: Option<&Path>) -> anyhow::Result<PathBuf> {
     }
     bail!(
         "no filewatchd is running for {} or any directory above it; start one with `filewatchd start` in the workspace (or set FILEWATCHD_URL and FILEWATCHD_TOKEN)",
-        start.display()
+        canonical.display()
+    )
+}
+
+/// The state directory of the workspace `start` belonged to, by its record, when `start`
+/// no longer exists: its daemon may still run (and serve its history) with its root gone.
+fn recorded_state_dir(home: &Path, start: &Path) -> anyhow::Result<PathBuf> {
+    let Some((root, dir)) = state::recorded_root(home, start) else {
+        bail!(
+            "{} does not exist, and filewatchd has no record of a workspace there (`filewatchd projects` lists the workspaces it has)",
+            start.display()
+        );
+    };
+    if dir.join("daemon.json").is_file() {
+        return Ok(dir);
+    }
+    bail!(
+        "the workspace root {} no longer exists, and no filewatchd is running for it; its history is in {} (`filewatchd forget {}` deletes it)",
+        root.display(),
+        dir.display(),
+        root.display()
     )
 }

@@ -145,6 +145,7 @@ impl ProgressFile {
             started_at_ms: crate::model::now_ms(),
             read: None,
             total: None,
+            started: instance::process::own_start_time(),
         };
         let write = move || {
             loop {
@@ -210,7 +211,7 @@ struct Live {
 }
 
 /// Runs the worker on its own thread. However the thread ends (a panic included), `status`
-/// stops calling the daemon healthy and the HTTP side is told to stop (issue 14 item 10):
+/// stops calling the daemon healthy and the HTTP side is told to stop:
 /// no daemon serves on whose capture is dead.
 fn spawn_capture(
     worker: Worker,
@@ -257,10 +258,11 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
-/// One daemon per tree, machine-wide: takes the tree's lock (`instance`), then refuses to
-/// start inside or around a watched tree, naming the other daemon. A lock that cannot be used
-/// at all (another user's, an unsafe lock directory) is reported and the start goes on: the
-/// state directory's own lock still keeps out a second daemon of the same state.
+/// One daemon per tree, machine-wide for this user: takes the tree's lock (`instance`), then
+/// refuses to start inside or around a tree another daemon of this user's watches, naming it.
+/// A lock that cannot be used at all (the private directory another user's, a symlink planted
+/// as the lock) is reported and the start goes on: the state directory's own lock still keeps
+/// out a second daemon of the same state.
 fn lock_tree(root: &Path, state_dir: &Path) -> anyhow::Result<Option<TreeLock>> {
     let lock = match TreeLock::acquire(root, state_dir) {
         Ok(lock) => Some(lock),
@@ -291,7 +293,11 @@ fn refusal(root: &Path, other: Option<&Holder>) -> String {
         Some(_) => format!("state in {}", other.state_dir.display()),
         None => format!("pid {pid}, state in {}", other.state_dir.display()),
     };
-    let stop = format!("Stop it first (kill {pid})");
+    // The note is this user's own (`instance`), and `stop` proves the pid before it signals.
+    let stop = format!(
+        "Stop it first with `filewatchd stop --state-dir {}`",
+        other.state_dir.display()
+    );
     if other.root == root {
         return format!("{who} already watches {here} ({detail}). {stop}");
     }
@@ -350,6 +356,7 @@ async fn listen(root: &Path, state_dir: &StateDir, port: u16, live: Live) -> any
         pid: std::process::id(),
         root: root.to_path_buf(),
         version: env!("CARGO_PKG_VERSION").to_string(),
+        started: instance::process::own_start_time(),
     })?;
     eprintln!(
         "filewatchd: watching {}, listening on {url} (state in {})",

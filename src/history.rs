@@ -5,12 +5,14 @@
 pub mod blame;
 pub mod content;
 pub mod counts;
+mod renames;
 
-use std::collections::{BTreeMap, HashMap, btree_map};
+use std::collections::{BTreeMap, btree_map};
+
+use renames::pair_renames;
 
 use rusqlite::Connection;
 
-use crate::model::Hash;
 use crate::model::{Origin, State, format_time};
 use crate::paths::RelPath;
 use crate::store::blobs::BlobDir;
@@ -155,6 +157,29 @@ pub fn net_changes(
         let kind = match (before.is_present(), after.is_present()) {
             (false, true) => ChangeKind::Added,
             (true, false) => ChangeKind::Deleted,
+            (true, true) if before.is_dir() != after.is_dir() => {
+                // A file (or symlink) replaced by a directory, or the other way round, is what
+                // it is: the one deleted, the other added (as git lists it).
+                changes.push(Change {
+                    path: path.clone(),
+                    from: None,
+                    kind: ChangeKind::Deleted,
+                    before: before.clone(),
+                    after: State::Absent,
+                    ambiguous,
+                    last_present: None,
+                });
+                changes.push(Change {
+                    path,
+                    from: None,
+                    kind: ChangeKind::Added,
+                    before: State::Absent,
+                    after,
+                    ambiguous,
+                    last_present: None,
+                });
+                continue;
+            }
             (true, true) if before != after => ChangeKind::Modified,
             _ => continue,
         };
@@ -171,93 +196,15 @@ pub fn net_changes(
     Ok(pair_renames(changes))
 }
 
-/// A deleted file and an added file with the same content (or a deleted and an added
-/// symlink with the same target) are one rename; the same name is preferred when several
-/// match. A deleted and an added directory whose children were renamed between them are a
-/// rename too.
-fn pair_renames(changes: Vec<Change>) -> Vec<Change> {
-    let mut deleted: HashMap<RenameKey, Vec<usize>> = HashMap::new();
-    for (i, change) in changes.iter().enumerate() {
-        let gone = change.last_present.as_ref().unwrap_or(&change.before);
-        if let (ChangeKind::Deleted, Some(key)) = (change.kind, rename_key(gone)) {
-            deleted.entry(key).or_default().push(i);
-        }
-    }
-    let mut from_of: HashMap<usize, usize> = HashMap::new();
-    for (i, change) in changes.iter().enumerate() {
-        let (ChangeKind::Added, Some(key)) = (change.kind, rename_key(&change.after)) else {
-            continue;
-        };
-        let Some(candidates) = deleted.get_mut(&key) else {
-            continue;
-        };
-        let same_name = candidates
-            .iter()
-            .position(|&d| changes[d].path.file_name() == change.path.file_name());
-        if let Some(pos) = same_name.or((!candidates.is_empty()).then_some(0)) {
-            from_of.insert(i, candidates.remove(pos));
-        }
-    }
-    pair_directories(&changes, &mut from_of);
-    let consumed: std::collections::HashSet<usize> = from_of.values().copied().collect();
-    let mut out = Vec::with_capacity(changes.len() - consumed.len());
-    for (i, change) in changes.iter().enumerate() {
-        if consumed.contains(&i) {
-            continue;
-        }
-        let mut change = change.clone();
-        if let Some(&from) = from_of.get(&i) {
-            change.kind = ChangeKind::Renamed;
-            change.before = changes[from].before.clone();
-            change.from = Some(changes[from].path.clone());
-            change.ambiguous |= changes[from].ambiguous;
-        }
-        out.push(change);
-    }
-    out
-}
-
-fn pair_directories(changes: &[Change], from_of: &mut HashMap<usize, usize>) {
-    let index: HashMap<&RelPath, usize> = changes.iter().enumerate().map(|(i, c)| (&c.path, i)).collect();
-    let file_pairs: Vec<(usize, usize)> = from_of.iter().map(|(&to, &from)| (to, from)).collect();
-    for (to, from) in file_pairs {
-        let (Some(to_dir), Some(from_dir)) = (changes[to].path.parent(), changes[from].path.parent()) else {
-            continue;
-        };
-        let (Some(&to_i), Some(&from_i)) = (index.get(&to_dir), index.get(&from_dir)) else {
-            continue;
-        };
-        let is_dir_pair = changes[to_i].kind == ChangeKind::Added
-            && changes[to_i].after.is_dir()
-            && changes[from_i].kind == ChangeKind::Deleted
-            && changes[from_i].before.is_dir();
-        if is_dir_pair && !from_of.contains_key(&to_i) && !from_of.values().any(|&f| f == from_i) {
-            from_of.insert(to_i, from_i);
-        }
-    }
-}
-
-#[derive(Hash, PartialEq, Eq)]
-enum RenameKey {
-    File(Hash, bool),
-    Symlink(Vec<u8>),
-}
-
-fn rename_key(state: &State) -> Option<RenameKey> {
-    match state {
-        State::File(f) if f.unreadable => None,
-        State::File(f) => Some(RenameKey::File(f.hash, f.executable)),
-        State::Symlink { target } => Some(RenameKey::Symlink(target.clone())),
-        State::Dir | State::Absent | State::Untracked => None,
-    }
-}
-
 /// One recorded version of a path, with the turn that made it (none for a version made
 /// outside any turn).
 #[derive(Debug, Clone)]
 pub struct PathVersion {
     pub version: VersionRow,
     pub turn: Option<TurnRow>,
+    /// For a version a rollback wrote: the sequence number the rollback went to, whose state
+    /// of the path it brought back (unless it wrote new content: a hunk's revert).
+    pub restores: Option<i64>,
 }
 
 /// Every recorded version of a path, oldest first (empty: never recorded).
@@ -265,7 +212,11 @@ pub fn path_versions(conn: &Connection, path: &RelPath) -> rusqlite::Result<Vec<
     let rows = crate::store::path_versions::with_turns(conn, path)?;
     Ok(rows
         .into_iter()
-        .map(|(version, turn)| PathVersion { version, turn })
+        .map(|(version, turn, restores)| PathVersion {
+            version,
+            turn,
+            restores,
+        })
         .collect())
 }
 

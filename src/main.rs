@@ -7,7 +7,9 @@ use clap::{CommandFactory, FromArgMatches};
 use filewatchd::cli::{self, Cli, Command, failure, style};
 use filewatchd::log_file::LogFile;
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::filter::{FilterExt, filter_fn};
 use tracing_subscriber::fmt::writer::BoxMakeWriter;
+use tracing_subscriber::prelude::*;
 
 /// `filewatchd hook <something>` other than `hook install|uninstall`.
 fn is_agent_hook() -> bool {
@@ -85,12 +87,13 @@ fn main() -> ExitCode {
         std::io::stderr()
     });
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_level));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let log = tracing_subscriber::fmt::layer()
         .with_writer(writer)
         // `--color`; `auto` colours a terminal only: a log redirected to a file stays plain.
         .with_ansi(style::stderr_color(cli.color))
-        .init();
+        // No `RUST_LOG` can ask for what would print the token (`client::loggable`).
+        .with_filter(filter.and(filter_fn(filewatchd::client::loggable)));
+    tracing_subscriber::registry().with(log).init();
     match cli::run(cli) {
         Ok(code) => code,
         Err(err) => failure::report(&err, json),

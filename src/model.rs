@@ -9,34 +9,77 @@ pub enum State {
         target: Vec<u8>,
     },
     Dir,
-    /// Not tracked from this version on: an ignore rule hid it (issue 15.4). What it held
+    /// Not tracked from this version on: an ignore rule hid it. What it held
     /// then was never recorded, so a rollback to such a moment leaves the path alone.
     Untracked,
 }
 
-/// A regular file: its content and executable bit. A file over `max_file_size` is known by
+/// A regular file: its content and permission bits. A file over `max_file_size` is known by
 /// size and hash only (`too_large`), its content is not stored (G9). A file the daemon could
 /// not read (`unreadable`: another owner's mode 0600, mode 000) is known by size and mode
 /// only: its `hash` means nothing (the index holds none) and its content cannot be restored.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// `mode` is the permission bits (`st_mode & 0o7777`); `None` for a version recorded before
+/// they were, of which only the executable bit is known. Such a version equals any file of the
+/// same content whose executable bit is the same (nothing tells their bits apart), and a
+/// rollback to it keeps the bits the file has, setting or clearing only the executable ones
+/// (`fs::ops::file_mode`). Where `mode` is known, `executable` is `mode & 0o111 != 0`.
+#[derive(Clone, Debug, Eq)]
 pub struct FileState {
     pub hash: Hash,
     pub size: u64,
     pub executable: bool,
+    pub mode: Option<u16>,
     pub too_large: bool,
     pub unreadable: bool,
 }
 
+/// The permission bits of a `st_mode`: what a version records of them.
+pub const PERMISSION_BITS: u32 = 0o7777;
+
+/// A `st_mode`'s permission bits (`PERMISSION_BITS`: twelve, so they fit a `u16`).
+pub fn permission_bits(st_mode: u32) -> u16 {
+    (st_mode & PERMISSION_BITS) as u16
+}
+
 impl FileState {
-    /// A regular file whose content could not be read: only what `stat` says.
-    pub fn unreadable(size: u64, executable: bool) -> Self {
+    /// A regular file whose content could not be read: only what `stat` says (`st_mode` as
+    /// `stat` gives it).
+    pub fn unreadable(size: u64, st_mode: u32) -> Self {
         Self {
             hash: Hash([0; 32]),
             size,
-            executable,
+            executable: st_mode & 0o111 != 0,
+            mode: Some(permission_bits(st_mode)),
             too_large: false,
             unreadable: true,
         }
+    }
+
+    /// The permission bits as answers show them, in octal ("0600"); `None` when not recorded.
+    pub fn mode_text(&self) -> Option<String> {
+        self.mode.map(|mode| format!("{mode:04o}"))
+    }
+
+    /// The same permission bits as far as both know them: equal bits, or (one of them recorded
+    /// before bits were) the same executable bit.
+    pub fn same_mode(&self, other: &Self) -> bool {
+        match (self.mode, other.mode) {
+            (Some(mine), Some(theirs)) => mine == theirs,
+            _ => self.executable == other.executable,
+        }
+    }
+}
+
+/// Equal content and equal permission bits (`FileState::same_mode`: a version that knows only
+/// the executable bit equals any file with the same one).
+impl PartialEq for FileState {
+    fn eq(&self, other: &Self) -> bool {
+        self.hash == other.hash
+            && self.size == other.size
+            && self.too_large == other.too_large
+            && self.unreadable == other.unreadable
+            && self.same_mode(other)
     }
 }
 
@@ -402,6 +445,7 @@ pub(crate) mod fixtures {
             hash: Hash([byte; 32]),
             size: 1,
             executable: false,
+            mode: Some(0o644),
             too_large: false,
             unreadable: false,
         })

@@ -1,4 +1,4 @@
-//! Workspace-relative paths as raw bytes (PATH-01), and their lossless text form for the API.
+//! Workspace-relative paths as raw bytes, and their lossless text form for the API.
 
 use std::ffi::OsStr;
 use std::fmt;
@@ -41,7 +41,7 @@ impl RelPath {
     }
 
     /// Parses a path given by a client in the escaped text form, refusing anything that could
-    /// leave the root or reach `.git/` (PATH-01, PATH-06).
+    /// leave the root or reach `.git/`.
     pub fn parse(text: &str) -> Result<Self, PathError> {
         let bytes = unescape(text)?;
         validate(&bytes)?;

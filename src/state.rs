@@ -1,9 +1,10 @@
 //! The project state directory (PRODUCT.md 6): where it is, the single-instance lock, the
-//! bearer token and `daemon.json`.
+//! bearer token and `daemon.json`. What is read back from it is believed only when this user
+//! (or root) owns it: a file another user planted is ignored, and the error says so.
 
 use std::fs::{File, OpenOptions};
-use std::io::Write;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::io::{Read, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
@@ -16,6 +17,10 @@ pub struct DaemonInfo {
     pub pid: u32,
     pub root: PathBuf,
     pub version: String,
+    /// When the process started (`instance::process::start_time`): `stop` signals `pid` only
+    /// while it is the process that started then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started: Option<u64>,
 }
 
 /// What `indexing.json` says while a daemon runs its start-up walk (first index or
@@ -28,6 +33,9 @@ pub struct Progress {
     /// Files read so far and to read; both `None` while the walk still lists the tree.
     pub read: Option<u64>,
     pub total: Option<u64>,
+    /// As `DaemonInfo::started`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started: Option<u64>,
 }
 
 /// The name of the progress file in the state directory.
@@ -61,6 +69,62 @@ pub fn project_dir(home: &Path, canonical_root: &Path) -> PathBuf {
     home.join("projects").join(format!("{name}-{short}"))
 }
 
+/// The workspace a path that no longer exists belonged to, by its record: the root (that
+/// path or the nearest of its ancestors a state directory under `home` names in its `root`
+/// file) and that state directory. The root may have been removed, moved or replaced while
+/// its daemon still runs: the record, not the directory, says where its state is.
+pub fn recorded_root(home: &Path, path: &Path) -> Option<(PathBuf, PathBuf)> {
+    let absolute = std::path::absolute(path).ok()?;
+    let candidates: Vec<PathBuf> = [Some(absolute.clone()), canonical_above(&absolute)]
+        .into_iter()
+        .flatten()
+        .collect();
+    let listed = recorded_roots(home);
+    candidates.iter().find_map(|candidate| {
+        candidate
+            .ancestors()
+            .take_while(|dir| !dir.exists())
+            .find_map(|dir| listed.iter().find(|(root, _)| root == dir).cloned())
+    })
+}
+
+/// `path` with its nearest existing ancestor canonical (a symlink on the way resolved), the
+/// rest as given.
+fn canonical_above(path: &Path) -> Option<PathBuf> {
+    let existing = path.ancestors().find(|dir| dir.exists())?;
+    let rest = path.strip_prefix(existing).ok()?;
+    Some(existing.canonicalize().ok()?.join(rest))
+}
+
+/// Every state directory under `home` with the root its `root` file names (only files of
+/// this user's or root's are believed).
+fn recorded_roots(home: &Path) -> Vec<(PathBuf, PathBuf)> {
+    let Ok(entries) = std::fs::read_dir(home.join("projects")) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let dir = entry.path();
+            let bytes = read_trusted(&dir.join("root")).ok()?;
+            Some((PathBuf::from(String::from_utf8_lossy(&bytes).into_owned()), dir))
+        })
+        .collect()
+}
+
+/// The current directory; when it was removed under this process (its shell still in it),
+/// the path the shell says it is in (`$PWD`), so its workspace can still be found by record.
+pub fn working_dir() -> anyhow::Result<PathBuf> {
+    let err = match std::env::current_dir() {
+        Ok(dir) => return Ok(dir),
+        Err(err) => err,
+    };
+    match env_path("PWD") {
+        Some(pwd) if err.kind() == std::io::ErrorKind::NotFound && pwd.is_absolute() => Ok(pwd),
+        _ => Err(err).context("cannot read the current directory"),
+    }
+}
+
 /// The state directory of one workspace, held open by the running daemon.
 pub struct StateDir {
     pub dir: PathBuf,
@@ -68,7 +132,7 @@ pub struct StateDir {
 }
 
 impl StateDir {
-    /// Creates the directory (0700) and takes the single-instance lock (CRASH-07). The lock is
+    /// Creates the directory (0700) and takes the single-instance lock. The lock is
     /// an `flock`, released by the kernel when the process dies, so a killed daemon never
     /// leaves a lock that blocks a restart.
     /// It then says which workspace it watches (`root`), and drops a `daemon.json` an earlier,
@@ -104,7 +168,7 @@ impl StateDir {
         self.dir.join("blobs")
     }
 
-    /// Writes a fresh 256-bit token, readable by the owner only (SEC-03).
+    /// Writes a fresh 256-bit token, readable by the owner only.
     pub fn write_token(&self) -> anyhow::Result<String> {
         let mut raw = [0u8; 32];
         rustix::rand::getrandom(&mut raw, rustix::rand::GetRandomFlags::empty())
@@ -181,7 +245,7 @@ fn already_running_message(dir: &Path) -> String {
 
 pub fn read_info(dir: &Path) -> anyhow::Result<DaemonInfo> {
     let path = dir.join("daemon.json");
-    let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let bytes = read_trusted(&path)?;
     serde_json::from_slice(&bytes).with_context(|| format!("{} is not valid", path.display()))
 }
 
@@ -193,14 +257,67 @@ pub fn write_progress(dir: &Path, progress: &Progress) -> anyhow::Result<()> {
 
 /// The start-up walk's progress, if a daemon of `dir` is running one.
 pub fn read_progress(dir: &Path) -> Option<Progress> {
-    let bytes = std::fs::read(dir.join(PROGRESS_FILE)).ok()?;
+    let bytes = read_trusted(&dir.join(PROGRESS_FILE)).ok()?;
     serde_json::from_slice(&bytes).ok()
 }
 
 pub fn read_token(dir: &Path) -> anyhow::Result<String> {
     let path = dir.join("token");
-    let token = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let token =
+        String::from_utf8(read_trusted(&path)?).with_context(|| format!("{} is not text", path.display()))?;
     Ok(token.trim().to_string())
+}
+
+/// This process's effective uid.
+pub fn euid() -> u32 {
+    rustix::process::geteuid().as_raw()
+}
+
+/// Whether what `uid` owns may be believed: this user's or root's (root can write anything
+/// anyway). Anything another local user can write is never trusted.
+pub fn is_trusted_owner(uid: u32) -> bool {
+    uid == euid() || uid == 0
+}
+
+/// The most read of a state file: each is a line or a small JSON object.
+const STATE_FILE_LIMIT: u64 = 1 << 20;
+
+/// The bytes of the regular file `path`, opened without following a symlink, when it and its
+/// directory are this user's (or root's); else an error saying whose they are.
+pub fn read_trusted(path: &Path) -> anyhow::Result<Vec<u8>> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        let meta = std::fs::metadata(dir).with_context(|| format!("cannot read {}", dir.display()))?;
+        check_owner(dir, meta.uid())?;
+    }
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let meta = file
+        .metadata()
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    if !meta.is_file() {
+        bail!("{} is not a regular file: ignored", path.display());
+    }
+    check_owner(path, meta.uid())?;
+    let mut bytes = Vec::new();
+    file.take(STATE_FILE_LIMIT)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(bytes)
+}
+
+/// Refuses what another user owns, naming it and its owner.
+pub fn check_owner(path: &Path, uid: u32) -> anyhow::Result<()> {
+    if is_trusted_owner(uid) {
+        return Ok(());
+    }
+    bail!(
+        "{} belongs to uid {uid}, not to you (uid {}) or root: ignored, as is anything another user can write",
+        path.display(),
+        euid()
+    )
 }
 
 /// temp file (0600) + fsync + rename: readers see the old file or the new one, never half.

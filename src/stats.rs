@@ -90,7 +90,7 @@ pub struct RescanReport {
 /// The storage fault in force: what failed and which paths wait to be recorded.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct StorageStatus {
-    pub cause: String,
+    pub cause: crate::store::fault::FaultCause,
     pub message: String,
     pub pending: usize,
     /// The first few pending paths.
@@ -99,15 +99,16 @@ pub struct StorageStatus {
 }
 
 /// What to do about a storage fault, by its cause.
-fn remedy(cause: &str) -> &'static str {
+fn remedy(cause: crate::store::fault::FaultCause) -> &'static str {
+    use crate::store::fault::FaultCause;
     match cause {
-        "EFBIG" => {
+        FaultCause::FileTooLarge => {
             "raise the daemon's file size limit (ulimit -f, prlimit --fsize) or restart it without one; capture resumes by itself"
         }
-        "EROFS" | "SQLITE_READONLY" => {
+        c if c.is_read_only() => {
             "make the state directory's file system writable again; capture resumes by itself"
         }
-        "EIO" | "SQLITE_IOERR" => {
+        c if c.is_io() => {
             "check the state directory's disk (an I/O error); capture resumes by itself once writes succeed"
         }
         _ => "free space in the state directory's file system; capture resumes by itself",
@@ -127,11 +128,11 @@ impl Stats {
     /// The storage fault in force now (`None`: every write is recorded).
     pub fn set_storage(&self, fault: Option<(&StorageFault, &[RelPath])>) {
         let status = fault.map(|(fault, paths)| StorageStatus {
-            cause: fault.cause.clone(),
+            cause: fault.cause,
             message: fault.message.clone(),
             pending: paths.len(),
             paths: paths.iter().take(PENDING_SHOWN).map(RelPath::to_text).collect(),
-            remedy: remedy(&fault.cause),
+            remedy: remedy(fault.cause),
         });
         if let Ok(mut slot) = self.storage.lock() {
             if slot.is_some() && status.is_none() {

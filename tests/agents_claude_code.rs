@@ -31,10 +31,10 @@ fn claude_bin() -> Option<Vec<PathBuf>> {
             return Some(argv);
         }
     }
-    eprintln!(
-        "skipped: {} is missing or does not run; run `npm ci --no-audit --no-fund` in tests/agents/claude-code",
+    skip(&format!(
+        "{} is missing or does not run; run `npm ci --no-audit --no-fund` in tests/agents/claude-code",
         bin.display()
-    );
+    ));
     None
 }
 

@@ -21,10 +21,10 @@ fn codex_bin() -> Option<PathBuf> {
     if bin.exists() {
         return Some(bin);
     }
-    eprintln!(
-        "skipped: {} is missing; run `npm ci --no-audit --no-fund` in tests/agents/codex",
+    skip(&format!(
+        "{} is missing; run `npm ci --no-audit --no-fund` in tests/agents/codex",
         bin.display()
-    );
+    ));
     None
 }
 
@@ -43,7 +43,7 @@ fn codex_home(ws: &Workspace, server: &model::ModelServer, extra: &str) -> PathB
 }
 
 /// One `codex exec [resume --last]` run, non-interactive, hooks run without the TUI's trust
-/// prompt (`--dangerously-bypass-hook-trust`, as the README says for automation).
+/// prompt (`--dangerously-bypass-hook-trust`, as docs/agents.md says for automation).
 fn codex_exec(ws: &Workspace, bin: &Path, home: &Path, resume: bool, prompt: &str) {
     let filewatchd = ws.command();
     let mut cmd = Command::new(bin);

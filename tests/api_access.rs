@@ -185,3 +185,37 @@ fn turn_start_answers_as_documented() {
     assert_eq!(daemon.turn("s1", 1, false)["ref"], "r-1");
     assert_eq!(daemon.get("/v1/sessions/s1/turns/r-1").0, 200);
 }
+
+/// Session names made only of dots (`.`, `..`) were accepted (201), but a browser normalises
+/// them out of the URL, so their turns could never be reviewed: refused with 400
+/// `bad_session` saying why. Dots beside anything else stay fine.
+#[test]
+fn session_names_of_dots_only_are_refused() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start(&ws);
+    let (host, bearer) = (daemon.host(), daemon.bearer());
+    let json = [
+        ("Host", host.as_str()),
+        ("Authorization", bearer.as_str()),
+        ("Content-Type", "application/json"),
+    ];
+    for name in [".", "..", "..."] {
+        let path = format!("/v1/sessions/{name}/turns");
+        let reply = daemon.raw("POST", &path, &json, Some(b"{}"));
+        let message = reply.body["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(message.contains("dots"), "{name}: {message}");
+        assert_error(400, "bad_session", reply.pair());
+    }
+    assert_error(400, "bad_session", daemon.fork("s", "..", serde_json::json!(1)));
+    for fine in [".hidden", "a.b", "v1.2..3"] {
+        let path = format!("/v1/sessions/{fine}/turns");
+        assert_eq!(
+            daemon.raw("POST", &path, &json, Some(b"{}")).status,
+            201,
+            "{fine}"
+        );
+    }
+}

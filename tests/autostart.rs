@@ -221,3 +221,64 @@ fn a_hook_run_in_a_subdirectory_starts_the_daemon_for_the_project_root() {
     let status = expect(200, daemon.get("/v1/status"));
     assert_eq!(status["root"], ws.root().to_string_lossy().as_ref(), "{status:#}");
 }
+
+fn session_start_hook(ws: &Workspace, cmd: Command, fixture: &str) -> HookRun {
+    let run = ws.hook_with(
+        cmd,
+        "claude-code",
+        &hook_fixture("claude-code", fixture, ws.root()),
+    );
+    assert!(run.status.success(), "{}", run.stderr);
+    assert_eq!(run.stdout, "", "a hook printed on stdout");
+    run
+}
+
+/// A session's start starts the daemon (issue 31.13), so its first index runs while the user
+/// types and the first prompt's turn opens at once; a second session start, and the restart
+/// after a compaction, start nothing more.
+#[test]
+fn a_session_start_starts_the_daemon_before_the_first_prompt() {
+    let ws = Workspace::new();
+    let _reaper = ws.reaper();
+    ws.write("src/a.rs", "fn a() {}\n");
+    let run = session_start_hook(&ws, ws.command_autostart(), "SessionStart-compact");
+    started_nothing_quietly(&ws, &run);
+
+    let run = session_start_hook(&ws, ws.command_autostart(), "SessionStart");
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    assert!(run.stderr.contains("started filewatchd for"), "{}", run.stderr);
+    let daemon = ws.wait_answering(ws.root());
+    let run = session_start_hook(&ws, ws.command_autostart(), "SessionStart");
+    assert_eq!(run.stderr, "", "a daemon runs already");
+    assert_eq!(daemons_of(ws.home()), vec![daemon.pid]);
+    let sessions = expect(200, daemon.get("/v1/sessions"));
+    assert_eq!(
+        sessions["sessions"],
+        serde_json::json!([]),
+        "a session start opened a turn: {sessions:#}"
+    );
+
+    let run = prompt_hook(&ws, ws.command_autostart());
+    assert_eq!(run.stderr, "", "the first prompt found its daemon answering");
+    ws.write("src/a.rs", "fn b() {}\n");
+    stop_hook(&ws, ws.command_autostart());
+    let turn = expect(200, daemon.get(&format!("/v1/sessions/{SESSION}/turns/1")));
+    assert_eq!(turn["label"], PROMPT, "{turn:#}");
+    assert_eq!(changed_paths(&turn), set(["src/a.rs"]), "{turn:#}");
+}
+
+#[track_caller]
+fn started_nothing_quietly(ws: &Workspace, run: &HookRun) {
+    assert_eq!(run.stderr, "", "a compaction's session start said something");
+    assert!(daemons_of(ws.home()).is_empty(), "a daemon was started");
+}
+
+#[test]
+fn a_session_start_where_autostart_is_off_starts_nothing_and_says_why() {
+    let ws = Workspace::new();
+    let _reaper = ws.reaper();
+    let mut cmd = ws.command_autostart();
+    cmd.env("FILEWATCHD_AUTOSTART", "0");
+    let run = session_start_hook(&ws, cmd, "SessionStart");
+    started_nothing(&ws, &run, &["FILEWATCHD_AUTOSTART", "filewatchd start"]);
+}

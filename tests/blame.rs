@@ -196,3 +196,116 @@ fn binary_unknown_and_ignored_paths() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("filewatchd history PATH"), "{stderr}");
 }
+
+/// Each line as (text, session#turn or origin, prompt).
+fn credited(answer: &Value) -> Vec<(String, String, String)> {
+    attributed(answer)
+        .into_iter()
+        .map(|(text, origin, session, turn, prompt)| {
+            let by = match (session.as_str(), turn.as_i64()) {
+                (Some(s), Some(t)) => format!("{s}#{t}"),
+                _ => origin,
+            };
+            (text, by, prompt.as_str().unwrap_or_default().to_string())
+        })
+        .collect()
+}
+
+fn credit(text: &str, by: &str, prompt: &str) -> (String, String, String) {
+    (text.into(), by.into(), prompt.into())
+}
+
+/// Three turns, each adding a line to `a.txt` (the first writing `b.txt` too, the third
+/// changing it).
+fn three_turns() -> (Workspace, Daemon) {
+    let ws = Workspace::new();
+    let daemon = Daemon::start(&ws);
+    for (n, prompt) in ["write one", "add two", "add three"].iter().enumerate() {
+        daemon.turn_start("s1", prompt);
+        let lines: String = (1..=n + 1).map(|i| format!("line {i}\n")).collect();
+        ws.write("a.txt", lines);
+        if n != 1 {
+            ws.write("b.txt", format!("b by turn {}\n", n + 1));
+        }
+        daemon.turn_end("s1");
+    }
+    (ws, daemon)
+}
+
+/// A redo brings back a turn's own content: blame names that turn and its prompt, not the
+/// rollback (the API and the CLI); the undo before it gives the earlier turns' lines back too.
+#[test]
+fn after_undo_and_redo_each_line_names_the_turn_that_wrote_it() {
+    let (ws, daemon) = three_turns();
+    let written = vec![
+        credit("line 1", "s1#1", "write one"),
+        credit("line 2", "s1#2", "add two"),
+        credit("line 3", "s1#3", "add three"),
+    ];
+    rollback_applied(daemon.undo("s1", json!({})));
+    let undone = blame(&daemon, "path=a.txt");
+    assert_eq!(credited(&undone), written[..2].to_vec(), "{undone:#}");
+    rollback_applied(daemon.redo("s1", json!({})));
+    let redone = blame(&daemon, "path=a.txt");
+    assert_eq!(credited(&redone), written, "{redone:#}");
+    let history = daemon.history("a.txt");
+    assert_eq!(latest(&history)["origin"], "rollback", "{history:#}");
+    assert_ne!(redone["lines"][2]["seq"], latest(&history)["seq"], "{redone:#}");
+
+    let text = String::from_utf8_lossy(&cli_state_ok(&ws, &["blame", "a.txt"])).into_owned();
+    let rows: Vec<&str> = text.lines().collect();
+    assert_eq!(rows.len(), 3, "{text}");
+    assert!(
+        rows[2].contains("s1#3") && rows[2].contains("add three") && !rows[2].contains("rollback"),
+        "{text}"
+    );
+}
+
+/// The redo of a rollback of several turns gives each line back to its own turn; a redo
+/// restricted to one path does so for that path, and the other keeps the lines of the state
+/// the rollback brought back (the turn that wrote them).
+#[test]
+fn a_redo_of_several_turns_and_a_partial_redo_credit_each_line_to_its_turn() {
+    let (_ws, daemon) = three_turns();
+    rollback_applied(daemon.rollback("s1", json!({"to": "before", "turn": 2})));
+    assert_eq!(
+        credited(&blame(&daemon, "path=a.txt")),
+        vec![credit("line 1", "s1#1", "write one")]
+    );
+    rollback_applied(daemon.redo("s1", json!({"paths": ["a.txt"]})));
+    let a = blame(&daemon, "path=a.txt");
+    assert_eq!(
+        credited(&a),
+        vec![
+            credit("line 1", "s1#1", "write one"),
+            credit("line 2", "s1#2", "add two"),
+            credit("line 3", "s1#3", "add three"),
+        ],
+        "{a:#}"
+    );
+    let b = blame(&daemon, "path=b.txt");
+    assert_eq!(
+        credited(&b),
+        vec![credit("b by turn 1", "s1#1", "write one")],
+        "{b:#}"
+    );
+}
+
+/// A file a turn deleted and an undo brought back keeps the lines of the turn that wrote it.
+#[test]
+fn an_undone_deletion_keeps_the_lines_of_the_turn_that_wrote_them() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start(&ws);
+    daemon.turn_start("s1", "make it");
+    ws.write("f.txt", "kept\n");
+    daemon.turn_end("s1");
+    daemon.turn_start("s1", "delete it");
+    ws.remove("f.txt");
+    daemon.turn_end("s1");
+    rollback_applied(daemon.undo("s1", json!({})));
+    assert_eq!(ws.read("f.txt"), b"kept\n");
+    assert_eq!(
+        credited(&blame(&daemon, "path=f.txt")),
+        vec![credit("kept", "s1#1", "make it")]
+    );
+}

@@ -292,3 +292,21 @@ fn a_query_whose_reader_went_away_ends_quietly() {
         out.status
     );
 }
+
+/// With `RUST_LOG=trace` the CLI printed the bearer token: the HTTP client's trace is a hex
+/// dump of every byte it sends (`authorization: Bearer ...`, 16 characters a row). No log
+/// level prints any 8 characters of the token in a row, whatever `RUST_LOG` asks for.
+#[test]
+fn no_log_level_prints_the_token() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start(&ws);
+    let token = daemon.token.clone();
+    for filter in ["trace", "ureq_proto=trace,ureq_proto::util=trace,ureq=trace"] {
+        let out = cli_state_with_env(&ws, &["status"], &[("RUST_LOG", filter)]);
+        let log = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{log}");
+        assert!(log.contains("TRACE"), "RUST_LOG={filter} logged nothing: {log}");
+        let leaked = (0..=token.len() - 8).find(|&i| log.contains(&token[i..i + 8]));
+        assert_eq!(leaked, None, "RUST_LOG={filter} printed the token:\n{log}");
+    }
+}

@@ -125,7 +125,15 @@ fn a_file_install_created_is_removed_by_uninstall() {
         assert!(t.ws.path(rel).is_file(), "{agent}: {rel} not written");
         t.uninstall(agent, &[]);
         assert!(!t.ws.path(rel).exists(), "{agent}: {rel} left behind");
+        // Nor the directories install made for it: an empty `.claude/` marks a project root.
+        let top = rel.split('/').next().unwrap_or_default();
+        assert!(!t.ws.path(top).exists(), "{agent}: an empty {top}/ left behind");
     }
+    // A directory that holds something else stays.
+    t.ws.write(".claude/commands/review.md", "review it\n");
+    t.install("claude-code", &[]);
+    t.uninstall("claude-code", &[]);
+    assert!(t.ws.path(".claude/commands/review.md").is_file());
 }
 
 /// Issue 15.11: a file without filewatchd's entries is not rewritten by uninstall.

@@ -356,7 +356,7 @@ fn a_project_install_warns_when_filewatchd_is_not_on_path() {
 }
 
 /// Codex's model calls the function `turn_changes` of the namespace `mcp__filewatchd`, as
-/// the README says; `hook uninstall --help` speaks of taking out, not of adding.
+/// docs/mcp.md says; `hook uninstall --help` speaks of taking out, not of adding.
 #[test]
 fn the_codex_note_and_the_uninstall_help_say_what_they_do() {
     let t = Installer::new();

@@ -58,9 +58,12 @@ fn claude_code_prompt_and_stop_make_a_turn() {
     let (ws, daemon) = one_turn("claude-code", "UserPromptSubmit", "Stop");
     // A subagent stopping does not end anything; SessionEnd closes nothing more.
     play(&ws, "claude-code", "SubagentStop");
+    let before = expect(200, daemon.get("/v1/sessions/fixture-session-1/turns/1"));
     play(&ws, "claude-code", "SessionEnd");
     let listing = expect(200, daemon.get("/v1/sessions/fixture-session-1/turns"));
-    assert_eq!(listing["turns"].as_array().map(Vec::len), Some(1));
+    assert_eq!(listing["turns"].as_array().map(Vec::len), Some(1), "{listing:#}");
+    let after = expect(200, daemon.get("/v1/sessions/fixture-session-1/turns/1"));
+    assert_eq!(after["ended_at"], before["ended_at"], "{after:#}");
 }
 
 #[test]
@@ -79,8 +82,14 @@ fn claude_code_session_end_closes_a_turn_an_interrupt_left_open() {
 
 #[test]
 fn gemini_cli_before_and_after_agent_make_a_turn() {
-    let (ws, _daemon) = one_turn("gemini-cli", "BeforeAgent", "AfterAgent");
+    let (ws, daemon) = one_turn("gemini-cli", "BeforeAgent", "AfterAgent");
+    let before = expect(200, daemon.get("/v1/sessions/fixture-session-1/turns/1"));
+    // The turn has ended: SessionEnd closes nothing more and opens nothing.
     play(&ws, "gemini-cli", "SessionEnd");
+    let listing = expect(200, daemon.get("/v1/sessions/fixture-session-1/turns"));
+    assert_eq!(listing["turns"].as_array().map(Vec::len), Some(1), "{listing:#}");
+    let after = expect(200, daemon.get("/v1/sessions/fixture-session-1/turns/1"));
+    assert_eq!(after["ended_at"], before["ended_at"], "{after:#}");
 }
 
 #[test]

@@ -96,6 +96,30 @@ fn stop_waits_for_the_exit_and_frees_the_workspace() {
     assert_ne!(pid_in(&restarted), pid);
 }
 
+/// `start` right after `kill -9` of the daemon: the dying process still holds its lock for a
+/// moment after `kill` returns, and it was named as holding the workspace but not answering.
+/// Now start waits for it to go and starts the next one, each of many times.
+#[test]
+fn start_right_after_a_kill_9_starts_a_new_daemon() {
+    let ws = Workspace::new();
+    let _reaper = ws.reaper();
+    let mut pid = pid_in(&ok(&ws, &["start"]));
+    for round in 0..20 {
+        let killed = Command::new("kill").args(["-9", &pid.to_string()]).status();
+        assert!(killed.is_ok_and(|s| s.success()), "kill -9 {pid}");
+        let out = ws.cli(".", &["start"]);
+        let (stdout, stderr) = text(&out);
+        assert!(
+            out.status.success() && stdout.starts_with("started: pid "),
+            "round {round}, after kill -9 {pid}: {}\nstdout: {stdout}\nstderr: {stderr}",
+            out.status
+        );
+        let next = pid_in(&stdout);
+        assert_ne!(next, pid, "round {round}: the killed pid named as running");
+        pid = next;
+    }
+}
+
 #[test]
 fn restart_replaces_the_daemon() {
     let ws = Workspace::new();
@@ -215,4 +239,52 @@ fn status_shows_the_first_index_while_it_runs() {
 fn cli_json(ws: &Workspace, args: &[&str]) -> serde_json::Value {
     let out = ok(ws, args);
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: {e}: {out}"))
+}
+
+/// Issue 29.8: a symlink where the workspace's tree lock goes (`/tmp/filewatchd-<uid>/trees/`)
+/// neither makes `start` report a failure nor `stop` say "not running" while the daemon runs:
+/// the lock is refused (and said so) and the state directory's lock stands in.
+#[test]
+fn a_symlink_as_the_tree_lock_neither_fails_start_nor_hides_the_daemon() {
+    let ws = Workspace::new();
+    let _reaper = ws.reaper();
+    let meta = std::fs::metadata(ws.root()).expect("stat the root");
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    let trees = std::path::PathBuf::from(format!("/tmp/filewatchd-{uid}/trees"));
+    std::fs::create_dir_all(&trees).expect("the private directory");
+    let planted = trees.join(format!(
+        "{}-{}.lock",
+        std::os::unix::fs::MetadataExt::dev(&meta),
+        std::os::unix::fs::MetadataExt::ino(&meta)
+    ));
+    // Lock files stay behind when their daemon stops: one left by an earlier root whose inode
+    // this root reuses is in the way of the plant (it is ours, and no daemon holds it).
+    match std::fs::remove_file(&planted) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => panic!("clear a stale lock: {e}"),
+    }
+    std::os::unix::fs::symlink(ws.home().join("elsewhere"), &planted).expect("plant the symlink");
+    struct Unplant(std::path::PathBuf);
+    impl Drop for Unplant {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+    let _unplant = Unplant(planted);
+
+    let started = ok(&ws, &["start"]);
+    assert!(started.starts_with("started: pid "), "{started}");
+    let daemon = ws.answering(ws.root()).expect("the daemon answers");
+    assert!(
+        ws.daemon_logs().contains("is a symlink: refused"),
+        "{}",
+        ws.daemon_logs()
+    );
+    let stopped = ok(&ws, &["stop"]);
+    assert_eq!(
+        stopped.trim_end(),
+        format!("stopped: pid {}, {}", daemon.pid, ws.root().display())
+    );
 }

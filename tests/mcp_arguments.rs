@@ -39,9 +39,11 @@ fn a_session_argument_cannot_reach_another_endpoint() {
         let end = mcp.fails("preview_undo", json!({ "session": session }));
         assert_eq!(end["error"]["code"], "bad_argument", "{session}: {end:#}");
     }
-    // `..` is a name the API allows: a session nobody has.
+    // `..` is no session name either (dots alone are refused, as the API refuses them).
     let dots = mcp.fails("preview_undo", json!({"session": ".."}));
-    assert_eq!(dots["error"]["code"], "session_unknown", "{dots:#}");
+    assert_eq!(dots["error"]["code"], "bad_argument", "{dots:#}");
+    let said = dots["error"]["message"].as_str().unwrap_or_default();
+    assert!(said.contains("not dots alone"), "{dots:#}");
     assert_eq!(
         daemon.turn("s2", 1, false)["ended_at"],
         serde_json::Value::Null,

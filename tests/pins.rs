@@ -1,7 +1,8 @@
 //! Pins (PRODUCT.md 2, issue 17): named points of the history, made at the end of a turn, at a
 //! time or now; listed, refused when the name is taken or the point is bad, removed; a
 //! rollback to one (`rollback --pin`, `POST /v1/rollback` with `pin`) sets the workspace
-//! exactly to its state, and retention keeps every version a pin needs until it is unpinned.
+//! exactly to its state and marks the turns it took out undone until its redo (as a rollback
+//! to a time does), and retention keeps every version a pin needs until it is unpinned.
 
 mod common;
 
@@ -87,6 +88,13 @@ fn pins_at_a_turn_at_a_time_and_now_are_listed_and_refused_when_bad() {
         daemon.pin(json!({"name": "x", "session": "s1", "turn": 1, "at": between})),
     );
     assert_error(400, "bad_request", daemon.pin(json!({"name": "x", "turn": 1})));
+    // A turn is a whole number (or a string), never a fraction read as another turn.
+    for turn in [json!(1.5), json!(true), json!([1])] {
+        let pin = json!({"name": "x", "session": "s1", "turn": turn});
+        assert_error(400, "bad_request", daemon.pin(pin.clone()));
+        let rollback = json!({"to": "before", "turn": turn});
+        assert_error(400, "bad_request", daemon.rollback("s1", rollback));
+    }
     assert_error(
         400,
         "bad_time",
@@ -348,4 +356,70 @@ fn a_pin_outlasts_the_store_budget() {
         &snapshot(ws.root()),
         "after rollback --pin over the budget",
     );
+}
+
+/// One turn of session `s` writing `file` with its label.
+fn labelled_turn(ws: &Workspace, daemon: &Daemon, label: &str, file: &str) {
+    daemon.turn_start("s", label);
+    ws.write(file, format!("{label}\n"));
+    daemon.turn_end("s");
+}
+
+/// Each turn as (number, undone), newest first, in a timeline page.
+fn marks(page: &Value) -> Vec<(i64, bool)> {
+    let entries = page["entries"].as_array().map_or(&[][..], Vec::as_slice);
+    entries
+        .iter()
+        .filter(|e| e["kind"] == "turn")
+        .map(|e| (e["turn"].as_i64().unwrap_or(-1), e["undone"] == true))
+        .collect()
+}
+
+/// The turns `log` marks `(undone)`, newest first.
+fn undone_in_log(ws: &Workspace) -> Vec<String> {
+    let log = cli_state_text(ws, &["log", "--session", "s"]);
+    let undone = log.lines().filter(|l| l.ends_with("(undone)"));
+    let turn = |l: &str| l.split("  ").nth(1).unwrap_or_default().to_string();
+    undone.map(turn).collect()
+}
+
+/// `rollback --pin` and `rollback --at` take the turns after their point out of effect: `log`
+/// and the timeline (a session's and everyone's) mark them undone, as an undo does; `redo
+/// --time` brings them back and the marks go.
+#[test]
+fn a_rollback_to_a_pin_or_a_time_marks_the_turns_it_took_out_until_redone() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start(&ws);
+    labelled_turn(&ws, &daemon, "one", "a.txt");
+    expect(201, daemon.pin(json!({"name": "p1", "session": "s", "turn": 1})));
+    labelled_turn(&ws, &daemon, "two", "b.txt");
+    let after_two = time_mark();
+    labelled_turn(&ws, &daemon, "three", "c.txt");
+    let none = vec![(3, false), (2, false), (1, false)];
+    let session_page = || expect(200, daemon.get("/v1/timeline?session=s"));
+    let all_page = || expect(200, daemon.get("/v1/timeline"));
+
+    cli_state_ok(&ws, &["rollback", "--pin", "p1"]);
+    assert!(!ws.path("b.txt").exists() && !ws.path("c.txt").exists());
+    let pinned = vec![(3, true), (2, true), (1, false)];
+    assert_eq!(marks(&session_page()), pinned, "{:#}", session_page());
+    assert_eq!(marks(&all_page()), pinned, "{:#}", all_page());
+    assert_eq!(undone_in_log(&ws), ["turn 3", "turn 2"]);
+    cli_state_ok(&ws, &["redo", "--time"]);
+    assert_eq!(ws.read("c.txt"), b"three\n");
+    assert_eq!(marks(&session_page()), none, "{:#}", session_page());
+    assert!(undone_in_log(&ws).is_empty());
+
+    cli_state_ok(&ws, &["rollback", "--at", &after_two]);
+    assert!(ws.path("b.txt").exists() && !ws.path("c.txt").exists());
+    assert_eq!(
+        marks(&session_page()),
+        vec![(3, true), (2, false), (1, false)],
+        "{:#}",
+        session_page()
+    );
+    assert_eq!(undone_in_log(&ws), ["turn 3"]);
+    cli_state_ok(&ws, &["redo", "--time"]);
+    assert_eq!(marks(&all_page()), none, "{:#}", all_page());
+    assert!(undone_in_log(&ws).is_empty());
 }

@@ -245,3 +245,40 @@ fn a_hunk_another_session_may_have_written_during_the_turn_is_refused() {
         }
     }
 }
+
+/// After undo and redo of the turn, its file holds what the turn left: the session's own
+/// undo and redo are not another's change, so the file reverts (and the CLI says so too); an
+/// outside write after the redo still is a conflict.
+#[test]
+fn a_file_of_a_turn_undone_and_redone_reverts_and_an_outside_write_still_conflicts() {
+    let (ws, daemon) = two_files_two_hunks();
+    rollback_applied(daemon.undo("s1", json!({})));
+    rollback_applied(daemon.redo("s1", json!({})));
+    assert_eq!(ws.read("b.txt"), b"b after\n");
+
+    let answer = rollback_applied(revert(&daemon, 1, json!({"path": "b.txt"})));
+    assert_eq!(action_paths(&answer), set(["b.txt"]), "{answer:#}");
+    assert_eq!(ws.read("b.txt"), b"b before\n");
+    cli_state_ok(&ws, &["revert", "--turn", "1", "a.txt", "--session", "s1"]);
+    assert_eq!(ws.read("a.txt"), numbered().as_bytes());
+
+    // Both reverts taken back; then someone else edits a.txt.
+    rollback_applied(daemon.redo("s1", json!({})));
+    rollback_applied(daemon.redo("s1", json!({})));
+    assert_eq!(ws.read("a.txt"), edited(&[(2, "TWO"), (11, "ELEVEN")]).as_bytes());
+    ws.write("a.txt", "a by the user\n");
+    daemon.turn_start("s1", "barrier");
+    daemon.turn_end("s1");
+    let (status, refused) = revert(&daemon, 1, json!({"path": "a.txt"}));
+    assert_eq!(status, 409, "{refused:#}");
+    let conflict = listed(&refused, "conflicts", "a.txt");
+    assert_eq!(conflict["code"], "changed_by_other", "{conflict:#}");
+    assert!(
+        conflict["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("outside any turn"),
+        "{conflict:#}"
+    );
+    assert_eq!(ws.read("a.txt"), b"a by the user\n");
+}

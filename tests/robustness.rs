@@ -32,7 +32,15 @@ fn fifo_and_unreadable_file_do_not_stop_capture() {
 
     daemon.turn_start("s1", "odd files");
     ws.sh("mkfifo pipe && chmod 000 locked.txt && echo changed >> locked.txt");
-    daemon.turn_end("s1");
+    let odd = daemon.turn_end("s1");
+    // The FIFO is not a file: never opened (that would block), never recorded. The file its
+    // owner cannot read is recorded with its new bits: by content where it can still be read
+    // (root), else by what can be known of it.
+    assert_eq!(changed_paths(&odd), set(["locked.txt"]), "{odd:#}");
+    let locked = change(&odd, "locked.txt");
+    assert_eq!(locked["change"], "modified", "{odd:#}");
+    assert_eq!(locked["mode"], "0000", "{odd:#}");
+    assert_eq!(locked["mode_changed"], true, "{odd:#}");
 
     assert_still_captures(&mut daemon, &ws);
 }

@@ -37,7 +37,7 @@ fn listed(daemon: &Daemon, answers: &[Value]) -> Vec<Value> {
     rollbacks
 }
 
-/// Makes the index one of an older release: no briefs, schema version 13.
+/// Makes the index one of an older release: no briefs, no permission bits, schema version 13.
 fn forget_briefs(ws: &Workspace) {
     let conn = rusqlite::Connection::open(ws.state_dir().join("index.sqlite")).expect("open");
     conn.execute_batch(
@@ -46,6 +46,7 @@ fn forget_briefs(ws: &Workspace) {
          ALTER TABLE rollbacks DROP COLUMN brief_done;
          ALTER TABLE rollbacks DROP COLUMN brief_skipped;
          ALTER TABLE rollbacks DROP COLUMN brief_recovery;
+         ALTER TABLE versions DROP COLUMN mode;
          PRAGMA user_version = 13;",
     )
     .expect("an index without briefs");

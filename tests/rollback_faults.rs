@@ -67,7 +67,7 @@ fn a_write_error_on_one_temp_file_changes_nothing() {
     let after = snapshot(ws.root());
     // The undo's temp file for big.bin cannot be written in full (EFBIG); the others can.
     if !set_file_size_limit(d.pid, "1000000") {
-        eprintln!("skipped: prlimit cannot set the daemon's file size limit");
+        skip("prlimit cannot set the daemon's file size limit");
         return;
     }
     assert_failed(d.undo("s", json!({})), "EFBIG", true);
@@ -241,7 +241,7 @@ fn wait_in_rename(pid: u32) -> bool {
 /// `write` rewrites the file; the undo's answer and what is left.
 fn undo_racing(write: &str) -> Option<(Workspace, Daemon, u16, Value)> {
     if !cfg!(target_arch = "x86_64") {
-        eprintln!("skipped: the syscall number checked is x86_64's");
+        skip("the syscall number checked is x86_64's");
         return None;
     }
     let ws = Workspace::new();
@@ -336,9 +336,11 @@ fn temp_files_that_cannot_be_removed_are_never_recorded_and_go_at_the_next_start
     let Some(strace) = Strace::attach(d.pid, &args) else {
         return;
     };
-    assert_failed(d.undo("s", json!({})), "EROFS", false);
+    let error = assert_failed(d.undo("s", json!({})), "EROFS", false);
     strace.detach();
     assert!(!temps_in(&ws).is_empty(), "the fault kept some temp files");
+    let note = error["error"]["temps_left"].as_str().unwrap_or_default();
+    assert!(note.contains(".filewatchd-tmp-"), "the answer says so: {error:#}");
     d.turn_start("s", "after the failure");
     ws.write("f.txt", "the agent goes on\n");
     let turn = d.turn_end("s");
@@ -361,10 +363,60 @@ fn temp_files_that_cannot_be_removed_are_never_recorded_and_go_at_the_next_start
     drop(d);
 }
 
+/// The undo is done, but the temp files its exchanges left could not be unlinked: the 200
+/// answer (and the CLI) says what the disk holds besides the undone paths.
+#[test]
+fn an_applied_undo_says_which_temp_files_it_could_not_remove() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "before\n");
+    let d = Daemon::start(&ws);
+    d.turn_start("s", "rewrites a file: its undo unlinks nothing but temp files");
+    ws.write("a.txt", "after\n");
+    d.turn_end("s");
+    let root = ws.root().display().to_string();
+    let args = [
+        "-P",
+        &root,
+        "-e",
+        "trace=unlink,unlinkat",
+        "-e",
+        "inject=unlink,unlinkat:error=EROFS",
+    ];
+    let Some(strace) = Strace::attach(d.pid, &args) else {
+        return;
+    };
+    let out = cli_state(&ws, &["undo"]);
+    strace.detach();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let left = temps_in(&ws);
+    assert!(!left.is_empty(), "the fault kept temp files: {stdout}");
+    assert!(
+        stdout.contains("temp files left: temp files named .filewatchd-tmp-"),
+        "{stdout}"
+    );
+    let tag = left[0]
+        .trim_start_matches(".filewatchd-tmp-")
+        .rsplit_once('-')
+        .map(|(t, _)| t);
+    assert!(
+        stdout.contains(&format!("{}-*", tag.unwrap_or("?"))),
+        "{left:?} {stdout}"
+    );
+    assert_eq!(ws.read("a.txt"), b"before\n");
+    d.kill9();
+    let _d = Daemon::start(&ws);
+    assert!(temps_in(&ws).is_empty(), "{:?}", temps_in(&ws));
+}
+
 #[test]
 fn a_root_moved_away_mid_rollback_is_put_back_and_refused() {
     if !cfg!(target_arch = "x86_64") {
-        eprintln!("skipped: the syscall number checked is x86_64's");
+        skip("the syscall number checked is x86_64's");
         return;
     }
     let ws = Workspace::new();
@@ -434,7 +486,7 @@ fn a_rollback_the_index_cannot_record_yet_is_recorded_as_its_own_later() {
 #[test]
 fn temp_files_a_moved_directory_took_along_are_removed() {
     if !cfg!(target_arch = "x86_64") {
-        eprintln!("skipped: the syscall number checked is x86_64's");
+        skip("the syscall number checked is x86_64's");
         return;
     }
     let ws = Workspace::new();

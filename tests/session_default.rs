@@ -220,3 +220,24 @@ fn sessions_show_the_agent_from_the_hook_and_the_first_prompt() {
         "session c0ffee00… (claude-code), the latest of 2 (--session picks another)\n"
     );
 }
+
+/// A `turn start` without `--session` joins the latest session: said even when it is the only
+/// one, as the other commands say which they picked (a new turn in another's session unsaid
+/// would be a surprise).
+#[test]
+fn turn_start_without_a_session_says_which_it_joins() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start(&ws);
+    turn(&ws, &daemon, "agent-1", "a.txt");
+    let (stdout, stderr) = ok(cli_state(&ws, &["turn", "start"]));
+    assert_eq!(
+        stderr,
+        "session agent-1, the only one (--session NAME starts another)\n"
+    );
+    assert!(stdout.starts_with("started turn 2 of agent-1"), "{stdout}");
+    let (_, stderr) = ok(cli_state(&ws, &["turn", "end", "--session", "agent-1"]));
+    assert_eq!(stderr, "");
+    // Named, nothing needs saying.
+    let (_, stderr) = ok(cli_state(&ws, &["turn", "start", "--session", "agent-1"]));
+    assert_eq!(stderr, "");
+}

@@ -51,7 +51,7 @@ fn a_file_size_limit_on_the_daemon_leaves_the_version_pending_not_lost() {
     let d = Daemon::start(&ws);
     d.turn_start("s", "big output");
     if !set_file_size_limit(d.pid, "1000000") {
-        eprintln!("skipped: prlimit cannot set the daemon's file size limit");
+        skip("prlimit cannot set the daemon's file size limit");
         return;
     }
     // Incompressible and over the limit: its blob file cannot be written (EFBIG).

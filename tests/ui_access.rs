@@ -143,6 +143,9 @@ fn the_page_needs_a_session_and_never_shows_the_token() {
     for path in [
         "/ui/",
         "/ui/app.js",
+        "/ui/words.js",
+        "/ui/diff.js",
+        "/ui/view.js",
         "/ui/app.css",
         "/ui/nothing",
         "/ui/login?code=x",
@@ -312,4 +315,50 @@ fn an_unknown_or_old_cookie_is_401_with_what_to_do() {
         raw(&daemon, "GET", "/ui/", &[("Cookie", cookie)], None).status,
         403
     );
+}
+
+/// Cookie tossing: a page on another 127.0.0.1 port can set `filewatchd_ui=000...; path=/v1`,
+/// which the browser sends first, before the real one. The daemon read only the first cookie
+/// of that name, so the owner was locked out (401) even after a fresh login; any live one
+/// among several now opens the session, and tossed ones alone still open nothing.
+#[test]
+fn a_tossed_cookie_beside_the_real_one_does_not_lock_the_owner_out() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start(&ws);
+    let (cookie, csrf) = log_in(&daemon);
+    let tossed = format!("filewatchd_ui={}", "0".repeat(64));
+    let both = format!("{tossed}; {cookie}");
+    let reply = raw(
+        &daemon,
+        "GET",
+        "/v1/timeline",
+        &[("Cookie", both.clone()), ("X-CSRF-Token", csrf.clone())],
+        None,
+    );
+    assert_eq!(reply.status, 200, "{:?}", reply.body);
+    let page = raw(&daemon, "GET", "/ui/", &[("Cookie", both)], None);
+    assert_eq!(page.status, 200, "{:?}", page.body);
+    // Two `Cookie` headers (as HTTP/2 clients send them) count the same.
+    let split = raw(
+        &daemon,
+        "GET",
+        "/v1/timeline",
+        &[
+            ("Cookie", tossed.clone()),
+            ("Cookie", cookie),
+            ("X-CSRF-Token", csrf.clone()),
+        ],
+        None,
+    );
+    assert_eq!(split.status, 200, "{:?}", split.body);
+
+    let only_tossed = format!("{tossed}; filewatchd_ui={}", "1".repeat(64));
+    let refused = raw(
+        &daemon,
+        "GET",
+        "/v1/timeline",
+        &[("Cookie", only_tossed), ("X-CSRF-Token", csrf)],
+        None,
+    );
+    assert_error(401, "unauthorized", refused.pair());
 }

@@ -44,21 +44,22 @@ fn without_a_daemon_it_says_what_to_do() {
     );
 }
 
+/// Issue 29: the opener runs with the page's path, never the code (which any local user reads
+/// in `/proc/PID/cmdline` or `environ` while it runs); the page it gets, readable by this user
+/// only, leads to a link that logs in.
 #[test]
-fn without_print_url_it_asks_xdg_open_and_prints_the_link() {
+fn without_print_url_the_opener_gets_a_private_page_and_never_the_code() {
     let ws = Workspace::new();
     let daemon = Daemon::start(&ws);
     let bin = tempfile::tempdir().expect("tempdir");
     let seen = bin.path().join("seen");
     let opener = bin.path().join("xdg-open");
-    std::fs::write(
-        &opener,
-        format!(
-            "#!/bin/sh\nprintf '%s' \"$1\" > {}.tmp && mv {0}.tmp {0}\n",
-            seen.display()
-        ),
-    )
-    .expect("write the stand-in opener");
+    // Its arguments, then its whole environment, recorded once complete.
+    let record = format!(
+        "#!/bin/sh\n{{ printf '%s\\n' \"$@\"; echo --env--; env; }} > {0}.tmp && mv {0}.tmp {0}\n",
+        seen.display()
+    );
+    std::fs::write(&opener, record).expect("write the stand-in opener");
     std::fs::set_permissions(&opener, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
     let path = format!(
         "{}:{}",
@@ -72,14 +73,46 @@ fn without_print_url_it_asks_xdg_open_and_prints_the_link() {
         stdout.starts_with("Asked xdg-open to open the review page"),
         "{stdout}"
     );
-    let opened = poll_until(std::time::Duration::from_secs(10), || {
+    let recorded = poll_until(std::time::Duration::from_secs(10), || {
         std::fs::read_to_string(&seen).ok()
     })
     .expect("xdg-open was run");
-    assert!(stdout.contains(&format!("  {opened}\n")), "{stdout} / {opened}");
-    let path = opened
-        .strip_prefix(&format!("http://127.0.0.1:{}", daemon.port))
-        .expect("the daemon's origin");
+    assert!(
+        !recorded.contains("code="),
+        "the link reached the opener: {recorded}"
+    );
+    let (argv, _env) = recorded.split_once("--env--\n").expect("argv, then env");
+    let page = std::path::PathBuf::from(argv.trim_end());
+    assert!(
+        stdout.contains(&format!("  file://{}\n", page.display())),
+        "{stdout}"
+    );
+    let meta = std::fs::symlink_metadata(&page).expect("the page");
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o777,
+        0o600
+    );
+    let dir_mode = std::fs::metadata(page.parent().expect("its directory"))
+        .expect("stat")
+        .permissions();
+    assert_eq!(std::os::unix::fs::PermissionsExt::mode(&dir_mode) & 0o777, 0o700);
+
+    let html = std::fs::read_to_string(&page).expect("read the page");
+    let prefix = format!("url=http://127.0.0.1:{}", daemon.port);
+    let link = html
+        .split(&prefix)
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("a refresh to the daemon's origin")
+        .replace("&amp;", "&");
+    let code = link.split("code=").nth(1).expect("a code in the link");
+    assert_eq!(code.len(), 64, "{link}");
+    assert!(
+        !recorded.contains(code),
+        "the code reached the opener: {recorded}"
+    );
+    assert!(!stdout.contains(code), "{stdout}");
     let host = daemon.host();
-    assert_eq!(daemon.raw("GET", path, &[("Host", &host)], None).status, 303);
+    let login = daemon.raw("GET", &link, &[("Host", &host)], None);
+    assert_eq!(login.status, 303, "the page's link does not log in");
 }

@@ -4,7 +4,8 @@
 // It forwards a few opencode events to `filewatchd hook opencode` (one JSON envelope on stdin):
 //   chat.message (user role)          -> the daemon starts a turn labelled with the prompt text
 //   session.status idle, session.idle -> the daemon ends the session's open turn
-//   session.created, session.deleted  -> the daemon ends any turn left open
+//   session.created                   -> the daemon starts when none runs
+//   session.deleted                   -> the daemon ends any turn left open
 // Child sessions (subagents, `parentID` set) are skipped: their writes belong to the parent's turn.
 //
 // It never hurts opencode: no shell, at most 2 s per call (then the process is killed), every

@@ -8,7 +8,7 @@
 //                                   agent_end is skipped once this pi has sent agent_settled,
 //                                   and when its last assistant message ended in an error:
 //                                   pi may then retry or compact and continue the same prompt)
-//   session_start                -> nothing (the turn goes on)
+//   session_start                -> the daemon starts when none runs (the turn goes on)
 //   session_shutdown             -> the daemon ends any turn left open
 // Only `type` (and `prompt` for before_agent_start) is sent; never systemPrompt or its options.
 //

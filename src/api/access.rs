@@ -1,4 +1,4 @@
-//! Who may talk to the daemon (PRODUCT.md 5.1, SEC-03..06): the bearer token, a loopback
+//! Who may talk to the daemon (PRODUCT.md 5.1): the bearer token, a loopback
 //! `Host` for our port, no browser `Origin`, and JSON bodies only; or the review page's cookie
 //! session (`ui`).
 
@@ -37,9 +37,9 @@ pub async fn check_access(
     if path == "/ui" || path.starts_with("/ui/") {
         return Ok(ui::secured(next.run(request).await));
     }
-    let cookie = ui::cookie_of(headers).filter(|_| !headers.contains_key(header::AUTHORIZATION));
-    if let Some(cookie) = cookie {
-        ui::check_cookie(&state, request.method(), headers, &cookie)?;
+    let cookies = ui::cookies_of(headers);
+    if !cookies.is_empty() && !headers.contains_key(header::AUTHORIZATION) {
+        ui::check_cookie(&state, request.method(), headers, &cookies)?;
         request.extensions_mut().insert(Caller::Browser);
         // What the page reads (file contents an agent wrote, prompts, diffs) is never sniffed
         // into HTML, framed or kept in the browser's cache.
@@ -95,7 +95,7 @@ fn token_matches(headers: &HeaderMap, token: &str) -> bool {
     ui::door::constant_time_eq(given.trim().as_bytes(), token.as_bytes())
 }
 
-/// How long a client may take to send a body (SEC-07; headers: `serve::HEADER_TIMEOUT`).
+/// How long a client may take to send a body (headers: `serve::HEADER_TIMEOUT`).
 pub const BODY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A JSON body: optional (an empty body is `T::default()`), `application/json` when present,

@@ -1,38 +1,23 @@
 //! The rollback answers of docs/api.md, built from what restore returns (`Outcome`, a failed
-//! rollback's `Failure`) and from the journal's past rollbacks: the answer stored with a
-//! rollback and the HTTP JSON can each change without the other.
+//! rollback's `Failure`) and from the journal's past rollbacks. A rollback's answer is its
+//! stored outcome (and `error` when refused), so the two cannot drift apart.
 
 use serde::Serialize;
 
 use super::error::ErrorCode;
-use crate::model::{Kind, RollbackKind, format_time};
-use crate::restore::OnConflict;
-use crate::restore::chain::{Target, TargetTo};
-use crate::restore::finish::{Cause, Failure, PathNow, PathState};
-use crate::restore::outcome::{ActionLine, ActionStatus, Outcome, PathLine};
-use crate::restore::past::{PastRollback, Status, Summary};
-use crate::restore::plan::{Action, NoteCode};
+use crate::model::RollbackKind;
+use crate::restore::apply::Cause;
+use crate::restore::finish::{Failure, PathNow, PathState};
+use crate::restore::outcome::{Outcome, PathLine};
+use crate::restore::past::{PastRollback, Status};
 
 /// The answer of a rollback, undo, redo or time rollback: 200, or 409 with `error` when
-/// conflicts refused it.
+/// conflicts refused it. Its fields are the outcome's as stored with the rollback (a repeated
+/// operation id answers the stored one): one shape, written once.
 #[derive(Debug, Serialize)]
 pub struct RollbackAnswer {
-    operation: RollbackKind,
-    session: Option<String>,
-    rollback_id: Option<i64>,
-    target: TargetView,
-    on_conflict: OnConflict,
-    dry_run: bool,
-    applied: bool,
-    actions: Vec<ActionView>,
-    conflicts: Vec<PathView>,
-    skipped: Vec<PathView>,
-    not_restorable: Vec<PathView>,
-    kept: Vec<PathView>,
-    recovery: Option<String>,
-    /// Who asked for it, when not the user (`mcp`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    actor: Option<crate::restore::Actor>,
+    #[serde(flatten)]
+    outcome: Outcome,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<Refusal>,
 }
@@ -57,99 +42,11 @@ impl RollbackAnswer {
                 message: format!("{paths} be restored; nothing was changed (use skip or force)"),
             }
         });
-        Self {
-            operation: outcome.operation,
-            session: outcome.session,
-            rollback_id: outcome.rollback_id,
-            target: TargetView::of(&outcome.target),
-            on_conflict: outcome.on_conflict,
-            dry_run: outcome.dry_run,
-            applied: outcome.applied,
-            actions: outcome.actions.into_iter().map(ActionView::of).collect(),
-            conflicts: PathView::all(outcome.conflicts),
-            skipped: PathView::all(outcome.skipped),
-            not_restorable: PathView::all(outcome.not_restorable),
-            kept: PathView::all(outcome.kept),
-            recovery: outcome.recovery,
-            actor: outcome.actor,
-            error,
-        }
+        Self { outcome, error }
     }
 
     pub fn refused(&self) -> bool {
         self.error.is_some()
-    }
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub(super) struct TargetView {
-    to: TargetTo,
-    turn: Option<i64>,
-    seq: i64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    at: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pin: Option<String>,
-}
-
-impl TargetView {
-    pub(super) fn of(target: &Target) -> Self {
-        Self {
-            to: target.to,
-            turn: target.turn,
-            seq: target.seq,
-            at: target.at.clone(),
-            pin: target.pin.clone(),
-        }
-    }
-}
-
-#[derive(Debug, Serialize)]
-struct ActionView {
-    path: String,
-    action: Action,
-    kind: Kind,
-    status: ActionStatus,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    lines_added: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    lines_removed: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    diff: Option<String>,
-}
-
-impl ActionView {
-    fn of(line: ActionLine) -> Self {
-        Self {
-            path: line.path,
-            action: line.action,
-            kind: line.kind,
-            status: line.status,
-            lines_added: line.lines_added,
-            lines_removed: line.lines_removed,
-            diff: line.diff,
-        }
-    }
-}
-
-/// A path with why it conflicts, was skipped or kept, or cannot be restored.
-#[derive(Debug, Clone, Serialize)]
-struct PathView {
-    path: String,
-    code: NoteCode,
-    reason: String,
-}
-
-impl PathView {
-    fn all(lines: Vec<PathLine>) -> Vec<Self> {
-        lines
-            .into_iter()
-            .map(|line| Self {
-                path: line.path,
-                code: line.code,
-                reason: line.reason,
-            })
-            .collect()
     }
 }
 
@@ -162,6 +59,8 @@ pub struct FailureDetails {
     detail: String,
     reverted: bool,
     paths: Vec<PathNowView>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temps_left: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -183,34 +82,7 @@ impl FailureDetails {
             detail: failure.message.clone(),
             reverted: failure.reverted,
             paths: failure.paths.iter().map(path_now).collect(),
-        }
-    }
-}
-
-/// One rollback in a session's listing: what it did and how it ended.
-#[derive(Debug, Serialize)]
-pub struct RollbackSummary {
-    rollback_id: i64,
-    operation: RollbackKind,
-    target: Option<TargetView>,
-    status: Status,
-    time: String,
-    paths_done: usize,
-    skipped: usize,
-    recovery: Option<String>,
-}
-
-impl RollbackSummary {
-    pub fn of(summary: &Summary) -> Self {
-        Self {
-            rollback_id: summary.id,
-            operation: summary.kind,
-            target: summary.target.as_ref().map(TargetView::of),
-            status: summary.status,
-            time: format_time(summary.created_at),
-            paths_done: summary.paths_done,
-            skipped: summary.skipped,
-            recovery: summary.recovery.clone(),
+            temps_left: failure.temps_left.clone(),
         }
     }
 }
@@ -242,7 +114,7 @@ pub struct Recovery {
     operation: RollbackKind,
     outcome: &'static str,
     note: Option<String>,
-    left: Option<Vec<PathView>>,
+    left: Option<Vec<PathLine>>,
 }
 
 impl Recovery {
@@ -253,7 +125,7 @@ impl Recovery {
             operation: past.kind,
             outcome: "finished",
             note: outcome.and_then(|o| o.recovery.clone()),
-            left: outcome.map(|o| PathView::all(o.skipped.clone())),
+            left: outcome.map(|o| o.skipped.clone()),
         }
     }
 }
@@ -261,6 +133,12 @@ impl Recovery {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Kind;
+    use crate::restore::OnConflict;
+    use crate::restore::chain::{Target, TargetTo};
+    use crate::restore::outcome::{ActionLine, ActionStatus};
+    use crate::restore::past::Summary;
+    use crate::restore::plan::{Action, NoteCode};
 
     fn outcome(refused: bool) -> Outcome {
         let line = |path: &str, code| PathLine {
@@ -300,6 +178,7 @@ mod tests {
             not_restorable: vec![line("c.bin", NoteCode::TooLarge)],
             kept: vec![line("d", NoteCode::NotEmpty)],
             recovery: Some("finished at start-up".into()),
+            temps_left: None,
             actor: Some(crate::restore::Actor::Mcp),
         }
     }
@@ -324,7 +203,7 @@ mod tests {
     fn a_failure_names_its_cause_and_where_each_path_is() {
         let failure = Failure {
             rollback_id: 7,
-            cause: Cause::Io("EIO".into()),
+            cause: Cause::Io(crate::store::fault::FaultCause::Io),
             path: "a.rs".into(),
             message: "Input/output error".into(),
             reverted: false,
@@ -332,6 +211,7 @@ mod tests {
                 path: "a.rs".into(),
                 state: PathState::RolledBack,
             }],
+            temps_left: None,
         };
         let json = serde_json::to_string(&FailureDetails::of(&failure)).expect("details");
         let expected = r#"{"rollback_id":7,"cause":"EIO","path":"a.rs","detail":"Input/output error","reverted":false,"paths":[{"path":"a.rs","state":"rolled_back"}]}"#;
@@ -347,9 +227,19 @@ mod tests {
             created_at: 0,
             outcome: Some(outcome(false)),
         };
-        let summary = serde_json::to_string(&RollbackSummary::of(&Summary::of(&past))).expect("summary");
+        let summary = Summary {
+            id: 3,
+            kind: RollbackKind::Undo,
+            target: past.outcome.as_ref().map(|o| o.target.clone()),
+            status: Status::Recovered,
+            created_at: 0,
+            paths_done: 1,
+            skipped: 1,
+            recovery: Some("finished at start-up".into()),
+        };
+        let json = serde_json::to_string(&summary).expect("summary");
         let expected = r#"{"rollback_id":3,"operation":"undo","target":{"to":"time","turn":null,"seq":41,"at":"2026-11-30T10:00:00.000Z"},"status":"recovered","time":"1970-01-01T00:00:00.000Z","paths_done":1,"skipped":1,"recovery":"finished at start-up"}"#;
-        assert_eq!(summary, expected);
+        assert_eq!(json, expected);
         let recovery = serde_json::to_string(&Recovery::of(&past)).expect("recovery");
         let expected = r#"{"rollback_id":3,"operation":"undo","outcome":"finished","note":"finished at start-up","left":[{"path":"b.rs","code":"changed_by_other","reason":"b.rs is in the way"}]}"#;
         assert_eq!(recovery, expected);
@@ -357,9 +247,16 @@ mod tests {
             outcome: None,
             ..past
         };
-        let summary = serde_json::to_string(&RollbackSummary::of(&Summary::of(&unread))).expect("summary");
+        let unlisted = Summary {
+            target: None,
+            paths_done: 0,
+            skipped: 0,
+            recovery: None,
+            ..summary
+        };
+        let json = serde_json::to_string(&unlisted).expect("summary");
         let expected = r#"{"rollback_id":3,"operation":"undo","target":null,"status":"recovered","time":"1970-01-01T00:00:00.000Z","paths_done":0,"skipped":0,"recovery":null}"#;
-        assert_eq!(summary, expected);
+        assert_eq!(json, expected);
         let recovery = serde_json::to_string(&Recovery::of(&unread)).expect("recovery");
         let expected = r#"{"rollback_id":3,"operation":"undo","outcome":"finished","note":null,"left":null}"#;
         assert_eq!(recovery, expected);

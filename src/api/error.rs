@@ -86,6 +86,16 @@ impl ApiError {
         Self::new(StatusCode::BAD_REQUEST, code, message)
     }
 
+    /// A request's `"turn"` (`TurnSelector::from_json`), or why it is not one.
+    pub fn turn_of(value: &serde_json::Value) -> Result<crate::sessions::turns::TurnSelector, Self> {
+        crate::sessions::turns::TurnSelector::from_json(value).ok_or_else(|| {
+            Self::bad_request(
+                ErrorCode::BadRequest,
+                "\"turn\" is a number, a ref or \"current\"",
+            )
+        })
+    }
+
     pub fn not_found(message: impl Into<String>) -> Self {
         Self::new(StatusCode::NOT_FOUND, ErrorCode::NotFound, message)
     }

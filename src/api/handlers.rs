@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
 use super::access::JsonBody;
-use super::answer::{FailedRollback, Recovery, RollbackSummary};
+use super::answer::{FailedRollback, Recovery};
 use super::error::{ApiError, ErrorCode};
 use super::listing::{Listing, TurnSummary};
 use super::versions::HistoryView;
@@ -64,6 +64,7 @@ pub async fn status(State(state): State<Arc<AppState>>) -> Answer {
                 "verify": state.stats.verify(),
                 "recovery": past::last_recovered(conn)?.as_ref().map(Recovery::of),
                 "failed_rollbacks": failed,
+                "filesystem": crate::fs::mode::describe(std::path::Path::new(&state.root)),
             })))
         })
         .await
@@ -147,6 +148,10 @@ pub struct TurnEndBody {
 
 /// Waits until every write made before the request is recorded (the barrier).
 pub async fn synced(state: &AppState) -> Result<(), ApiError> {
+    // No daemon runs: nothing can change the index, every write is in it.
+    if state.offline {
+        return Ok(());
+    }
     let (reply, answer) = oneshot::channel();
     state.worker.send(Command::Sync { reply })?;
     answer
@@ -260,7 +265,6 @@ pub async fn list_turns(
                 .map(|(turn, counts)| TurnSummary::of(turn, counts))
                 .collect();
             let rollbacks = past::of_session(conn, lineage.session_id())?;
-            let rollbacks = rollbacks.iter().map(RollbackSummary::of).collect();
             Ok(Json(Listing {
                 session,
                 turns,
@@ -290,16 +294,7 @@ pub async fn fork(
         ));
     };
     valid_session(&new_session)?;
-    let turn = match turn {
-        Value::Number(n) => TurnSelector::Number(n.as_i64().unwrap_or(-1)),
-        Value::String(s) => TurnSelector::parse(&s),
-        _ => {
-            return Err(ApiError::bad_request(
-                ErrorCode::BadRequest,
-                "\"turn\" is a number, a ref or \"current\"",
-            ));
-        }
-    };
+    let turn = ApiError::turn_of(&turn)?;
     let (reply, answer) = oneshot::channel();
     state.worker.send(Command::Fork {
         parent: parent.clone(),

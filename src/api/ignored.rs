@@ -1,4 +1,4 @@
-//! A path nothing was recorded at, named as ignored when an ignore rule hides it (issue 17):
+//! A path nothing was recorded at, named as ignored when an ignore rule hides it:
 //! 404 `ignored`, the message naming the rule and where it is written.
 
 use serde_json::json;

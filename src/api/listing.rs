@@ -4,9 +4,9 @@
 
 use serde::Serialize;
 
-use super::answer::RollbackSummary;
 use crate::history::Counts;
 use crate::model::format_time;
+use crate::restore::past::Summary;
 use crate::store::sql::TurnRow;
 
 /// The answer: every turn with its counts, then the session's rollbacks.
@@ -14,7 +14,7 @@ use crate::store::sql::TurnRow;
 pub struct Listing {
     pub session: String,
     pub turns: Vec<TurnSummary>,
-    pub rollbacks: Vec<RollbackSummary>,
+    pub rollbacks: Vec<Summary>,
 }
 
 /// One turn as docs/api.md lists it (the fields of a turn's own answer before its changes).

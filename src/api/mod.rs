@@ -11,11 +11,14 @@ pub mod error;
 mod handlers;
 mod ignored;
 mod listing;
+pub mod offline;
+mod peer;
 mod pins;
 mod render;
 mod review;
 mod rollback;
 pub mod serve;
+mod slots;
 mod timeline;
 mod ui;
 mod versions;
@@ -34,7 +37,7 @@ use crate::store::blobs::BlobDir;
 use crate::store::db;
 use error::ApiError;
 
-/// Request bodies larger than this are refused with 413 (SEC-07).
+/// Request bodies larger than this are refused with 413.
 pub const BODY_LIMIT: usize = 1024 * 1024;
 
 pub struct AppState {
@@ -49,6 +52,8 @@ pub struct AppState {
     /// The review page's login codes and cookie sessions (in memory only).
     ui: ui::door::Door,
     readers: Mutex<Vec<Connection>>,
+    /// No daemon runs: the index is read as its daemon left it (`offline`).
+    offline: bool,
 }
 
 impl AppState {
@@ -74,7 +79,31 @@ impl AppState {
             stats,
             ui: ui::door::Door::default(),
             readers: Mutex::new(Vec::new()),
+            offline: false,
         }
+    }
+
+    /// The read side of a stopped daemon's API (`offline`): its index opened read-only, no
+    /// worker behind it (anything sent to one is refused), no listener.
+    pub fn offline(
+        root: PathBuf,
+        state_dir: PathBuf,
+        db_path: PathBuf,
+        blobs: BlobDir,
+        stats: Arc<Stats>,
+    ) -> Self {
+        let mut state = Self::new(
+            root,
+            state_dir,
+            0,
+            String::new(),
+            db_path,
+            blobs,
+            WorkerHandle::detached(),
+            stats,
+        );
+        state.offline = true;
+        state
     }
 
     /// Runs a query on a pooled read-only connection, off the async executor.
@@ -88,6 +117,7 @@ impl AppState {
             let pooled = state.readers.lock().ok().and_then(|mut pool| pool.pop());
             let conn = match pooled {
                 Some(conn) => conn,
+                None if state.offline => db::open_offline(&state.db_path).map_err(ApiError::internal)?,
                 None => db::open_reader(&state.db_path).map_err(ApiError::internal)?,
             };
             let result = in_one_snapshot(&conn, |conn| query(conn, &state));
@@ -116,6 +146,12 @@ fn in_one_snapshot<T>(
 }
 
 pub fn router(state: Arc<AppState>) -> Router {
+    router_within(state.clone()).layer(axum::middleware::from_fn_with_state(state, access::check_access))
+}
+
+/// Every route, without the access checks: what a request reaches once it is let in (and
+/// what `offline` calls in this process, where nobody else can).
+fn router_within(state: Arc<AppState>) -> Router {
     let v1 = Router::new()
         .route("/status", get(handlers::status))
         .route("/sessions", get(handlers::list_sessions))
@@ -147,13 +183,12 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/ui/login", get(ui::login))
         .route("/ui/", get(ui::index))
         .route("/ui/app.js", get(ui::app_js))
+        .route("/ui/words.js", get(ui::words_js))
+        .route("/ui/diff.js", get(ui::diff_js))
+        .route("/ui/view.js", get(ui::view_js))
         .route("/ui/app.css", get(ui::app_css))
         .fallback(handlers::not_found)
         .method_not_allowed_fallback(handlers::method_not_allowed)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            access::check_access,
-        ))
         .with_state(state)
 }

@@ -17,7 +17,6 @@ use super::handlers::valid_session;
 use crate::engine::Command;
 use crate::model::format_time;
 use crate::pins::{self, PinError, Point};
-use crate::sessions::turns::TurnSelector;
 use crate::store::pins::PinRow;
 
 /// A pin as the API shows it.
@@ -98,11 +97,7 @@ fn point(body: PinBody) -> Result<Point, ApiError> {
         (Some(_), _, Some(_)) => bad("give \"turn\" (with \"session\") or \"at\", not both"),
         (Some(turn), Some(session), None) => {
             valid_session(&session)?;
-            let turn = match turn {
-                Value::Number(n) => TurnSelector::Number(n.as_i64().unwrap_or(-1)),
-                Value::String(s) => TurnSelector::parse(&s),
-                _ => return bad("\"turn\" is a number, a ref or \"current\""),
-            };
+            let turn = ApiError::turn_of(&turn)?;
             Ok(Point::TurnEnd { session, turn })
         }
         (Some(_), None, None) => bad("a pin at a turn's end needs its \"session\""),

@@ -132,7 +132,7 @@ impl ChangeView {
             &change.before
         };
         let mode_changed = match (&change.before, &change.after) {
-            (State::File(before), State::File(after)) => Some(before.executable != after.executable),
+            (State::File(before), State::File(after)) => Some(!before.same_mode(after)),
             _ => None,
         };
         let (diff, binary) = match diff {
@@ -168,6 +168,9 @@ struct StateFields {
     hash: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     executable: Option<bool>,
+    /// The permission bits in octal ("0600"), when the version recorded them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mode: Option<String>,
     /// Only when true.
     #[serde(skip_serializing_if = "Option::is_none")]
     too_large: Option<bool>,
@@ -185,6 +188,7 @@ impl StateFields {
                 size: Some(f.size),
                 hash: (!f.unreadable).then(|| f.hash.to_hex()),
                 executable: Some(f.executable),
+                mode: f.mode_text(),
                 too_large: f.too_large.then_some(true),
                 unreadable: f.unreadable.then_some(true),
                 target: None,

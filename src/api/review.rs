@@ -51,8 +51,8 @@ pub async fn review(
                     return Ok(());
                 }
                 Err(ApiError::not_found(format!(
-                    "turn {} of session {name:?} did not change {path}",
-                    found.number
+                    "turn {n} of session {name:?} did not change {path}: `filewatchd show {n} --session {name}` lists what it changed",
+                    n = found.number
                 )))
             })
             .await?;

@@ -17,7 +17,7 @@ use super::error::{ApiError, ErrorCode};
 use super::handlers::valid_session;
 use crate::engine::Command;
 use crate::paths::RelPath;
-use crate::restore::finish::Cause;
+use crate::restore::apply::Cause;
 use crate::restore::revert::RevertError;
 use crate::restore::{Actor, Boundary, OnConflict, Operation, Request, RollbackError};
 use crate::sessions::turns::TurnSelector;
@@ -59,16 +59,7 @@ pub async fn rollback(
             "give \"to\": \"before\" or \"after\", and \"turn\"",
         ));
     };
-    let turn = match turn {
-        Value::Number(n) => TurnSelector::Number(n.as_i64().unwrap_or(-1)),
-        Value::String(s) => TurnSelector::parse(s),
-        _ => {
-            return Err(ApiError::bad_request(
-                ErrorCode::BadRequest,
-                "\"turn\" is a number, a ref or \"current\"",
-            ));
-        }
-    };
+    let turn = ApiError::turn_of(turn)?;
     run(state, Some(session), Operation::Rollback { to, turn }, body).await
 }
 

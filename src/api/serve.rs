@@ -1,11 +1,12 @@
-//! The HTTP server loop (SEC-07): at most `MAX_CONNECTIONS` connections at once (one more is
-//! closed as soon as it is accepted), request headers of at most `MAX_HEADER_BYTES` that must
-//! arrive within `HEADER_TIMEOUT` (a client that stalls is disconnected), and bodies within
-//! `access::BODY_TIMEOUT`. On shutdown it stops accepting, lets requests in flight finish for
-//! up to `DRAIN_TIMEOUT`, and closes idle connections.
+//! The HTTP server loop: connections are admitted by who makes them (`slots`: the
+//! owner's up to `slots::OWNER_CONNECTIONS`, other local users' a few in a pool of their
+//! own, told apart by `peer`; one more is closed as soon as it is accepted), request headers
+//! of at most `MAX_HEADER_BYTES` that must arrive within `HEADER_TIMEOUT` (a client that
+//! stalls is disconnected), and bodies within `access::BODY_TIMEOUT`. On shutdown it stops
+//! accepting, lets requests in flight finish for up to `DRAIN_TIMEOUT`, and closes idle
+//! connections.
 
 use std::future::Future;
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
@@ -13,17 +14,19 @@ use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
-use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::net::{TcpListener, TcpStream};
 
-pub const MAX_CONNECTIONS: usize = 64;
+use super::peer::PeerLookup;
+use super::slots::{OWNER_CONNECTIONS, Peer, Slots};
+
 pub const MAX_HEADER_BYTES: usize = 16 * 1024;
 const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Serves `app` on `listener` until `shutdown` completes.
 pub async fn serve(listener: TcpListener, app: Router, shutdown: impl Future<Output = ()>) {
-    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let slots = Slots::default();
+    let mut peers = Peers::open();
     let graceful = GracefulShutdown::new();
     let mut builder = http1::Builder::new();
     builder
@@ -45,8 +48,9 @@ pub async fn serve(listener: TcpListener, app: Router, shutdown: impl Future<Out
                 continue;
             }
         };
-        let Ok(slot) = slots.clone().try_acquire_owned() else {
-            tracing::warn!("connection refused: {MAX_CONNECTIONS} already open");
+        let peer = peers.of(&stream);
+        let Some(slot) = slots.admit(peer) else {
+            refused(peer);
             continue;
         };
         let service = TowerToHyperService::new(app.clone());
@@ -64,6 +68,52 @@ pub async fn serve(listener: TcpListener, app: Router, shutdown: impl Future<Out
         .is_err()
     {
         tracing::warn!("requests still running after {DRAIN_TIMEOUT:?}: stopping anyway");
+    }
+}
+
+/// Tells the owner's connections from other users'; where the kernel cannot say (no
+/// `sock_diag`), every connection is the owner's, as if there were one pool.
+struct Peers {
+    lookup: Option<PeerLookup>,
+    owner: u32,
+}
+
+impl Peers {
+    fn open() -> Peers {
+        let lookup = PeerLookup::open()
+            .inspect_err(|err| {
+                tracing::warn!(%err, "cannot tell which user a connection comes from: one pool for all")
+            })
+            .ok();
+        Peers {
+            lookup,
+            owner: rustix::process::geteuid().as_raw(),
+        }
+    }
+
+    fn of(&mut self, stream: &TcpStream) -> Peer {
+        let Some(lookup) = &mut self.lookup else {
+            return Peer::Owner;
+        };
+        let (Ok(peer), Ok(local)) = (stream.peer_addr(), stream.local_addr()) else {
+            return Peer::Other(None);
+        };
+        match lookup.uid(peer, local) {
+            Ok(uid) => Peer::of(uid, self.owner),
+            Err(err) => {
+                tracing::debug!(%err, "cannot tell which user a connection comes from");
+                Peer::Other(None)
+            }
+        }
+    }
+}
+
+/// A connection over its pool's cap: the owner's is worth a warning, another user's (who may
+/// open thousands) only a debug line.
+fn refused(peer: Peer) {
+    match peer {
+        Peer::Owner => tracing::warn!("connection refused: {OWNER_CONNECTIONS} already open"),
+        Peer::Other(uid) => tracing::debug!(?uid, "connection from another user refused: their pool is full"),
     }
 }
 

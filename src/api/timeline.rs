@@ -8,12 +8,12 @@ use axum::extract::{Query, State};
 use serde::{Deserialize, Serialize};
 
 use super::AppState;
-use super::answer::TargetView;
 use super::error::{ApiError, ErrorCode};
 use super::handlers::{sync_if, valid_session};
 use super::render::first_line;
 use crate::history::{ChangeKind, Counts};
 use crate::model::{Kind, RollbackKind, format_time};
+use crate::restore::chain::Target;
 use crate::restore::outcome::{ActionStatus, Outcome};
 use crate::restore::past::Status;
 use crate::restore::plan::Action;
@@ -258,7 +258,7 @@ struct RollbackView {
     session: Option<String>,
     rollback_id: i64,
     operation: RollbackKind,
-    target: Option<TargetView>,
+    target: Option<Target>,
     status: Status,
     paths: Option<Vec<String>>,
     redo_of: Option<i64>,
@@ -305,7 +305,7 @@ impl RollbackView {
             session: rollback.session.clone(),
             rollback_id: rollback.id,
             operation: rollback.kind,
-            target: outcome.map(|o| TargetView::of(&o.target)),
+            target: outcome.map(|o| o.target.clone()),
             status: rollback.status,
             paths: (!entry.paths.is_empty()).then(|| entry.paths.clone()),
             redo_of: rollback.redo_of,

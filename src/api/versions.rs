@@ -50,6 +50,9 @@ struct VersionView<'a> {
     hash: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     executable: Option<bool>,
+    /// The permission bits in octal ("0600"), when the version recorded them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mode: Option<String>,
     /// Only when true: the daemon could not read the file, it has no hash.
     #[serde(skip_serializing_if = "Option::is_none")]
     unreadable: Option<bool>,
@@ -72,6 +75,7 @@ impl<'a> VersionView<'a> {
             size: None,
             hash: None,
             executable: None,
+            mode: None,
             unreadable: None,
             target: None,
         };
@@ -81,6 +85,7 @@ impl<'a> VersionView<'a> {
                 view.size = Some(f.size);
                 view.hash = (!f.unreadable).then(|| f.hash.to_hex());
                 view.executable = Some(f.executable);
+                view.mode = f.mode_text();
                 view.unreadable = f.unreadable.then_some(true);
             }
             State::Symlink { target } => {
@@ -115,10 +120,12 @@ mod tests {
     #[test]
     fn each_kind_of_version_answers_with_its_fields_in_order() {
         let turn = ("s1", 2);
-        let file = |too_large, unreadable| FileState {
+        // The second recorded before permission bits were: it has no `mode`.
+        let file = |too_large, unreadable, mode| FileState {
             hash: Hash([0xab; 32]),
             size: 12,
             executable: true,
+            mode,
             too_large,
             unreadable,
         };
@@ -126,9 +133,9 @@ mod tests {
             target: b"../t".to_vec(),
         };
         let versions = vec![
-            version(1, State::File(file(false, false)), Some(turn)),
-            version(2, State::File(file(true, false)), None),
-            version(3, State::File(file(false, true)), None),
+            version(1, State::File(file(false, false, Some(0o755))), Some(turn)),
+            version(2, State::File(file(true, false, None)), None),
+            version(3, State::File(file(false, true, Some(0o700))), None),
             version(4, link, None),
             version(5, State::Dir, None),
             version(6, State::Absent, None),
@@ -147,14 +154,14 @@ mod tests {
         let hash = "ab".repeat(32);
         let expected = [
             format!(
-                r#"{{"seq":1,"time":"1970-01-01T00:00:00.000Z","origin":"turn","session":"s1","turn":2,"kind":"file","too_large":false,"size":12,"hash":"{hash}","executable":true}}"#
+                r#"{{"seq":1,"time":"1970-01-01T00:00:00.000Z","origin":"turn","session":"s1","turn":2,"kind":"file","too_large":false,"size":12,"hash":"{hash}","executable":true,"mode":"0755"}}"#
             ),
             format!(
                 r#"{{{},"kind":"file","too_large":true,"size":12,"hash":"{hash}","executable":true}}"#,
                 who(2)
             ),
             format!(
-                r#"{{{},"kind":"file","too_large":false,"size":12,"executable":true,"unreadable":true}}"#,
+                r#"{{{},"kind":"file","too_large":false,"size":12,"executable":true,"mode":"0700","unreadable":true}}"#,
                 who(3)
             ),
             format!(r#"{{{},"kind":"symlink","target":"../t"}}"#, who(4)),

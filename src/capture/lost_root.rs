@@ -57,7 +57,7 @@ fn lost(root: &RootDir, what: String) -> WorkspaceLost {
         since: crate::model::format_time(crate::model::now_ms()),
         remedy: format!(
             "The recorded history can still be read (log, show, history). To record again, stop \
-             this daemon (`kill <pid>`: SIGTERM, the pid is in `filewatchd status`); then either move the directory back to \
+             this daemon (`filewatchd stop --root {shown}`); then either move the directory back to \
              {shown} and start filewatchd there, or start it in the new {shown}: what differs from \
              the history is then recorded as changed while the daemon was not running (offline)"
         ),

@@ -310,7 +310,7 @@ impl Batch {
         Ok(next)
     }
 
-    /// Makes the batch's blob files durable, then commits its rows (CRASH-03).
+    /// Makes the batch's blob files durable, then commits its rows.
     fn finish(self, tx: rusqlite::Transaction<'_>, ctx: &Context) -> rusqlite::Result<Recorded> {
         if let Err(e) = ctx.blobs.sync_dirs(&self.file_blobs) {
             return Err(rusqlite::Error::ToSqlConversionFailure(Box::new(e)));
@@ -381,7 +381,7 @@ impl Batch {
         let is_dir = present.state.is_dir();
         count_saved(ctx, present.saved);
         if is_own_temp(conn, path)? {
-            // A rollback's temp file (issue 14.3): never a version; the journal names it.
+            // A rollback's temp file: never a version; the journal names it.
             discard_streamed(ctx, &present);
             return Ok(());
         }
@@ -395,9 +395,17 @@ impl Batch {
             discard_streamed(ctx, &present);
             sql::set_path_state(conn, latest.path_id, latest.seq, &present.stat, self.checked_ns)?;
             if is_dir && !ctx.watches.is_watched(path) {
+                // A directory unwatched since it was recorded: maybe not the one recorded (it
+                // was removed or moved away and another made in its place), so
+                // what is in it and what was recorded in it are all read again.
                 ctx.watches.watch(path);
                 if self.follow_new_dirs {
                     list_children(ctx, path, next);
+                    next.extend(
+                        sql::present_under::<Vec<_>>(conn, path)?
+                            .into_iter()
+                            .map(|(p, _)| p),
+                    );
                 }
             }
             return Ok(());

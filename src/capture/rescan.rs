@@ -35,7 +35,7 @@ pub fn rescan(
 }
 
 /// A rescan after an ignore rule changed beneath `under`: what comes into view was untracked
-/// until now, not absent (issue 15.4), and history says so before its first version.
+/// until now, not absent, and history says so before its first version.
 pub fn rescan_into_view(
     conn: &mut Connection,
     ctx: &mut Context,

@@ -1,4 +1,4 @@
-//! The tracked set over time (issue 15.4): a path an ignore rule hides gets a version of state
+//! The tracked set over time: a path an ignore rule hides gets a version of state
 //! `untracked`, and so does a path coming into view that history has as absent or has never
 //! seen, right before its first version. A rollback to a moment when a path was untracked
 //! leaves the path alone: what it held then was never recorded, and "absent" would delete it.

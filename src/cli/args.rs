@@ -4,6 +4,11 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use super::flags::{JsonFlag, ServeArgs, SessionArg};
+use super::rollback::{RedoFlags, RestoreCmd, RollbackCmd, RollbackFlags};
+use super::show::ShowCmd;
+use super::timeline::LogCmd;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "filewatchd",
@@ -21,22 +26,6 @@ pub struct Cli {
     /// Colour in the output (auto: when stdout is a terminal and NO_COLOR is unset).
     #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t)]
     pub color: super::style::ColorChoice,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct ServeArgs {
-    /// The workspace root (default: the current directory).
-    #[arg(long, global = true)]
-    pub root: Option<PathBuf>,
-    /// The project state directory (default: under $FILEWATCHD_HOME, $XDG_STATE_HOME or ~/.local/state).
-    #[arg(long, global = true)]
-    pub state_dir: Option<PathBuf>,
-    /// The config file (default: .filewatchd.toml in the root).
-    #[arg(long)]
-    pub config: Option<PathBuf>,
-    /// The port on 127.0.0.1 (default: the config's `port`, else a free one).
-    #[arg(long)]
-    pub port: Option<u16>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -148,107 +137,6 @@ pub struct ForkCmd {
     pub json: JsonFlag,
 }
 
-#[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("boundary").required(true).args(["before", "after", "at", "ago", "pin"])))]
-pub struct RollbackCmd {
-    #[command(flatten)]
-    pub to: BoundaryArgs,
-    #[command(flatten)]
-    pub flags: RollbackFlags,
-}
-
-/// Where to roll back to: a turn boundary of the session, or a time or a pin (no session
-/// needed).
-#[derive(Debug, Args)]
-pub struct BoundaryArgs {
-    /// The state when turn N started.
-    #[arg(long, value_name = "N")]
-    pub before: Option<String>,
-    /// The state when turn N ended.
-    #[arg(long, value_name = "N")]
-    pub after: Option<String>,
-    /// The state recorded at this time (RFC 3339, e.g. 2026-11-30T10:00:00Z).
-    #[arg(long, value_name = "TIME", value_parser = valid_time)]
-    pub at: Option<String>,
-    /// The state recorded this long ago (e.g. 10m, 2h, 1day).
-    #[arg(long, value_name = "DURATION", value_parser = valid_duration)]
-    pub ago: Option<String>,
-    /// The point a pin names (`filewatchd pins` lists them; no session needed).
-    #[arg(long, value_name = "NAME")]
-    pub pin: Option<String>,
-}
-
-#[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("boundary").required(true).args(["before", "after", "at", "ago", "pin", "seq"])))]
-pub struct RestoreCmd {
-    /// The path to restore (relative to the root, or to the current directory inside it).
-    pub path: String,
-    #[command(flatten)]
-    pub to: BoundaryArgs,
-    /// The version with this sequence number (a `#seq` that `filewatchd history PATH` lists).
-    #[arg(long, value_name = "S")]
-    pub seq: Option<i64>,
-    #[command(flatten)]
-    pub session: SessionArg,
-    #[command(flatten)]
-    pub conflicts: ConflictFlags,
-    #[command(flatten)]
-    pub json: JsonFlag,
-}
-
-#[derive(Debug, Args)]
-pub struct RedoFlags {
-    /// Redo the latest time rollback (`rollback --at/--ago`) instead of a session's.
-    #[arg(long)]
-    pub time: bool,
-    #[command(flatten)]
-    pub flags: RollbackFlags,
-}
-
-/// What a rollback-like command (rollback, undo, redo, restore, revert) does with conflicts,
-/// and whether it only shows its plan.
-#[derive(Debug, Clone, Copy, Args)]
-pub struct ConflictFlags {
-    /// Show the plan and the conflicts; change nothing.
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Change everything else and leave conflicting paths as they are (the answer says why).
-    #[arg(long, conflicts_with = "force")]
-    pub skip_conflicts: bool,
-    /// Change conflicting paths too (what they hold stays in history).
-    #[arg(long)]
-    pub force: bool,
-}
-
-impl ConflictFlags {
-    /// The conflict policy as the API names it.
-    pub fn on_conflict(&self) -> &'static str {
-        match (self.skip_conflicts, self.force) {
-            (true, _) => "skip",
-            (_, true) => "force",
-            _ => "abort",
-        }
-    }
-}
-
-#[derive(Debug, Args)]
-pub struct RollbackFlags {
-    #[command(flatten)]
-    pub session: SessionArg,
-    #[command(flatten)]
-    pub conflicts: ConflictFlags,
-    /// Show unified diffs of what each file becomes.
-    #[arg(long)]
-    pub diff: bool,
-    /// An id for this operation: repeating it returns the first answer, never applies twice.
-    #[arg(long)]
-    pub op_id: Option<String>,
-    /// Only these paths (and what lies beneath them).
-    pub paths: Vec<String>,
-    #[command(flatten)]
-    pub json: JsonFlag,
-}
-
 #[derive(Debug, Default, Args)]
 pub struct ServeCmd {
     /// The config file (default: .filewatchd.toml in the root).
@@ -284,26 +172,12 @@ pub struct StartCmd {
 
 #[derive(Debug, Args)]
 pub struct ForgetCmd {
-    /// The workspace root whose state to delete (it may no longer exist).
-    pub dir: PathBuf,
+    /// The workspace root whose state to delete (it may no longer exist; default: --root).
+    #[arg(required_unless_present = "root")]
+    pub dir: Option<PathBuf>,
     /// Delete without asking.
     #[arg(long)]
     pub yes: bool,
-}
-
-#[derive(Debug, Args)]
-pub struct JsonFlag {
-    /// Print the daemon's JSON answer.
-    #[arg(long)]
-    pub json: bool,
-}
-
-#[derive(Debug, Args)]
-pub struct SessionArg {
-    /// The session: its name, a unique prefix of it, or `last` (default: $FILEWATCHD_SESSION,
-    /// else the session with the latest activity).
-    #[arg(long, env = "FILEWATCHD_SESSION")]
-    pub session: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -331,58 +205,6 @@ pub enum TurnCmd {
         #[command(flatten)]
         json: JsonFlag,
     },
-}
-
-#[derive(Debug, Args)]
-pub struct LogCmd {
-    #[command(flatten)]
-    pub session: SessionArg,
-    /// Every session's timeline, not one session's (whatever --session or $FILEWATCHD_SESSION say).
-    #[arg(long)]
-    pub all: bool,
-    /// At most N entries (default: a screenful on a terminal, else all).
-    #[arg(long, short = 'n', value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub limit: Option<u64>,
-    /// Only entries since this time (RFC 3339) or this long ago (10m, 2h, 1day).
-    #[arg(long, value_name = "TIME|DURATION", value_parser = valid_since)]
-    pub since: Option<String>,
-    /// List each entry's paths.
-    #[arg(long)]
-    pub paths: bool,
-    /// List each entry's paths with their sizes (turns) or lines added and removed (rollbacks).
-    #[arg(long)]
-    pub stat: bool,
-    /// Only the turns not marked reviewed (`filewatchd review`); undos and rollbacks stay.
-    #[arg(long)]
-    pub unreviewed: bool,
-    /// Print straight to the terminal, never through $PAGER.
-    #[arg(long)]
-    pub no_pager: bool,
-    #[command(flatten)]
-    pub json: JsonFlag,
-}
-
-#[derive(Debug, Args)]
-pub struct ShowCmd {
-    /// A turn number or ref (default: the latest turn); with --at, a path.
-    pub turn: Option<String>,
-    /// Print the content the path had at a boundary (`before:N`, `after:N`, `seq:S`), a time
-    /// (RFC 3339) or a duration ago (`10m`).
-    #[arg(long, value_name = "WHEN", value_parser = valid_when)]
-    pub at: Option<String>,
-    #[command(flatten)]
-    pub session: SessionArg,
-    /// Include unified diffs of text files.
-    #[arg(long)]
-    pub diff: bool,
-    /// List every path, even when there are many (they are grouped by directory otherwise).
-    #[arg(long, visible_alias = "paths")]
-    pub all: bool,
-    /// Print straight to the terminal, never through $PAGER.
-    #[arg(long)]
-    pub no_pager: bool,
-    #[command(flatten)]
-    pub json: JsonFlag,
 }
 
 #[derive(Debug, Args)]
@@ -443,46 +265,4 @@ pub struct InstallArgs {
     /// Print the change; write nothing.
     #[arg(long)]
     pub dry_run: bool,
-}
-
-/// `--at`: an RFC 3339 time (a usage error otherwise).
-pub(super) fn valid_time(text: &str) -> Result<String, String> {
-    super::localtime::to_utc(text)
-}
-
-/// `--ago`: a duration such as 10m, 2h or 1day.
-pub(super) fn valid_duration(text: &str) -> Result<String, String> {
-    parse_ago(text).map(|_| text.to_string())
-}
-
-/// A duration ago, as `--ago` and `show --at` take it.
-pub(crate) fn parse_ago(text: &str) -> Result<std::time::Duration, String> {
-    humantime::parse_duration(text).map_err(|_| format!("{text:?} is not a duration like 10m, 2h or 1day"))
-}
-
-/// `log --since`: an RFC 3339 time or a duration ago.
-fn valid_since(text: &str) -> Result<String, String> {
-    if let Ok(utc) = valid_time(text) {
-        return Ok(utc);
-    }
-    if valid_duration(text).is_ok() {
-        return Ok(text.to_string());
-    }
-    Err(format!(
-        "{text:?} is not a time (2026-11-30T10:00:00Z, or local: 2026-11-30 11:00:00) or a duration ago (10m, 2h, 1day)"
-    ))
-}
-
-/// `show --at`: a boundary, a time or a duration ago.
-fn valid_when(text: &str) -> Result<String, String> {
-    let boundary = matches!(text.split_once(':'), Some(("before" | "after" | "seq", _)));
-    if let (false, Ok(utc)) = (boundary, valid_time(text)) {
-        return Ok(utc);
-    }
-    if boundary || valid_duration(text).is_ok() {
-        return Ok(text.to_string());
-    }
-    Err(format!(
-        "{text:?} is not before:N, after:N, seq:S, an RFC 3339 time (2026-11-30T10:00:00Z) or a duration ago (10m)"
-    ))
 }

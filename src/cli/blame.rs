@@ -4,9 +4,9 @@
 use clap::Args;
 use serde_json::Value;
 
-use super::args::{JsonFlag, ServeArgs, valid_time};
+use super::flags::{JsonFlag, ServeArgs, valid_time};
 use super::style::{Paint, paint};
-use super::{Client, Hint, encode, print, workspace_relative};
+use super::{Client, Hint, encode, escape, print, workspace_relative};
 use crate::api::error::ErrorCode;
 
 #[derive(Debug, Args)]
@@ -43,7 +43,7 @@ pub fn blame(client: &Client, args: &ServeArgs, cmd: BlameCmd) -> anyhow::Result
 }
 
 fn print_blame(answer: &Value) {
-    let path = answer["path"].as_str().unwrap_or_default();
+    let path = print::path_text(&answer["path"]);
     if answer["binary"] == true || answer["too_large"] == true {
         let why = if answer["too_large"] == true {
             "over max_file_size: only its size and hash were recorded"
@@ -66,7 +66,7 @@ fn print_blame(answer: &Value) {
         println!(
             "{} | {}",
             paint(left.trim_end(), Paint::Dim),
-            line["text"].as_str().unwrap_or_default()
+            escape::text(line["text"].as_str().unwrap_or_default())
         );
     }
 }
@@ -74,8 +74,8 @@ fn print_blame(answer: &Value) {
 /// A line's sequence number, its turn (`s1#3`) or origin, and its prompt's start.
 fn columns(line: &Value) -> (String, String, String) {
     let by = match (line["session"].as_str(), line["turn"].as_i64()) {
-        (Some(session), Some(turn)) => format!("{session}#{turn}"),
-        _ => line["origin"].as_str().unwrap_or("?").to_string(),
+        (Some(session), Some(turn)) => format!("{}#{turn}", escape::text(session)),
+        _ => print::text_or(&line["origin"], "?"),
     };
     let prompt = line["prompt"].as_str().unwrap_or_default();
     let short = if prompt.chars().count() > PROMPT_WIDTH {
@@ -84,5 +84,5 @@ fn columns(line: &Value) -> (String, String, String) {
     } else {
         prompt.to_string()
     };
-    (line["seq"].to_string(), by, short)
+    (line["seq"].to_string(), by, escape::text(&short).into_owned())
 }

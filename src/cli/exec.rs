@@ -2,7 +2,9 @@
 //! without hooks. The turn starts (labelled with the command line), the command runs with this
 //! process's stdin, stdout, stderr and directory, the turn ends, and its exit code is passed
 //! through (a death by signal N as 128 + N, as shells do). Nothing is printed on stdout: the
-//! turn's summary is one line on stderr.
+//! turn's summary is one line on stderr. A command that cannot start (not found, not
+//! executable: exit 127 or 126) opens no turn; one that ran and changed nothing keeps its
+//! turn, which says the command ran (and why the session's redo chain ended).
 //!
 //! Signals: Ctrl-C and Ctrl-\ reach the whole foreground process group, the command included;
 //! exec ignores them while it waits, as shells do, so the turn still ends. SIGTERM and SIGHUP
@@ -10,6 +12,7 @@
 
 use std::ffi::OsString;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicI32, Ordering};
 
@@ -17,10 +20,10 @@ use anyhow::Context;
 use clap::Args;
 use serde_json::{Value, json};
 
-use super::args::ServeArgs;
+use super::flags::ServeArgs;
 use super::session::session_name;
 use super::style::counted;
-use super::{Client, text_of};
+use super::{Client, escape, text_of};
 
 /// The session of `exec` turns when neither `--session` nor `$FILEWATCHD_SESSION` names one.
 pub const DEFAULT_SESSION: &str = "exec";
@@ -76,10 +79,19 @@ pub fn exec(args: &ServeArgs, cmd: ExecCmd) -> anyhow::Result<ExitCode> {
     let session = cmd.session.filter(|s| !s.is_empty());
     let session = session_name(session.unwrap_or_else(|| DEFAULT_SESSION.to_string()))?;
     let label = cmd.label.unwrap_or_else(|| command_line(&cmd.command));
+    // A command that cannot start opens no turn: an empty turn would only say it was tried,
+    // and its start would end the session's redo chain.
+    if let Err(err) = program(&cmd.command[0]) {
+        let ran = Ran::NotStarted(err);
+        say_not_started(&cmd.command[0], &ran);
+        return Ok(ExitCode::from(ran.exit_code()));
+    }
     let (client, answer) = match start_turn(args, &session, &label) {
         Ok(started) => started,
         Err(err) if cmd.unrecorded_ok => {
-            eprintln!("filewatchd exec: {err:#}; running the command unrecorded (--unrecorded-ok)");
+            let err = format!("{err:#}");
+            let err = escape::text(&err);
+            eprintln!("filewatchd exec: {err}; running the command unrecorded (--unrecorded-ok)");
             return Ok(ExitCode::from(run(&cmd.command).exit_code()));
         }
         Err(err) => {
@@ -89,19 +101,61 @@ pub fn exec(args: &ServeArgs, cmd: ExecCmd) -> anyhow::Result<ExitCode> {
         }
     };
     let ran = run(&cmd.command);
-    if let Ran::NotStarted(err) = &ran {
-        let name = cmd.command[0].to_string_lossy();
-        match err.kind() {
-            std::io::ErrorKind::NotFound => eprintln!("filewatchd exec: {name}: command not found"),
-            _ => eprintln!("filewatchd exec: {name}: {err}"),
-        }
-    }
+    say_not_started(&cmd.command[0], &ran);
     let turn = &answer["turn"];
     match client.post(&format!("/v1/sessions/{session}/turns/{turn}/end"), &json!({})) {
         Ok(ended) => eprintln!("{}", summary(&ended, &session)),
-        Err(err) => eprintln!("filewatchd exec: could not end turn {turn} of {session}: {err:#}"),
+        Err(err) => {
+            let err = format!("{err:#}");
+            let err = escape::text(&err);
+            eprintln!("filewatchd exec: could not end turn {turn} of {session}: {err}");
+        }
     }
     Ok(ExitCode::from(ran.exit_code()))
+}
+
+/// Says why the command did not start, as a shell would.
+fn say_not_started(word: &OsString, ran: &Ran) {
+    let Ran::NotStarted(err) = ran else {
+        return;
+    };
+    let name = word.to_string_lossy();
+    let name = escape::quoted(&name);
+    match err.kind() {
+        std::io::ErrorKind::NotFound => eprintln!("filewatchd exec: {name}: command not found"),
+        _ => eprintln!("filewatchd exec: {name}: {err}"),
+    }
+}
+
+/// The file the command `word` runs, found as `execvp` finds it: a name with a `/` as it is,
+/// else the first executable regular file of that name in `$PATH`. An error when there is none
+/// (`NotFound`) or it may not be run (`PermissionDenied`).
+fn program(word: &OsString) -> std::io::Result<PathBuf> {
+    use std::io::{Error, ErrorKind};
+    let word = Path::new(word);
+    if word.as_os_str().as_encoded_bytes().contains(&b'/') {
+        return runnable(word).map(|()| word.to_path_buf());
+    }
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+    let mut denied = None;
+    for dir in std::env::split_paths(&path) {
+        let candidate = dir.join(word);
+        match runnable(&candidate) {
+            Ok(()) => return Ok(candidate),
+            Err(err) if err.kind() == ErrorKind::PermissionDenied => denied = Some(err),
+            Err(_) => {}
+        }
+    }
+    Err(denied.unwrap_or_else(|| Error::from(ErrorKind::NotFound)))
+}
+
+/// `path` is a regular file this process may execute.
+fn runnable(path: &Path) -> std::io::Result<()> {
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(std::io::Error::from(std::io::ErrorKind::PermissionDenied));
+    }
+    rustix::fs::access(path, rustix::fs::Access::EXEC_OK).map_err(std::io::Error::from)
 }
 
 /// Finds the daemon and starts the turn; says so when that ended the session's open turn.
@@ -150,7 +204,7 @@ fn summary(turn: &Value, session: &str) -> String {
     }
     let mut counts = format!("+{} ~{} -{}", n("added"), n("modified"), n("deleted"));
     if n("renamed") > 0 {
-        counts.push_str(&format!(" >{}", n("renamed")));
+        counts.push_str(&format!(" R{}", n("renamed")));
     }
     if n("ambiguous") > 0 {
         counts.push_str(&format!(", {} ambiguous", n("ambiguous")));
@@ -250,6 +304,12 @@ mod tests {
         assert_eq!(
             summary(&turn, "s"),
             "filewatchd: turn 3 of s: +2 ~5 -1, 8 paths (undo: filewatchd undo --session s)"
+        );
+        let moved = json!({"turn": 4, "session": "s", "counts": {"added": 0, "modified": 0, "deleted": 0,
+            "renamed": 7, "ambiguous": 0}, "changes": [1, 2, 3, 4, 5, 6, 7]});
+        assert_eq!(
+            summary(&moved, "s"),
+            "filewatchd: turn 4 of s: +0 ~0 -0 R7, 7 paths (undo: filewatchd undo --session s)"
         );
         let empty = json!({"turn": 1, "session": "s", "counts": {}, "changes": []});
         assert_eq!(summary(&empty, "s"), "filewatchd: turn 1 of s: no changes");

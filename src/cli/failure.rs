@@ -60,7 +60,8 @@ pub fn report(err: &anyhow::Error, json: bool) -> ExitCode {
     if json {
         print_json(&code(err), &message);
     }
-    eprintln!("filewatchd: {message}");
+    // The message may quote a name, a label, a note another process wrote: never raw.
+    eprintln!("filewatchd: {}", super::escape::lines(&message));
     ExitCode::FAILURE
 }
 

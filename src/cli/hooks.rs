@@ -5,7 +5,8 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use super::args::{HookCmd, HookManage, InstallArgs, ServeArgs};
+use super::args::{HookCmd, HookManage, InstallArgs};
+use super::flags::ServeArgs;
 use crate::hook::Agent;
 use crate::hook::install::{self, AgentDirs, Backups, Invocation, Report, Scope, Target};
 use crate::hook::run;
@@ -131,7 +132,7 @@ fn print_diff(report: &Report) {
     let after = String::from_utf8_lossy(report.after.as_deref().unwrap_or_default()).into_owned();
     let diff = similar::TextDiff::from_lines(&before, &after);
     let text = diff.unified_diff().header("before", "after").to_string();
-    super::print::print_diff(&text);
+    print!("{}", super::print::diff_lines(&text));
 }
 
 /// Which binary the hooks run, and why: a file a team commits names `filewatchd` on `PATH`.

@@ -9,10 +9,13 @@ mod blame;
 mod confirm;
 mod docs;
 mod doctor;
+mod escape;
 mod exec;
 pub mod failure;
+mod flags;
 mod hooks;
 mod localtime;
+mod offline;
 mod pager;
 mod pins;
 mod print;
@@ -24,6 +27,7 @@ mod show;
 mod start;
 pub mod style;
 mod timeline;
+mod turn_pages;
 mod ui;
 
 use std::path::Path;
@@ -37,7 +41,9 @@ use crate::client::{ApiFailure, Client, Hint};
 use crate::daemon::{self, ServeOptions};
 pub use args::*;
 use failure::BadInput;
+pub use flags::ServeArgs;
 pub(crate) use session::resolve_session;
+use show::ShowCmd;
 
 /// Runs one command; the exit code follows PRODUCT.md 5.3.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -76,14 +82,21 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Stop => return start::stop(&args),
         Command::Restart(cmd) => return start::restart(&args, cmd),
         Command::Projects(flag) => return projects::projects(flag.json),
-        Command::Forget(cmd) => return projects::forget(cmd),
+        Command::Forget(cmd) => return projects::forget(cmd, args.root.as_deref()),
         Command::Status(flag) => match start::status_while_indexing(&args, flag.json)? {
             Some(code) => return Ok(code),
             None => Command::Status(flag),
         },
         other => other,
     };
-    let client = Client::discover(args.root.as_deref(), args.state_dir.as_deref())?;
+    let client = match &command {
+        Command::Log(_)
+        | Command::Show(_)
+        | Command::History(_)
+        | Command::Blame(_)
+        | Command::Sessions(_) => offline::client_for_reading(&args)?,
+        _ => Client::discover(args.root.as_deref(), args.state_dir.as_deref())?,
+    };
     match command {
         Command::Serve(_)
         | Command::Hook(_)
@@ -196,8 +209,14 @@ fn fork(client: &Client, cmd: ForkCmd) -> anyhow::Result<()> {
 pub(crate) const LIST_TURNS: &str =
     "`filewatchd sessions` lists the sessions, `filewatchd log --session NAME` their turns";
 
+/// Where to look when a pin was not found.
+pub(crate) const LIST_PINS: &str = "`filewatchd pins` lists them";
+
+/// A value of an answer as text for a human (`escape::text`).
 fn text_of(value: &Value) -> String {
-    value.as_str().map_or_else(|| value.to_string(), str::to_string)
+    value
+        .as_str()
+        .map_or_else(|| value.to_string(), |s| escape::text(s).into_owned())
 }
 
 fn show(client: &Client, args: &ServeArgs, cmd: ShowCmd) -> anyhow::Result<()> {
@@ -209,19 +228,9 @@ fn show(client: &Client, args: &ServeArgs, cmd: ShowCmd) -> anyhow::Result<()> {
         };
         return show_content(client, args, path, when, cmd.session.session);
     }
-    let session = resolve_session(client, cmd.session.session)?;
-    let turn = cmd.turn.unwrap_or_else(|| "current".to_string());
-    let query = if cmd.diff { "?diff=true" } else { "" };
-    let answer = client
-        .get(&format!("/v1/sessions/{session}/turns/{}{query}", encode(&turn)))
-        .hint(ErrorCode::NotFound, LIST_TURNS)?;
-    if cmd.json.json {
-        return print::answer(&answer, true, |_| {});
-    }
-    Ok(pager::show(
-        &show::turn(&answer, cmd.diff, cmd.all),
-        !cmd.no_pager,
-    )?)
+    let session = resolve_session(client, cmd.session.session.clone())?;
+    let turn = cmd.turn.clone().unwrap_or_else(|| "current".to_string());
+    show::turn(client, &session, &turn, &cmd)
 }
 
 /// Prints what a path held at `when`: `before:N`, `after:N`, `seq:S`, a time, or a duration ago.
@@ -244,8 +253,15 @@ fn show_content(
         _ => query.push_str(&format!("&at={}", encode(&rollback::time_ago(when)?))),
     }
     let bytes = client.get_bytes(&query)?;
-    use std::io::Write;
-    std::io::stdout().write_all(&bytes)?;
+    use std::io::{IsTerminal, Write};
+    // Piped or redirected, the file's bytes as they are (`> copy` restores it exactly); on a
+    // terminal, a human reads them, and what would steer the terminal is escaped.
+    let mut stdout = std::io::stdout();
+    if stdout.is_terminal() {
+        stdout.write_all(escape::lines(&String::from_utf8_lossy(&bytes)).as_bytes())?;
+    } else {
+        stdout.write_all(&bytes)?;
+    }
     Ok(())
 }
 

@@ -4,7 +4,7 @@
 use clap::Args;
 use serde_json::{Value, json};
 
-use super::args::{JsonFlag, SessionArg, valid_duration, valid_time};
+use super::flags::{JsonFlag, SessionArg, valid_duration, valid_time};
 use super::style::{Paint, paint};
 use super::{Client, Hint, encode, print, resolve_session, rollback, text_of};
 use crate::api::error::ErrorCode;
@@ -38,9 +38,6 @@ pub struct UnpinCmd {
     pub json: JsonFlag,
 }
 
-/// Where to look when a pin was not found.
-const LIST_PINS: &str = "`filewatchd pins` lists them";
-
 pub fn pin(client: &Client, cmd: PinCmd) -> anyhow::Result<()> {
     let mut body = json!({"name": cmd.name});
     if let Some(turn) = &cmd.turn {
@@ -69,7 +66,7 @@ pub fn pin(client: &Client, cmd: PinCmd) -> anyhow::Result<()> {
 pub fn unpin(client: &Client, cmd: UnpinCmd) -> anyhow::Result<()> {
     let answer = client
         .delete(&format!("/v1/pins/{}", encode(&cmd.name)))
-        .hint(ErrorCode::NotFound, LIST_PINS)?;
+        .hint(ErrorCode::NotFound, super::LIST_PINS)?;
     print::answer(&answer, cmd.json.json, |a| {
         println!(
             "unpinned {} ({}); the next gc may remove history only it kept",
@@ -102,8 +99,10 @@ pub fn pins(client: &Client, json: JsonFlag) -> anyhow::Result<()> {
 /// The point a pin names, in words: "the end of turn 3 of s1 (seq 120)".
 fn point(pin: &Value) -> String {
     let what = match (pin["session"].as_str(), pin["turn"].as_i64(), pin["at"].as_str()) {
-        (Some(session), Some(turn), _) => format!("the end of turn {turn} of {session}"),
-        (_, _, Some(at)) => format!("the state recorded at {at}"),
+        (Some(session), Some(turn), _) => {
+            format!("the end of turn {turn} of {}", super::escape::text(session))
+        }
+        (_, _, Some(at)) => format!("the state recorded at {}", super::escape::text(at)),
         _ => "the workspace when it was pinned".to_string(),
     };
     format!("{what} (seq {})", pin["seq"])

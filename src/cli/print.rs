@@ -2,6 +2,7 @@
 
 use serde_json::Value;
 
+use super::escape;
 use super::style::{self, Paint};
 
 use crate::history::ChangeKind;
@@ -41,25 +42,22 @@ fn size(bytes: &Value) -> String {
     style::size(bytes.as_u64().unwrap_or(0))
 }
 
-fn text(value: &Value) -> String {
+pub(super) fn text(value: &Value) -> String {
     text_or(value, "-")
 }
 
-/// A path as one line of text: a name holding a control character (a newline, an escape) is
-/// quoted with its characters escaped, as git quotes such names.
-fn path_text(value: &Value) -> String {
-    let path = text(value);
-    if path.chars().any(char::is_control) {
-        format!("\"{}\"", path.escape_debug())
-    } else {
-        path
+/// A path as one line of text (`escape::quoted`).
+pub(super) fn path_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => escape::quoted(s).into_owned(),
+        other => text(other),
     }
 }
 
-/// A value as text, `absent` when it is null.
-fn text_or(value: &Value, absent: &str) -> String {
+/// A value as text that cannot steer a terminal (`escape::text`), `absent` when it is null.
+pub(super) fn text_or(value: &Value, absent: &str) -> String {
     match value {
-        Value::String(s) => s.clone(),
+        Value::String(s) => escape::text(s).into_owned(),
         Value::Null => absent.to_string(),
         other => other.to_string(),
     }
@@ -206,7 +204,7 @@ pub(super) fn heading(t: &Value) -> String {
     let label = t["label"]
         .as_str()
         .and_then(|l| l.lines().next())
-        .map(|l| format!("  {l}"))
+        .map(|l| format!("  {}", escape::text(l)))
         .unwrap_or_default();
     let ended = text_or(&t["ended_at"], "open");
     let ambiguous = match c["ambiguous"].as_u64() {
@@ -240,13 +238,16 @@ pub(super) fn change_line(c: &Value) -> String {
     };
     let mut notes = vec![text(&c["kind"])];
     if let Some(target) = c["target"].as_str() {
-        notes[0] = format!("symlink to {target}");
+        notes[0] = format!("symlink to {}", escape::quoted(target));
     }
     if !c["size"].is_null() {
         notes.push(size(&c["size"]));
     }
     if c["mode_changed"] == Value::Bool(true) {
-        notes.push("mode".into());
+        notes.push(match c["mode"].as_str() {
+            Some(mode) => format!("mode {}", escape::text(mode)),
+            None => "mode".into(),
+        });
     }
     if c["too_large"] == Value::Bool(true) {
         notes.push("too large: content not stored".into());
@@ -260,20 +261,22 @@ pub(super) fn change_line(c: &Value) -> String {
     format!("  {mark} {path}  ({})", notes.join(", "))
 }
 
-/// A unified diff, its added, removed and hunk lines coloured (`--color`).
-pub(super) fn print_diff(diff: &str) {
+/// A unified diff, its added, removed and hunk lines coloured (`--color`), each line
+/// escaped (`escape::text`: the lines are the file's and its name's).
+pub(super) fn diff_lines(diff: &str) -> String {
+    let mut out = String::with_capacity(diff.len());
     for line in diff.lines() {
+        let line = escape::text(line);
         let paint = match line.as_bytes().first() {
-            Some(b'+') => Paint::Added,
-            Some(b'-') => Paint::Deleted,
-            Some(b'@') => Paint::Hunk,
-            _ => {
-                println!("{line}");
-                continue;
-            }
+            Some(b'+') => Some(Paint::Added),
+            Some(b'-') => Some(Paint::Deleted),
+            Some(b'@') => Some(Paint::Hunk),
+            _ => None,
         };
-        println!("{}", style::paint(line, paint));
+        out.push_str(&paint.map_or_else(|| line.to_string(), |p| style::paint(&line, p)));
+        out.push('\n');
     }
+    out
 }
 
 /// A rollback's journal status in words.
@@ -286,37 +289,58 @@ pub(super) fn rollback_status(status: &Value) -> String {
     }
 }
 
+/// `history`: the path, then one line per version, its columns as wide as their widest entry
+/// (a seq of 100 and one of 9 line up).
 pub fn history(a: &Value) {
     println!("{}", path_text(&a["path"]));
-    for v in a["versions"].as_array().into_iter().flatten() {
-        let who = match (v["session"].as_str(), v["turn"].as_i64()) {
-            (Some(s), Some(t)) => format!("{} {s} turn {t}", text(&v["origin"])),
-            _ => text(&v["origin"]),
-        };
-        let what = match (word(&v["kind"]), v["kind"].as_str()) {
-            (Some(Kind::File), _) => {
-                let hash = match v["hash"].as_str() {
-                    Some(h) => &h[..h.len().min(12)],
-                    None => "(unreadable: content not recorded)",
-                };
-                format!(
-                    "file {} {hash}{}",
-                    size(&v["size"]),
-                    if v["executable"] == Value::Bool(true) {
-                        " +x"
-                    } else {
-                        ""
-                    }
-                )
-            }
-            (Some(Kind::Symlink), _) => format!("symlink -> {}", text(&v["target"])),
-            (Some(Kind::Untracked), _) => {
-                "untracked (an ignore rule hides it: its content is not recorded)".into()
-            }
-            (_, Some(kind)) => kind.to_string(),
-            (_, None) => "?".into(),
-        };
-        println!("  #{:<8} {}  {:<28} {what}", v["seq"], text(&v["time"]), who);
+    let versions = a["versions"].as_array().map_or(&[][..], Vec::as_slice);
+    let rows: Vec<[String; 4]> = versions
+        .iter()
+        .map(|v| {
+            [
+                format!("#{}", v["seq"]),
+                text(&v["time"]),
+                version_who(v),
+                version_what(v),
+            ]
+        })
+        .collect();
+    let width = |i: usize| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0);
+    let (seq_w, time_w, who_w) = (width(0), width(1), width(2));
+    for [seq, time, who, what] in &rows {
+        println!("  {seq:<seq_w$}  {time:<time_w$}  {who:<who_w$}  {what}");
+    }
+}
+
+/// Who wrote a version: its origin, and the session's turn.
+fn version_who(v: &Value) -> String {
+    match (v["session"].as_str(), v["turn"].as_i64()) {
+        (Some(s), Some(t)) => format!("{} {} turn {t}", text(&v["origin"]), escape::text(s)),
+        _ => text(&v["origin"]),
+    }
+}
+
+/// What a version is: a file's size, hash and mode, a symlink's target, ...
+fn version_what(v: &Value) -> String {
+    match (word(&v["kind"]), v["kind"].as_str()) {
+        (Some(Kind::File), _) => {
+            let hash = match v["hash"].as_str() {
+                Some(h) => escape::text(h.get(..12).unwrap_or(h)).into_owned(),
+                None => "(unreadable: content not recorded)".into(),
+            };
+            let mode = match v["mode"].as_str() {
+                Some(mode) => format!(" {}", escape::text(mode)),
+                None if v["executable"] == Value::Bool(true) => " +x".into(),
+                None => String::new(),
+            };
+            format!("file {} {hash}{mode}", size(&v["size"]))
+        }
+        (Some(Kind::Symlink), _) => format!("symlink -> {}", path_text(&v["target"])),
+        (Some(Kind::Untracked), _) => {
+            "untracked (an ignore rule hides it: its content is not recorded)".into()
+        }
+        (_, Some(kind)) => escape::text(kind).into_owned(),
+        (_, None) => "?".into(),
     }
 }
 
@@ -330,7 +354,7 @@ pub fn rollback(a: &Value) {
         (Some(TargetTo::Time), _) => format!("the state recorded at {}", text(&target["at"])),
         (Some(TargetTo::Pin), _) => format!("pin {} (seq {})", text(&target["pin"]), target["seq"]),
         (Some(TargetTo::Seq), _) => format!("the state recorded at seq {}", target["seq"]),
-        (_, Some(to)) => format!("{to} turn {}", target["turn"]),
+        (_, Some(to)) => format!("{} turn {}", escape::text(to), target["turn"]),
         (_, None) => "?".to_string(),
     };
     let mode = if a["dry_run"] == Value::Bool(true) {
@@ -340,7 +364,7 @@ pub fn rollback(a: &Value) {
     };
     let whose = a["session"]
         .as_str()
-        .map(|s| format!(" of session {s}"))
+        .map(|s| format!(" of session {}", escape::text(s)))
         .unwrap_or_default();
     println!("{}{whose}: back to {boundary}{mode}", text(&a["operation"]));
     let actions = a["actions"].as_array().map_or(&[][..], Vec::as_slice);
@@ -355,7 +379,7 @@ pub fn rollback(a: &Value) {
         };
         let status = match (word(&action["status"]), action["status"].as_str()) {
             (Some(ActionStatus::Planned), _) | (_, None) => String::new(),
-            (_, Some(other)) => format!("  [{other}]"),
+            (_, Some(other)) => format!("  [{}]", escape::text(other)),
         };
         println!(
             "  {:<11} {} ({}){stats}{status}",
@@ -364,7 +388,7 @@ pub fn rollback(a: &Value) {
             text(&action["kind"])
         );
         if let Some(diff) = action["diff"].as_str() {
-            print_diff(diff);
+            print!("{}", diff_lines(diff));
         }
     }
     let refused = !a["error"].is_null();
@@ -373,7 +397,10 @@ pub fn rollback(a: &Value) {
     notes("not restorable", &a["not_restorable"]);
     notes("kept", &a["kept"]);
     if let Some(note) = a["recovery"].as_str() {
-        println!("recovery: {note}");
+        println!("recovery: {}", escape::text(note));
+    }
+    if let Some(note) = a["temps_left"].as_str() {
+        println!("temp files left: {note}");
     }
     if refused {
         println!(
@@ -458,7 +485,8 @@ fn verify_status(v: &Value) {
     };
     let last = match v["last_run"].as_str() {
         Some(at) => format!(
-            "last {at}: {} in {} ms, {} changed",
+            "last {}: {} in {} ms, {} changed",
+            escape::text(at),
             count(&v["last_walked"], "path"),
             v["last_duration_ms"],
             v["last_changed"]
@@ -481,10 +509,10 @@ pub fn verified(a: &Value) {
     );
     for v in a["versions"].as_array().into_iter().flatten() {
         let by = match (v["session"].as_str(), v["turn"].as_i64()) {
-            (Some(session), Some(turn)) => format!("{session} turn {turn}"),
+            (Some(session), Some(turn)) => format!("{} turn {turn}", escape::text(session)),
             _ => text(&v["origin"]),
         };
-        println!("  {}  ({by})", text(&v["path"]));
+        println!("  {}  ({by})", path_text(&v["path"]));
     }
     if a["truncated"] == Value::Bool(true) {
         println!("  ... and more (see `filewatchd log`)");

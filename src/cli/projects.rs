@@ -5,8 +5,8 @@ use std::process::ExitCode;
 use serde_json::{Value, json};
 
 use super::args::ForgetCmd;
-use super::confirm;
 use super::style::{Paint, paint, size};
+use super::{confirm, escape};
 use crate::lifecycle::Running;
 use crate::lifecycle::projects::{self, Project};
 
@@ -60,10 +60,11 @@ fn as_json(p: &Project) -> Value {
 }
 
 fn root_text(p: &Project) -> String {
+    let shown = |path: &std::path::Path| escape::quoted(&path.to_string_lossy()).into_owned();
     match (&p.root, p.root_exists) {
-        (Some(root), true) => root.display().to_string(),
-        (Some(root), false) => format!("{} (gone)", root.display()),
-        (None, _) => format!("? ({})", p.state_dir.display()),
+        (Some(root), true) => shown(root),
+        (Some(root), false) => format!("{} (gone)", shown(root)),
+        (None, _) => format!("? ({})", shown(&p.state_dir)),
     }
 }
 
@@ -73,7 +74,7 @@ fn daemon_text(running: &Running) -> String {
             "{} pid {}, {}",
             paint("running", Paint::Added),
             info.pid,
-            info.url
+            escape::text(&info.url)
         ),
         Running::Silent(info) => format!(
             "{} pid {}, not answering",
@@ -138,15 +139,20 @@ fn ago(ms: i64) -> String {
     }
 }
 
-pub fn forget(cmd: ForgetCmd) -> anyhow::Result<ExitCode> {
-    let project = projects::find(&cmd.dir)?;
-    let root = project
-        .root
-        .as_deref()
-        .map_or_else(|| cmd.dir.display().to_string(), |r| r.display().to_string());
+/// `forget [DIR]`: DIR, else `--root`.
+pub fn forget(cmd: ForgetCmd, root: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
+    let Some(dir) = cmd.dir.as_deref().or(root) else {
+        anyhow::bail!(super::BadInput(
+            "name the workspace: `filewatchd forget DIR`".into()
+        ));
+    };
+    let project = projects::find(dir)?;
+    let root = project.root.as_deref().unwrap_or(dir).to_string_lossy();
+    let root = escape::quoted(&root);
     // Said before asking: the answer would not matter.
     projects::check_stopped(&project)?;
-    let state = project.state_dir.display();
+    let state = project.state_dir.to_string_lossy();
+    let state = escape::quoted(&state);
     let bytes = size(project.store_bytes);
     let question = format!(
         "Delete the whole history of {root} ({bytes} in {state})? Nothing of it can be restored after."

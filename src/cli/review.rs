@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::{Value, json};
 
-use super::args::{ConflictFlags, JsonFlag, ServeArgs, SessionArg};
+use super::flags::{ConflictFlags, JsonFlag, ServeArgs, SessionArg};
 use super::style::{Paint, paint};
 use super::{Client, Hint, encode, print, resolve_session, rollback, text_of, workspace_relative};
 use crate::api::error::ErrorCode;
@@ -76,10 +76,9 @@ pub fn review(client: &Client, args: &ServeArgs, cmd: ReviewCmd) -> anyhow::Resu
         encode(&session),
         encode(&cmd.turn)
     );
-    let answer = client.put(&route, &body).hint(
-        ErrorCode::NotFound,
-        "`filewatchd show --turn N` lists the files a turn changed",
-    )?;
+    let answer = client
+        .put(&route, &body)
+        .hint(ErrorCode::NotFound, super::LIST_TURNS)?;
     print::answer(&answer, cmd.json.json, print_review)
 }
 
@@ -96,6 +95,6 @@ fn print_review(answer: &Value) {
     };
     println!("{}: {state}", paint(&turn, Paint::Bold));
     for file in files {
-        println!("  reviewed: {}", text_of(file));
+        println!("  reviewed: {}", print::path_text(file));
     }
 }

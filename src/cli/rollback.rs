@@ -1,14 +1,90 @@
 //! The rollback-like commands: `rollback`, `undo`, `redo`, `restore`.
 
+use clap::Args;
 use std::process::ExitCode;
 use std::time::SystemTime;
 
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 
-use super::args::{BoundaryArgs, RedoFlags, RestoreCmd, RollbackCmd, RollbackFlags, ServeArgs};
+use super::flags::{ConflictFlags, JsonFlag, ServeArgs, SessionArg, valid_duration, valid_time};
 use super::{ApiFailure, Client, Hint, print, resolve_session, session_names, workspace_relative};
 use crate::api::error::ErrorCode;
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("boundary").required(true).args(["before", "after", "at", "ago", "pin"])))]
+pub struct RollbackCmd {
+    #[command(flatten)]
+    pub to: BoundaryArgs,
+    #[command(flatten)]
+    pub flags: RollbackFlags,
+}
+
+/// Where to roll back to: a turn boundary of the session, or a time or a pin (no session
+/// needed).
+#[derive(Debug, Args)]
+pub struct BoundaryArgs {
+    /// The state when turn N started.
+    #[arg(long, value_name = "N")]
+    pub before: Option<String>,
+    /// The state when turn N ended.
+    #[arg(long, value_name = "N")]
+    pub after: Option<String>,
+    /// The state recorded at this time (RFC 3339, e.g. 2026-11-30T10:00:00Z).
+    #[arg(long, value_name = "TIME", value_parser = valid_time)]
+    pub at: Option<String>,
+    /// The state recorded this long ago (e.g. 10m, 2h, 1day).
+    #[arg(long, value_name = "DURATION", value_parser = valid_duration)]
+    pub ago: Option<String>,
+    /// The point a pin names (`filewatchd pins` lists them; no session needed).
+    #[arg(long, value_name = "NAME")]
+    pub pin: Option<String>,
+}
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("boundary").required(true).args(["before", "after", "at", "ago", "pin", "seq"])))]
+pub struct RestoreCmd {
+    /// The path to restore (relative to the root, or to the current directory inside it).
+    pub path: String,
+    #[command(flatten)]
+    pub to: BoundaryArgs,
+    /// The version with this sequence number (a `#seq` that `filewatchd history PATH` lists).
+    #[arg(long, value_name = "S")]
+    pub seq: Option<i64>,
+    #[command(flatten)]
+    pub session: SessionArg,
+    #[command(flatten)]
+    pub conflicts: ConflictFlags,
+    #[command(flatten)]
+    pub json: JsonFlag,
+}
+
+#[derive(Debug, Args)]
+pub struct RedoFlags {
+    /// Redo the latest time rollback (`rollback --at/--ago`) instead of a session's.
+    #[arg(long)]
+    pub time: bool,
+    #[command(flatten)]
+    pub flags: RollbackFlags,
+}
+
+#[derive(Debug, Args)]
+pub struct RollbackFlags {
+    #[command(flatten)]
+    pub session: SessionArg,
+    #[command(flatten)]
+    pub conflicts: ConflictFlags,
+    /// Show unified diffs of what each file becomes.
+    #[arg(long)]
+    pub diff: bool,
+    /// An id for this operation: repeating it returns the first answer, never applies twice.
+    #[arg(long)]
+    pub op_id: Option<String>,
+    /// Only these paths (and what lies beneath them).
+    pub paths: Vec<String>,
+    #[command(flatten)]
+    pub json: JsonFlag,
+}
 
 /// Exit code when a rollback was refused because of conflicts.
 const EXIT_CONFLICTS: u8 = 3;
@@ -35,7 +111,7 @@ fn goal(to: BoundaryArgs) -> anyhow::Result<Goal> {
 }
 
 pub fn time_ago(text: &str) -> anyhow::Result<String> {
-    let ago = super::args::parse_ago(text).map_err(anyhow::Error::msg)?;
+    let ago = super::flags::parse_ago(text).map_err(anyhow::Error::msg)?;
     let at = SystemTime::now()
         .checked_sub(ago)
         .context("that is too long ago")?;
@@ -136,9 +212,11 @@ fn send(
 /// Posts a rollback-like request and prints its plan or answer; exit 3 when refused, or when
 /// a dry run would be.
 pub(super) fn post_plan(client: &Client, route: &str, body: &Value, json: bool) -> anyhow::Result<ExitCode> {
-    let sent = client
-        .post(route, body)
-        .hint(ErrorCode::NotFound, super::LIST_TURNS);
+    let not_found = match body.get("pin") {
+        Some(_) => super::LIST_PINS,
+        None => super::LIST_TURNS,
+    };
+    let sent = client.post(route, body).hint(ErrorCode::NotFound, not_found);
     let (answer, refused) = match sent {
         Ok(answer) => (answer, false),
         Err(err) => match err.downcast::<ApiFailure>() {

@@ -1,4 +1,4 @@
-//! Which session a command means (issue 17): `--session` (or `$FILEWATCHD_SESSION`) names one
+//! Which session a command means: `--session` (or `$FILEWATCHD_SESSION`) names one
 //! by its full name, a unique prefix (as git takes short hashes) or `last`; without either
 //! it is the session with the latest activity, said in one line on stderr when there are
 //! several.
@@ -51,18 +51,21 @@ pub(super) fn print_list(answer: &Value) {
         let mut line = format!(
             "{}  {}  {}  last active {}",
             paint(&text_of(&s["session"]), Paint::Bold),
-            s["agent"].as_str().unwrap_or("-"),
+            super::print::text(&s["agent"]),
             style::counted(s["turns"].as_u64().unwrap_or(0), "turn"),
-            super::timeline::local_time(&s["last_activity"]),
+            super::localtime::answer_time(&s["last_activity"]),
         );
         if let Some(turn) = s["open_turn"].as_i64() {
             line.push_str(&format!("  turn {turn} open"));
         }
         if let (Some(parent), Some(turn)) = (s["parent"].as_str(), s["fork_turn"].as_i64()) {
-            line.push_str(&format!("  forked from {parent} after turn {turn}"));
+            line.push_str(&format!(
+                "  forked from {} after turn {turn}",
+                super::escape::text(parent)
+            ));
         }
         if let Some(prompt) = s["first_prompt"].as_str().filter(|p| !p.is_empty()) {
-            line.push_str(&format!("  {}", cut(prompt, PROMPT_SHOWN)));
+            line.push_str(&format!("  {}", super::escape::text(&cut(prompt, PROMPT_SHOWN))));
         }
         println!("{line}");
     }
@@ -98,11 +101,23 @@ pub(crate) fn resolve_session(client: &Client, given: Option<String>) -> anyhow:
 }
 
 /// The session a new turn goes to: `given` exactly as typed (a new name starts a session;
-/// `last` is the latest), else the latest.
+/// `last` is the latest), else the latest, said on stderr even when it is the only one (a
+/// turn in someone else's session is not what a missing `--session` should do unsaid).
 pub(crate) fn resolve_for_turn_start(client: &Client, given: Option<String>) -> anyhow::Result<String> {
     match given {
         Some(typed) if typed != "last" => session_name(typed),
-        _ => latest(&listed(client)?),
+        Some(_) => latest(&listed(client)?),
+        None => {
+            let all = listed(client)?;
+            let name = latest(&all)?;
+            if all.len() == 1 {
+                eprintln!(
+                    "session {}, the only one (--session NAME starts another)",
+                    short_name(&name, &all)
+                );
+            }
+            Ok(name)
+        }
     }
 }
 

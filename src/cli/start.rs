@@ -8,9 +8,10 @@ use std::time::{Duration, Instant};
 use anyhow::bail;
 use serde_json::json;
 
-use super::args::{ServeArgs, StartCmd};
-use super::confirm;
+use super::args::StartCmd;
+use super::flags::ServeArgs;
 use super::style::{Paint, paint};
+use super::{confirm, escape};
 use crate::lifecycle::spawn::{self, Launch, StartLock, Waited};
 use crate::lifecycle::stop::{self, Stopped};
 use crate::lifecycle::{self, Located, Running};
@@ -53,7 +54,8 @@ fn launch(args: &ServeArgs, cmd: StartCmd) -> Launch {
 }
 
 fn stop_located(loc: &Located) -> anyhow::Result<()> {
-    let root = loc.root.display();
+    let root = loc.root.to_string_lossy();
+    let root = escape::quoted(&root);
     match stop::stop(loc)? {
         Stopped::NotRunning => println!("not running: no filewatchd for {root}"),
         Stopped::Exited(pid) => println!("stopped: pid {pid}, {root}"),
@@ -64,13 +66,13 @@ fn stop_located(loc: &Located) -> anyhow::Result<()> {
 /// Starts the daemon of `loc` unless one runs; prints one line either way.
 fn start_located(loc: &Located, launch: &Launch) -> anyhow::Result<()> {
     if let Some(line) = already_running(loc)? {
-        println!("{line}");
+        println!("{}", escape::text(&line));
         return Ok(());
     }
     let _lock = StartLock::take(loc, Instant::now() + START_DEADLINE)?;
     // Another start may have won the lock first.
     if let Some(line) = already_running(loc)? {
-        println!("{line}");
+        println!("{}", escape::text(&line));
         return Ok(());
     }
     let mut spawned = spawn::spawn(loc, launch)?;
@@ -83,7 +85,10 @@ fn start_located(loc: &Located, launch: &Launch) -> anyhow::Result<()> {
     };
     let log = spawned.log.display().to_string();
     match spawned.wait(loc, Instant::now() + START_DEADLINE, ready) {
-        Waited::Ready(running) => println!("{}", started_line("started", pid, &running, &loc.root)),
+        Waited::Ready(running) => {
+            let line = started_line("started", pid, &running, &loc.root);
+            println!("{}", escape::text(&line));
+        }
         Waited::Pending(_) => bail!(
             "the daemon (pid {pid}) has not taken the workspace after {} s; its log: {log}",
             START_DEADLINE.as_secs()
@@ -104,6 +109,10 @@ fn already_running(loc: &Located) -> anyhow::Result<Option<String>> {
     let root = loc.root.display();
     match lifecycle::probe(loc) {
         Running::Stopped => Ok(None),
+        Running::Silent(info) if lifecycle::is_gone_or_going(&info) => bail!(
+            "the filewatchd for {root} (pid {}) was stopped but has not let go of the workspace yet (the kernel is still ending it): try again in a moment",
+            info.pid
+        ),
         Running::Silent(info) => bail!(
             "the filewatchd for {root} (pid {}) holds the workspace but does not answer at {}: `filewatchd restart` replaces it",
             info.pid,
@@ -167,8 +176,11 @@ pub fn status_while_indexing(args: &ServeArgs, json: bool) -> anyhow::Result<Opt
 
 fn print_indexing(loc: &Located, pid: Option<u32>, progress: Option<&Progress>) {
     let pid = pid.map_or_else(|| "pid unknown yet".to_string(), |pid| format!("pid {pid}"));
-    println!("root:          {}", loc.root.display());
-    println!("state:         {}", loc.state_dir.display());
+    println!("root:          {}", escape::text(&loc.root.to_string_lossy()));
+    println!(
+        "state:         {}",
+        escape::text(&loc.state_dir.to_string_lossy())
+    );
     println!("daemon:        {pid}, {}", paint("indexing", Paint::Warning));
     let Some(progress) = progress else {
         println!("progress:      starting up");

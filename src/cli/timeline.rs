@@ -1,15 +1,59 @@
 //! `filewatchd log`: the timeline of one session (the latest by default) or of all, newest
-//! first, one line per entry (issue 17), read page by page from `GET /v1/timeline`.
+//! first, one line per entry, read page by page from `GET /v1/timeline`.
 
+use clap::Args;
 use std::fmt::Write;
 
 use serde_json::{Value, json};
 
-use super::args::LogCmd;
+use super::flags::{JsonFlag, SessionArg, valid_duration, valid_time};
+use super::localtime;
 use super::session::{self, Listed};
 use super::style::{self, Paint, paint};
-use super::{Client, Hint, encode, pager, print, text_of};
+use super::{Client, Hint, encode, escape, pager, print, text_of};
 use crate::api::error::ErrorCode;
+
+#[derive(Debug, Args)]
+pub struct LogCmd {
+    #[command(flatten)]
+    pub session: SessionArg,
+    /// Every session's timeline, not one session's (whatever --session or $FILEWATCHD_SESSION say).
+    #[arg(long)]
+    pub all: bool,
+    /// At most N entries (default: a screenful on a terminal, else all).
+    #[arg(long, short = 'n', value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub limit: Option<u64>,
+    /// Only entries since this time (RFC 3339) or this long ago (10m, 2h, 1day).
+    #[arg(long, value_name = "TIME|DURATION", value_parser = valid_since)]
+    pub since: Option<String>,
+    /// List each entry's paths.
+    #[arg(long)]
+    pub paths: bool,
+    /// List each entry's paths with their sizes (turns) or lines added and removed (rollbacks).
+    #[arg(long)]
+    pub stat: bool,
+    /// Only the turns not marked reviewed (`filewatchd review`); undos and rollbacks stay.
+    #[arg(long)]
+    pub unreviewed: bool,
+    /// Print straight to the terminal, never through $PAGER.
+    #[arg(long)]
+    pub no_pager: bool,
+    #[command(flatten)]
+    pub json: JsonFlag,
+}
+
+/// `log --since`: an RFC 3339 time or a duration ago.
+fn valid_since(text: &str) -> Result<String, String> {
+    if let Ok(utc) = valid_time(text) {
+        return Ok(utc);
+    }
+    if valid_duration(text).is_ok() {
+        return Ok(text.to_string());
+    }
+    Err(format!(
+        "{text:?} is not a time (2026-11-30T10:00:00Z, or local: 2026-11-30 11:00:00) or a duration ago (10m, 2h, 1day)"
+    ))
+}
 
 /// Entries the API gives per request at most.
 const PAGE_MAX: u64 = 1000;
@@ -117,7 +161,7 @@ fn fetch(
 
 impl View {
     fn entry(&self, e: &Value, out: &mut String) {
-        let time = paint(&local_time(&e["time"]), Paint::Dim);
+        let time = paint(&localtime::answer_time(&e["time"]), Paint::Dim);
         let line = match e["kind"].as_str() {
             Some("turn") => self.turn(e),
             Some("outside" | "found") => outside(e),
@@ -125,7 +169,7 @@ impl View {
         };
         let _ = writeln!(out, "{time}  {line}");
         if let Some(note) = e["recovery"].as_str() {
-            let _ = writeln!(out, "    {note}");
+            let _ = writeln!(out, "    {}", escape::text(note));
         }
         if self.paths || self.stat {
             for change in e["changes"].as_array().into_iter().flatten() {
@@ -153,7 +197,7 @@ impl View {
             line.push_str(&format!(" ({n} ambiguous)"));
         }
         if let Some(prompt) = e["prompt"].as_str().filter(|p| !p.is_empty()) {
-            line.push_str(&format!("  {prompt}"));
+            line.push_str(&format!("  {}", escape::text(prompt)));
         }
         if e["open"] == Value::Bool(true) {
             line.push_str(&format!("  {}", paint("(open)", Paint::Warning)));
@@ -170,7 +214,7 @@ impl View {
     fn rollback(&self, e: &Value) -> String {
         let name = match e["kind"].as_str() {
             Some("time_rollback") => "time rollback",
-            Some(kind) => kind,
+            Some(kind) => &escape::text(kind),
             None => "?",
         };
         let head = paint(&format!("{name} #{}", e["rollback_id"]), Paint::Bold);
@@ -180,7 +224,7 @@ impl View {
             line.push_str(&format!(": {}", rollback_counts(c)));
         }
         if let Some(actor) = e["actor"].as_str() {
-            line.push_str(&format!("  (by {actor})"));
+            line.push_str(&format!("  (by {})", escape::text(actor)));
         }
         match e["status"].as_str() {
             Some("committed") | None => {}
@@ -195,9 +239,9 @@ impl View {
             Some(action) => (action_mark(action), rollback_path_detail(c)),
             None => (change_mark(&c["change"]), self.turn_path_detail(c)),
         };
-        let path = match c["from"].as_str() {
-            Some(from) => format!("{from} -> {}", text_of(&c["path"])),
-            None => text_of(&c["path"]),
+        let path = match &c["from"] {
+            Value::Null => print::path_text(&c["path"]),
+            from => format!("{} -> {}", print::path_text(from), print::path_text(&c["path"])),
         };
         match detail {
             Some(detail) if self.stat => format!("{mark} {path}  {}", paint(&detail, Paint::Dim)),
@@ -208,7 +252,7 @@ impl View {
     fn turn_path_detail(&self, c: &Value) -> Option<String> {
         match (c["kind"].as_str(), c["size"].as_u64()) {
             (_, Some(size)) if c["change"] != "deleted" => Some(style::size(size)),
-            (Some(kind), _) if kind != "file" => Some(kind.to_string()),
+            (Some(kind), _) if kind != "file" => Some(escape::text(kind).into_owned()),
             _ => None,
         }
     }
@@ -235,7 +279,7 @@ fn what_it_went_to(e: &Value) -> String {
     let t = &e["target"];
     let to = match t["to"].as_str() {
         Some("before" | "after") => format!("to {} turn {}", text_of(&t["to"]), t["turn"]),
-        Some("time") => format!("to {}", local_time(&t["at"])),
+        Some("time") => format!("to {}", localtime::answer_time(&t["at"])),
         Some("seq") => format!("to seq {}", t["seq"]),
         Some("pin") => format!("to pin {} (seq {})", text_of(&t["pin"]), t["seq"]),
         Some("redo") => match e["redo_of"].as_i64() {
@@ -244,7 +288,12 @@ fn what_it_went_to(e: &Value) -> String {
         },
         _ => "to ?".to_string(),
     };
-    let paths: Vec<String> = e["paths"].as_array().into_iter().flatten().map(text_of).collect();
+    let paths: Vec<String> = e["paths"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(print::path_text)
+        .collect();
     match paths.as_slice() {
         [] => to,
         [one] => format!("{one} {to}"),
@@ -286,19 +335,10 @@ fn action_mark(action: &Value) -> String {
 fn rollback_path_detail(c: &Value) -> Option<String> {
     let status = match c["status"].as_str() {
         Some("done" | "planned") | None => String::new(),
-        Some(other) => format!(" [{other}]"),
+        Some(other) => format!(" [{}]", escape::text(other)),
     };
     match (c["lines_added"].as_u64(), c["lines_removed"].as_u64()) {
         (Some(added), Some(removed)) => Some(format!("+{added} -{removed} lines{status}")),
         _ => (!status.is_empty()).then(|| status.trim_start().to_string()),
-    }
-}
-
-/// An RFC 3339 time of an answer in the local time zone with its offset, as
-/// `2026-11-30 10:05:01+01:00` (it pastes back into `--since` and `--at`).
-pub(super) fn local_time(value: &Value) -> String {
-    match value.as_str() {
-        Some(time) => super::localtime::show(time),
-        None => text_of(value),
     }
 }

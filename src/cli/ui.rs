@@ -1,7 +1,15 @@
-//! `filewatchd ui`: a one-time login link to the review page in the browser, opened with
-//! `xdg-open` (or `open`) when there is one; printed either way.
+//! `filewatchd ui`: a one-time login link to the review page, opened in the browser with
+//! `xdg-open` (or `open`) when there is one. The link's code never goes on a command line or
+//! into an environment, which every local user can read (`/proc/PID/cmdline`) for as long as
+//! the opener runs: it goes into a page only this user can read (0600, in the private
+//! directory `instance::dir`) that sends the browser on to the link, and the opener is given
+//! that page's path.
 
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, SystemTime};
 
 use anyhow::Context;
 use clap::Args;
@@ -9,6 +17,10 @@ use serde_json::json;
 
 use super::Client;
 use super::style::{Paint, paint};
+use crate::instance::dir;
+
+/// How long a login page is kept: its code works for 60 s, once.
+const PAGE_LIFE: Duration = Duration::from_secs(300);
 
 #[derive(Debug, Args)]
 pub struct UiCmd {
@@ -26,23 +38,107 @@ pub fn ui(client: &Client, cmd: UiCmd) -> anyhow::Result<ExitCode> {
         println!("{url}");
         return Ok(ExitCode::SUCCESS);
     }
-    match open_in_browser(url) {
-        Some(opener) => println!("Asked {opener} to open the review page; the link works once, within 60 s:"),
-        None => println!("Open this link in your browser; it works once, within 60 s:"),
+    let page = match login_page(url) {
+        Ok(page) => page,
+        Err(why) => {
+            println!("Not opening a browser ({why}). Open this link in yours; it works once, within 60 s:");
+            println!("  {}", paint(url, Paint::Bold));
+            return Ok(ExitCode::SUCCESS);
+        }
+    };
+    let shown = format!("file://{}", page.display());
+    match open_in_browser(&page) {
+        Some(opener) => println!(
+            "Asked {opener} to open the review page through a page only you can read; it works once, within 60 s:"
+        ),
+        None => println!("Open this page in your browser; it works once, within 60 s:"),
     }
-    println!("  {}", paint(url, Paint::Bold));
+    println!("  {}", paint(&shown, Paint::Bold));
     Ok(ExitCode::SUCCESS)
 }
 
-/// Starts the desktop's opener on `url`; its name, if one was there and started.
-fn open_in_browser(url: &str) -> Option<&'static str> {
+/// Writes the page that sends the browser on to `url` (0600, in `ui/` of the private
+/// directory, under a name of its own), and removes the pages earlier runs left.
+fn login_page(url: &str) -> Result<PathBuf, String> {
+    let dir = dir::private_subdir("ui")?;
+    remove_old_pages(&dir);
+    let name = format!("login-{}-{}.html", std::process::id(), crate::model::now_ms());
+    let path = dir.join(name);
+    let write = || -> std::io::Result<()> {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&path)?;
+        file.write_all(page_html(url).as_bytes())
+    };
+    write().map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(path)
+}
+
+/// A page that goes on to `url` at once (a meta refresh: no script), with a link besides.
+fn page_html(url: &str) -> String {
+    let url = escape_html(url);
+    format!(
+        "<!doctype html>\n<html><head><meta charset=\"utf-8\">\n<meta name=\"referrer\" content=\"no-referrer\">\n<meta http-equiv=\"refresh\" content=\"0; url={url}\">\n<title>filewatchd</title></head>\n<body><p><a href=\"{url}\">Open the filewatchd review page</a></p></body></html>\n"
+    )
+}
+
+fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Login pages older than `PAGE_LIFE`: their codes are spent or expired.
+fn remove_old_pages(dir: &Path) {
+    let Ok(listing) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let now = SystemTime::now();
+    for entry in listing.flatten() {
+        let Ok(meta) = entry.metadata() else {
+            continue;
+        };
+        let age = meta.modified().ok().and_then(|m| now.duration_since(m).ok());
+        let old = age.is_some_and(|age| age > PAGE_LIFE);
+        if old && entry.file_name().to_string_lossy().starts_with("login-") {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Starts the desktop's opener on `page`; its name, if one was there and started.
+fn open_in_browser(page: &Path) -> Option<&'static str> {
     ["xdg-open", "open"].into_iter().find(|opener| {
         Command::new(opener)
-            .arg(url)
+            .arg(page)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .is_ok()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_page_goes_on_to_the_link_and_escapes_it() {
+        let page = page_html("http://127.0.0.1:1/ui/login?code=ab&x=\"<");
+        assert!(page.contains("content=\"0; url=http://127.0.0.1:1/ui/login?code=ab&amp;x=&quot;&lt;\""));
+        assert!(!page.contains("<script"));
+    }
 }

@@ -149,7 +149,7 @@ impl Worker {
             Err(err) => {
                 // What the walk would have recorded is owed: the whole rescan runs again
                 // before the next command, which is refused until it succeeds (G12).
-                let fault = batch_fault(&err);
+                let fault = StorageFault::of_batch(&err);
                 self.ctx.stats.storage_failed(&fault);
                 self.ctx.stats.set_storage(Some((&fault, &[])));
                 self.unrecorded = Some(Unrecorded {
@@ -160,21 +160,6 @@ impl Worker {
             }
         }
     }
-}
-
-/// The storage fault behind a failed batch; an error of another kind is reported as what it is.
-pub(super) fn batch_fault(err: &rusqlite::Error) -> StorageFault {
-    StorageFault::from_sqlite(err).unwrap_or_else(|| StorageFault {
-        cause: "index_error".to_string(),
-        message: format!("recording a batch failed: {err}"),
-    })
-}
-
-/// Answers a command that needs every earlier write recorded while some cannot be (G12):
-/// turn markers, forks and rollbacks get `storage_error`; a sync, a collection (which may
-/// free the space) and a verification pass come back to run as usual.
-pub(super) fn refuse(command: Command, unrecorded: Unrecorded) -> Option<Command> {
-    command.refuse(&Refusal::Unrecorded(unrecorded))
 }
 
 /// Answers a command that cannot run: markers and rollbacks with `workspace_lost`; a sync (a

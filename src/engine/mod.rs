@@ -5,9 +5,9 @@
 //! restore (rollbacks, returning their effects, which it applies) and retention; none of
 //! them calls it back. `batch` holds the hinted paths
 //! and says when they are due; `checks` is what a command passes before it runs and what a failed
-//! batch leaves; `lost` the lost events as the queue sees them; `schedule` when the
+//! batch leaves (`crate::store::fault::StorageFault::of_batch`); `lost` the lost events as the queue sees them; `schedule` when the
 //! background verification pass runs; `queued` the turn markers hooks queued while the daemon
-//! was starting (`crate::queue`), each applied at its place among the hints; `upkeep` a
+//! was starting (`crate::queue`), each applied at its place among the hints; `upkeep` (a type the worker owns) a
 //! collection a step at a time between hints, and the turn counts stored when turns end.
 
 pub mod barrier;
@@ -38,6 +38,9 @@ pub use worker::{Worker, WorkerHandle};
 pub enum Msg {
     /// A path an event named: something about it may have changed.
     Hint(RelPath),
+    /// A path an event named as removed or moved away (`watch::Hint::Gone`): its watches, if
+    /// it was a watched directory, are dropped at once; then it is a hint like any other.
+    Gone(RelPath),
     /// The watcher lost events: everything must be re-checked.
     Rescan,
     /// An event named the root itself (moved, removed, its attributes changed): is the root
@@ -53,6 +56,7 @@ impl From<crate::watch::Hint> for Msg {
     fn from(hint: crate::watch::Hint) -> Self {
         match hint {
             crate::watch::Hint::Path(path) => Msg::Hint(path),
+            crate::watch::Hint::Gone(path) => Msg::Gone(path),
             crate::watch::Hint::Rescan => Msg::Rescan,
             crate::watch::Hint::RootChanged => Msg::RootChanged,
             crate::watch::Hint::Queued(name) => Msg::Queued(name),
@@ -60,7 +64,8 @@ impl From<crate::watch::Hint> for Msg {
     }
 }
 
-/// A turn marker, answered after the barrier.
+/// What the API asks of the worker (turn markers, rollbacks, forks, pins, reviews, gc, a
+/// verification pass, a sync), each answered on its own channel after the barrier.
 pub enum Command {
     TurnStart {
         session: String,

@@ -7,15 +7,20 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
-use super::worker::{GC_INTERVAL, Worker};
+use rusqlite::Connection;
+
+use crate::capture::Context;
 use crate::history::counts;
 use crate::retention::{self, Collection, GcReport, Progress};
 use crate::store::sql::TurnRow;
 
-type GcReply = oneshot::Sender<rusqlite::Result<GcReport>>;
+/// The daemon collects garbage on its own once a day (and `filewatchd gc` any time).
+const GC_INTERVAL: Duration = Duration::from_secs(24 * 60 * 60);
+
+pub(super) type GcReply = oneshot::Sender<rusqlite::Result<GcReport>>;
 
 /// A collection under way and who waits for its report (no one for the daily one).
-pub(super) struct GcRun {
+struct GcRun {
     collection: Collection,
     reply: Option<GcReply>,
     /// Whether a test knob's hold was logged.
@@ -25,15 +30,47 @@ pub(super) struct GcRun {
 /// While `FILEWATCHD_TEST_GC_HOLD` holds a collection, the worker looks again this often.
 const HOLD_POLL: Duration = Duration::from_millis(10);
 
-impl Worker {
+/// The worker's upkeep, a type of its own the worker owns: the daily collection and the one
+/// under way, and whether ended turns may lack stored counts.
+pub(super) struct Upkeep {
+    next_gc: Instant,
+    gc: Option<GcRun>,
+    counts_owed: bool,
+}
+
+/// What the worker has waiting, which upkeep yields to.
+#[derive(Clone, Copy)]
+pub(super) struct Waiting {
+    /// A command waits for its cookie.
+    pub command: bool,
+    /// Hinted paths are not recorded yet.
+    pub hints: bool,
+}
+
+impl Upkeep {
+    /// At start: the first daily collection a day away, every turn's counts to be checked.
+    pub(super) fn new(now: Instant) -> Self {
+        Self {
+            next_gc: now + GC_INTERVAL,
+            gc: None,
+            counts_owed: true,
+        }
+    }
+
     /// `filewatchd gc` (or the daily one, without a reply): a dry run answers at once; a
     /// collection begins, after any under way has finished.
-    pub(super) fn collect_garbage(&mut self, dry_run: bool, reply: Option<GcReply>) {
-        self.finish_collection();
+    pub(super) fn collect(
+        &mut self,
+        conn: &mut Connection,
+        ctx: &Context,
+        dry_run: bool,
+        reply: Option<GcReply>,
+    ) {
+        self.finish_collection(conn, ctx);
         if !dry_run {
             self.next_gc = Instant::now() + GC_INTERVAL;
         }
-        match retention::begin(&mut self.conn, &self.ctx.retention, dry_run) {
+        match retention::begin(conn, &ctx.retention, dry_run) {
             Ok(Progress::More(collection)) => {
                 self.gc = Some(GcRun {
                     collection,
@@ -41,30 +78,34 @@ impl Worker {
                     held: false,
                 })
             }
-            Ok(Progress::Done(report)) => self.collected(reply, Ok(report)),
-            Err(err) => self.collected(reply, Err(err)),
+            Ok(Progress::Done(report)) => self.collected(ctx, reply, Ok(report)),
+            Err(err) => self.collected(ctx, reply, Err(err)),
         }
     }
 
     /// Runs what is left of a collection under way: before a command that changes what it
     /// keeps (a pin made or removed), or another collection.
-    pub(super) fn finish_collection(&mut self) {
+    pub(super) fn finish_collection(&mut self, conn: &mut Connection, ctx: &Context) {
         let Some(run) = self.gc.take() else {
             return;
         };
-        let result = run.collection.run_to_end(&mut self.conn, &self.ctx.blobs);
-        self.collected(run.reply, result);
+        let result = run.collection.run_to_end(conn, &ctx.blobs);
+        self.collected(ctx, run.reply, result);
     }
 
-    /// One step of the collection under way, or a few turns' missing counts when idle. A
-    /// command waiting for its cookie goes first: the step would hold it up.
-    pub(super) fn upkeep(&mut self) {
+    /// The daily collection when it is due, then one step of the collection under way, or a
+    /// few turns' missing counts when idle. A command waiting for its cookie goes first: the
+    /// step would hold it up.
+    pub(super) fn run(&mut self, conn: &mut Connection, ctx: &Context, waiting: Waiting) {
+        if Instant::now() >= self.next_gc {
+            self.collect(conn, ctx, false, None);
+        }
         if let Some(mut run) = self.gc.take() {
-            if !self.barrier.is_empty() || run.held() {
+            if waiting.command || run.held() {
                 self.gc = Some(run);
                 return;
             }
-            match run.collection.step(&mut self.conn, &self.ctx.blobs) {
+            match run.collection.step(conn, &ctx.blobs) {
                 Ok(Progress::More(collection)) => {
                     self.gc = Some(GcRun {
                         collection,
@@ -72,13 +113,13 @@ impl Worker {
                         held: false,
                     })
                 }
-                Ok(Progress::Done(report)) => self.collected(run.reply, Ok(report)),
-                Err(err) => self.collected(run.reply, Err(err)),
+                Ok(Progress::Done(report)) => self.collected(ctx, run.reply, Ok(report)),
+                Err(err) => self.collected(ctx, run.reply, Err(err)),
             }
             return;
         }
-        if self.counts_owed && self.batch.is_empty() && self.barrier.is_empty() {
-            match counts::fill_missing(&mut self.conn) {
+        if self.counts_owed && !waiting.hints && !waiting.command {
+            match counts::fill_missing(conn) {
                 Ok(filled) => self.counts_owed = filled > 0,
                 Err(err) => {
                     tracing::warn!(%err, "cannot store turn counts; they are computed on read");
@@ -88,29 +129,35 @@ impl Worker {
         }
     }
 
-    /// When the upkeep wants to run next: now while it has work.
-    pub(super) fn upkeep_deadline(&self) -> Option<Instant> {
-        match (&self.gc, self.counts_owed) {
+    /// When the upkeep wants to run next: now while it has work, else the daily collection.
+    pub(super) fn deadline(&self, waiting: Waiting) -> Instant {
+        let now = match (&self.gc, self.counts_owed) {
             (Some(run), _) if gc_held(&run.collection) => Some(Instant::now() + HOLD_POLL),
             // The cookie's arrival wakes the worker (or the barrier's own deadline).
-            (Some(_), _) if !self.barrier.is_empty() => None,
+            (Some(_), _) if waiting.command => None,
             (Some(_), _) => Some(Instant::now()),
-            (None, true) if self.batch.is_empty() && self.barrier.is_empty() => Some(Instant::now()),
+            (None, true) if !waiting.hints && !waiting.command => Some(Instant::now()),
             _ => None,
-        }
+        };
+        now.map_or(self.next_gc, |at| at.min(self.next_gc))
     }
 
     /// Stores the counts of a turn that just ended; if that fails they are computed on read.
-    pub(super) fn turn_ended(&mut self, turn: &TurnRow) {
-        if let Err(err) = counts::store(&self.conn, turn) {
+    pub(super) fn turn_ended(&mut self, conn: &Connection, turn: &TurnRow) {
+        if let Err(err) = counts::store(conn, turn) {
             tracing::warn!(%err, turn = turn.number, "cannot store turn counts; they are computed on read");
             self.counts_owed = true;
         }
     }
 
+    /// Versions were recorded into ended turns (a verification pass): their counts are owed.
+    pub(super) fn owe_counts(&mut self) {
+        self.counts_owed = true;
+    }
+
     /// A collection ended (or failed: what it committed stays, the next one goes on from
     /// there); it forgot the counts of the turns it changed.
-    fn collected(&mut self, reply: Option<GcReply>, result: rusqlite::Result<GcReport>) {
+    fn collected(&mut self, ctx: &Context, reply: Option<GcReply>, result: rusqlite::Result<GcReport>) {
         self.counts_owed = true;
         match (reply, result) {
             (Some(reply), result) => {
@@ -118,7 +165,7 @@ impl Worker {
             }
             (None, Err(err)) => {
                 let message = format!("garbage collection failed: {err}");
-                self.ctx.stats.set_error(message);
+                ctx.stats.set_error(message);
             }
             (None, Ok(_)) => {}
         }

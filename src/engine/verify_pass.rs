@@ -55,7 +55,9 @@ impl Worker {
     fn verified(&mut self, recorded: Recorded) {
         self.verify.ran(Instant::now());
         // What it found may be attributed to an ended turn: that turn's counts went stale.
-        self.counts_owed |= recorded.versions > 0;
+        if recorded.versions > 0 {
+            self.upkeep.owe_counts();
+        }
         self.since_trim += recorded.versions;
         if !recorded.requeue.is_empty() {
             self.batch.requeue(recorded.requeue, Instant::now());

@@ -10,10 +10,10 @@ use rusqlite::Connection;
 
 use super::barrier::Barrier;
 use super::batch::Batch;
-use super::checks::{batch_fault, refuse};
 use super::lost::LostEvents;
 use super::schedule::{Schedule, Sent};
-use super::{Command, Msg};
+use super::upkeep::{Upkeep, Waiting};
+use super::{Command, Msg, Refusal};
 use crate::capture::record::{Attribution, Priority, attribution, record};
 use crate::capture::rescan::{record_survey, rescan, rescan_into_view, survey};
 use crate::capture::{Context, TRIM_AFTER, release_freed_memory};
@@ -21,7 +21,7 @@ use crate::model::RACY_NS;
 use crate::paths::RelPath;
 use crate::sessions::turns::{self, TurnError};
 use crate::store::db::IntegrityCheck;
-use crate::store::fault::Unrecorded;
+use crate::store::fault::{StorageFault, Unrecorded};
 use crate::store::sql::{self, TurnRow};
 use crate::store::{journal, unjournaled};
 use crate::watch::filter::IgnoreRules;
@@ -52,9 +52,6 @@ fn settled_after_ns() -> i64 {
     i64::try_from(after.as_nanos()).unwrap_or(i64::MAX)
 }
 
-/// The daemon collects garbage on its own once a day (and `filewatchd gc` any time).
-pub(super) const GC_INTERVAL: Duration = Duration::from_secs(24 * 60 * 60);
-
 /// The API's way to the worker.
 #[derive(Clone)]
 pub struct WorkerHandle {
@@ -64,6 +61,15 @@ pub struct WorkerHandle {
 }
 
 impl WorkerHandle {
+    /// A handle with no worker behind it: every command sent is refused (`Unavailable`).
+    pub fn detached() -> Self {
+        let (tx, _) = std::sync::mpsc::channel();
+        Self {
+            tx,
+            sent: Sent::default(),
+        }
+    }
+
     pub fn send(&self, command: Command) -> Result<(), TurnError> {
         self.sent.one_more();
         self.tx
@@ -94,11 +100,8 @@ pub struct Worker {
     pub(super) rescan_owed: bool,
     pub(super) barrier: Barrier,
     pub(super) open: Vec<TurnRow>,
-    /// The daily automatic garbage collection, and the one under way (`upkeep`).
-    pub(super) next_gc: Instant,
-    pub(super) gc: Option<super::upkeep::GcRun>,
-    /// Ended turns may lack stored counts (`upkeep`): filled while idle.
-    pub(super) counts_owed: bool,
+    /// The daily collection, the one under way, the turn counts owed.
+    pub(super) upkeep: Upkeep,
     /// Paths recorded since memory was last given back (`release_freed_memory`), and when
     /// it will be, once idle.
     pub(super) since_trim: usize,
@@ -123,7 +126,7 @@ fn checked<T>(check: &mut IntegrityCheck, result: rusqlite::Result<T>) -> anyhow
 impl Worker {
     /// Indexes (first start) or reconciles (restart) the workspace, recording what changed
     /// while the daemon was down as `offline`, and returns the worker ready to run. `check`
-    /// (DB-03) runs meanwhile: recovery and recording wait for it, the walk does not.
+    /// runs meanwhile: recovery and recording wait for it, the walk does not.
     pub fn start(
         mut conn: Connection,
         mut check: IntegrityCheck,
@@ -174,9 +177,7 @@ impl Worker {
             rescan_owed: false,
             barrier: Barrier::default(),
             open,
-            next_gc: Instant::now() + GC_INTERVAL,
-            gc: None,
-            counts_owed: true,
+            upkeep: Upkeep::new(Instant::now()),
             since_trim: 0,
             trim_at: None,
             verify,
@@ -197,8 +198,8 @@ impl Worker {
             };
             match received {
                 Ok(Msg::Shutdown) | Err(RecvTimeoutError::Disconnected) => break,
-                Ok(Msg::Hint(path)) => {
-                    self.handle(Msg::Hint(path));
+                Ok(msg @ (Msg::Hint(_) | Msg::Gone(_))) => {
+                    self.handle(msg);
                     if self.take_burst() {
                         break;
                     }
@@ -232,8 +233,8 @@ impl Worker {
                 .inbox
                 .recv_timeout(deadline.saturating_duration_since(Instant::now()))
             {
-                Ok(Msg::Hint(path)) if path == cookie => break true,
-                Ok(Msg::Hint(path)) => self.handle(Msg::Hint(path)),
+                Ok(Msg::Hint(path) | Msg::Gone(path)) if path == cookie => break true,
+                Ok(msg @ (Msg::Hint(_) | Msg::Gone(_))) => self.handle(msg),
                 // Commands sent during the exit are dropped: their callers get `unavailable`.
                 Ok(_) => {}
                 Err(_) => break false,
@@ -267,6 +268,14 @@ impl Worker {
 
     fn handle(&mut self, msg: Msg) {
         match msg {
+            Msg::Gone(path) => {
+                // Before anything is read: the directory now at this path, if any, is not
+                // the one watched, and is armed and walked when its hint is recorded.
+                if self.ctx.watches.is_watched(&path) {
+                    self.ctx.watches.unwatch_tree(&path);
+                }
+                self.handle(Msg::Hint(path));
+            }
             Msg::Hint(path) => {
                 self.queued.fetch_sub(1, Ordering::AcqRel);
                 if self.ctx.stats.is_workspace_lost() {
@@ -339,10 +348,16 @@ impl Worker {
         }
         self.trim_when_idle(now);
         self.verify_when_due(now);
-        if now >= self.next_gc {
-            self.collect_garbage(false, None);
+        let waiting = self.waiting();
+        self.upkeep.run(&mut self.conn, &self.ctx, waiting);
+    }
+
+    /// What the upkeep yields to.
+    fn waiting(&self) -> Waiting {
+        Waiting {
+            command: !self.barrier.is_empty(),
+            hints: !self.batch.is_empty(),
         }
-        self.upkeep();
     }
 
     /// Once a second has passed without work after large work (the API's answers about it
@@ -380,10 +395,9 @@ impl Worker {
             self.batch.deadline(),
             self.barrier.next_deadline(),
             self.batch.retry_at().filter(|_| self.rescan_owed),
-            Some(self.next_gc),
+            Some(self.upkeep.deadline(self.waiting())),
             self.trim_at,
             self.verify_deadline(),
-            self.upkeep_deadline(),
         ]
         .into_iter()
         .flatten()
@@ -422,7 +436,7 @@ impl Worker {
             }
             Err(err) => {
                 // The transaction was rolled back: nothing of the batch is half-written.
-                let fault = batch_fault(&err);
+                let fault = StorageFault::of_batch(&err);
                 self.ctx.stats.storage_failed(&fault);
                 self.storage_outcome(work, Some(fault));
             }
@@ -457,7 +471,7 @@ impl Worker {
             }
             Err(err) => {
                 // Owed until one succeeds; meanwhile commands are refused (G12).
-                let fault = batch_fault(&err);
+                let fault = StorageFault::of_batch(&err);
                 self.ctx.stats.storage_failed(&fault);
                 let paths: Vec<RelPath> = dir.cloned().into_iter().collect();
                 self.ctx.stats.set_storage(Some((&fault, &paths)));
@@ -485,7 +499,7 @@ impl Worker {
 
     pub(super) fn execute(&mut self, command: Command) {
         let command = match self.unrecorded.clone() {
-            Some(unrecorded) => match refuse(command, unrecorded) {
+            Some(unrecorded) => match command.refuse(&Refusal::Unrecorded(unrecorded)) {
                 Some(command) => command,
                 None => return,
             },
@@ -499,7 +513,7 @@ impl Worker {
             } => {
                 let result = turns::start(&mut self.conn, &session, &marker);
                 if let Some(ended) = result.as_ref().ok().and_then(|s| s.ended.as_ref()) {
-                    self.turn_ended(ended);
+                    self.upkeep.turn_ended(&self.conn, ended);
                 }
                 self.refresh_open_turns();
                 let _ = reply.send(result);
@@ -512,7 +526,7 @@ impl Worker {
             } => {
                 let result = turns::end(&mut self.conn, &session, &turn, label.as_deref());
                 if let Ok(ended) = &result {
-                    self.turn_ended(ended);
+                    self.upkeep.turn_ended(&self.conn, ended);
                 }
                 self.refresh_open_turns();
                 let _ = reply.send(result);
@@ -520,7 +534,10 @@ impl Worker {
             Command::Sync { reply } => {
                 let _ = reply.send(());
             }
-            Command::Gc { dry_run, reply } => self.collect_garbage(dry_run, Some(reply)),
+            Command::Gc { dry_run, reply } => {
+                self.upkeep
+                    .collect(&mut self.conn, &self.ctx, dry_run, Some(reply))
+            }
             Command::Fork {
                 parent,
                 new_session,
@@ -533,11 +550,12 @@ impl Worker {
                 let _ = reply.send(self.verify_now());
             }
             Command::Pin { name, point, reply } => {
-                self.finish_collection(); // a pin changes what a collection keeps
+                // A pin changes what a collection keeps.
+                self.upkeep.finish_collection(&mut self.conn, &self.ctx);
                 let _ = reply.send(crate::pins::create(&mut self.conn, &name, &point));
             }
             Command::Unpin { name, reply } => {
-                self.finish_collection();
+                self.upkeep.finish_collection(&mut self.conn, &self.ctx);
                 let _ = reply.send(crate::pins::remove(&mut self.conn, &name));
             }
             Command::Review {

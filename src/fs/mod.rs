@@ -2,12 +2,15 @@
 //! held open and every path resolved beneath it without following a symlink (`read`: what one
 //! path is now, stable reads, `RootDir`), the operations a rollback makes on one path through
 //! the directory that holds it (`ops`: openat2-confined, temp + fsync + rename, exchange, no
-//! clobber), many changes made durable at once (`sync`: one `syncfs`), the names of a rollback's temp files (`temp`), and readers working ahead of a
+//! clobber), the print of a file over `max_file_size` (`print`: a bounded sample, never a full
+//! read), many changes made durable at once (`sync`: one `syncfs`), the names of a rollback's temp files (`temp`), and readers working ahead of a
 //! writer (`feed`, `map_parallel`, `map_parallel_at_idle`), and idle priority for threads
 //! whose work nobody waits for (`priority`). Capture and restore both use it; it uses neither.
 
 pub mod feed;
+pub mod mode;
 pub mod ops;
+pub mod print;
 pub mod priority;
 pub mod read;
 pub mod sync;

@@ -1,10 +1,10 @@
-//! The restorer's file-system operations, confined beneath the root (PATH-02): every
+//! The restorer's file-system operations, confined beneath the root: every
 //! operation goes through the directory that holds the path, opened with `openat2`
 //! (`RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`), so no symlink anywhere on the way is followed
 //! and nothing outside the root can be reached. New content is written to a temp file in the
 //! same directory, made durable (its own fsync, or a batch's `syncfs`), then renamed into
-//! place (CRASH-02); a create never clobbers a
-//! path that appeared meanwhile (`RENAME_NOREPLACE`, PATH-04).
+//! place; a create never clobbers a
+//! path that appeared meanwhile (`RENAME_NOREPLACE`).
 
 use std::io::{self, Write};
 use std::os::fd::{AsFd, OwnedFd};
@@ -13,7 +13,7 @@ use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags, ResolveFlags};
 use rustix::io::Errno;
 
 use super::read::RootDir;
-use crate::model::StatKey;
+use crate::model::{FileState, PERMISSION_BITS, StatKey};
 use crate::paths::RelPath;
 
 /// Why an operation on one path could not be done.
@@ -38,7 +38,7 @@ fn io_err(path: &RelPath, e: impl Into<io::Error>) -> FsError {
     }
 }
 
-/// How a temp file is made durable before it is renamed into place (CRASH-02).
+/// How a temp file is made durable before it is renamed into place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Durable {
     /// Its own fsync.
@@ -134,6 +134,12 @@ impl Parent {
     /// Writes `bytes` with `mode` to a new temp file beside the path (never one that exists:
     /// a file of that name is someone else's), durable as `durable` says. Returns its stat
     /// once written: the check after installing it compares the path with it.
+    ///
+    /// G3: the file is never readable by more than `mode` allows, not even while it is
+    /// written: it is created with `mode`'s permission bits (the umask can only narrow them;
+    /// the descriptor writes whatever they are), and set to exactly `mode` once written
+    /// (after the write, which would clear set-user-ID and set-group-ID bits), whatever the
+    /// umask took away.
     pub fn write_temp(
         &self,
         path: &RelPath,
@@ -143,7 +149,7 @@ impl Parent {
         durable: Durable,
     ) -> Result<StatKey, FsError> {
         let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let fd = rustix::fs::openat(&self.fd, temp, flags, Mode::from_raw_mode(0o600))
+        let fd = rustix::fs::openat(&self.fd, temp, flags, Mode::from_raw_mode(mode & 0o777))
             .map_err(|e| io_err(path, e))?;
         let mut file = std::fs::File::from(fd);
         let written = file
@@ -180,11 +186,46 @@ impl Parent {
                 let _ = rustix::fs::unlinkat(&self.fd, temp, AtFlags::empty());
                 Err(FsError::Appeared(path.to_text()))
             }
+            // The file system refuses the flag (FUSE, NFS): the caller installs it otherwise.
+            Err(e) if !replace && super::mode::refused(&e.into()) => Err(io_err(path, e)),
             Err(e) => {
                 let _ = rustix::fs::unlinkat(&self.fd, temp, AtFlags::empty());
                 Err(io_err(path, e))
             }
         }
+    }
+
+    /// Issue 28.1, mode `rename`: a second name `temp` for the file at the path (its inode
+    /// kept, to be compared once a plain rename has replaced it). The path gone is `Appeared`.
+    pub fn link_aside(&self, path: &RelPath, temp: &str) -> Result<(), FsError> {
+        match rustix::fs::linkat(&self.fd, self.name(), &self.fd, temp, AtFlags::empty()) {
+            Ok(()) => Ok(()),
+            Err(Errno::NOENT) => Err(FsError::Appeared(path.to_text())),
+            Err(e) => Err(io_err(path, e)),
+        }
+    }
+
+    /// Mode `rename`'s create: the temp file linked at the path, never over anything there
+    /// (`Appeared`); the temp name is the caller's to remove.
+    pub fn link_in(&self, path: &RelPath, temp: &str) -> Result<(), FsError> {
+        match rustix::fs::linkat(&self.fd, temp, &self.fd, self.name(), AtFlags::empty()) {
+            Ok(()) => Ok(()),
+            Err(Errno::EXIST) => Err(FsError::Appeared(path.to_text())),
+            Err(e) => Err(io_err(path, e)),
+        }
+    }
+
+    /// A temp file of ours given another temp name (`link` + `unlink`: never over a file
+    /// of that name).
+    pub fn move_temp(&self, path: &RelPath, from: &str, to: &str) -> Result<(), FsError> {
+        rustix::fs::linkat(&self.fd, from, &self.fd, to, AtFlags::empty()).map_err(|e| io_err(path, e))?;
+        rustix::fs::unlinkat(&self.fd, from, AtFlags::empty()).map_err(|e| io_err(path, e))
+    }
+
+    /// A plain `renameat` (not `renameat2`: the call a file system without its flags has) of
+    /// a temp file onto the path, replacing what is there.
+    pub fn rename_onto(&self, path: &RelPath, temp: &str) -> Result<(), FsError> {
+        rustix::fs::renameat(&self.fd, temp, &self.fd, self.name()).map_err(|e| io_err(path, e))
     }
 
     /// Swaps the temp file and the path (`RENAME_EXCHANGE`): the path's old inode survives
@@ -209,18 +250,25 @@ impl Parent {
 
     /// Removes a temp file of ours; false when it is still there (a read-only file system).
     pub fn unlink_temp(&self, temp: &str) -> bool {
-        matches!(
-            rustix::fs::unlinkat(&self.fd, temp, AtFlags::empty()),
-            Ok(()) | Err(Errno::NOENT)
-        )
+        unlink_temp_at(self.fd.as_fd(), temp)
     }
 
-    /// Sets the permission bits of a regular file, never following a symlink.
-    pub fn set_mode(&self, path: &RelPath, mode: u32) -> Result<(), FsError> {
+    /// Sets the permission bits of the regular file at the path, never following a symlink,
+    /// and only if the file opened is `expected` (its device and inode) with no other name:
+    /// an inode that is also a file outside the workspace (a hard link) is never changed.
+    /// False, changing nothing, when it is not.
+    pub fn set_mode(&self, path: &RelPath, mode: u32, expected: StatKey) -> Result<bool, FsError> {
         let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
         let fd =
             rustix::fs::openat(&self.fd, self.name(), flags, Mode::empty()).map_err(|e| io_err(path, e))?;
-        rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode)).map_err(|e| io_err(path, e))
+        let opened = rustix::fs::fstat(&fd).map_err(|e| io_err(path, e))?;
+        let regular = rustix::fs::FileType::from_raw_mode(opened.st_mode).is_file();
+        let same = opened.st_dev == expected.dev && opened.st_ino == expected.ino;
+        if !regular || !same || opened.st_nlink != 1 {
+            return Ok(false);
+        }
+        rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode)).map_err(|e| io_err(path, e))?;
+        Ok(true)
     }
 
     /// The device of this directory's file system.
@@ -236,11 +284,24 @@ impl Parent {
     }
 }
 
-/// The permission bits a restored file gets: its current bits (or 0644 when new) with the
-/// executable bits set where readable, or cleared.
-pub fn file_mode(current_mode: Option<u32>, executable: bool) -> u32 {
-    let base = current_mode.map_or(0o644, |m| m & 0o7777);
-    if executable {
+/// Removes a temp file of ours from the directory `dir` (never a directory, never through a
+/// symlink: the name is one component); false when it is still there.
+pub fn unlink_temp_at(dir: std::os::fd::BorrowedFd<'_>, temp: &str) -> bool {
+    matches!(
+        rustix::fs::unlinkat(dir, temp, AtFlags::empty()),
+        Ok(()) | Err(Errno::NOENT)
+    )
+}
+
+/// The permission bits a restored file gets: the target's own (`mode`, when its version
+/// recorded them); else, for a version that knows only its executable bit, the file's current
+/// bits (or 0644 when new) with the executable bits set where readable, or cleared.
+pub fn file_mode(current_mode: Option<u32>, target: &FileState) -> u32 {
+    if let Some(mode) = target.mode {
+        return u32::from(mode);
+    }
+    let base = current_mode.map_or(0o644, |m| m & PERMISSION_BITS);
+    if target.executable {
         base | ((base & 0o444) >> 2) | 0o100
     } else {
         base & !0o111
@@ -250,12 +311,33 @@ pub fn file_mode(current_mode: Option<u32>, executable: bool) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::file_mode;
+    use crate::model::{FileState, Hash};
+
+    fn target(executable: bool, mode: Option<u16>) -> FileState {
+        FileState {
+            hash: Hash([0; 32]),
+            size: 0,
+            executable,
+            mode,
+            too_large: false,
+            unreadable: false,
+        }
+    }
 
     #[test]
-    fn exec_bits_follow_read_bits() {
-        assert_eq!(file_mode(None, false), 0o644);
-        assert_eq!(file_mode(None, true), 0o755);
-        assert_eq!(file_mode(Some(0o100600), true), 0o700);
-        assert_eq!(file_mode(Some(0o100755), false), 0o644);
+    fn recorded_bits_are_restored_exactly() {
+        for mode in [0o600, 0o000, 0o644, 0o4755, 0o1777, 0o400] {
+            let exact = target(mode & 0o111 != 0, Some(mode));
+            assert_eq!(file_mode(None, &exact), u32::from(mode));
+            assert_eq!(file_mode(Some(0o100777), &exact), u32::from(mode));
+        }
+    }
+
+    #[test]
+    fn without_recorded_bits_exec_bits_follow_read_bits() {
+        assert_eq!(file_mode(None, &target(false, None)), 0o644);
+        assert_eq!(file_mode(None, &target(true, None)), 0o755);
+        assert_eq!(file_mode(Some(0o100600), &target(true, None)), 0o700);
+        assert_eq!(file_mode(Some(0o100755), &target(false, None)), 0o644);
     }
 }

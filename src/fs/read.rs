@@ -1,6 +1,6 @@
 //! Reading one path's truth from disk: confined beneath the root without following any
-//! symlink (PATH-02, PATH-05), re-read until stable so a torn version is never stored
-//! (WATCH-06), streamed in constant memory when large (WATCH-07).
+//! symlink, re-read until stable so a torn version is never stored, streamed in constant
+//! memory when large.
 
 use std::fs::File;
 use std::io::{self, Read, Seek};
@@ -11,7 +11,7 @@ use rustix::fs::{FileType, Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
 
 use crate::model::Hash;
-use crate::model::{FileState, StatKey, State};
+use crate::model::{FileState, StatKey, State, permission_bits};
 use crate::paths::RelPath;
 use crate::store::blobs::{BlobDir, NewBlob};
 
@@ -270,7 +270,7 @@ pub fn unreadable_file(root: &RootDir, rel: &RelPath) -> Option<Present> {
     if FileType::from_raw_mode(stat.mode) != FileType::RegularFile {
         return None;
     }
-    let file = FileState::unreadable(stat.size, stat.mode & 0o111 != 0);
+    let file = FileState::unreadable(stat.size, stat.mode);
     Some(Present {
         state: State::File(file),
         stat,
@@ -348,11 +348,14 @@ fn read_once(
     if FileType::from_raw_mode(before.mode) != FileType::RegularFile {
         return Ok(None);
     }
-    let executable = before.mode & 0o111 != 0;
+    let mode = permission_bits(before.mode);
     let mut file = File::from(fd);
-    if before.size > max_file_size || (blobs.is_none() && before.size > STREAM_ABOVE) {
+    if before.size > max_file_size {
+        return too_large(&file, before, mode);
+    }
+    if blobs.is_none() && before.size > STREAM_ABOVE {
         let (hash, size) = hash_stream(&mut file)?;
-        let state = file_state(hash, size, executable, before.size > max_file_size);
+        let state = file_state(hash, size, mode, false);
         return Ok(stable(&file, before, size).then_some(Present {
             state,
             stat: before,
@@ -363,7 +366,7 @@ fn read_once(
     }
     if before.size > STREAM_ABOVE
         && let Some(hash) = stored
-        && let Some(same) = large_and_stored(&mut file, before, executable, hash)?
+        && let Some(same) = large_and_stored(&mut file, before, mode, hash)?
     {
         return Ok(same);
     }
@@ -381,7 +384,7 @@ fn read_once(
             blobs.discard(&tmp);
             return Ok(None);
         }
-        let state = file_state(blob.hash, blob.size, executable, false);
+        let state = file_state(blob.hash, blob.size, mode, false);
         return Ok(Some(Present {
             state,
             stat: before,
@@ -404,7 +407,7 @@ fn read_once(
         ),
         None => None,
     };
-    let state = file_state(hash, raw.len() as u64, executable, false);
+    let state = file_state(hash, raw.len() as u64, mode, false);
     let saved = if blobs.is_some() && blob.is_none() {
         Saved::Store
     } else {
@@ -419,12 +422,25 @@ fn read_once(
     }))
 }
 
+/// A file over `max_file_size` (G9): its size and print (`fs::print`), never a full read,
+/// whatever its size; `None` when it changed while its sample was read.
+fn too_large(file: &File, before: StatKey, mode: u16) -> Result<Option<Present>, ReadError> {
+    let hash = super::print::of(file, before.size, before.mtime_ns)?;
+    Ok(stable(file, before, before.size).then_some(Present {
+        state: file_state(hash, before.size, mode, true),
+        stat: before,
+        blob: None,
+        streamed: None,
+        saved: Saved::Nothing,
+    }))
+}
+
 /// A large file hashed before it is streamed into the store: `Some` when its content is the
 /// stored blob's (`Some(None)`: it changed while read), `None` to stream it (rewound).
 fn large_and_stored(
     file: &mut File,
     before: StatKey,
-    executable: bool,
+    mode: u16,
     stored: Hash,
 ) -> Result<Option<Option<Present>>, ReadError> {
     let (hash, size) = hash_stream(file)?;
@@ -436,7 +452,7 @@ fn large_and_stored(
         return Ok(None);
     }
     Ok(Some(Some(Present {
-        state: file_state(hash, size, executable, false),
+        state: file_state(hash, size, mode, false),
         stat: before,
         blob: None,
         streamed: None,
@@ -444,11 +460,13 @@ fn large_and_stored(
     })))
 }
 
-fn file_state(hash: Hash, size: u64, executable: bool, too_large: bool) -> State {
+/// A file's state: its content and `mode`, its permission bits.
+fn file_state(hash: Hash, size: u64, mode: u16, too_large: bool) -> State {
     State::File(FileState {
         hash,
         size,
-        executable,
+        executable: mode & 0o111 != 0,
+        mode: Some(mode),
         too_large,
         unreadable: false,
     })
@@ -469,121 +487,5 @@ fn hash_stream(file: &mut File) -> io::Result<(Hash, u64)> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    struct Fixture {
-        _tmp: tempfile::TempDir,
-        root: RootDir,
-        blobs: BlobDir,
-        rel: RelPath,
-    }
-
-    fn fixture(content: &[u8]) -> Fixture {
-        let tmp = tempfile::tempdir().expect("temp dir");
-        std::fs::create_dir(tmp.path().join("ws")).expect("ws");
-        std::fs::write(tmp.path().join("ws/f.txt"), content).expect("write");
-        let root = RootDir::open(&tmp.path().join("ws")).expect("root");
-        let blobs = BlobDir::open(tmp.path().join("blobs")).expect("blobs");
-        let rel = RelPath::parse("f.txt").expect("path");
-        Fixture {
-            _tmp: tmp,
-            root,
-            blobs,
-            rel,
-        }
-    }
-
-    fn observe_with(f: &Fixture, expected: &Expected) -> Present {
-        match observe_expecting(&f.root, &f.rel, u64::MAX, &f.blobs, Some(expected)) {
-            Observation::Present(present) => present,
-            other => panic!("not present: {other:?}"),
-        }
-    }
-
-    fn stat_of(f: &Fixture) -> StatKey {
-        let meta = std::fs::metadata(f.rel.to_abs(&f.root.path)).expect("stat");
-        StatKey::from_metadata(&meta)
-    }
-
-    #[test]
-    fn a_proving_stat_is_trusted_without_opening_the_file_and_a_racy_one_is_not() {
-        let f = fixture(b"on disk\n");
-        // What the index claims: other content. Only an observation that never read the file
-        // can answer with it.
-        let claimed = file_state(Hash::of(b"recorded\n"), 8, false, false);
-        let mut expected = Expected {
-            stat: stat_of(&f),
-            stat_proves: true,
-            state: claimed.clone(),
-        };
-        let trusted = observe_with(&f, &expected);
-        assert_eq!((trusted.state, trusted.saved), (claimed.clone(), Saved::Read));
-        assert!(trusted.blob.is_none());
-        let Observation::Present(probed) = probe_expecting(&f.root, &f.rel, u64::MAX, Some(&expected)) else {
-            panic!("not present");
-        };
-        assert_eq!((probed.state, probed.saved), (claimed.clone(), Saved::Read));
-
-        expected.stat_proves = false;
-        let Observation::Present(probed) = probe_expecting(&f.root, &f.rel, u64::MAX, Some(&expected)) else {
-            panic!("not present");
-        };
-        assert_eq!(probed.state, file_state(Hash::of(b"on disk\n"), 8, false, false));
-        let read = observe_with(&f, &expected);
-        assert_eq!(read.state, file_state(Hash::of(b"on disk\n"), 8, false, false));
-        assert_eq!(read.saved, Saved::Nothing);
-        assert!(read.blob.is_some(), "new content is stored");
-    }
-
-    #[test]
-    fn content_the_latest_version_holds_is_hashed_but_not_stored_again() {
-        let f = fixture(b"same bytes\n");
-        let latest = file_state(Hash::of(b"same bytes\n"), 11, false, false);
-        let expected = Expected {
-            stat: StatKey {
-                ino: 0,
-                ..stat_of(&f)
-            },
-            stat_proves: true,
-            state: latest.clone(),
-        };
-        let present = observe_with(&f, &expected);
-        assert_eq!((present.state, present.saved), (latest, Saved::Store));
-        assert!(present.blob.is_none() && present.streamed.is_none());
-    }
-
-    #[test]
-    fn a_large_file_the_store_holds_is_not_streamed_into_it_again() {
-        let big = vec![7u8; (STREAM_ABOVE + 1) as usize];
-        let f = fixture(&big);
-        let latest = file_state(Hash::of(&big), big.len() as u64, false, false);
-        let expected = Expected {
-            stat: StatKey {
-                ino: 0,
-                ..stat_of(&f)
-            },
-            stat_proves: false,
-            state: latest.clone(),
-        };
-        let present = observe_with(&f, &expected);
-        assert_eq!((present.state, present.saved), (latest, Saved::Store));
-        assert!(present.streamed.is_none());
-
-        // Another large content of the same size is streamed in as ever.
-        let other = Expected {
-            state: file_state(Hash::of(b"else"), big.len() as u64, false, false),
-            ..expected
-        };
-        let streamed = observe_with(&f, &other);
-        assert_eq!(
-            streamed.state,
-            file_state(Hash::of(&big), big.len() as u64, false, false)
-        );
-        assert!(
-            streamed.streamed.is_some(),
-            "new content is streamed into the store"
-        );
-        f.blobs.discard(streamed.streamed.as_deref().expect("temp"));
-    }
-}
+#[path = "read_tests.rs"]
+mod tests;

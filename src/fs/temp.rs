@@ -1,6 +1,6 @@
 //! The names of a rollback's temp files.
 
-/// The names of one rollback's temp files (CRASH-06, issue 14.3 and 14.9): the journal names
+/// The names of one rollback's temp files: the journal names
 /// each (its rollback's random tag and the step's `ord`) before it is created, it is created
 /// with `O_EXCL` (a file of that name is someone else's and is never removed), and capture
 /// never records one of the tags it knows as a version.
@@ -41,6 +41,14 @@ impl TempNames {
         }
     }
 
+    /// What an answer says of this rollback's temp files that could not be removed.
+    pub fn left_note(&self) -> String {
+        format!(
+            "temp files named {TEMP_PREFIX}{}-* could not be removed; they are never recorded as versions, and each start of the daemon removes them once it can",
+            self.tag
+        )
+    }
+
     pub fn name(&self, ord: i64) -> String {
         let suffix = if self.revert { "r" } else { "" };
         format!("{TEMP_PREFIX}{}-{ord}{suffix}", self.tag)
@@ -54,36 +62,62 @@ impl TempNames {
     }
 
     /// Removes every file beneath `root` named with this rollback's tag, forward or revert
-    /// (they are ours: the tag is random), never following a symlink; false when one could
-    /// not be removed.
-    pub fn sweep(&self, root: &std::path::Path) -> bool {
+    /// (they are ours: the tag is random); false when one could not be removed. Every
+    /// directory is opened from its parent's descriptor by its one-component name with
+    /// `O_NOFOLLOW`, so a symlink swapped in anywhere is never followed: the walk stays in
+    /// the directories that are beneath the root now.
+    pub fn sweep(&self, root: &super::read::RootDir) -> bool {
         // Only a random tag makes a name ours alone (older rollbacks' tags are their ids).
         let random = self.tag.len() == 16 && self.tag.bytes().all(|b| b.is_ascii_hexdigit());
         if !random {
             return true;
         }
         let prefix = format!("{TEMP_PREFIX}{}-", self.tag);
+        let Ok(top) = open_dir(root.fd().as_fd(), c".") else {
+            return false;
+        };
         let mut all = true;
-        let mut dirs = vec![root.to_path_buf()];
+        let mut dirs = vec![top];
         while let Some(dir) = dirs.pop() {
-            let Ok(listing) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for entry in listing.flatten() {
-                let Ok(kind) = entry.file_type() else {
-                    continue;
-                };
-                if kind.is_dir() {
-                    dirs.push(entry.path());
-                } else if entry
-                    .file_name()
-                    .as_encoded_bytes()
-                    .starts_with(prefix.as_bytes())
-                {
-                    all &= std::fs::remove_file(entry.path()).is_ok();
-                }
-            }
+            all &= sweep_dir(&dir, prefix.as_bytes(), &mut dirs);
         }
         all
     }
+}
+
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+
+fn open_dir(dir: BorrowedFd<'_>, name: &std::ffi::CStr) -> rustix::io::Result<OwnedFd> {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    rustix::fs::openat(dir, name, flags, Mode::empty())
+}
+
+/// One directory of the sweep: our files in it removed, its subdirectories queued (opened
+/// now, never through a symlink). False when one of ours could not be removed.
+fn sweep_dir(dir: &OwnedFd, prefix: &[u8], next: &mut Vec<OwnedFd>) -> bool {
+    // Gone or unreadable meanwhile: nothing of ours can be removed from it anyway.
+    let Ok(listing) = rustix::fs::Dir::read_from(dir) else {
+        return true;
+    };
+    let mut all = true;
+    for entry in listing.flatten() {
+        let name = entry.file_name();
+        if matches!(name.to_bytes(), b"." | b"..") {
+            continue;
+        }
+        let kind = entry.file_type();
+        if matches!(kind, FileType::Directory | FileType::Unknown)
+            && let Ok(sub) = open_dir(dir.as_fd(), name)
+        {
+            next.push(sub);
+            continue;
+        }
+        if kind != FileType::Directory && name.to_bytes().starts_with(prefix) {
+            let removed = rustix::fs::unlinkat(dir, name, AtFlags::empty());
+            all &= matches!(removed, Ok(()) | Err(rustix::io::Errno::NOENT));
+        }
+    }
+    all
 }

@@ -5,6 +5,18 @@
 //! file deleted (or replaced by a directory or symlink, or hidden by an ignore rule) and made
 //! again starts over: its lines are the new file's. A version whose content cannot be read as
 //! text (binary, too large, unreadable) breaks the chain the same way.
+//!
+//! A rollback (an undo, a redo, a rollback to a boundary or a time, a revert of a file) does
+//! not write lines: it brings a past state back. A version a rollback wrote whose content is
+//! the content of the path's version at the point the rollback went to is blamed as that
+//! version was: each line keeps the turn (and prompt) that wrote it. So after an undo and a
+//! redo of a turn its lines are the turn's again; the redo of a rollback of several turns
+//! gives each line back to the turn of its own; an undo of a deletion brings the file's lines
+//! back with their turns; a redo restricted to some paths (or with conflicts skipped) does so
+//! for the paths it wrote. Content no recorded state held (a hunk's revert) is diffed as any
+//! edit: the lines it changes are the rollback's.
+
+use std::collections::{HashMap, HashSet};
 
 use rusqlite::Connection;
 use similar::{Algorithm, DiffOp};
@@ -86,17 +98,55 @@ pub fn blame(
         lines: Vec::new(),
     };
     if !binary && !too_large {
-        let life = life_start(&versions[..=target]);
-        let texts = (life..=target)
-            .map(|i| Ok((i, text_of(conn, blobs, &versions[i].version.state)?)))
+        let restored = restored(&versions[..=target]);
+        let start = walk_start(&versions, &restored, target);
+        let texts = (start..=target)
+            .map(|i| text_of(conn, blobs, &versions[i].version.state))
             .collect::<Result<Vec<_>, BlameError>>()?;
-        match attribute(texts.iter().map(|(i, t)| (*i, t.as_deref()))) {
+        let steps = (start..=target).zip(&texts).map(|(i, text)| Step {
+            index: i,
+            text: text.as_deref(),
+            restores: restored[i],
+        });
+        match attribute(steps) {
             Some(lines) => out.lines = lines,
             None => out.binary = true,
         }
     }
     out.versions = versions;
     Ok(out)
+}
+
+/// For each version, the index of the earlier version whose content it brought back: the
+/// path's version at the point its rollback went to, when both are files of the same content.
+fn restored(versions: &[PathVersion]) -> Vec<Option<usize>> {
+    let of = |i: usize| {
+        let (v, to) = (&versions[i], versions[i].restores?);
+        let State::File(file) = &v.version.state else {
+            return None;
+        };
+        let then = versions[..i]
+            .partition_point(|w| w.version.seq <= to)
+            .checked_sub(1)?;
+        let same = matches!(&versions[then].version.state, State::File(f) if f.hash == file.hash);
+        same.then_some(then)
+    };
+    (0..versions.len()).map(of).collect()
+}
+
+/// Where the walk that blames `target` starts: the first version of its file's current life,
+/// or earlier where a version of the walk brought back one of an earlier life (an undo of a
+/// deletion), from that one's life on.
+fn walk_start(versions: &[PathVersion], restored: &[Option<usize>], target: usize) -> usize {
+    let mut start = life_start(&versions[..=target]);
+    let mut i = target + 1;
+    while i > start {
+        i -= 1;
+        if let Some(then) = restored[i].filter(|then| *then < start) {
+            start = life_start(&versions[..=then]);
+        }
+    }
+    start
 }
 
 /// The index of the first version of the file's current life: just after the latest version
@@ -121,20 +171,37 @@ fn text_of(conn: &Connection, blobs: &BlobDir, state: &State) -> Result<Option<S
     Ok(String::from_utf8(bytes).ok().filter(|t| !t.contains('\0')))
 }
 
+/// One version in the walk: its index, its content as text (`None`: not text), and the index
+/// of the earlier version of the walk whose content it brought back, if any.
+#[derive(Debug, Clone, Copy)]
+pub struct Step<'a> {
+    pub index: usize,
+    pub text: Option<&'a str>,
+    pub restores: Option<usize>,
+}
+
 /// The lines of the last text given, each with the index of the version that introduced it;
 /// `None` when the last is not text. A version that is not text breaks the chain: the next
-/// one's lines are all its own.
-pub fn attribute<'a>(texts: impl IntoIterator<Item = (usize, Option<&'a str>)>) -> Option<Vec<BlameLine>> {
+/// one's lines are all its own. A version that brought an earlier one's content back takes
+/// that one's attribution (kept only for the versions some later step brings back).
+pub fn attribute<'a>(steps: impl IntoIterator<Item = Step<'a>>) -> Option<Vec<BlameLine>> {
+    let steps: Vec<Step<'a>> = steps.into_iter().collect();
+    let wanted: HashSet<usize> = steps.iter().filter_map(|s| s.restores).collect();
+    let mut kept: HashMap<usize, Vec<usize>> = HashMap::new();
     let mut previous: Option<(&str, Vec<usize>)> = None;
-    for (index, text) in texts {
-        previous = text.map(|text| {
+    for step in steps {
+        previous = step.text.map(|text| {
             let lines = split_lines(text);
-            let by = match &previous {
-                Some((old, old_by)) => carry(&split_lines(old), old_by, &lines, index),
-                None => vec![index; lines.len()],
+            let by = match (step.restores.and_then(|then| kept.get(&then)), &previous) {
+                (Some(then), _) if then.len() == lines.len() => then.clone(),
+                (_, Some((old, old_by))) => carry(&split_lines(old), old_by, &lines, step.index),
+                (_, None) => vec![step.index; lines.len()],
             };
             (text, by)
         });
+        if let Some((_, by)) = previous.as_ref().filter(|_| wanted.contains(&step.index)) {
+            kept.insert(step.index, by.clone());
+        }
     }
     let (text, by) = previous?;
     Some(
@@ -175,8 +242,21 @@ fn split_lines(text: &str) -> Vec<&str> {
 mod tests {
     use super::*;
 
+    fn steps<'a>(texts: &[Option<&'a str>]) -> Vec<Step<'a>> {
+        let step = |(index, text): (usize, &Option<&'a str>)| Step {
+            index,
+            text: *text,
+            restores: None,
+        };
+        texts.iter().enumerate().map(step).collect()
+    }
+
     fn blamed(texts: &[Option<&str>]) -> Vec<(String, usize)> {
-        let lines = attribute(texts.iter().copied().enumerate()).unwrap_or_default();
+        blamed_steps(steps(texts))
+    }
+
+    fn blamed_steps(steps: Vec<Step<'_>>) -> Vec<(String, usize)> {
+        let lines = attribute(steps).unwrap_or_default();
         lines.into_iter().map(|l| (l.text, l.by)).collect()
     }
 
@@ -194,13 +274,44 @@ mod tests {
     fn a_version_that_is_not_text_starts_over() {
         let got = blamed(&[Some("a\nb\n"), None, Some("a\nb\nc\n")]);
         assert_eq!(got, pairs(&[("a", 2), ("b", 2), ("c", 2)]));
-        assert!(attribute([(0, Some("a\n")), (1, None)]).is_none());
+        assert!(attribute(steps(&[Some("a\n"), None])).is_none());
     }
 
     #[test]
     fn a_line_moved_back_is_the_version_that_brought_it_back() {
         let got = blamed(&[Some("x\ny\n"), Some("y\n"), Some("x\ny\n")]);
         assert_eq!(got, pairs(&[("x", 2), ("y", 0)]));
+    }
+
+    fn restoring<'a>(steps: &mut [Step<'a>], restores: &[(usize, usize)]) -> Vec<Step<'a>> {
+        for (i, then) in restores {
+            steps[*i].restores = Some(*then);
+        }
+        steps.to_vec()
+    }
+
+    /// Turn 1 writes a, turn 2 adds b and changes a; an undo brings turn 1's file back, a
+    /// redo turn 2's: each line is its turn's again, not the rollback's.
+    #[test]
+    fn an_undo_and_a_redo_give_the_lines_back_to_their_turns() {
+        let texts = [Some("a\n"), Some("A\nb\n"), Some("a\n"), Some("A\nb\n")];
+        let undone = restoring(&mut steps(&texts[..3]), &[(2, 0)]);
+        assert_eq!(blamed_steps(undone), pairs(&[("a", 0)]));
+        let redone = restoring(&mut steps(&texts), &[(2, 0), (3, 1)]);
+        assert_eq!(blamed_steps(redone), pairs(&[("A", 1), ("b", 1)]));
+        // Without knowing what they brought back, the undo and the redo wrote the lines.
+        assert_eq!(blamed(&texts), pairs(&[("A", 3), ("b", 3)]));
+    }
+
+    /// A file deleted (not text: the chain breaks) and brought back by an undo keeps the lines
+    /// of the turns that wrote it; content no state held (a hunk's revert) is diffed.
+    #[test]
+    fn an_undone_deletion_keeps_its_lines_and_new_content_is_diffed() {
+        let texts = [Some("a\n"), Some("a\nb\n"), None, Some("a\nb\n")];
+        let back = restoring(&mut steps(&texts), &[(3, 1)]);
+        assert_eq!(blamed_steps(back), pairs(&[("a", 0), ("b", 1)]));
+        let hunk = [Some("a\nb\n"), Some("a\nB\n"), Some("x\nB\n")];
+        assert_eq!(blamed(&hunk), pairs(&[("x", 2), ("B", 1)]));
     }
 
     /// 500 versions of a 2,000-line file, each changing one line and adding one: the walk is
@@ -215,7 +326,8 @@ mod tests {
             lines.push(format!("added by {v}\n"));
             texts.push(lines.concat());
         }
-        let got = attribute(texts.iter().map(|t| Some(t.as_str())).enumerate()).unwrap_or_default();
+        let texts: Vec<Option<&str>> = texts.iter().map(|t| Some(t.as_str())).collect();
+        let got = attribute(steps(&texts)).unwrap_or_default();
         assert_eq!(got.len(), 2000 + 499);
         assert_eq!(got[0].by, 0);
         assert_eq!((got[3].text.as_str(), got[3].by), ("edited by 1", 1));

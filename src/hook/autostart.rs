@@ -2,8 +2,9 @@
 //! the hook's budget. While the daemon is not answering yet (starting, or running its first
 //! index) the hook's markers go into the queue in its state directory (`crate::queue`), and
 //! the daemon applies them in order once its index is ready, each at its place among the
-//! writes it saw meanwhile. Only a new prompt starts a daemon: a turn's end or a session's end
-//! never does (a user who stopped the daemon stopped it).
+//! writes it saw meanwhile. A session's start starts the daemon too, without waiting for it
+//! (`start_early`), so the first index runs while the user types; a turn's end or a session's
+//! end never does (a user who stopped the daemon stopped it).
 //!
 //! Never started: with `FILEWATCHD_AUTOSTART=0` (or `false`, `no`, `off`), with
 //! `autostart = false` in the workspace's `.filewatchd.toml`, or for a root that is the home
@@ -76,6 +77,43 @@ pub fn state_dir_of(event: &HookEvent, state_dir: Option<&Path>) -> Option<PathB
 pub fn env_points_elsewhere() -> bool {
     let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
     set("FILEWATCHD_URL") || set("FILEWATCHD_TOKEN")
+}
+
+/// A session started: starts the daemon of its workspace when none runs (the same refusals
+/// as a prompt's), and returns as soon as the daemon holds the workspace, before its first
+/// index is done. The line to print, if any.
+pub fn start_early(
+    event: &HookEvent,
+    state_dir: Option<&Path>,
+    until: Instant,
+) -> Result<Option<String>, String> {
+    if env_points_elsewhere() {
+        return Ok(None);
+    }
+    let loc = lifecycle::locate(None, state_dir, event.cwd.as_deref()).map_err(|e| format!("{e:#}"))?;
+    if !matches!(holder_of(&loc).1, Running::Stopped) {
+        return Ok(None);
+    }
+    may_start(&loc)?;
+    let fail = |e: anyhow::Error| format!("cannot start filewatchd for {}: {e:#}", loc.root.display());
+    let Ok(_lock) = StartLock::take(&loc, until) else {
+        return Ok(None); // another hook or `start` is starting it
+    };
+    if !matches!(holder_of(&loc).1, Running::Stopped) {
+        return Ok(None);
+    }
+    let mut spawned = spawn::spawn(&loc, &Launch::default()).map_err(fail)?;
+    let (root, pid, log) = (loc.root.display(), spawned.pid(), spawned.log.clone());
+    let log = log.display();
+    match spawned.wait(&loc, until, |running| !matches!(running, Running::Stopped)) {
+        Waited::Exited { status, log_tail } => {
+            let why = log_tail.last().cloned().unwrap_or_else(|| status.to_string());
+            Err(format!("filewatchd for {root} did not start: {why} (log {log})"))
+        }
+        _ => Ok(Some(format!(
+            "started filewatchd for {root} (pid {pid}, log {log}): it indexes the workspace while you type"
+        ))),
+    }
 }
 
 fn opens_a_turn(action: &Action) -> bool {
@@ -309,6 +347,6 @@ fn markers(agent: Agent, event: &HookEvent) -> Vec<Marker> {
         Action::CompleteAndContinue { label, next_ref } => {
             vec![end(label.clone()), start(None, next_ref.clone())]
         }
-        Action::Nothing => Vec::new(),
+        Action::StartDaemon | Action::Nothing => Vec::new(),
     }
 }

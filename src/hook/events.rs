@@ -49,6 +49,10 @@ pub enum Action {
     /// Claude Code and Codex fire `SessionStart` (source `compact`) inside a turn after an
     /// auto-compaction, and only a new prompt starts the next turn.
     CloseStale,
+    /// A session started (a new one, a resume, a clear; not the restart after a compaction):
+    /// start the daemon when none runs, so the first index runs while the user types and the
+    /// first prompt's turn opens at once. It opens no turn and ends none.
+    StartDaemon,
     Nothing,
 }
 
@@ -105,8 +109,9 @@ fn claude_code(p: &Value) -> Result<HookEvent, HookError> {
         Some("UserPromptSubmit") => start(text(p, "prompt"), None),
         Some("Stop" | "StopFailure") => Action::EndTurn,
         Some("SessionEnd") => Action::CloseStale,
-        // SessionStart (even source `compact`, inside a turn), PreCompact, PostCompact: the
-        // turn goes on. A subagent's writes belong to the parent's turn.
+        Some("SessionStart") => session_start(p),
+        // PreCompact, PostCompact: the turn goes on. A subagent's writes belong to the
+        // parent's turn.
         _ => Action::Nothing,
     };
     event(p, "session_id", "cwd", action)
@@ -118,7 +123,8 @@ fn gemini_cli(p: &Value) -> Result<HookEvent, HookError> {
         Some("BeforeAgent") => start(text(p, "prompt"), None),
         Some("AfterAgent") => Action::EndTurn,
         Some("SessionEnd") => Action::CloseStale,
-        // PreCompress (auto, inside a turn) and SessionStart: the turn goes on.
+        Some("SessionStart") => Action::StartDaemon,
+        // PreCompress (auto, inside a turn): the turn goes on.
         _ => Action::Nothing,
     };
     event(p, "session_id", "cwd", action)
@@ -129,8 +135,9 @@ fn codex(p: &Value) -> Result<HookEvent, HookError> {
     let action = match text(p, "hook_event_name").as_deref() {
         Some("UserPromptSubmit") => start(text(p, "prompt"), text(p, "turn_id")),
         Some("Stop" | "StopFailure" | "Interrupt") => Action::EndTurn,
-        // PreCompact, PostCompact and SessionStart (source `compact`) come inside a turn after
-        // an auto-compaction, with the turn's own turn_id: the turn goes on.
+        Some("SessionStart") => session_start(p),
+        // PreCompact and PostCompact come inside a turn after an auto-compaction, with the
+        // turn's own turn_id: the turn goes on.
         _ => Action::Nothing,
     };
     event(p, "session_id", "cwd", action)
@@ -186,8 +193,8 @@ fn opencode(p: &Value) -> Result<HookEvent, HookError> {
         }
         Some("session.idle") => (props["sessionID"].as_str(), Action::EndTurn),
         Some("session.deleted") => (props["info"]["id"].as_str(), Action::CloseStale),
-        Some("session.created") => (props["info"]["id"].as_str(), Action::Nothing),
-        // session.created, session.compacted, the synthetic "continue" user message an
+        Some("session.created") => (props["info"]["id"].as_str(), Action::StartDaemon),
+        // session.compacted, the synthetic "continue" user message an
         // auto-compaction adds (message.updated): the turn goes on until the session is idle.
         _ => (props["sessionID"].as_str(), Action::Nothing),
     };
@@ -216,10 +223,20 @@ fn pi(p: &Value) -> Result<HookEvent, HookError> {
         Some("before_agent_start") => start(text(what, "prompt"), None),
         Some("agent_end" | "agent_settled") => Action::EndTurn,
         Some("session_shutdown") => Action::CloseStale,
-        // session_start (startup, reload, new, resume, fork): the turn goes on.
+        // startup, reload, new, resume, fork: none of them inside a turn.
+        Some("session_start") => Action::StartDaemon,
         _ => Action::Nothing,
     };
     event(p, "session_id", "cwd", action)
+}
+
+/// Claude Code's and Codex's `SessionStart`: source `compact` comes inside a turn after an
+/// auto-compaction (the daemon runs, the turn goes on); any other source starts a session.
+fn session_start(p: &Value) -> Action {
+    match text(p, "source").as_deref() {
+        Some("compact") => Action::Nothing,
+        _ => Action::StartDaemon,
+    }
 }
 
 fn event(
@@ -303,20 +320,33 @@ mod tests {
             action(Agent::ClaudeCode, "claude-code", "SessionEnd"),
             Action::CloseStale
         );
-        // Compaction, resume and clear never end a turn (issue 15.7).
+        // Compaction, resume and clear never end a turn.
         for (agent, dir, name) in [
-            (Agent::ClaudeCode, "claude-code", "SessionStart"),
             (Agent::ClaudeCode, "claude-code", "SessionStart-compact"),
             (Agent::ClaudeCode, "claude-code", "PreCompact"),
             (Agent::ClaudeCode, "claude-code", "PostCompact"),
-            (Agent::Codex, "codex", "SessionStart"),
             (Agent::Codex, "codex", "SessionStart-compact"),
             (Agent::Codex, "codex", "PreCompact"),
             (Agent::Codex, "codex", "PostCompact"),
-            (Agent::GeminiCli, "gemini-cli", "SessionStart"),
             (Agent::GeminiCli, "gemini-cli", "PreCompress"),
         ] {
             assert_eq!(action(agent, dir, name), Action::Nothing, "{dir} {name}");
+        }
+        // A session's start starts the daemon, so its first index runs while the user types.
+        for (agent, dir, name) in [
+            (Agent::ClaudeCode, "claude-code", "SessionStart"),
+            (Agent::Codex, "codex", "SessionStart"),
+            (Agent::GeminiCli, "gemini-cli", "SessionStart"),
+        ] {
+            assert_eq!(action(agent, dir, name), Action::StartDaemon, "{dir} {name}");
+        }
+        // The plugins' envelopes around the opencode and pi events.
+        let created = serde_json::json!({"directory": "/w", "event": fixture("opencode", "session.created")});
+        let pi_start =
+            serde_json::json!({"session_id": "s", "cwd": "/w", "event": fixture("pi", "session_start")});
+        for (agent, payload) in [(Agent::Opencode, created), (Agent::Pi, pi_start)] {
+            let parsed = parse(agent, &payload).expect("parses");
+            assert_eq!(parsed.action, Action::StartDaemon, "{}", agent.name());
         }
         assert_eq!(action(Agent::GeminiCli, "gemini-cli", "BeforeAgent"), started);
         assert_eq!(

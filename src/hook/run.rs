@@ -1,5 +1,5 @@
-//! `filewatchd hook <agent>`: one agent hook event in, one turn marker out; a new prompt with
-//! no daemon running starts one (`autostart`). It never hurts the agent: whatever goes wrong
+//! `filewatchd hook <agent>`: one agent hook event in, one turn marker out; a session's start
+//! or a new prompt with no daemon running starts one (`autostart`). It never hurts the agent: whatever goes wrong
 //! (no daemon, a slow or refusing one, a payload it does not know), it prints nothing on
 //! stdout, one line on stderr, and exits 0 within 2 s.
 
@@ -54,6 +54,9 @@ fn handle(agent: Agent, args: &[String], state_dir: Option<&Path>) -> Result<Opt
     if event.action == Action::Nothing {
         return Ok(None);
     }
+    if event.action == Action::StartDaemon {
+        return autostart::start_early(&event, state_dir, until);
+    }
     let said = match autostart::reach(agent, &event, state_dir, until)? {
         Reached::Answering(client) => apply(&client, agent, &event)
             .map(|()| None)
@@ -102,7 +105,7 @@ fn apply(client: &Client, agent: Agent, event: &HookEvent) -> anyhow::Result<()>
                 &json!({"ref": next_ref, "agent": agent.name()}),
             )?;
         }
-        Action::Nothing => {}
+        Action::StartDaemon | Action::Nothing => {}
     }
     Ok(())
 }

@@ -10,9 +10,9 @@ pub mod spawn;
 pub mod stop;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use anyhow::Context as _;
+use anyhow::{Context as _, bail};
 
 use crate::client::Client;
 use crate::instance;
@@ -35,29 +35,34 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 /// says it watches; else, from `from` (default: the current directory) upwards, the nearest
 /// directory with a running daemon, then the nearest with a state directory or a
 /// `.filewatchd.toml` (never the home directory or `/` unless `from` is that very directory);
-/// else `from` itself.
+/// else `from` itself. A root that no longer exists is found by its record (the state
+/// directory that names it), so its daemon can still be asked about and stopped.
 pub fn locate(root: Option<&Path>, state_dir: Option<&Path>, from: Option<&Path>) -> anyhow::Result<Located> {
     let home = state::state_home()?;
     let given_root = match (root, state_dir) {
         (Some(root), _) => Some(root.to_path_buf()),
-        (None, Some(dir)) => std::fs::read(dir.join("root"))
+        (None, Some(dir)) => state::read_trusted(&dir.join("root"))
             .ok()
             .map(|bytes| PathBuf::from(String::from_utf8_lossy(&bytes).into_owned())),
         (None, None) => None,
     };
-    let root = match given_root {
-        Some(root) => canonical(&root)?,
+    let (root, recorded_state) = match given_root {
+        Some(root) => canonical_or_recorded(&home, &root, state_dir)?,
         None => {
             let from = match from {
                 Some(dir) => dir.to_path_buf(),
-                None => std::env::current_dir().context("cannot read the current directory")?,
+                None => state::working_dir()?,
             };
-            nearest_workspace(&home, &canonical(&from)?)
+            match canonical_or_recorded(&home, &from, state_dir)? {
+                (from, None) => (nearest_workspace(&home, &from), None),
+                recorded => recorded,
+            }
         }
     };
-    let state_dir = match state_dir {
-        Some(dir) => dir.to_path_buf(),
-        None => state::project_dir(&home, &root),
+    let state_dir = match (state_dir, recorded_state) {
+        (Some(dir), _) => dir.to_path_buf(),
+        (None, Some(dir)) => dir,
+        (None, None) => state::project_dir(&home, &root),
     };
     // Not the default state directory of `root`: the daemon must be told.
     let explicit_state = state_dir != state::project_dir(&home, &root);
@@ -66,6 +71,36 @@ pub fn locate(root: Option<&Path>, state_dir: Option<&Path>, from: Option<&Path>
         state_dir,
         explicit_state,
     })
+}
+
+/// `dir` made canonical; or, when it no longer exists, the root it belonged to by record
+/// (with `--state-dir`, the root that directory names; else the state directory naming it
+/// or an ancestor) and that state directory.
+fn canonical_or_recorded(
+    home: &Path,
+    dir: &Path,
+    state_dir: Option<&Path>,
+) -> anyhow::Result<(PathBuf, Option<PathBuf>)> {
+    let missing = match canonical(dir) {
+        Ok(root) => return Ok((root, None)),
+        Err(err) if dir.exists() => return Err(err),
+        Err(err) => err,
+    };
+    if let Some(dir) = state_dir {
+        let named = state::read_trusted(&dir.join("root")).ok();
+        let named = named.map(|bytes| PathBuf::from(String::from_utf8_lossy(&bytes).into_owned()));
+        return match named {
+            Some(root) => Ok((root, Some(dir.to_path_buf()))),
+            None => Err(missing),
+        };
+    }
+    match state::recorded_root(home, dir) {
+        Some((root, state_dir)) => Ok((root, Some(state_dir))),
+        None => bail!(
+            "workspace root {} does not exist, and filewatchd has no record of it (`filewatchd projects` lists the workspaces it has)",
+            dir.display()
+        ),
+    }
 }
 
 fn canonical(dir: &Path) -> anyhow::Result<PathBuf> {
@@ -81,8 +116,7 @@ fn canonical(dir: &Path) -> anyhow::Result<PathBuf> {
 }
 
 fn nearest_workspace(home: &Path, from: &Path) -> PathBuf {
-    let usable = instance::locks_usable();
-    let running = from.ancestors().find(|dir| match usable {
+    let running = from.ancestors().find(|dir| match instance::locks_usable(dir) {
         true => instance::holder_of(dir).is_some(),
         false => state::is_held(&state::project_dir(home, dir)),
     });
@@ -138,9 +172,11 @@ impl Running {
     }
 }
 
-/// Whether the daemon of `loc` runs, and answers `GET /v1/status`. Nothing here takes a lock
-/// a starting daemon could find taken: the machine-wide tree lock is tested without taking
-/// it; the state directory's own lock only where the tree locks cannot be used.
+/// Whether the daemon of `loc` runs, and answers `GET /v1/status`: the one holding the lock of
+/// the tree at `loc.root`, else the one whose tree lock's note names `loc.state_dir` (its root
+/// removed or replaced). Nothing here takes a lock a starting daemon could find taken: the
+/// machine-wide tree locks are tested without taking them; the state directory's own lock
+/// only where the tree locks cannot be used.
 pub fn probe(loc: &Located) -> Running {
     probe_asking(loc, true)
 }
@@ -151,12 +187,36 @@ pub fn probe_quietly(loc: &Located) -> Running {
     probe_asking(loc, false)
 }
 
+/// How long a probe waits for a daemon killed a moment ago to let go of its workspace.
+const EXIT_WAIT: Duration = Duration::from_secs(5);
+
 fn probe_asking(loc: &Located, ask: bool) -> Running {
-    let holder = instance::holder_of(&loc.root);
+    let until = Instant::now() + EXIT_WAIT;
+    loop {
+        let running = probe_once(loc, ask);
+        // A daemon that does not answer because it is dying (`kill -9` returns before the
+        // kernel has torn it down and released its lock), or whose lock note names a daemon
+        // gone already (its successor has not written its own yet), is not what holds the
+        // workspace: what comes next is, once it shows.
+        match &running {
+            Running::Silent(info) if is_gone_or_going(info) && Instant::now() < until => {}
+            _ => return running,
+        }
+        std::thread::sleep(Duration::from_millis(10)); // polling the process, not synchronising
+    }
+}
+
+/// The daemon named by `info` has died or is dying.
+pub fn is_gone_or_going(info: &DaemonInfo) -> bool {
+    instance::process::is_gone_or_going(info.pid, info.started)
+}
+
+fn probe_once(loc: &Located, ask: bool) -> Running {
+    let holder = instance::holder_of(&loc.root).or_else(|| instance::holder_for_state(&loc.state_dir));
     let pid = match holder {
         Some(holder) if holder.state_dir != loc.state_dir => return Running::Elsewhere(holder),
         Some(holder) => Some(holder.pid),
-        None if instance::locks_usable() => return Running::Stopped,
+        None if instance::locks_usable(&loc.root) => return Running::Stopped,
         None if state::is_held(&loc.state_dir) => None,
         None => return Running::Stopped,
     };

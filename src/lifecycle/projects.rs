@@ -46,13 +46,14 @@ pub fn list() -> anyhow::Result<Vec<Project>> {
 fn describe(state_dir: PathBuf) -> Project {
     let root = root_of(&state_dir);
     let root_exists = root.as_deref().is_some_and(Path::is_dir);
-    let running = match (&root, root_exists) {
-        (Some(root), true) => probe(&Located {
+    // Probed whether its root exists or not: a daemon whose root was removed still runs.
+    let running = match &root {
+        Some(root) => probe(&Located {
             root: root.clone(),
             state_dir: state_dir.clone(),
             explicit_state: false,
         }),
-        _ => Running::Stopped,
+        None => Running::Stopped,
     };
     Project {
         store_bytes: bytes_under(&state_dir),
@@ -64,9 +65,9 @@ fn describe(state_dir: PathBuf) -> Project {
     }
 }
 
-/// The root a state directory's daemon watched (its `root` file).
+/// The root a state directory's daemon watched (its `root` file, if this user's or root's).
 fn root_of(state_dir: &Path) -> Option<PathBuf> {
-    let bytes = std::fs::read(state_dir.join("root")).ok()?;
+    let bytes = state::read_trusted(&state_dir.join("root")).ok()?;
     Some(PathBuf::from(String::from_utf8_lossy(&bytes).into_owned()))
 }
 

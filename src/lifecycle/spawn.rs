@@ -81,6 +81,14 @@ pub enum Waited {
 
 /// Spawns `filewatchd serve` for `loc`, detached. The caller holds the `StartLock`.
 pub fn spawn(loc: &Located, launch: &Launch) -> anyhow::Result<Spawned> {
+    // Found by its record only: nothing is there to watch.
+    anyhow::ensure!(
+        loc.root.is_dir(),
+        "the workspace root {} no longer exists: nothing to start (its history is in {}; `filewatchd forget {}` deletes it)",
+        loc.root.display(),
+        loc.state_dir.display(),
+        loc.root.display()
+    );
     let log = loc.state_dir.join(LOG_FILE);
     // Rotated here rather than by the daemon's first line, so its lines begin at `log_from`.
     crate::log_file::rotate_if_full(&log);

@@ -1,5 +1,6 @@
-//! Stopping a workspace's daemon: `SIGTERM` to its pid, once it is sure that pid is this
-//! workspace's filewatchd, then waiting (with a deadline) until it has exited and let go of
+//! Stopping a workspace's daemon: `SIGTERM` to its pid, once it has proved that pid is this
+//! workspace's filewatchd and this user's (it holds the tree's lock, runs as this uid, is a
+//! filewatchd, and started when the daemon recorded: `instance::process`), then waiting (with a deadline) until it has exited and let go of
 //! the workspace. The daemon's own shutdown finishes what it was recording and closes the
 //! database; a daemon still indexing just ends, and its next start indexes again.
 
@@ -9,7 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::bail;
 
 use super::{Located, Running, probe};
-use crate::instance;
+use crate::instance::{self, process};
 
 /// How long `stop` waits for the daemon to exit.
 pub const STOP_DEADLINE: Duration = Duration::from_secs(30);
@@ -41,16 +42,11 @@ pub fn stop(loc: &Located) -> anyhow::Result<Stopped> {
         ),
         other => other.pid().unwrap_or_default(),
     };
-    check_is_ours(loc, pid)?;
-    let target = rustix::process::Pid::from_raw(pid as i32);
-    let Some(target) = target else {
-        bail!("{pid} is not a process id");
-    };
-    if let Err(err) = rustix::process::kill_process(target, rustix::process::Signal::TERM)
-        && !gone(pid)
-    {
+    check_holds(loc, pid)?;
+    let started = recorded_start(loc, pid, &running);
+    if let Err(why) = process::terminate(pid, started) {
         bail!(
-            "cannot signal the filewatchd for {} (pid {pid}): {err}",
+            "not stopping pid {pid} for {}: {why}. Nothing was signalled",
             loc.root.display()
         );
     }
@@ -69,35 +65,43 @@ pub fn stop(loc: &Located) -> anyhow::Result<Stopped> {
     Ok(Stopped::Exited(pid))
 }
 
-/// `pid` must hold this workspace's tree (or, where the tree locks cannot be used, be a
-/// filewatchd): a `daemon.json` left behind must never make `stop` signal a stranger.
-fn check_is_ours(loc: &Located, pid: u32) -> anyhow::Result<()> {
-    if instance::locks_usable() {
-        if holds(loc, pid) {
-            return Ok(());
-        }
-        bail!(
-            "pid {pid} does not hold {} (the daemon it names may have exited): nothing was stopped",
-            loc.root.display()
-        );
-    }
-    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_default();
-    let name = exe
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    if name.starts_with("filewatchd") {
+/// Where the tree locks can be used, `pid` must hold this workspace's tree: a `daemon.json`
+/// left behind must never make `stop` signal a stranger (`process::terminate` proves the rest).
+fn check_holds(loc: &Located, pid: u32) -> anyhow::Result<()> {
+    if holds(loc, pid) || !instance::locks_usable(&loc.root) {
         return Ok(());
     }
     bail!(
-        "pid {pid} is not a filewatchd ({}): nothing was stopped",
-        exe.display()
+        "pid {pid} does not hold {} (the daemon it names may have exited): nothing was stopped",
+        loc.root.display()
     )
+}
+
+/// When the daemon `pid` said it started: in its tree lock's note, else in what its state
+/// directory holds (`daemon.json`, `indexing.json`).
+fn recorded_start(loc: &Located, pid: u32, running: &Running) -> Option<u64> {
+    let noted = holder(loc).filter(|h| h.pid == pid).and_then(|h| h.started);
+    let written = match running {
+        Running::Answering(info) | Running::Silent(info) if info.pid == pid => info.started,
+        Running::Indexing {
+            progress: Some(p), ..
+        } if p.pid == pid => p.started,
+        _ => None,
+    };
+    noted.or(written)
 }
 
 /// Whether `pid` holds the tree lock of `loc` (with `loc`'s state directory).
 fn holds(loc: &Located, pid: u32) -> bool {
-    instance::holder_of(&loc.root).is_some_and(|h| h.pid == pid && h.state_dir == loc.state_dir)
+    holder(loc).is_some_and(|h| h.pid == pid)
+}
+
+/// The daemon holding the tree lock of `loc.root` for `loc.state_dir`, or (its root removed
+/// or replaced) the one whose tree lock's note names `loc.state_dir`.
+fn holder(loc: &Located) -> Option<instance::Holder> {
+    instance::holder_of(&loc.root)
+        .filter(|h| h.state_dir == loc.state_dir)
+        .or_else(|| instance::holder_for_state(&loc.state_dir))
 }
 
 /// Whether `pid` has exited: no such process, or a zombie nobody has reaped yet whose threads

@@ -8,10 +8,11 @@ use rmcp::ErrorData;
 use rmcp::handler::server::common::FromContextPart;
 use rmcp::handler::server::tool::ToolCallContext;
 use schemars::JsonSchema;
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::shape::Failure;
+use super::shape::{self, Failure};
 
 /// The arguments, or the tool's error text when they do not fit its schema.
 pub struct Parameters<T>(pub Result<T, String>);
@@ -34,5 +35,22 @@ impl<S, T: DeserializeOwned> FromContextPart<ToolCallContext<'_, S>> for Paramet
             Failure::bad(message).to_json().to_string()
         });
         Ok(Self(parsed))
+    }
+}
+
+/// A turn: its number, or the ref the agent gave it.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum TurnArg {
+    Number(i64),
+    Ref(String),
+}
+
+impl TurnArg {
+    pub fn segment(&self) -> String {
+        match self {
+            Self::Number(n) => n.to_string(),
+            Self::Ref(r) => shape::segment(r),
+        }
     }
 }

@@ -3,12 +3,32 @@
 //! page; with `diff`, the page's diffs, asked for file by file when the page's diffs together
 //! are past what one answer of the daemon may hold.
 
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::args::TurnArg;
 use super::reach::Reached;
 use super::session::Resolved;
 use super::shape::{self, DIFF_TOTAL, Failure, encode, first_line, paged};
-use super::tools::{TurnArg, TurnChangesArgs};
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TurnChangesArgs {
+    /// The session (default: this session, see the server's docs).
+    pub session: Option<String>,
+    /// The turn: a number or the agent's ref (default: the session's latest, open or not).
+    pub turn: Option<TurnArg>,
+    /// Include unified diffs of text files (cut at 8 KiB per file, 48 KiB in all).
+    #[serde(default)]
+    pub diff: bool,
+    /// Only paths equal to this or beneath it (workspace-relative, `/` separators).
+    pub path: Option<String>,
+    /// Skip this many changed paths (for the next page).
+    pub offset: Option<usize>,
+    /// At most this many paths (default 50, at most 500).
+    pub limit: Option<usize>,
+}
 
 /// An open turn's answer comes after the barrier, so a command that just ran is in it.
 pub fn turn_changes(daemon: &Reached, session: &Resolved, args: &TurnChangesArgs) -> Result<Value, Failure> {
@@ -118,5 +138,32 @@ fn change_line(change: &Value) -> Value {
             value => line[key] = value.clone(),
         }
     }
+    // The new bits, where only they say what a chmod did.
+    if change["mode_changed"] == Value::Bool(true) && change["mode"].is_string() {
+        line["mode"] = change["mode"].clone();
+    }
     line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::change_line;
+    use serde_json::json;
+
+    #[test]
+    fn a_chmod_shows_its_new_bits_and_an_edit_does_not() {
+        let change = |mode_changed| {
+            json!({"path": ".env", "change": "modified", "kind": "file", "size": 12, "hash": "ab",
+                   "executable": false, "mode": "0600", "mode_changed": mode_changed, "reviewed": false})
+        };
+        assert_eq!(
+            change_line(&change(true)),
+            json!({"path": ".env", "change": "modified", "kind": "file", "size": 12,
+                   "mode_changed": true, "mode": "0600"})
+        );
+        assert_eq!(
+            change_line(&change(false)),
+            json!({"path": ".env", "change": "modified", "kind": "file", "size": 12})
+        );
+    }
 }

@@ -126,16 +126,9 @@ impl Failure {
     }
 }
 
-/// The answer's body was past the client's limit (ureq's `BodyExceedsLimit`, also when it
-/// comes wrapped in the JSON reader's error).
+/// The answer's body was past the client's limit (`client::ANSWER_LIMIT`).
 fn exceeds_limit(err: &anyhow::Error) -> bool {
-    let limit = |e: &(dyn std::error::Error + 'static)| {
-        matches!(
-            e.downcast_ref::<ureq::Error>(),
-            Some(ureq::Error::BodyExceedsLimit(_))
-        )
-    };
-    err.chain().any(limit) || format!("{err:#}").contains("larger than request limit")
+    err.downcast_ref::<crate::client::TooLarge>().is_some()
 }
 
 /// The API's messages name CLI commands where the agent has a tool for the same.

@@ -14,10 +14,11 @@ use serde_json::{Value, json};
 
 use super::Server;
 use super::args::Parameters;
+use super::args::TurnArg;
 use super::reach::Reached;
 use super::session::Resolved;
 use super::shape::{self, Failure, page};
-use super::tools::TurnArg;
+use crate::api::error::ErrorCode;
 
 /// The actor an MCP rollback records.
 pub const ACTOR: &str = "mcp";
@@ -270,7 +271,7 @@ fn preview(
 ) -> Result<Value, Failure> {
     let plan = match daemon.post(path, body) {
         Ok(plan) => plan,
-        Err(failure) if failure.api_code() == Some("turn_open") => {
+        Err(failure) if failure.api_code() == Some(ErrorCode::TurnOpen) => {
             return Err(turn_open(failure, session, &next));
         }
         Err(failure) => return Err(failure),
@@ -338,7 +339,7 @@ fn action_line(action: &Value) -> Value {
 fn apply(daemon: &Reached, path: &str, body: &Value, command: &str) -> Result<Value, Failure> {
     match daemon.post(path, body) {
         Ok(done) => Ok(summary(&done, command)),
-        Err(Failure::Api(api)) if api.status == 409 && api.body["error"]["code"] == "conflicts" => {
+        Err(Failure::Api(api)) if api.status == 409 && api.code == Some(ErrorCode::Conflicts) => {
             let mut plan = summary(&api.body, command);
             plan["refused"] = json!(
                 "conflicts: nothing was changed; tell the user, who decides with the CLI (`--skip-conflicts` or `--force`)"

@@ -4,6 +4,7 @@
 
 use serde_json::{Value, json};
 
+use crate::api::error::ErrorCode;
 use crate::client::ApiFailure;
 
 /// Items of a list in one answer unless the call asks for another `limit`.
@@ -18,6 +19,32 @@ pub const DIFF_TOTAL: usize = 48 * 1024;
 const DIFF_LEAST: usize = 512;
 /// A page's items in all (as JSON, diffs included): the items past it go to the next page.
 pub const PAGE_BYTES: usize = 64 * 1024;
+
+/// The `code` of a tool's error: the API's own codes passed through, and these of the MCP
+/// server's own (docs/mcp.md lists them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(untagged)]
+pub enum Code {
+    Api(ErrorCode),
+    Own(OwnCode),
+}
+
+/// The codes only the MCP server answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OwnCode {
+    /// No daemon answers, and none could be started.
+    NoDaemon,
+    /// The daemon refused with a code this server does not know.
+    ApiError,
+    /// Which session is meant is not known.
+    SessionUnknown,
+    BadArgument,
+    AnswerTooLarge,
+    /// A rollback refused because of conflicts (its plan beside).
+    Conflicts,
+    Internal,
+}
 
 /// Why a tool call could not answer.
 #[derive(Debug)]
@@ -53,28 +80,39 @@ impl Failure {
     }
 
     /// The API's error code, when the daemon refused.
-    pub fn api_code(&self) -> Option<&str> {
+    pub fn api_code(&self) -> Option<ErrorCode> {
         match self {
-            Self::Api(failure) => failure.body["error"]["code"].as_str(),
+            Self::Api(failure) => failure.code,
             _ => None,
+        }
+    }
+
+    /// The code the agent sees.
+    pub fn code(&self) -> Code {
+        match self {
+            Self::NoDaemon(_) => Code::Own(OwnCode::NoDaemon),
+            Self::Api(failure) => failure.code.map_or(Code::Own(OwnCode::ApiError), Code::Api),
+            Self::Session { .. } => Code::Own(OwnCode::SessionUnknown),
+            Self::BadArgument(_) => Code::Own(OwnCode::BadArgument),
+            Self::TooLarge(_) => Code::Own(OwnCode::AnswerTooLarge),
+            Self::Internal(_) => Code::Own(OwnCode::Internal),
+            Self::Refused(_) => Code::Own(OwnCode::Conflicts),
         }
     }
 
     /// The answer the agent gets: `{"error":{"code","message",...}}`.
     pub fn to_json(&self) -> Value {
-        let (code, message) = match self {
-            Self::NoDaemon(message) => ("no_daemon", message.clone()),
-            Self::Api(failure) => (
-                failure.body["error"]["code"].as_str().unwrap_or("api_error"),
-                failure.message.clone(),
-            ),
-            Self::Session { message, .. } => ("session_unknown", message.clone()),
-            Self::BadArgument(message) => ("bad_argument", message.clone()),
-            Self::TooLarge(message) => ("answer_too_large", message.clone()),
-            Self::Internal(message) => ("internal", message.clone()),
+        let code = self.code();
+        let message = match self {
+            Self::Api(failure) => failure.message.clone(),
+            Self::NoDaemon(message)
+            | Self::Session { message, .. }
+            | Self::BadArgument(message)
+            | Self::TooLarge(message)
+            | Self::Internal(message) => message.clone(),
             Self::Refused(plan) => {
                 let message = plan["refused"].as_str().unwrap_or("refused").to_string();
-                return json!({"error": {"code": "conflicts", "message": message}, "plan": plan});
+                return json!({"error": {"code": code, "message": message}, "plan": plan});
             }
         };
         let mut error = json!({"code": code, "message": message});

@@ -13,10 +13,10 @@ use serde_json::{Value, json};
 
 use super::Server;
 use super::args::Parameters;
+use super::args::TurnArg;
 use super::reach::Reached;
 use super::session::Resolved;
 use super::shape::{self, Failure, finish, page};
-use super::tools::TurnArg;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

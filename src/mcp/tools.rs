@@ -10,46 +10,13 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use super::Server;
 use super::args::Parameters;
+use super::changes::{self, TurnChangesArgs};
 use super::reach::Reached;
 use super::session::{self, Resolved, Told};
 use super::shape::{self, Failure, encode, finish, first_line, page};
-use super::{Server, changes};
-
-/// A turn: its number, or the ref the agent gave it.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(untagged)]
-pub enum TurnArg {
-    Number(i64),
-    Ref(String),
-}
-
-impl TurnArg {
-    pub fn segment(&self) -> String {
-        match self {
-            Self::Number(n) => n.to_string(),
-            Self::Ref(r) => shape::segment(r),
-        }
-    }
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TurnChangesArgs {
-    /// The session (default: this session, see the server's docs).
-    pub session: Option<String>,
-    /// The turn: a number or the agent's ref (default: the session's latest, open or not).
-    pub turn: Option<TurnArg>,
-    /// Include unified diffs of text files (cut at 8 KiB per file, 48 KiB in all).
-    #[serde(default)]
-    pub diff: bool,
-    /// Only paths equal to this or beneath it (workspace-relative, `/` separators).
-    pub path: Option<String>,
-    /// Skip this many changed paths (for the next page).
-    pub offset: Option<usize>,
-    /// At most this many paths (default 50, at most 500).
-    pub limit: Option<usize>,
-}
+use crate::api::error::ErrorCode;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -129,7 +96,7 @@ impl Server {
 /// The daemon has no session of that name (one the agent named, not yet seen by any hook):
 /// the refusal lists those there are.
 fn unknown(daemon: &Reached, session: &Resolved, failure: Failure) -> Failure {
-    let missing = failure.api_code() == Some("not_found")
+    let missing = failure.api_code() == Some(ErrorCode::NotFound)
         && matches!(&failure, Failure::Api(api) if api.message.starts_with("no session named"));
     match missing.then(|| session::listed(daemon)) {
         Some(Ok(listed)) => session::no_such_session(&session.name, &listed),

@@ -1,17 +1,16 @@
-//! Applying a plan (CRASH-01..05): the plan is committed to the journal (synchronous=FULL)
-//! before the first file is touched; each path is re-checked right before it is changed;
-//! removals run before creations (deepest directories first, then shallowest first); new
-//! content goes temp + fsync + rename; directories are fsynced; the results are recorded as
-//! versions of origin `rollback`, so the daemon's own writes are never taken for someone
-//! else's. Recovery runs the same code on the steps a crash left undone.
+//! Applying a plan's steps to the disk, once the journal holds them: each path is re-checked
+//! right before it is changed; removals run before creations (deepest directories first,
+//! then shallowest first); new content goes temp + fsync + rename (`install`, `durable`);
+//! directories are fsynced; then every done step is checked against its target (`verify`).
+//! Recording the results as versions of origin `rollback`, or putting everything back, is
+//! `finish`'s. Recovery runs the same code on the steps a crash left undone.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use rusqlite::Connection;
 
 use super::Workspace;
-use super::finish::Cause;
 use super::pause::PauseHook;
 use super::plan::{Note, NoteCode, Step};
 use crate::fs::ops::{FsError, Parent, file_mode};
@@ -19,12 +18,24 @@ use crate::fs::read::{Observation, probe};
 use crate::fs::sync::FsSync;
 use crate::fs::temp::TempNames;
 use crate::model::Hash;
-use crate::model::{StatKey, State};
+use crate::model::{FileState, StatKey, State};
 use crate::paths::RelPath;
 use crate::store::read_blob;
 
 mod durable;
+mod fallback;
+mod held;
 mod install;
+mod verify;
+
+pub use verify::Cause;
+
+/// What an exchange (or mode `rename`'s kept link, `fallback`) left under the temp name.
+enum Swapped {
+    Expected,
+    Ours,
+    Foreign,
+}
 
 /// How a step is checked before its first change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,7 +47,7 @@ pub enum Check {
     Recovery,
 }
 
-/// Only the executable bit differs: the file is not rewritten.
+/// Only the permission bits differ: the file is not rewritten.
 fn same_content(step: &Step) -> bool {
     matches!((&step.current, &step.target), (State::File(c), State::File(t)) if c.hash == t.hash)
 }
@@ -50,7 +61,7 @@ pub enum Finished {
     Skipped(Note),
     Kept(Note),
     /// An I/O error, the path not at its target when checked after applying, or the root
-    /// gone: the rollback failed (issue 14.2, 14.4).
+    /// gone: the rollback failed.
     Failed(Note, Cause),
 }
 
@@ -79,6 +90,7 @@ pub fn execute(
             check,
             root_lost: AtomicBool::new(false),
             temps_left: AtomicBool::new(false),
+            held: held::HeldDirs::default(),
             pause: PauseHook::from_knobs(),
         },
         contents,
@@ -110,8 +122,8 @@ pub fn execute(
         }
     }
     let mut results: Vec<Finished> = run.results.iter_mut().filter_map(Option::take).collect();
-    // "done" is what the disk says, not what the system calls answered (issue 14.4).
-    super::finish::verify(ws, steps, &mut results);
+    // "done" is what the disk says, not what the system calls answered.
+    verify::verify(ws, steps, &mut results);
     tracing::debug!(
         files_ms = (installed_at - started).as_millis() as u64,
         dirs_ms = (synced_at - installed_at).as_millis() as u64,
@@ -119,8 +131,8 @@ pub fn execute(
         "rollback apply timings"
     );
     run.sweep_temps(steps, &results);
-    // A directory moved or swapped while the rollback ran took temp files along (issue 14.3).
-    if results.iter().any(raced) && !temps.sweep(&ws.root.path) {
+    // A directory moved or swapped while the rollback ran took temp files along.
+    if results.iter().any(raced) && !temps.sweep(&ws.root) {
         run.disk.left_a_temp();
     }
     Applied {
@@ -182,11 +194,13 @@ struct Disk<'a> {
     ws: &'a Workspace,
     temps: &'a TempNames,
     check: Check,
-    /// The root was found moved away or replaced: nothing more is changed (issue 14.6), but
+    /// The root was found moved away or replaced: nothing more is changed, but
     /// for the renames other install threads had under way.
     root_lost: AtomicBool,
     /// A temp file could not be removed (a read-only file system): the journal keeps it named.
     temps_left: AtomicBool,
+    /// The directories temp files were made in, to remove them through.
+    held: held::HeldDirs,
     pause: PauseHook,
 }
 
@@ -249,7 +263,7 @@ fn first_phase(phase: usize, step: &Step) -> bool {
 }
 
 impl Disk<'_> {
-    /// PATH-04 / CRASH-05: the disk still holds what the plan expects, right before the change.
+    /// The disk still holds what the plan expects, right before the change.
     fn pre_check(&self, parent: &Parent, step: &Step) -> Result<(), Finished> {
         if self.check == Check::Planned {
             let now = parent.stat(&step.path).map_err(|e| skipped(step, &e))?;
@@ -339,12 +353,18 @@ impl Run<'_> {
     fn install_all(&mut self, steps: &[(i64, Step)], indexes: &[usize]) {
         let mut writes = Vec::new();
         let mut installable = Vec::new();
+        let mut rewrites = HashSet::new();
         for &i in indexes {
             if self.results[i].is_some() {
                 continue;
             }
             match self.stage(&steps[i]) {
-                Ok(Some(write)) => writes.push((i, write)),
+                Ok(Some(write)) => {
+                    if same_content(&steps[i].1) {
+                        rewrites.insert(i);
+                    }
+                    writes.push((i, write));
+                }
                 Ok(None) => installable.push(i),
                 Err(finished) => self.results[i] = Some(finished),
             }
@@ -354,14 +374,14 @@ impl Run<'_> {
         let written_at = std::time::Instant::now();
         for ((i, _), result) in writes.into_iter().zip(written) {
             match result {
-                // CRASH-02: a failed write or sync is never retried as a success; that path
+                // A failed write or sync is never retried as a success; that path
                 // is not installed.
                 Err(err) => self.results[i] = Some(skipped(&steps[i].1, &err)),
                 Ok(_) => installable.push(i),
             }
         }
         installable.sort_unstable();
-        self.install_each(steps, &installable);
+        self.install_each(steps, &installable, &rewrites);
         tracing::debug!(
             write_ms = (written_at - staged_at).as_millis() as u64,
             install_ms = written_at.elapsed().as_millis() as u64,
@@ -378,47 +398,69 @@ impl Run<'_> {
         }
         let temp = self.disk.temps.name(*ord);
         match &step.target {
-            State::File(file) if !same_content(step) => {
-                let current_mode = parent
-                    .stat(&step.path)
-                    .map_err(|e| skipped(step, &e))?
-                    .map(|s| s.st_mode);
-                // An unreadable file's mode is what hid it: its replacement gets the default.
-                let keep =
-                    step.current.is_present() && !step.current.is_dir() && !step.current.is_unreadable();
-                let mode = file_mode(current_mode.filter(|_| keep), file.executable);
-                if let Err(e) = self.content(file.hash) {
-                    let source = std::io::Error::other(e);
-                    return Err(skipped(
-                        step,
-                        &FsError::Io {
-                            path: step.path.to_text(),
-                            source,
-                        },
-                    ));
-                }
-                Ok(Some(TempWrite {
-                    temp,
-                    hash: file.hash,
-                    mode,
-                }))
+            State::File(file) => self.stage_file(&parent, step, file, temp),
+            State::Symlink { target } => {
+                (parent.symlink_temp(&step.path, &temp, target)).map_err(|e| skipped(step, &e))?;
+                self.disk.held.hold(&step.path, &parent);
+                Ok(None)
             }
-            State::Symlink { target } => parent
-                .symlink_temp(&step.path, &temp, target)
-                .map(|()| None)
-                .map_err(|e| skipped(step, &e)),
             _ => Ok(None),
         }
     }
 
+    /// A file's new content, or `None` for a mode-only step whose file has one name (its bits
+    /// are set in place, on the inode checked). A mode-only step on a file with other names
+    /// (hard links, maybe to a file outside the workspace) writes the file anew, as a content
+    /// step does, and renames it in: no step changes an inode that is also someone else's.
+    fn stage_file(
+        &mut self,
+        parent: &Parent,
+        step: &Step,
+        file: &FileState,
+        temp: String,
+    ) -> Result<Option<TempWrite>, Finished> {
+        let now = parent.stat(&step.path).map_err(|e| skipped(step, &e))?;
+        if same_content(step) {
+            if now.as_ref().is_none_or(|s| s.st_nlink == 1) {
+                return Ok(None);
+            }
+            if file.too_large {
+                let reason = "it has other names (hard links) and its content, over max_file_size, \
+                    was never stored: it cannot be written anew, and its bits are not changed through them";
+                return Err(Finished::Skipped(note(step, NoteCode::TooLarge, reason.into())));
+            }
+        }
+        // A version that recorded its bits gets them; one that knows only its executable bit
+        // keeps the bits the file has (an unreadable file's mode is what hid it: its
+        // replacement gets the default).
+        let keep = step.current.is_present() && !step.current.is_dir() && !step.current.is_unreadable();
+        let mode = file_mode(now.map(|s| s.st_mode).filter(|_| keep), file);
+        if let Err(e) = self.content(file.hash) {
+            let source = std::io::Error::other(e);
+            let path = step.path.to_text();
+            return Err(skipped(step, &FsError::Io { path, source }));
+        }
+        Ok(Some(TempWrite {
+            temp,
+            hash: file.hash,
+            mode,
+        }))
+    }
+
     /// Every step not done may have left its temp file (a write that failed half-way, an
-    /// install refused): each is removed, on every way out (issue 14.3).
+    /// install refused): each is removed, on every way out.
     fn sweep_temps(&mut self, steps: &[(i64, Step)], results: &[Finished]) {
         for (i, (ord, step)) in steps.iter().enumerate() {
             if !matches!(results[i], Finished::Skipped(_) | Finished::Failed(..)) {
                 continue;
             }
             let temp = self.disk.temps.name(*ord);
+            if let Some(gone) = self.disk.held.remove(&step.path, &temp) {
+                if !gone {
+                    self.disk.left_a_temp();
+                }
+                continue;
+            }
             match self.disk.ws.root.parent_of(&step.path) {
                 Ok(parent) => {
                     if matches!(parent.stat_temp(&step.path, &temp), Ok(Some(_))) {

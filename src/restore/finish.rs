@@ -1,5 +1,5 @@
-//! How a rollback ends (G12: all or nothing). After applying, every path is checked against
-//! its target (issue 14.4). A step that failed (an I/O error, a path not at its target), or,
+//! How a rollback ends (G12: all or nothing). `apply` has checked every path against its
+//! target after applying. A step that failed (an I/O error, a path not at its target), or,
 //! under `abort`, a conflict found while applying, makes the whole rollback fail: every path
 //! it had changed is put back to its state before the rollback, from the journal (issue
 //! 14.2), and the failure is answered as what it is. If putting back fails too, the journal
@@ -12,58 +12,16 @@ use std::collections::HashMap;
 use rusqlite::{Connection, TransactionBehavior};
 
 use super::Workspace;
-use super::apply::{Applied, Check, Finished, execute};
+use super::apply::{Applied, Cause, Check, Finished, execute};
 use super::journaled::to_json;
 use super::outcome::{ActionStatus, Outcome, PathLine};
-use super::plan::{Note, NoteCode, Step};
+use super::plan::{NoteCode, Step};
 use super::{OnConflict, RollbackError};
-use crate::fs::feed::map_parallel;
 use crate::fs::read::{Observation, probe};
 use crate::fs::temp::TempNames;
-use crate::model::{StatKey, State, now_ms, now_ns};
-use crate::store::fault::io_cause;
+use crate::model::{FileState, StatKey, State, now_ms, now_ns, permission_bits};
 use crate::store::journal::{self, Status};
 use crate::store::sql;
-
-/// Paths checked at a time after applying.
-const VERIFY_THREADS: usize = 16;
-
-/// Why a step failed, as a failed rollback's `cause` says it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Cause {
-    /// An I/O error: its errno's name (`EIO`, `ENOSPC`, `EROFS`, ...), `io_error` when none.
-    Io(String),
-    /// After applying, the path was not at its target.
-    NotAtTarget,
-    /// The workspace root was moved away, removed or replaced while the rollback ran.
-    WorkspaceLost,
-}
-
-impl Cause {
-    pub fn of_io(err: &std::io::Error) -> Self {
-        Self::Io(io_cause(err))
-    }
-
-    pub fn name(&self) -> &str {
-        match self {
-            Self::Io(errno) => errno,
-            Self::NotAtTarget => "not_at_target",
-            Self::WorkspaceLost => "workspace_lost",
-        }
-    }
-}
-
-impl std::fmt::Display for Cause {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl serde::Serialize for Cause {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.name())
-    }
-}
 
 /// A rollback that failed: the first failure, and where every path of it ended.
 #[derive(Debug, Clone)]
@@ -76,6 +34,8 @@ pub struct Failure {
     pub reverted: bool,
     /// When not reverted: each path the plan names, with its state now.
     pub paths: Vec<PathNow>,
+    /// Temp files that could not be removed (`TempNames::left_note`).
+    pub temps_left: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -96,6 +56,9 @@ pub enum PathState {
     Absent,
     /// Changed by someone else.
     Changed,
+    /// Behind a symlink swapped in for one of its directories: what it holds cannot be seen
+    /// from the root (the directory the rollback wrote in may be elsewhere now).
+    Unreachable,
 }
 
 impl std::fmt::Display for Failure {
@@ -121,42 +84,6 @@ impl std::fmt::Display for Failure {
     }
 }
 
-/// Checks every done step against its target on disk (type, content, executable bit, link
-/// target); one that differs is failed.
-pub fn verify(ws: &Workspace, steps: &[(i64, Step)], results: &mut [Finished]) {
-    let done: Vec<usize> = (0..steps.len())
-        .filter(|&i| matches!(results[i], Finished::Done(_)))
-        .collect();
-    let found = map_parallel(done.len(), VERIFY_THREADS, |k| {
-        let step = &steps[done[k]].1;
-        match probe(&ws.root, &step.path, ws.max_file_size) {
-            Observation::Absent => Some(State::Absent),
-            Observation::Present(p) => Some(p.state),
-            _ => None,
-        }
-    });
-    for (i, state) in done.into_iter().zip(found) {
-        let step = &steps[i].1;
-        if state.as_ref() == Some(&step.target) {
-            continue;
-        }
-        let now = state.map_or("unreadable", |s| s.kind().name());
-        let reason = format!(
-            "after applying it is not at its target (a {} expected, found {now}, or other content)",
-            step.target.kind().name()
-        );
-        results[i] = Finished::Failed(note(step, NoteCode::NotAtTarget, reason), Cause::NotAtTarget);
-    }
-}
-
-fn note(step: &Step, code: NoteCode, reason: String) -> Note {
-    Note {
-        path: step.path.clone(),
-        code,
-        reason,
-    }
-}
-
 /// Ends an applied rollback: committed (recorded), or failed and put back.
 #[allow(clippy::too_many_arguments)]
 pub fn conclude(
@@ -176,8 +103,11 @@ pub fn conclude(
     });
     let late = |r: &Finished| matches!(r, Finished::Skipped(_));
     let late_conflict = on_conflict == OnConflict::Abort && applied.results.iter().any(late);
+    let mut outcome = outcome;
+    if applied.temps_left {
+        outcome.temps_left = Some(temps.left_note());
+    }
     if failure.is_none() && !late_conflict {
-        let mut outcome = outcome;
         let committed = commit(conn, ws, id, steps, &applied, &mut outcome, status);
         return match committed {
             Ok(()) => Ok(outcome),
@@ -193,15 +123,9 @@ pub fn conclude(
             )),
         };
     }
-    let (back, reverted) = revert(conn, ws, id, temps, steps);
-    let journaled = journal_failure(
-        conn,
-        ws,
-        id,
-        steps,
-        reverted,
-        applied.temps_left || back.temps_left,
-    );
+    let (back, reverted) = revert(conn, ws, id, temps, steps, &applied.results);
+    let temps_left = applied.temps_left || back.temps_left;
+    let journaled = journal_failure(conn, ws, id, steps, reverted, temps_left);
     if let Err(err) = journaled {
         return Err(pending_or(
             err,
@@ -229,6 +153,7 @@ pub fn conclude(
         message: first.reason,
         reverted,
         paths,
+        temps_left: temps_left.then(|| temps.left_note()),
     })))
 }
 
@@ -332,6 +257,7 @@ fn revert(
     id: i64,
     temps: &TempNames,
     steps: &[(i64, Step)],
+    forward: &[Finished],
 ) -> (Applied, bool) {
     // Durable before the first path is touched, when the index takes it; when it does not,
     // the put-back goes on all the same (the journal is brought up to date later).
@@ -347,13 +273,38 @@ fn revert(
         &mut HashMap::new(),
         Check::Recovery,
     );
-    let reverted = !back.results.iter().any(|r| matches!(r, Finished::Failed(..)));
+    // A step skipped going forward changed nothing: there is nothing of it to put back.
+    let changed = forward
+        .iter()
+        .map(|f| !matches!(f, Finished::Skipped(_) | Finished::Kept(_)));
+    let reverted = back
+        .results
+        .iter()
+        .zip(changed)
+        .all(|(back, changed)| !changed || put_back(back));
     tracing::warn!(
         rollback = id,
         reverted,
         "a rollback failed; what it changed was put back"
     );
     (back, reverted)
+}
+
+/// Whether every step of a put-back got its path back (see `put_back`).
+pub fn all_put_back(results: &[Finished]) -> bool {
+    results.iter().all(put_back)
+}
+
+/// A put-back step got its path back to its state before the rollback, or found someone
+/// else's change there (nothing of the rollback's is left at the path). One that failed, or
+/// could not reach the path (a symlink in the way: the directory the rollback wrote in may be
+/// elsewhere now, still holding the rollback's content), did not: the rollback is not undone.
+fn put_back(result: &Finished) -> bool {
+    match result {
+        Finished::Failed(..) => false,
+        Finished::Skipped(note) => note.code != NoteCode::SymlinkInTheWay,
+        Finished::Done(_) | Finished::Kept(_) => true,
+    }
 }
 
 /// The step that undoes `step`: from its target back to its state before the rollback.
@@ -393,6 +344,7 @@ fn paths_now(ws: &Workspace, steps: &[(i64, Step)]) -> Vec<PathNow> {
         .map(|(_, step)| PathNow {
             path: step.path.to_text(),
             state: match on_disk(ws, step) {
+                _ if behind_a_symlink(ws, step) => PathState::Unreachable,
                 Some(s) if s == step.current => PathState::AsBefore,
                 Some(s) if s == step.target => PathState::RolledBack,
                 Some(State::Absent) => PathState::Absent,
@@ -400,6 +352,13 @@ fn paths_now(ws: &Workspace, steps: &[(i64, Step)]) -> Vec<PathNow> {
             },
         })
         .collect()
+}
+
+fn behind_a_symlink(ws: &Workspace, step: &Step) -> bool {
+    matches!(
+        ws.root.parent_of(&step.path),
+        Err(crate::fs::ops::FsError::SymlinkInTheWay(_))
+    )
 }
 
 fn on_disk(ws: &Workspace, step: &Step) -> Option<State> {
@@ -413,7 +372,7 @@ fn on_disk(ws: &Workspace, step: &Step) -> Option<State> {
 /// A revert that could not finish: the paths still at the rollback's target (or between a
 /// removal and its re-creation) are recorded as its versions, so the record equals the disk
 /// and capture does not take them for someone else's writes.
-fn record_partial(
+pub(super) fn record_partial(
     conn: &mut Connection,
     ws: &Workspace,
     id: i64,
@@ -423,10 +382,17 @@ fn record_partial(
     let now = now_ms();
     for (_, step) in steps {
         let state = match on_disk(ws, step) {
+            // Not seen (the rollback's write may be in the directory swapped away): the next
+            // start puts it back once it is.
+            _ if behind_a_symlink(ws, step) => continue,
             Some(s) if s == step.target => s,
             Some(State::Absent) if step.current.is_present() => State::Absent,
             _ => continue,
         };
+        // A start-up that finds it still not put back records it once.
+        if sql::latest(&tx, &step.path)?.is_some_and(|l| l.state == state) {
+            continue;
+        }
         journal::insert_rollback_version(&tx, step.path_id, &state, id, now)?;
         sql::clear_path_state(&tx, step.path_id)?;
     }
@@ -451,8 +417,8 @@ pub fn record(
         let path = step.path.to_text();
         match finished {
             Finished::Done(stat) => {
-                let seq =
-                    journal::insert_rollback_version(&tx, step.path_id, &step.target, rollback_id, now)?;
+                let state = as_written(&step.target, *stat);
+                let seq = journal::insert_rollback_version(&tx, step.path_id, &state, rollback_id, now)?;
                 set_stat(&tx, step, seq, *stat, checked_ns)?;
                 update_watch(ws, step);
                 outcome.set_status(&index, &path, ActionStatus::Done);
@@ -472,6 +438,19 @@ pub fn record(
     outcome.rollback_id = Some(rollback_id);
     journal::finish_rollback(&tx, rollback_id, status, &to_json(outcome), now)?;
     tx.commit()
+}
+
+/// The state a done step wrote: its target, with the permission bits the file got where the
+/// target knew only its executable bit (a version recorded before bits were), so that the
+/// latest version of a file always knows its bits and a later chmod is a change.
+fn as_written(target: &State, stat: Option<StatKey>) -> State {
+    match (target, stat) {
+        (State::File(file), Some(stat)) if file.mode.is_none() => State::File(FileState {
+            mode: Some(permission_bits(stat.mode)),
+            ..file.clone()
+        }),
+        _ => target.clone(),
+    }
 }
 
 fn set_stat(
@@ -514,7 +493,8 @@ pub fn record_reverted(
         if sql::latest(&tx, &step.path)?.is_some_and(|l| l.state == step.target) {
             continue;
         }
-        let seq = journal::insert_rollback_version(&tx, step.path_id, &step.target, rollback_id, now)?;
+        let state = as_written(&step.target, *stat);
+        let seq = journal::insert_rollback_version(&tx, step.path_id, &state, rollback_id, now)?;
         set_stat(&tx, step, seq, *stat, checked_ns)?;
         update_watch(ws, step);
     }

@@ -54,7 +54,7 @@ pub fn store_foreign(
     tx.commit()
 }
 
-/// The blob (made durable first, CRASH-03), the version and the stat-cache row of what was read.
+/// The blob (made durable first), the version and the stat-cache row of what was read.
 fn store(tx: &Transaction<'_>, ws: &Workspace, path_id: i64, present: Present) -> rusqlite::Result<()> {
     if let Some(blob) = &present.blob {
         let stored = match &present.streamed {

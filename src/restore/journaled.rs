@@ -1,4 +1,4 @@
-//! The plan written durably before the first file is touched (CRASH-01): the rollback's
+//! The plan written durably before the first file is touched: the rollback's
 //! row, its steps, its temp-file tag and its planned answer, in one transaction.
 
 use rusqlite::{Connection, TransactionBehavior};

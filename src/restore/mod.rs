@@ -6,9 +6,11 @@
 //!   for conflicts (G4: foreign changes since the boundary, disk differing from the record, a
 //!   symlink in the way), verifies every blob it will need, and decides per `on_conflict`.
 //!   The dry run is this plan.
-//! - `apply` writes the plan durably (the journal) before touching anything, then changes the
-//!   files through `fsops` (confined, symlink-free, temp + fsync + rename, no clobber) and
-//!   records the result as versions of origin `rollback`.
+//! - `journaled` writes the plan durably (the journal) before anything is touched; `apply`
+//!   then changes the files through `crate::fs::ops` (confined, symlink-free, temp + fsync +
+//!   rename, no clobber) and checks each against its target (`apply::verify`); `finish`
+//!   records the result as versions of origin `rollback` and commits, or puts back what a
+//!   failed one changed (all or nothing, G12).
 //! - `redo` plans a redo: only the paths the rollback it names changed, each back to its
 //!   state just before it; any of them changed since by anything else is a conflict.
 //! - `revert` plans the revert of one file of a turn, or of one hunk of it (a new blob).
@@ -184,7 +186,7 @@ pub enum RollbackError {
     #[error("session {0:?} has nothing left to undo")]
     NothingToUndo(String),
     #[error(
-        "session {0:?} has nothing to redo: a redo follows an undo or rollback not yet redone, and a new turn ends the chain"
+        "session {0:?} has nothing to redo: a redo follows an undo or rollback not yet redone, and a new turn ends the chain (a rollback to a time or a pin is redone with `filewatchd redo --time`)"
     )]
     NothingToRedo(String),
     #[error("there is no time rollback to redo")]

@@ -38,6 +38,10 @@ pub struct Outcome {
     /// Set when a restart finished this rollback after a crash.
     #[serde(default)]
     pub recovery: Option<String>,
+    /// Temp files of this rollback that could not be removed (a read-only file system): what
+    /// the disk holds besides the paths above, and what becomes of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temps_left: Option<String>,
     /// Who asked for it, when not the user (the request's `actor`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub actor: Option<super::Actor>,
@@ -124,6 +128,7 @@ impl Outcome {
             not_restorable: plan.not_restorable.iter().map(PathLine::from).collect(),
             kept: Vec::new(),
             recovery: None,
+            temps_left: None,
             actor: request.actor,
         }
         .with_skipped_marked(decision)

@@ -5,7 +5,7 @@
 use rusqlite::Connection;
 
 use super::chain::Target;
-use super::outcome::{ActionStatus, Outcome};
+use super::outcome::Outcome;
 use crate::model::RollbackKind;
 use crate::store::briefs::{self, BriefRow};
 /// Where a past rollback stands (the journal's status).
@@ -40,40 +40,30 @@ fn all(rows: Vec<RollbackRow>) -> Vec<PastRollback> {
     rows.into_iter().map(PastRollback::of).collect()
 }
 
-/// One rollback as a session's listing shows it: what it did and how it ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One rollback as a session's listing shows it, what it did and how it ended: read from its
+/// brief (which SQLite derives from the stored answer, the one place that rule lives) and
+/// answered as it is (`GET /v1/sessions/{s}/turns`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Summary {
+    #[serde(rename = "rollback_id")]
     pub id: i64,
+    #[serde(rename = "operation")]
     pub kind: RollbackKind,
-    pub status: Status,
-    pub created_at: i64,
     /// `None` when no answer was stored or it cannot be read.
     pub target: Option<Target>,
+    pub status: Status,
+    #[serde(rename = "time", serialize_with = "as_time")]
+    pub created_at: i64,
     pub paths_done: usize,
     pub skipped: usize,
     pub recovery: Option<String>,
 }
 
-impl Summary {
-    /// The summary of a stored answer, by the rule migration 0014 keeps in SQL.
-    pub fn of(past: &PastRollback) -> Self {
-        let outcome = past.outcome.as_ref();
-        let done = |o: &Outcome| {
-            let done = o.actions.iter().filter(|a| a.status == ActionStatus::Done);
-            done.count()
-        };
-        Self {
-            id: past.id,
-            kind: past.kind,
-            status: past.status,
-            created_at: past.created_at,
-            target: outcome.map(|o| o.target.clone()),
-            paths_done: outcome.map_or(0, done),
-            skipped: outcome.map_or(0, |o| o.skipped.len()),
-            recovery: outcome.and_then(|o| o.recovery.clone()),
-        }
-    }
+fn as_time<S: serde::Serializer>(ms: &i64, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&crate::model::format_time(*ms))
+}
 
+impl Summary {
     fn read(row: BriefRow) -> Self {
         let brief = row.brief;
         let target = brief.as_ref().and_then(|b| b.target.as_deref());
@@ -113,7 +103,7 @@ mod tests {
     use crate::model::Kind;
     use crate::restore::OnConflict;
     use crate::restore::chain::TargetTo;
-    use crate::restore::outcome::{ActionLine, PathLine};
+    use crate::restore::outcome::{ActionLine, ActionStatus, PathLine};
     use crate::restore::plan::{Action, NoteCode};
 
     fn outcome(target: Target, statuses: &[ActionStatus], recovery: Option<&str>) -> Outcome {
@@ -147,6 +137,7 @@ mod tests {
             not_restorable: vec![],
             kept: vec![],
             recovery: recovery.map(String::from),
+            temps_left: None,
             actor: None,
         }
     }
@@ -162,8 +153,8 @@ mod tests {
         }
     }
 
-    /// SQLite's brief of each stored answer (migration 0014) summarises it as the answer
-    /// itself does, whichever writer stored it last.
+    /// SQLite's brief of each stored answer (migration 0014) says what the answer says,
+    /// whichever writer stored it last; a rollback with no answer has none.
     #[test]
     fn a_listing_reads_from_the_brief_what_the_whole_answer_says() {
         use ActionStatus::{Done, Kept, Planned, Skipped};
@@ -199,15 +190,32 @@ mod tests {
             journal::finish_rollback(&conn, id, Status::Committed, &json, 7).expect("finished");
         }
         conn.execute(insert, []).expect("unanswered");
-        let rows = journal::session_rollbacks(&conn, 1).expect("rows");
-        let whole: Vec<Summary> = rows
-            .into_iter()
-            .map(|row| Summary::of(&PastRollback::of(row)))
-            .collect();
-        assert_eq!(whole.len(), 4);
-        assert_eq!(whole[0].paths_done, 2);
-        assert_eq!(whole[1].recovery.as_deref(), Some("finished at start-up"));
-        assert_eq!(whole[3].target, None);
-        assert_eq!(of_session(&conn, 1).expect("briefs"), whole);
+        let summary = |id, target: Option<Target>, paths_done, skipped, recovery: Option<&str>| Summary {
+            id,
+            kind: RollbackKind::Undo,
+            target,
+            status: if id < 4 {
+                Status::Committed
+            } else {
+                Status::Prepared
+            },
+            created_at: 5,
+            paths_done,
+            skipped,
+            recovery: recovery.map(String::from),
+        };
+        let expected = vec![
+            summary(1, Some(answers[0].target.clone()), 2, 1, None),
+            summary(
+                2,
+                Some(answers[1].target.clone()),
+                0,
+                0,
+                Some("finished at start-up"),
+            ),
+            summary(3, Some(answers[2].target.clone()), 0, 0, None),
+            summary(4, None, 0, 0, None),
+        ];
+        assert_eq!(of_session(&conn, 1).expect("briefs"), expected);
     }
 }

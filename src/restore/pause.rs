@@ -3,7 +3,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Test-only (`crate::test_knobs`): `FILEWATCHD_TEST_PAUSE_AFTER=K` stops a rollback after K
-/// file changes so a test can kill the daemon mid-apply (issue 3's crash tests).
+/// file changes so a test can kill the daemon mid-apply ('s crash tests).
 pub struct PauseHook {
     left: Option<AtomicU64>,
 }

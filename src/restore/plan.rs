@@ -165,7 +165,7 @@ pub fn build(
             continue;
         };
         let (target_seq, target) = journal::rollback_target(conn, path_id, boundary)?;
-        // Untracked then or now (issue 15.4): not the rollback's to touch.
+        // Untracked then or now: not the rollback's to touch.
         if current == target || current.is_untracked() || target.is_untracked() {
             continue;
         }
@@ -270,7 +270,7 @@ fn check_disks(
 
 /// What the stat cache says of each step's path when it describes the step's current state:
 /// a file whose stat still equals it, taken long enough after its mtime (not racy), holds
-/// that state without being read, as capture and the restart trust it (WATCH-01).
+/// that state without being read, as capture and the restart trust it.
 fn expectations(conn: &Connection, steps: &[(Step, Option<Note>)]) -> Vec<Option<Expected>> {
     let expected = |step: &Step| {
         let latest = sql::latest(conn, &step.path).ok().flatten()?;
@@ -334,8 +334,8 @@ pub(super) fn describe(v: &LaterVersion) -> String {
     }
 }
 
-/// G4 (b) and PATH-03: the disk must hold what was last recorded, and no symlink may stand
-/// where the plan needs a directory.
+/// G4 (b): the disk must hold what was last recorded, and no symlink may stand where the
+/// plan needs a directory.
 /// What the disk holds at the step's path against its latest recorded state: a conflict, if
 /// any, and the stat the apply re-checks before changing the path.
 fn check_disk(ws: &Workspace, step: &Step, expected: Option<&Expected>) -> (Option<Note>, Option<StatKey>) {

@@ -1,4 +1,4 @@
-//! Recovery at start-up (G6, CRASH-04): a rollback whose plan is in the journal but which was
+//! Recovery at start-up (G6): a rollback whose plan is in the journal but which was
 //! not committed is finished. Each unfinished step is re-checked: a path already at its target
 //! is recorded, one still as expected (or removed, between a removal and an install) is
 //! changed, and one holding anything else is left exactly as found and reported. Running it
@@ -67,11 +67,12 @@ pub fn recover(conn: &mut Connection, ws: &mut Workspace) -> rusqlite::Result<Ve
     for row in journal::with_temps_left(conn)? {
         let steps = all_steps(conn, &row)?;
         let temps = TempNames::of_rollback(row.id, row.temp_tag.clone());
+        let inverse: Vec<(i64, Step)> = steps.iter().map(|(o, s)| (*o, finish::inverted(s))).collect();
         let forward = remove_temps(conn, ws, &temps, &steps)?;
-        let reverse = remove_temps(conn, ws, &temps.reverting(), &steps)?;
+        let reverse = remove_temps(conn, ws, &temps.reverting(), &inverse)?;
         // A directory moved (or swapped for a symlink) while the rollback ran took its temp
         // files along: they are found by their tag, wherever they are beneath the root.
-        let swept = row.temp_tag.is_none() || temps.sweep(&ws.root.path);
+        let swept = row.temp_tag.is_none() || temps.sweep(&ws.root);
         journal::set_temps_left(conn, row.id, !(forward && reverse && swept))?;
     }
     Ok(finished)
@@ -85,10 +86,14 @@ fn finish_revert(conn: &mut Connection, ws: &mut Workspace, row: &RollbackRow) -
     let temps = TempNames::of_rollback(row.id, row.temp_tag.clone()).reverting();
     remove_temps(conn, ws, &temps, &inverse)?;
     let back = apply::execute(conn, ws, &temps, &inverse, &mut HashMap::new(), Check::Recovery);
-    let done = !back.results.iter().any(|r| matches!(r, Finished::Failed(..)));
+    let done = finish::all_put_back(&back.results);
     finish::record_reverted(conn, ws, row.id, &inverse, &back.results)?;
     if done {
         journal::set_status(conn, row.id, Status::Reverted)?;
+    } else {
+        // What is still at the rollback's target is its own write, not someone else's: the
+        // start-up's survey, right after, must find it recorded.
+        finish::record_partial(conn, ws, row.id, &steps)?;
     }
     if back.temps_left {
         journal::set_temps_left(conn, row.id, true)?;
@@ -133,10 +138,11 @@ fn steps_of(
     Ok(steps)
 }
 
-/// Removes the journaled temp files of these steps (CRASH-06): names the journal holds, so
-/// only files the daemon made. One holding neither the step's old nor its new content holds
-/// another process's bytes (swapped out as it wrote): they are recorded first (G5). False
-/// when one could not be removed.
+/// Removes the journaled temp files of these steps: names the journal holds, so
+/// only files the daemon made. Another process's bytes are under a temp name only once the
+/// exchange swapped them out (`swapped_out_foreign`): they are recorded first (G5). Our own
+/// temp, whole or cut short by the crash, never was at its path, and is never recorded
+/// (G12). False when one could not be removed.
 fn remove_temps(
     conn: &mut Connection,
     ws: &mut Workspace,
@@ -156,19 +162,31 @@ fn remove_temps(
             Some(dir) => dir.join(name.as_bytes()),
             None => crate::paths::RelPath::from_fs_bytes(name.as_bytes().to_vec()),
         };
-        let state = match probe(&ws.root, &temp, ws.max_file_size) {
-            Observation::Present(p) => Some(p.state),
-            _ => None,
-        };
-        if state
-            .as_ref()
-            .is_some_and(|s| *s != step.current && *s != step.target)
-        {
+        if swapped_out_foreign(ws, step, &temp) {
             found::store_foreign(conn, ws, step, &temp)?;
         }
         all &= parent.unlink_temp(&name);
     }
     Ok(all)
+}
+
+/// Whether the temp file holds what the step's exchange swapped out of its path, and that is
+/// neither the step's old content nor its new. Before the exchange the temp name holds the
+/// new content as far as it was written (empty, or a part of it, when the crash came
+/// mid-write); after it, the path holds the new content in full (synced before any exchange)
+/// and the temp what was at the path. A swap back puts our content under the temp again.
+fn swapped_out_foreign(ws: &Workspace, step: &Step, temp: &crate::paths::RelPath) -> bool {
+    let state_of = |path: &crate::paths::RelPath| match probe(&ws.root, path, ws.max_file_size) {
+        Observation::Present(p) => Some(p.state),
+        _ => None,
+    };
+    let Some(held) = state_of(temp) else {
+        return false;
+    };
+    if held == step.current || held == step.target {
+        return false;
+    }
+    state_of(&step.path).is_some_and(|now| now == step.target)
 }
 
 fn stored_outcome(row: &RollbackRow) -> Outcome {
@@ -192,6 +210,7 @@ fn stored_outcome(row: &RollbackRow) -> Outcome {
         not_restorable: Vec::new(),
         kept: Vec::new(),
         recovery: None,
+        temps_left: None,
         actor: None,
     })
 }

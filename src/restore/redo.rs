@@ -1,4 +1,4 @@
-//! The plan of a redo (PRODUCT.md 2, issue 15.3): exactly the paths the rollback it names
+//! The plan of a redo (PRODUCT.md 2): exactly the paths the rollback it names
 //! changed, each back to its state just before that rollback. Whatever happened to other paths
 //! since (a turn, the user) is not the redo's business and is never touched. A path of that
 //! rollback changed since by anything but the rollback itself (or the later rollbacks of its
@@ -33,7 +33,7 @@ pub fn build(
         };
         let target = journal::version_at(conn, changed.path_id, from_seq)?;
         let (target_seq, target) = target.map_or((None, State::Absent), |(s, t)| (Some(s), t));
-        // Untracked now (issue 15.4): not the redo's to touch.
+        // Untracked now: not the redo's to touch.
         if current == target || current.is_untracked() {
             continue;
         }

@@ -1,9 +1,11 @@
-//! Reverting one file of a turn, or one hunk of it (issue 18), as a rollback of the session
+//! Reverting one file of a turn, or one hunk of it, as a rollback of the session
 //! restricted to that path, so `redo` takes it back exactly.
 //!
 //! A file: the path back to its state when the turn started, planned as a rollback to the
 //! turn's start (the same conflict checks), and a conflict too when anything (the session's
-//! own later turns included) changed it since the turn ended. A hunk (its index in the turn's
+//! own later turns included) changed it since the turn ended; the session's own rollbacks
+//! count only when they leave it holding something else than what the turn left (an undo
+//! of the turn and its redo give the turn's file back: it reverts). A hunk (its index in the turn's
 //! unified diff of the path): the path's current content with that hunk's change taken back.
 //! The hunk's lines are found in the current content by a diff from what the turn left; when
 //! they no longer match it, the path is a conflict (`changed_by_other`) that no policy can
@@ -19,8 +21,9 @@ use similar::{Algorithm, DiffOp, DiffTag, DiffableStr, TextDiff};
 use super::plan::{self, Note, NoteCode, Plan, Step};
 use super::{RollbackError, Workspace, chain::Resolved};
 use crate::history::{self, ChangeKind};
-use crate::model::{FileState, Hash, State};
+use crate::model::{FileState, Hash, Origin, State};
 use crate::paths::RelPath;
+use crate::sessions::Lineage;
 use crate::sessions::turns::{self, TurnSelector};
 use crate::store::sql::{self, TurnRow};
 use crate::store::{journal, read_blob};
@@ -38,23 +41,35 @@ pub struct Revert<'a> {
 #[derive(Debug, thiserror::Error)]
 pub enum RevertError {
     #[error(
-        "turn {turn} of session {session:?} did not change {path}: `filewatchd show --turn {turn}` lists what it changed"
+        "turn {turn} of session {session:?} did not change {path}: `filewatchd show {turn} --session {session}` lists what it changed"
     )]
     NotInTurn {
         session: String,
         turn: i64,
         path: String,
     },
-    #[error("turn {turn} changed {path} in {count} hunks (0 to {last}); there is no hunk {hunk}")]
+    #[error(
+        "turn {turn} changed {path} in {}; there is no hunk {hunk}: `filewatchd show {turn} --session {session} --diff` shows them in order",
+        hunks_numbered(*count)
+    )]
     NoSuchHunk {
+        session: String,
         turn: i64,
         path: String,
         hunk: usize,
         count: usize,
-        last: isize,
     },
     #[error("{0}")]
     NotText(String),
+}
+
+/// "1 hunk (hunk 0)", "3 hunks (0 to 2)".
+fn hunks_numbered(count: usize) -> String {
+    match count {
+        0 => "no hunks".into(),
+        1 => "1 hunk (hunk 0)".into(),
+        n => format!("{n} hunks (0 to {})", n - 1),
+    }
 }
 
 /// The plan of a revert.
@@ -94,14 +109,12 @@ fn file_plan(
         turn.start_seq,
         std::slice::from_ref(path),
     )?;
-    let end = turn.end_seq.unwrap_or(turn.start_seq);
     for step in &plan.steps {
         if plan.conflicts.iter().any(|n| n.path == step.path) {
             continue;
         }
-        let later = journal::versions_after(conn, step.path_id, end)?;
-        if let Some(latest) = later.last() {
-            let reason = format!("{} (since turn {} ended)", plan::describe(latest), turn.number);
+        if let Some(latest) = changed_since_turn(conn, resolved.lineage.as_ref(), turn, step)? {
+            let reason = format!("{} (since turn {} ended)", plan::describe(&latest), turn.number);
             plan.conflicts.push(Note {
                 path: step.path.clone(),
                 code: NoteCode::ChangedByOther,
@@ -110,6 +123,31 @@ fn file_plan(
         }
     }
     Ok(plan)
+}
+
+/// The latest change to the step's path since the turn ended that the revert would take
+/// back with the turn's: anything but the session's own rollbacks (its later turns
+/// included), or, when only those wrote it, the latest of them unless the path holds again
+/// what the turn left (an undo and its redo of the turn: the file is the turn's own).
+fn changed_since_turn(
+    conn: &Connection,
+    lineage: Option<&Lineage>,
+    turn: &TurnRow,
+    step: &Step,
+) -> Result<Option<journal::LaterVersion>, RollbackError> {
+    let end = turn.end_seq.unwrap_or(turn.start_seq);
+    let mut later = journal::versions_after(conn, step.path_id, end)?;
+    let own_rollback = |v: &journal::LaterVersion| {
+        v.origin == Origin::Rollback && lineage.is_some_and(|l| l.owns(v.session_id, v.seq))
+    };
+    if let Some(i) = later.iter().rposition(|v| !own_rollback(v)) {
+        return Ok(Some(later.swap_remove(i)));
+    }
+    let left = journal::version_at(conn, step.path_id, end)?.map(|(_, state)| state);
+    if left.as_ref() == Some(&step.current) {
+        return Ok(None);
+    }
+    Ok(later.pop())
 }
 
 /// One hunk of a turn's diff of a path: the lines it replaced and the lines it wrote.
@@ -215,9 +253,7 @@ fn written_by_others_during(
     let end = turn.end_seq.unwrap_or(i64::MAX);
     let later = journal::versions_after(conn, path_id, turn.start_seq)?;
     let own = |v: &journal::LaterVersion| {
-        v.origin == crate::model::Origin::Turn
-            && v.session_id == Some(turn.session_id)
-            && v.turn == Some(turn.number)
+        v.origin == Origin::Turn && v.session_id == Some(turn.session_id) && v.turn == Some(turn.number)
     };
     Ok(later.iter().find(|v| v.seq <= end && !own(v)).map(|v| {
         format!(
@@ -248,12 +284,12 @@ fn turn_hunk(
     let before = text(conn, ws, &change.before, &path)?;
     let after = text(conn, ws, &change.after, &path)?;
     let all = hunks(&TextDiff::from_lines(before.as_str(), after.as_str()));
-    let hunk = all.get(index).cloned().ok_or(RevertError::NoSuchHunk {
+    let hunk = all.get(index).cloned().ok_or_else(|| RevertError::NoSuchHunk {
+        session: turn.session.clone(),
         turn: turn.number,
         path,
         hunk: index,
         count: all.len(),
-        last: all.len() as isize - 1,
     })?;
     Ok((before, after, hunk))
 }

@@ -139,7 +139,7 @@ fn plan_for(
     })
 }
 
-/// SEC-08: a repeated operation id gets the stored answer and is never applied twice.
+/// A repeated operation id gets the stored answer and is never applied twice.
 fn repeated(conn: &Connection, request: &Request) -> Result<Option<Outcome>, RollbackError> {
     let Some(op_id) = request.op_id.as_deref().filter(|_| !request.dry_run) else {
         return Ok(None);

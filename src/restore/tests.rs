@@ -81,11 +81,17 @@ fn each_step_has_the_action_its_two_states_call_for() {
         hash: Hash([1; 32]),
         size: 1,
         executable: true,
+        mode: Some(0o755),
         too_large: false,
         unreadable: false,
     };
     let plain = State::File(exec.clone());
-    exec.executable = false;
+    (exec.executable, exec.mode) = (false, Some(0o644));
+    assert_eq!(
+        step("p", plain.clone(), State::File(exec.clone())).action(),
+        Action::SetMode
+    );
+    exec.mode = Some(0o600);
     assert_eq!(step("p", plain, State::File(exec)).action(), Action::SetMode);
 }
 

@@ -20,7 +20,7 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::GcReport;
 use crate::model::{Hash, now_ms};
 use crate::store::blobs::BlobDir;
-use crate::store::{gc, size, turn_counts};
+use crate::store::{gc, meta, size, turn_counts};
 
 /// A step aims to hold the writer for about this long: the rows it takes next follow the
 /// rate the last step worked at (at most twice as many, at least half).
@@ -81,7 +81,7 @@ impl Collection {
     /// being collapsed) and forgets the counts of the turns it will change.
     pub(super) fn begin(conn: &mut Connection, report: GcReport) -> rusqlite::Result<Self> {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        gc::set_meta(&tx, "horizon", report.cutoff_seq)?;
+        meta::set_meta(&tx, "horizon", report.cutoff_seq)?;
         turn_counts::forget_before(&tx, report.cutoff_seq)?;
         let last = gc::max_path_id(&tx)?;
         tx.commit()?;
@@ -244,7 +244,7 @@ impl Collection {
         gc::end_referenced(conn)?;
         // Counts stored meanwhile (a turn that ended during the collection) may predate a range.
         turn_counts::forget_before(conn, self.report.cutoff_seq)?;
-        gc::set_meta(conn, "last_gc", now_ms())?;
+        meta::set_meta(conn, "last_gc", now_ms())?;
         // PASSIVE: it copies what no reader still needs and waits for no one. A TRUNCATE one
         // waited for the API's readers with the writer held (140 ms at a million versions);
         // `journal_size_limit` trims the log when it next restarts from its beginning.

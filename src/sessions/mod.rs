@@ -13,14 +13,18 @@ use crate::store::sql::{self, SessionRow, TurnRow};
 use turns::LookupError;
 
 /// What a session name may be (PRODUCT.md 2), as the API and the command line say it.
-pub const NAME_RULE: &str = "a session name is 1 to 128 characters of A-Z a-z 0-9 . _ : -";
+pub const NAME_RULE: &str =
+    "a session name is 1 to 128 characters of A-Z a-z 0-9 . _ : -, and not dots alone";
 
-/// Whether `name` may name a session: 1 to 128 characters of `A-Za-z0-9._:-`.
+/// Whether `name` may name a session: 1 to 128 characters of `A-Za-z0-9._:-`, not only dots
+/// (a URL path segment `.` or `..` is resolved away by browsers and HTTP clients, so the
+/// session's turns could never be asked for).
 pub fn is_valid_name(name: &str) -> bool {
     (1..=128).contains(&name.len())
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"._:-".contains(&b))
+        && !name.bytes().all(|b| b == b'.')
 }
 
 /// The session named `name`, with its ancestors.

@@ -1,4 +1,4 @@
-//! Reviewed marks (issue 18): a user marks a turn reviewed, or one file of it; the turn's
+//! Reviewed marks: a user marks a turn reviewed, or one file of it; the turn's
 //! answer and the timeline say so. Unmarking a turn clears its files' marks too.
 
 use rusqlite::Connection;

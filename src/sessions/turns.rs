@@ -45,6 +45,15 @@ impl TurnSelector {
             Err(_) => Self::Ref(text.to_string()),
         }
     }
+
+    /// A request's `"turn"`: a whole number, or a string (`parse`); `None` for anything else.
+    pub fn from_json(value: &serde_json::Value) -> Option<Self> {
+        match value {
+            serde_json::Value::Number(n) => n.as_i64().map(Self::Number),
+            serde_json::Value::String(s) => Some(Self::parse(s)),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -79,6 +79,14 @@ impl BlobDir {
         })
     }
 
+    /// The store at `dir` as it is, to read only: nothing is created.
+    pub fn at(dir: PathBuf) -> Self {
+        Self {
+            dir,
+            tmp_counter: AtomicU64::new(0),
+        }
+    }
+
     /// Removes leftovers of writes a crash interrupted: no index row ever names them.
     /// Only the capture worker calls this, before it writes anything.
     pub fn remove_leftovers(&self) -> io::Result<()> {
@@ -188,8 +196,8 @@ impl BlobDir {
         decode_verified(hash, codec, &stored)
     }
 
-    /// Writes via `fill` into a temp file, fsyncs it and renames it to the blob's name
-    /// (CRASH-03). An existing blob is left alone.
+    /// Writes via `fill` into a temp file, fsyncs it and renames it to the blob's name. An
+    /// existing blob is left alone.
     fn install(&self, hash: Hash, fill: impl FnOnce(&mut File) -> io::Result<()>) -> io::Result<()> {
         let dest = self.path_of(hash);
         if dest.exists() {

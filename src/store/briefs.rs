@@ -6,7 +6,7 @@ use rusqlite::{Connection, Row};
 
 use crate::model::RollbackKind;
 use crate::store::journal::{Status, word};
-use crate::store::sql::Result;
+use rusqlite::Result;
 
 /// One rollback as a listing shows it. `brief` is `None` when no answer is stored or it is
 /// not JSON.

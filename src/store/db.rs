@@ -1,4 +1,4 @@
-//! Opening the SQLite index: pragmas (DB-01, DB-02) and the numbered migrations of
+//! Opening the SQLite index: pragmas and the numbered migrations of
 //! `migrations/`, embedded in the binary and applied in one transaction at open.
 
 use std::path::Path;
@@ -23,6 +23,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0012_turn_counts.sql"),
     include_str!("../../migrations/0013_store_size.sql"),
     include_str!("../../migrations/0014_rollback_briefs.sql"),
+    include_str!("../../migrations/0015_permission_bits.sql"),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -33,18 +34,22 @@ pub enum DbError {
     Damaged { path: String, detail: String },
     #[error("the index {path} has schema version {found}, newer than this filewatchd ({known})")]
     TooNew { path: String, found: i64, known: usize },
+    #[error(
+        "the index {path} cannot be read without its daemon: its write-ahead log has no -shm beside it, and reading would make one (`filewatchd start` reads it)"
+    )]
+    NoShm { path: String },
     #[error("index: {0}")]
     Sql(#[from] rusqlite::Error),
 }
 
-/// The one writer connection: WAL, synchronous=FULL, checked (DB-03), migrations applied.
+/// The one writer connection: WAL, synchronous=FULL, checked, migrations applied.
 pub fn open_writer(path: &Path) -> Result<Connection, DbError> {
     let (conn, mut check) = open_writer_checking(path)?;
     check.wait_correcting(&conn)?;
     Ok(conn)
 }
 
-/// `open_writer` with DB-03's check still running on its own connection: it reads every page
+/// `open_writer` with the integrity check still running on its own connection: it reads every page
 /// (a quarter of a second at 100,000 files), and start-up can walk the workspace meanwhile.
 /// Nothing may be written before `IntegrityCheck::wait` says the index is sound; a migration
 /// (a write) waits for it here.
@@ -76,7 +81,7 @@ fn set_up_writer(path: &Path, shown: &str) -> Result<(Connection, IntegrityCheck
     Ok((conn, check))
 }
 
-/// DB-03's `quick_check`, running in a thread of its own, and then the store size counter
+/// The integrity check (`quick_check`), running in a thread of its own, and then the store size counter
 /// compared with the blob rows it counts (`store::size::drift`).
 pub struct IntegrityCheck {
     thread: Option<std::thread::JoinHandle<Result<Option<i64>, DbError>>>,
@@ -141,6 +146,46 @@ pub fn open_reader(path: &Path) -> Result<Connection, DbError> {
     Ok(conn)
 }
 
+/// A read-only connection to the index of a daemon that is not running, which writes and
+/// creates nothing beside it: a read-only open of a WAL database would create its `-wal` and
+/// `-shm`. With no write-ahead log left (a clean stop checkpoints it) the file alone is the
+/// index, read as immutable; after a crash the log and its `-shm` are read as they are. A log
+/// without its `-shm` cannot be read without making one: refused, saying so.
+pub fn open_offline(path: &Path) -> Result<Connection, DbError> {
+    let beside = |suffix: &str| {
+        let mut name = path.as_os_str().to_os_string();
+        name.push(suffix);
+        std::path::PathBuf::from(name)
+    };
+    let logged = std::fs::metadata(beside("-wal")).is_ok_and(|m| m.len() > 0);
+    let shown = path.display().to_string();
+    let query = match (logged, beside("-shm").is_file()) {
+        (false, _) => "mode=ro&immutable=1",
+        (true, true) => "mode=ro",
+        (true, false) => return Err(DbError::NoShm { path: shown }),
+    };
+    let uri = format!("file:{}?{query}", uri_path(path));
+    let flags =
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn =
+        Connection::open_with_flags(uri, flags).map_err(|source| DbError::Open { path: shown, source })?;
+    conn.busy_timeout(Duration::from_secs(5))?;
+    keep_plans(&conn)?;
+    Ok(conn)
+}
+
+/// `path` as the path of a `file:` URI: every byte but the unreserved ones and `/` escaped.
+fn uri_path(path: &Path) -> String {
+    let mut out = String::new();
+    for &b in path.as_os_str().as_encoded_bytes() {
+        match b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+            true => out.push(b as char),
+            false => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
 /// The bundled SQLite is built with STAT4, which re-prepares a cached statement whenever its
 /// bound values could change the plan: most of the time a 1,000-path rollback spent planning.
 /// The query planner stability guarantee keeps each prepared plan.
@@ -149,7 +194,7 @@ fn keep_plans(conn: &Connection) -> rusqlite::Result<()> {
         .map(|_| ())
 }
 
-/// DB-03: a damaged index stops the daemon with a clear error; it is never re-created.
+/// A damaged index stops the daemon with a clear error; it is never re-created.
 fn check_integrity(conn: &Connection, path: &str) -> Result<(), DbError> {
     let result: String = conn
         .query_row("PRAGMA quick_check", [], |row| row.get(0))
@@ -165,7 +210,7 @@ fn check_integrity(conn: &Connection, path: &str) -> Result<(), DbError> {
 
 impl DbError {
     /// SQLite's own "malformed" and "not a database" errors, met before or by the check, are
-    /// the damage DB-03 reports.
+    /// the damage the integrity check reports.
     fn into_damage(self, path: &str) -> Self {
         use rusqlite::ErrorCode::{DatabaseCorrupt, NotADatabase};
         let source = match &self {
@@ -257,5 +302,34 @@ mod tests {
         assert_eq!((brief.done, brief.skipped), (2, 1));
         assert_eq!(brief.recovery.as_deref(), Some("finished at start-up"));
         assert_eq!(briefs[1].brief, None);
+    }
+
+    /// Migration 15: the latest version of each present file takes its bits from the stat it is
+    /// cached with; older versions (and other kinds) keep none, knowing only the executable bit.
+    #[test]
+    fn the_latest_file_versions_of_an_older_index_get_the_bits_of_their_stat() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("index.sqlite");
+        let old = Connection::open(&path).expect("open");
+        for sql in &MIGRATIONS[..14] {
+            old.execute_batch(sql).expect("migration");
+        }
+        old.execute_batch(
+            "PRAGMA user_version = 14;
+             INSERT INTO paths (id, path) VALUES (1, '.env'), (2, 'd');
+             INSERT INTO versions (seq, path_id, kind, hash, size, executable, origin, recorded_at)
+             VALUES (1, 1, 1, x'01', 1, 0, 2, 0), (2, 1, 1, x'02', 1, 0, 2, 0), (3, 2, 3, NULL, NULL, 0, 2, 0);
+             INSERT INTO path_state (path_id, seq, dev, ino, size, mtime_ns, ctime_ns, mode, checked_ns)
+             VALUES (1, 2, 1, 1, 1, 0, 0, 33152, 0), (2, 3, 1, 2, 0, 0, 0, 16877, 0);",
+        )
+        .expect("old rows");
+        drop(old);
+        let conn = open_writer(&path).expect("migrated");
+        let modes: Vec<Option<u32>> = conn
+            .prepare("SELECT mode FROM versions ORDER BY seq")
+            .and_then(|mut stmt| stmt.query_map([], |r| r.get(0))?.collect())
+            .expect("modes");
+        // 33152 is a regular file of mode 0600.
+        assert_eq!(modes, [None, Some(0o600), None]);
     }
 }

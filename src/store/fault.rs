@@ -8,11 +8,89 @@ use std::io;
 
 use rustix::io::Errno;
 
+/// What a storage failure (or a rollback's I/O error) was, named on the wire in the words a
+/// user can search for: the errno's name (`ENOSPC`, `EIO`, ...), SQLite's (`SQLITE_FULL`,
+/// ...), `index_error` for another failure of the index, `errno N` for an errno not named
+/// here, and the error's kind (`Other`, ...) when it has none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultCause {
+    NoSpace,
+    FileTooLarge,
+    Io,
+    Quota,
+    ReadOnly,
+    Access,
+    Permission,
+    NoMemory,
+    ProcessFiles,
+    SystemFiles,
+    SqliteFull,
+    SqliteIo,
+    SqliteReadOnly,
+    SqliteCannotOpen,
+    /// A failure of the index that is none of SQLite's storage errors.
+    Index,
+    /// An I/O error without an errno (its kind is all there is).
+    NoErrno(io::ErrorKind),
+    OtherErrno(i32),
+}
+
+impl FaultCause {
+    const NAMED: [(FaultCause, &'static str); 15] = [
+        (Self::NoSpace, "ENOSPC"),
+        (Self::FileTooLarge, "EFBIG"),
+        (Self::Io, "EIO"),
+        (Self::Quota, "EDQUOT"),
+        (Self::ReadOnly, "EROFS"),
+        (Self::Access, "EACCES"),
+        (Self::Permission, "EPERM"),
+        (Self::NoMemory, "ENOMEM"),
+        (Self::ProcessFiles, "EMFILE"),
+        (Self::SystemFiles, "ENFILE"),
+        (Self::SqliteFull, "SQLITE_FULL"),
+        (Self::SqliteIo, "SQLITE_IOERR"),
+        (Self::SqliteReadOnly, "SQLITE_READONLY"),
+        (Self::SqliteCannotOpen, "SQLITE_CANTOPEN"),
+        (Self::Index, "index_error"),
+    ];
+
+    /// The store's file system (or the index on it) refuses writes.
+    pub fn is_read_only(self) -> bool {
+        matches!(self, Self::ReadOnly | Self::SqliteReadOnly)
+    }
+
+    /// The disk reported an I/O error.
+    pub fn is_io(self) -> bool {
+        matches!(self, Self::Io | Self::SqliteIo)
+    }
+}
+
+impl std::fmt::Display for FaultCause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NoErrno(kind) => write!(f, "{kind:?}"),
+            Self::OtherErrno(raw) => write!(f, "errno {raw}"),
+            named => {
+                let name = Self::NAMED
+                    .iter()
+                    .find(|(c, _)| c == named)
+                    .map_or("?", |(_, n)| n);
+                f.write_str(name)
+            }
+        }
+    }
+}
+
+impl serde::Serialize for FaultCause {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
 /// One storage failure: its cause in the words a user can search for, and the error itself.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct StorageFault {
-    /// `ENOSPC`, `EFBIG`, `EIO`, `EDQUOT`, `EROFS`, `SQLITE_FULL`, `SQLITE_IOERR`, ...
-    pub cause: String,
+    pub cause: FaultCause,
     pub message: String,
 }
 
@@ -23,6 +101,15 @@ impl std::fmt::Display for StorageFault {
 }
 
 impl StorageFault {
+    /// The storage fault behind a failed batch of records; an error of another kind is
+    /// reported as what it is, a fault of the index.
+    pub fn of_batch(err: &rusqlite::Error) -> Self {
+        Self::from_sqlite(err).unwrap_or_else(|| Self {
+            cause: FaultCause::Index,
+            message: format!("recording a batch failed: {err}"),
+        })
+    }
+
     pub fn from_io(context: &str, err: &io::Error) -> Self {
         Self {
             cause: io_cause(err),
@@ -45,15 +132,15 @@ impl StorageFault {
             }
             _ => return None,
         };
-        let name = match code {
-            ErrorCode::DiskFull => "SQLITE_FULL",
-            ErrorCode::SystemIoFailure => "SQLITE_IOERR",
-            ErrorCode::ReadOnly => "SQLITE_READONLY",
-            ErrorCode::CannotOpen => "SQLITE_CANTOPEN",
+        let cause = match code {
+            ErrorCode::DiskFull => FaultCause::SqliteFull,
+            ErrorCode::SystemIoFailure => FaultCause::SqliteIo,
+            ErrorCode::ReadOnly => FaultCause::SqliteReadOnly,
+            ErrorCode::CannotOpen => FaultCause::SqliteCannotOpen,
             _ => return None,
         };
         Some(Self {
-            cause: name.to_string(),
+            cause,
             message: format!("the index cannot be written: {err}"),
         })
     }
@@ -91,25 +178,24 @@ impl std::fmt::Display for Unrecorded {
     }
 }
 
-/// The errno's name for the errors a store meets, else the error's kind.
-pub fn io_cause(err: &io::Error) -> String {
+/// The cause of an I/O error a store (or a rollback) meets.
+pub fn io_cause(err: &io::Error) -> FaultCause {
     let Some(raw) = err.raw_os_error() else {
-        return format!("{:?}", err.kind());
+        return FaultCause::NoErrno(err.kind());
     };
-    let name = match Errno::from_raw_os_error(raw) {
-        Errno::NOSPC => "ENOSPC",
-        Errno::FBIG => "EFBIG",
-        Errno::IO => "EIO",
-        Errno::DQUOT => "EDQUOT",
-        Errno::ROFS => "EROFS",
-        Errno::ACCESS => "EACCES",
-        Errno::PERM => "EPERM",
-        Errno::NOMEM => "ENOMEM",
-        Errno::MFILE => "EMFILE",
-        Errno::NFILE => "ENFILE",
-        other => return format!("errno {}", other.raw_os_error()),
-    };
-    name.to_string()
+    match Errno::from_raw_os_error(raw) {
+        Errno::NOSPC => FaultCause::NoSpace,
+        Errno::FBIG => FaultCause::FileTooLarge,
+        Errno::IO => FaultCause::Io,
+        Errno::DQUOT => FaultCause::Quota,
+        Errno::ROFS => FaultCause::ReadOnly,
+        Errno::ACCESS => FaultCause::Access,
+        Errno::PERM => FaultCause::Permission,
+        Errno::NOMEM => FaultCause::NoMemory,
+        Errno::MFILE => FaultCause::ProcessFiles,
+        Errno::NFILE => FaultCause::SystemFiles,
+        other => FaultCause::OtherErrno(other.raw_os_error()),
+    }
 }
 
 /// Ignore SIGXFSZ, so a file size limit (`ulimit -f`, `prlimit --fsize`) makes a write fail
@@ -128,14 +214,22 @@ mod tests {
     #[test]
     fn causes_are_named() {
         let full = io::Error::from_raw_os_error(libc::ENOSPC);
-        assert_eq!(StorageFault::from_io("blob", &full).cause, "ENOSPC");
-        assert_eq!(io_cause(&io::Error::from_raw_os_error(libc::EFBIG)), "EFBIG");
+        assert_eq!(StorageFault::from_io("blob", &full).cause.to_string(), "ENOSPC");
+        assert_eq!(
+            io_cause(&io::Error::from_raw_os_error(libc::EFBIG)).to_string(),
+            "EFBIG"
+        );
+        assert_eq!(
+            io_cause(&io::Error::from_raw_os_error(libc::EXDEV)).to_string(),
+            "errno 18"
+        );
+        assert_eq!(io_cause(&io::Error::other("x")).to_string(), "Other");
         let sqlite =
             rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL), None);
-        assert_eq!(
-            StorageFault::from_sqlite(&sqlite).map(|f| f.cause),
-            Some("SQLITE_FULL".to_string())
-        );
+        let cause = StorageFault::from_sqlite(&sqlite).map(|f| f.cause);
+        assert_eq!(cause.map(|c| c.to_string()), Some("SQLITE_FULL".to_string()));
+        let json = serde_json::to_string(&FaultCause::Index).unwrap_or_default();
+        assert_eq!(json, "\"index_error\"");
         assert!(StorageFault::from_sqlite(&rusqlite::Error::QueryReturnedNoRows).is_none());
     }
 }

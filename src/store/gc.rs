@@ -1,24 +1,10 @@
 //! SQL of retention: the store's horizon, collapsing history before a cutoff (keeping what
 //! the pins need), and blobs that no version names any more.
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, Result, params};
 
+use super::meta::meta;
 use crate::model::Hash;
-use crate::store::sql::Result;
-
-pub fn meta(conn: &Connection, key: &str) -> Result<Option<i64>> {
-    conn.prepare_cached("SELECT value FROM meta WHERE key = ?1")?
-        .query_row([key], |r| r.get(0))
-        .optional()
-}
-
-pub fn set_meta(conn: &Connection, key: &str, value: i64) -> Result<()> {
-    conn.prepare_cached(
-        "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = ?2",
-    )?
-    .execute(params![key, value])?;
-    Ok(())
-}
 
 /// The oldest sequence number whose state is still exact (0: nothing collected yet).
 pub fn horizon(conn: &Connection) -> Result<i64> {

@@ -137,7 +137,7 @@ pub fn version_at(conn: &Connection, path_id: i64, at: i64) -> Result<Option<(i6
         .optional()
 }
 
-/// A path's state at `at` as a rollback sees it (issue 15.4): its version then; or, when it
+/// A path's state at `at` as a rollback sees it: its version then; or, when it
 /// had none or was absent then and its next version says `untracked`, untracked (it came into
 /// view later, from behind an ignore rule: what it was at `at` was never recorded).
 pub fn rollback_target(conn: &Connection, path_id: i64, at: i64) -> Result<(Option<i64>, State)> {
@@ -417,7 +417,7 @@ const HISTORY_BEGINS: &str = "history_begins";
 
 /// When the record of the workspace begins; `None` until the first start-up has marked it.
 pub fn history_begins(conn: &Connection) -> Result<Option<i64>> {
-    crate::store::gc::meta(conn, HISTORY_BEGINS)
+    crate::store::meta::meta(conn, HISTORY_BEGINS)
 }
 
 /// Marks, once, when the record begins: the last version of the first index (the `offline`
@@ -434,7 +434,7 @@ pub fn mark_history_begins(conn: &Connection, now_ms: i64) -> Result<()> {
         [offline],
         |r| r.get(0),
     )?;
-    crate::store::gc::set_meta(conn, HISTORY_BEGINS, first_index_ends.unwrap_or(now_ms))
+    crate::store::meta::set_meta(conn, HISTORY_BEGINS, first_index_ends.unwrap_or(now_ms))
 }
 
 /// The latest sequence number recorded at or before a time.

@@ -16,6 +16,7 @@ pub mod fault;
 pub mod found;
 pub mod gc;
 pub mod journal;
+pub mod meta;
 pub mod path_versions;
 pub mod pins;
 pub mod reviews;
@@ -76,4 +77,10 @@ pub fn read_blob(conn: &Connection, dir: &BlobDir, hash: Hash) -> Result<Vec<u8>
         Some((codec, Some(inline))) => blobs::decode_verified(hash, codec, &inline),
         Some((codec, None)) => dir.read_file(hash, codec),
     }
+}
+
+/// A new index at `path`, every migration applied: for the store's own tests.
+#[cfg(test)]
+pub(crate) fn test_index(path: &Path) -> Result<Connection, db::DbError> {
+    db::open_writer(path)
 }

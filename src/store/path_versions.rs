@@ -7,7 +7,9 @@ use rusqlite::{Connection, Row};
 
 use crate::model::{Origin, State};
 use crate::paths::RelPath;
-use crate::store::sql::{Result, TurnRow, VERSION_COLUMNS, VersionRow, state_at_column, version_from_row};
+use crate::store::sql::{
+    AFTER_VERSION_ROW, Result, TurnRow, VERSION_COLUMNS, VersionRow, state_at_column, version_from_row,
+};
 
 /// One version as a path's history answers it: when, who (the turn's session and number)
 /// and what. Only what the answer shows is read: a path written in every turn of a long
@@ -57,19 +59,31 @@ pub fn for_history(conn: &Connection, path: &RelPath) -> Result<Vec<HistoryRow>>
     Ok(found)
 }
 
-/// Every version of `path`, oldest first, each with its turn (`None`: made outside any turn).
-pub fn with_turns(conn: &Connection, path: &RelPath) -> Result<Vec<(VersionRow, Option<TurnRow>)>> {
+/// A version with the turn that made it (`None`: made outside any turn) and, for one a
+/// rollback wrote, the sequence number that rollback went to (the state it set paths to).
+pub type VersionWithTurn = (VersionRow, Option<TurnRow>, Option<i64>);
+
+/// Every version of `path`, oldest first, each with its turn and its rollback's target.
+pub fn with_turns(conn: &Connection, path: &RelPath) -> Result<Vec<VersionWithTurn>> {
     let sql = format!(
         "SELECT v.seq, p.path, v.origin, v.turn_id, v.recorded_at, {VERSION_COLUMNS},
                 t.id, t.session_id, s.name, t.number, t.ref, t.label, t.start_seq, t.end_seq,
-                t.started_at, t.ended_at
+                t.started_at, t.ended_at, r.target_seq
          FROM paths p JOIN versions v ON v.path_id = p.id
          LEFT JOIN turns t ON t.id = v.turn_id
          LEFT JOIN sessions s ON s.id = t.session_id
+         LEFT JOIN rollbacks r ON r.id = v.rollback_id
          WHERE p.path = ?1 ORDER BY v.seq"
     );
     let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map([path.as_bytes()], |r| Ok((version_from_row(r)?, turn_at(r, 11)?)))?;
+    let rows = stmt.query_map([path.as_bytes()], |r| {
+        // The turn's ten columns follow the version's, then the rollback's target.
+        Ok((
+            version_from_row(r)?,
+            turn_at(r, AFTER_VERSION_ROW)?,
+            r.get(AFTER_VERSION_ROW + 10)?,
+        ))
+    })?;
     rows.collect()
 }
 
@@ -135,7 +149,7 @@ mod tests {
         let lean = for_history(&conn, &path).expect("history");
         let full = with_turns(&conn, &path).expect("versions");
         assert_eq!(lean.len(), made.len());
-        for (row, (version, turn)) in lean.iter().zip(&full) {
+        for (row, (version, turn, _)) in lean.iter().zip(&full) {
             let want = HistoryRow {
                 seq: version.seq,
                 recorded_at: version.recorded_at,

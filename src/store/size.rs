@@ -5,7 +5,7 @@
 
 use rusqlite::{Connection, OptionalExtension};
 
-use crate::store::sql::Result;
+use rusqlite::Result;
 
 /// The bytes the blobs take in the store (compressed, inline or as files).
 pub fn store_bytes(conn: &Connection) -> Result<i64> {
@@ -93,7 +93,7 @@ mod tests {
     #[test]
     fn a_build_without_the_triggers_ends_with_them_and_a_counter_that_matches() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let mut conn = crate::store::db::open_writer(&dir.path().join("index.sqlite")).expect("open");
+        let mut conn = crate::store::test_index(&dir.path().join("index.sqlite")).expect("open");
         let triggers = |conn: &Connection| -> i64 {
             conn.query_row(
                 "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'blobs'",

@@ -61,10 +61,16 @@ pub struct TurnRow {
     pub ended_at: Option<i64>,
 }
 
-pub(crate) const VERSION_COLUMNS: &str = "v.kind, v.hash, v.size, v.executable, v.link_target, v.too_large";
+pub(crate) const VERSION_COLUMNS: &str =
+    "v.kind, v.hash, v.size, v.executable, v.link_target, v.too_large, v.mode";
+/// How many columns `VERSION_COLUMNS` is.
+pub(crate) const VERSION_COLUMN_COUNT: usize = 7;
+/// The first column after those `version_from_row` reads.
+pub(crate) const AFTER_VERSION_ROW: usize = 5 + VERSION_COLUMN_COUNT;
 
-/// Decodes the six version columns starting at `at` (see `VERSION_COLUMNS`). A file version
-/// without a hash is a file the daemon could not read (`FileState::unreadable`).
+/// Decodes the version columns starting at `at` (see `VERSION_COLUMNS`). A file version
+/// without a hash is a file the daemon could not read (`FileState::unreadable`); one without
+/// a mode was recorded before permission bits were (only its executable bit is known).
 pub(crate) fn state_at_column(row: &Row<'_>, at: usize) -> Result<State> {
     let kind: i64 = row.get(at)?;
     let state = match Kind::from_i64(kind) {
@@ -72,15 +78,17 @@ pub(crate) fn state_at_column(row: &Row<'_>, at: usize) -> Result<State> {
             let hash: Option<Vec<u8>> = row.get(at + 1)?;
             let size = u64::try_from(row.get::<_, i64>(at + 2)?).unwrap_or(0);
             let executable = row.get(at + 3)?;
-            let Some(hash) = hash else {
-                return Ok(State::File(FileState::unreadable(size, executable)));
-            };
+            let mode: Option<u16> = row.get(at + 6)?;
             State::File(FileState {
-                hash: Hash::from_slice(&hash).unwrap_or(Hash([0; 32])),
+                hash: hash
+                    .as_deref()
+                    .and_then(Hash::from_slice)
+                    .unwrap_or(Hash([0; 32])),
                 size,
                 executable,
-                too_large: row.get(at + 5)?,
-                unreadable: false,
+                mode,
+                too_large: hash.is_some() && row.get(at + 5)?,
+                unreadable: hash.is_none(),
             })
         }
         Some(Kind::Symlink) => State::Symlink {
@@ -120,19 +128,20 @@ pub fn ensure_path(conn: &Connection, path: &RelPath) -> Result<i64> {
 }
 
 const LATEST_SELECT: &str = "SELECT s.path_id, s.seq, v.kind, v.hash, v.size, v.executable,
-        v.link_target, v.too_large, s.dev, s.ino, s.size, s.mtime_ns, s.ctime_ns, s.mode,
+        v.link_target, v.too_large, v.mode, s.dev, s.ino, s.size, s.mtime_ns, s.ctime_ns, s.mode,
         s.checked_ns, p.path
     FROM path_state s JOIN versions v ON v.seq = s.seq JOIN paths p ON p.id = s.path_id";
 
 fn latest_from_row(row: &Row<'_>) -> Result<(RelPath, Latest)> {
+    const STAT: usize = 2 + VERSION_COLUMN_COUNT;
     let latest = Latest {
         path_id: row.get(0)?,
         seq: row.get(1)?,
         state: state_at_column(row, 2)?,
-        stat: stat_at_column(row, 8)?,
-        checked_ns: row.get(14)?,
+        stat: stat_at_column(row, STAT)?,
+        checked_ns: row.get(STAT + 6)?,
     };
-    Ok((RelPath::from_fs_bytes(row.get(15)?), latest))
+    Ok((RelPath::from_fs_bytes(row.get(STAT + 7)?), latest))
 }
 
 /// The latest state of a path that is present on disk according to the index.
@@ -251,10 +260,14 @@ pub fn insert_version(
         State::Symlink { target } => (None, None, false, Some(target.clone()), false),
         State::Dir | State::Absent | State::Untracked => (None, None, false, None, false),
     };
+    let mode = match state {
+        State::File(f) => f.mode,
+        _ => None,
+    };
     conn.prepare_cached(
         "INSERT INTO versions (path_id, kind, hash, size, executable, link_target, too_large,
-                               origin, turn_id, recorded_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                               origin, turn_id, recorded_at, mode)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     )?
     .execute(params![
         path_id,
@@ -266,7 +279,8 @@ pub fn insert_version(
         too_large,
         origin as i64,
         turn_id,
-        now_ms
+        now_ms,
+        mode
     ])?;
     Ok(conn.last_insert_rowid())
 }
@@ -360,7 +374,7 @@ pub fn turn_versions(conn: &Connection, turn: &TurnRow) -> Result<Vec<(i64, Vers
     let end = turn.end_seq.unwrap_or(i64::MAX);
     let mut stmt = conn.prepare_cached(&sql)?;
     let bounds = params![turn.id, turn.start_seq, end, Origin::Ambiguous as i64];
-    let rows = stmt.query_map(bounds, |r| Ok((r.get(11)?, version_from_row(r)?)))?;
+    let rows = stmt.query_map(bounds, |r| Ok((r.get(AFTER_VERSION_ROW)?, version_from_row(r)?)))?;
     rows.collect()
 }
 
@@ -509,7 +523,7 @@ mod tests {
 
     fn index_of(paths: &[&[u8]]) -> (tempfile::TempDir, Connection) {
         let dir = tempfile::tempdir().expect("tempdir");
-        let conn = crate::store::db::open_writer(&dir.path().join("index.sqlite")).expect("index");
+        let conn = crate::store::test_index(&dir.path().join("index.sqlite")).expect("index");
         let stat = StatKey {
             dev: 1,
             ino: 1,

@@ -1,14 +1,15 @@
-//! SQL of the timeline (issue 17): sessions with their agent, first prompt and latest
+//! SQL of the timeline: sessions with their agent, first prompt and latest
 //! activity, the paths a rollback was restricted to, and rollbacks in brief (without their
 //! stored answers, which can be large: those are read one by one, for the entries shown);
-//! and the writes outside any turn between two turn boundaries (issue 18).
+//! and the writes outside any turn between two turn boundaries.
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use crate::model::{Origin, RollbackKind};
 use crate::store::journal::{Status, word};
 use crate::store::sql::{
-    Result, SessionRow, TURN_SELECT, TurnRow, VERSION_COLUMNS, VersionRow, turn_from_row, version_from_row,
+    AFTER_VERSION_ROW, Result, SessionRow, TURN_SELECT, TurnRow, VERSION_COLUMNS, VersionRow, turn_from_row,
+    version_from_row,
 };
 
 /// Every session, oldest first, with its turn counts, fork point, agent and first prompt.
@@ -192,7 +193,7 @@ pub fn span_versions(conn: &Connection, span: &OriginSpan) -> Result<Vec<(i64, V
     );
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map([span.first_seq, span.last_seq], |r| {
-        Ok((r.get(11)?, version_from_row(r)?))
+        Ok((r.get(AFTER_VERSION_ROW)?, version_from_row(r)?))
     })?;
     rows.collect()
 }

@@ -3,7 +3,7 @@
 //! of a cold first index. Nothing of value can be lost: a marker file, durable before the first
 //! unjournaled write, says the database is being built, and a start that finds it (the build
 //! was interrupted, the file may be torn) removes that database and indexes again from empty.
-//! Any other database is never re-created (DB-03).
+//! Any other database is never re-created.
 
 use std::fs::File;
 use std::io;

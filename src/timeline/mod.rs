@@ -1,7 +1,7 @@
-//! The timeline (issue 17): the turns, undos, redos, rollbacks, time rollbacks and restores
+//! The timeline: the turns, undos, redos, rollbacks, time rollbacks and restores
 //! of one session (with the history it inherits from a fork) or of every session, in time
 //! order, newest first, a page at a time; and between them the writes outside any turn
-//! (issue 18, `outside`), which every timeline shows since they act on the whole workspace.
+//! (`outside`), which every timeline shows since they act on the whole workspace.
 //!
 //! A page is chosen from the turns' and rollbacks' rows alone (times and numbers); only the
 //! entries on it get their changes (a turn's net changes, or only its counts, stored when it
@@ -249,8 +249,7 @@ fn of_session(conn: &Connection, lineage: &Lineage) -> rusqlite::Result<Rows> {
         .into_iter()
         .filter(|r| r.session_id.is_none() || lineage.owns(r.session_id, r.from_seq))
         .collect();
-    let own: Vec<&RollbackBrief> = rollbacks.iter().filter(|r| r.session_id.is_some()).collect();
-    let undone = undone::undone(&turns, &own);
+    let undone = undone::undone(&turns, &rollbacks.iter().collect::<Vec<_>>());
     Ok(Rows {
         turns,
         rollbacks,
@@ -260,7 +259,8 @@ fn of_session(conn: &Connection, lineage: &Lineage) -> rusqlite::Result<Rows> {
 }
 
 /// Every session's turns (each once, under its own session) and every rollback; a turn is
-/// undone as its own session's history has it.
+/// undone as its own session's history has it (with the rollbacks of no session, which act on
+/// every session's turns).
 fn of_all(conn: &Connection) -> rusqlite::Result<Rows> {
     let rollbacks = sql::rollbacks(conn)?;
     let mut undone = HashSet::new();
@@ -269,7 +269,7 @@ fn of_all(conn: &Connection) -> rusqlite::Result<Rows> {
         let turns = lineage.turns(conn)?;
         let own: Vec<&RollbackBrief> = rollbacks
             .iter()
-            .filter(|r| lineage.owns(r.session_id, r.from_seq))
+            .filter(|r| r.session_id.is_none() || lineage.owns(r.session_id, r.from_seq))
             .collect();
         let marked = undone::undone(&turns, &own);
         let of_this = turns

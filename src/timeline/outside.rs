@@ -1,4 +1,4 @@
-//! Writes outside any turn in the timeline (issue 18): between each two turn boundaries, one
+//! Writes outside any turn in the timeline: between each two turn boundaries, one
 //! entry for the versions written while no turn was open (`outside`: you, an editor, another
 //! process) and one for those found by a scan (`found`: at start-up, by a reconcile).
 //!

@@ -1,13 +1,20 @@
 //! Which turns are undone: taken out of effect by an undo or a rollback of the whole
-//! workspace, and not brought back by a redo or a later rollback.
+//! workspace (to a turn boundary, a pin or a time), and not brought back by a redo or a later
+//! rollback.
 //!
 //! The journal keeps, for each rollback of a session, the boundary it went to (as the number
 //! of turns in effect after it, `position`, and its sequence number) and the rollback a redo
 //! cancels. Walking a session's turn starts, turn ends and rollbacks in time order, the set
 //! of undone turns at each boundary is known; a rollback to `before N` restores the set as it
 //! was when N started, plus N and every later turn; `after N` the set as it was when N ended,
-//! plus every later turn; a redo the set just before the rollback it cancels. A restore
-//! restricted to some paths, a time rollback and a rollback that failed change nothing here.
+//! plus every later turn. A rollback to a sequence number of no turn boundary (a time or a
+//! pin, of a session or of none: it acts on the whole workspace, so on every session's turns)
+//! restores the set in effect at that number, plus every turn started at or after it (a turn
+//! the point falls inside is only partly undone, and not marked; an empty turn at the point
+//! itself left that very state, and stays in effect). A redo takes back what the
+//! rollback it cancels changed in the set: the turns it took out are in effect again, those
+//! it brought back undone again. A restore restricted to some paths and a rollback that
+//! failed change nothing here.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::rc::Rc;
@@ -33,7 +40,7 @@ enum Boundary {
 }
 
 /// The ids of the turns of `turns` (one session's history, inherited turns included) that
-/// `rollbacks` (that history's own) leave undone.
+/// `rollbacks` (that history's own, and the rollbacks of no session) leave undone.
 pub fn undone(turns: &[TurnRow], rollbacks: &[&RollbackBrief]) -> HashSet<i64> {
     let mut walk = Walk::default();
     for event in events(turns, rollbacks) {
@@ -73,11 +80,17 @@ fn events<'a>(turns: &'a [TurnRow], rollbacks: &[&'a RollbackBrief]) -> Vec<Even
     timed.into_iter().map(|(_, event)| event).collect()
 }
 
-/// A rollback of the whole workspace by a session that was applied.
+/// A rollback of the whole workspace that was applied.
 fn counts(rollback: &RollbackBrief) -> bool {
     let applied = matches!(rollback.status, Status::Committed | Status::Recovered);
     let whole = rollback.paths.as_deref().is_none_or(|p| p == "[]");
-    applied && whole && rollback.session_id.is_some()
+    applied && whole
+}
+
+/// What a rollback changed in the undone set.
+struct Delta {
+    took_out: BTreeSet<i64>,
+    brought_back: BTreeSet<i64>,
 }
 
 #[derive(Default)]
@@ -86,32 +99,71 @@ struct Walk {
     at_start: HashMap<i64, Numbers>,
     at_end: HashMap<i64, Numbers>,
     started: BTreeSet<i64>,
-    /// The undone set just before each rollback: what a redo of it returns to.
-    before: HashMap<i64, Numbers>,
+    /// What each rollback changed in the set: what a redo of it takes back.
+    deltas: HashMap<i64, Delta>,
+    /// The set after each rollback, from the first sequence number it wrote on, in order.
+    by_seq: Vec<(i64, Numbers)>,
 }
 
 impl Walk {
     fn roll(&mut self, turns: &[TurnRow], rollback: &RollbackBrief) {
-        self.before.insert(rollback.id, self.undone.clone());
-        let boundary = match rollback.kind {
-            RollbackKind::Redo => {
-                if let Some(set) = rollback.redo_of.and_then(|id| self.before.get(&id)) {
-                    self.undone = set.clone();
-                }
-                return;
-            }
+        let after = match rollback.kind {
+            RollbackKind::Redo => rollback.redo_of.and_then(|id| self.redone(id)),
             // An undo goes to `before N`, N the turn that was in effect last.
-            RollbackKind::Undo => rollback.prev_position.map(Boundary::Before),
-            RollbackKind::Rollback => rollback.position.map(|p| rollback_boundary(turns, rollback, p)),
+            RollbackKind::Undo => rollback
+                .prev_position
+                .map(|n| self.at_boundary(Boundary::Before(n))),
+            RollbackKind::Rollback => Some(match rollback.position {
+                Some(p) => self.at_boundary(rollback_boundary(turns, rollback, p)),
+                None => self.at_seq(turns, rollback.target_seq),
+            }),
         };
+        let Some(after) = after else {
+            return;
+        };
+        let delta = Delta {
+            took_out: after.difference(&self.undone).copied().collect(),
+            brought_back: self.undone.difference(&after).copied().collect(),
+        };
+        self.deltas.insert(rollback.id, delta);
+        self.by_seq.push((rollback.from_seq + 1, after.clone()));
+        self.undone = after;
+    }
+
+    /// The set at a turn boundary, plus the turns from there on.
+    fn at_boundary(&self, boundary: Boundary) -> Numbers {
         let (base, first_out) = match boundary {
-            Some(Boundary::Before(n)) => (self.at_start.get(&n), n),
-            Some(Boundary::After(n)) => (self.at_end.get(&n), n + 1),
-            None => return,
+            Boundary::Before(n) => (self.at_start.get(&n), n),
+            Boundary::After(n) => (self.at_end.get(&n), n + 1),
         };
         let mut set = base.map_or_else(|| (*self.undone).clone(), |s| (**s).clone());
         set.extend(self.started.range(first_out..));
-        self.undone = Rc::new(set);
+        Rc::new(set)
+    }
+
+    /// The set in effect at sequence number `seq`, plus the turns started after it, and those
+    /// started at it that changed something (an empty turn there left the state `seq` names:
+    /// it is in effect).
+    fn at_seq(&self, turns: &[TurnRow], seq: i64) -> Numbers {
+        let after = self.by_seq.partition_point(|(from, _)| *from <= seq);
+        let mut set = after
+            .checked_sub(1)
+            .map_or_else(BTreeSet::new, |i| (*self.by_seq[i].1).clone());
+        let later = turns
+            .iter()
+            .filter(|t| t.start_seq > seq || (t.start_seq == seq && t.end_seq != Some(seq)))
+            .filter(|t| self.started.contains(&t.number));
+        set.extend(later.map(|t| t.number));
+        Rc::new(set)
+    }
+
+    /// The set with what rollback `redone` changed in it taken back.
+    fn redone(&self, redone: i64) -> Option<Numbers> {
+        let delta = self.deltas.get(&redone)?;
+        let mut set = (*self.undone).clone();
+        set.retain(|n| !delta.took_out.contains(n));
+        set.extend(&delta.brought_back);
+        Some(Rc::new(set))
     }
 }
 
@@ -209,7 +261,7 @@ mod tests {
     }
 
     #[test]
-    fn restores_time_rollbacks_and_failed_rollbacks_undo_no_turn() {
+    fn restores_and_failed_rollbacks_undo_no_turn() {
         let turns: Vec<TurnRow> = (1..=2).map(turn).collect();
         let restore = RollbackBrief {
             paths: Some(r#"["a.txt"]"#.into()),
@@ -221,8 +273,73 @@ mod tests {
         };
         let in_time = RollbackBrief {
             session_id: None,
+            paths: Some(r#"["b.txt"]"#.into()),
             ..rollback(3, 28, RollbackKind::Rollback, (2, 0), 100)
         };
         assert!(numbers(&turns, &[restore, failed, in_time]).is_empty());
+    }
+
+    /// A rollback of no session to a sequence number (a time or a pin).
+    fn to_seq(id: i64, at: i64, target_seq: i64, from_seq: i64) -> RollbackBrief {
+        RollbackBrief {
+            session_id: None,
+            position: None,
+            prev_position: None,
+            from_seq,
+            ..rollback(id, at, RollbackKind::Rollback, (0, 0), target_seq)
+        }
+    }
+
+    /// A rollback to a time or a pin: every turn started at or after its point is undone, one
+    /// the point falls inside is not; its redo brings them back; a point before an undo brings
+    /// back the turn the undo took out.
+    #[test]
+    fn a_rollback_to_a_time_or_a_pin_undoes_the_turns_after_its_point_until_redone() {
+        let turns: Vec<TurnRow> = (1..=3).map(turn).collect();
+        let after1 = to_seq(1, 36, 150, 350);
+        assert_eq!(numbers(&turns, std::slice::from_ref(&after1)), vec![2, 3]);
+        let inside2 = to_seq(1, 36, 220, 350);
+        assert_eq!(numbers(&turns, std::slice::from_ref(&inside2)), vec![3]);
+        let redo = RollbackBrief {
+            session_id: None,
+            redo_of: Some(1),
+            from_seq: 360,
+            ..rollback(2, 37, RollbackKind::Redo, (0, 0), 350)
+        };
+        assert!(numbers(&turns, &[after1.clone(), redo]).is_empty());
+
+        // Turn 3 undone (its versions from 351 on), then the workspace back to seq 350: before
+        // the undo, so turn 3 is in effect again; to seq 370, after it: turn 3 stays undone.
+        let undo3 = RollbackBrief {
+            from_seq: 350,
+            ..rollback(1, 36, RollbackKind::Undo, (3, 2), 300)
+        };
+        let before_undo = to_seq(2, 37, 350, 370);
+        assert!(numbers(&turns, &[undo3.clone(), before_undo]).is_empty());
+        let after_undo = to_seq(2, 37, 370, 370);
+        assert_eq!(numbers(&turns, &[undo3, after_undo]), vec![3]);
+    }
+
+    /// A redo takes back only what its rollback changed: an undo made after that rollback
+    /// stays.
+    #[test]
+    fn a_redo_keeps_what_later_rollbacks_changed() {
+        let turns: Vec<TurnRow> = (1..=3).map(turn).collect();
+        let in_time = to_seq(1, 36, 350, 350);
+        let undo3 = RollbackBrief {
+            from_seq: 360,
+            ..rollback(2, 37, RollbackKind::Undo, (3, 2), 300)
+        };
+        let early = to_seq(3, 38, 150, 370);
+        let redo_early = RollbackBrief {
+            session_id: None,
+            redo_of: Some(3),
+            ..rollback(4, 39, RollbackKind::Redo, (0, 0), 370)
+        };
+        assert_eq!(
+            numbers(&turns, &[in_time.clone(), undo3.clone(), early.clone()]),
+            vec![2, 3]
+        );
+        assert_eq!(numbers(&turns, &[in_time, undo3, early, redo_early]), vec![3]);
     }
 }

@@ -3,6 +3,7 @@
 //! on `PATH`, and the two-prompt check. Not every test uses every helper.
 #![allow(dead_code)]
 
+use crate::common::skip;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -24,10 +25,10 @@ pub fn agent_bin(dir: &str, name: &str) -> Option<PathBuf> {
     if bin.exists() {
         return Some(bin);
     }
-    eprintln!(
-        "skipped: {} is missing; run `npm ci --no-audit --no-fund` in tests/agents/{dir}",
+    skip(&format!(
+        "{} is missing; run `npm ci --no-audit --no-fund` in tests/agents/{dir}",
         bin.display()
-    );
+    ));
     None
 }
 

@@ -3,6 +3,7 @@
 //! or in a mount namespace of their own. Each says so and lets the test skip where the machine
 //! cannot do it.
 
+use super::skip::skip;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
@@ -28,7 +29,7 @@ pub fn can_unshare_mounts() -> bool {
         .is_ok_and(|s| s.success())
         && Command::new("nsenter").arg("--version").output().is_ok();
     if !ok {
-        eprintln!("skipped: needs root, unshare -m and nsenter (mount namespaces)");
+        skip("needs root, unshare -m and nsenter (mount namespaces)");
     }
     ok
 }
@@ -43,14 +44,14 @@ pub fn user_namespace_watch_limit_works() -> bool {
     match probe {
         Ok(out) if out.status.success() => true,
         Ok(out) => {
-            eprintln!(
-                "skipped: cannot set an inotify watch limit in a user namespace: {}",
+            skip(&format!(
+                "cannot set an inotify watch limit in a user namespace: {}",
                 String::from_utf8_lossy(&out.stderr).trim()
-            );
+            ));
             false
         }
         Err(err) => {
-            eprintln!("skipped: cannot run unshare: {err}");
+            skip(&format!("cannot run unshare: {err}"));
             false
         }
     }
@@ -155,7 +156,7 @@ impl Strace {
             .stderr(std::fs::File::create(&stderr).unwrap())
             .spawn();
         let Ok(mut child) = child else {
-            eprintln!("skipped: strace is not installed");
+            skip("strace is not installed");
             return None;
         };
         // Some(true) once attached, Some(false) if strace exited without attaching.
@@ -168,7 +169,7 @@ impl Strace {
         });
         if attached != Some(true) {
             let said = std::fs::read_to_string(&stderr).unwrap_or_default();
-            eprintln!("skipped: strace cannot attach: {said}");
+            skip(&format!("strace cannot attach: {said}"));
             child.kill().ok();
             return None;
         }

@@ -35,13 +35,19 @@ impl Drop for Reaper {
 /// `SIGKILL` to `pid` through a pidfd, checked again once the pidfd holds the process: a pid
 /// that exited and was reused by another test's process meanwhile is left alone.
 fn kill_if_ours(pid: u32, home: &Path) {
+    sigkill_if(pid, || daemons_of(home).contains(&pid));
+}
+
+/// `SIGKILL` to `pid` through a pidfd, if `still_it` says so once the pidfd holds the process
+/// (a pid reused meanwhile is another process, which the check then sees).
+pub fn sigkill_if(pid: u32, still_it: impl FnOnce() -> bool) {
     // SAFETY: plain system calls on a pid and the descriptor they return, closed here.
     unsafe {
         let fd = libc::syscall(libc::SYS_pidfd_open, pid as libc::c_int, 0) as libc::c_int;
         if fd < 0 {
             return;
         }
-        if daemons_of(home).contains(&pid) {
+        if still_it() {
             libc::syscall(
                 libc::SYS_pidfd_send_signal,
                 fd,

@@ -3,6 +3,7 @@
 //! tests/mcp/requirements.txt). Without python3 or the `mcp` package a test skips with a
 //! message saying how to install them; under CI (`CI` set) it fails instead.
 
+use super::skip::skip;
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -55,7 +56,9 @@ impl Mcp {
                 std::env::var_os("CI").is_none(),
                 "no Python with the mcp package under CI: {how}"
             );
-            eprintln!("skipped: no python3 with the `mcp` package; install it with {how}");
+            skip(&format!(
+                "no python3 with the `mcp` package; install it with {how}"
+            ));
             return None;
         };
         let driver = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/driver.py");

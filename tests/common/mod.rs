@@ -18,8 +18,12 @@
 //! - `cli`: the binary run to completion as a CLI, with a deadline.
 //! - `wait`: polling a condition with a deadline, and the time mark between versions.
 //! - `faults`: strace fault injection, resource limits, mount and user namespaces.
+//! - `lazyfs`: a LazyFS (FUSE) mount that drops every write not fsynced on command: a power cut.
+//! - `skip`: a test that cannot run here says why and returns; under `CI=true` it fails.
 //! - `install`: `hook install|uninstall` tests (used as `common::install`).
 //! - `mcp`: `filewatchd mcp` driven by a real MCP client (the Python SDK, tests/mcp/driver.py).
+//! - `users`: a second local user for one test (`useradd`, removed after), commands run as
+//!   it, and the tree locks it plants and holds.
 //! - `lifecycle`: daemons in the background (`start`, a hook's autostart), found by their
 //!   state under `FILEWATCHD_HOME`, hook runs with the hooks' deadline, and `Reaper`, which
 //!   kills them all when a test ends.
@@ -32,9 +36,12 @@ mod daemon;
 mod faults;
 mod http;
 pub mod install;
+mod lazyfs;
 mod lifecycle;
 mod mcp;
+mod skip;
 mod tree;
+mod users;
 mod wait;
 mod workspace;
 
@@ -43,7 +50,8 @@ use std::time::Duration;
 // Like the `dead_code` above: a test that uses nothing of a module leaves its re-export unused.
 #[allow(unused_imports)]
 pub use {
-    answers::*, cli::*, daemon::*, faults::*, http::*, lifecycle::*, mcp::*, tree::*, wait::*, workspace::*,
+    answers::*, cli::*, daemon::*, faults::*, http::*, lazyfs::*, lifecycle::*, mcp::*, skip::*, tree::*,
+    users::*, wait::*, workspace::*,
 };
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_filewatchd");

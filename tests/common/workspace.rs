@@ -15,12 +15,14 @@ pub(super) const FOREIGN_ENV: &[&str] = &[
     "XDG_STATE_HOME",
 ];
 
-/// A workspace root, its state dir and a `FILEWATCHD_HOME`, each in its own temp dir.
+/// A workspace root, its state dir and a `FILEWATCHD_HOME`, each in its own temp dir (or, for
+/// `Workspace::at`, the root and state dir the test chose, on the file system it chose).
 pub struct Workspace {
-    root_dir: tempfile::TempDir,
-    state_dir: tempfile::TempDir,
+    /// The temp dirs removed when the workspace is dropped.
+    _dirs: Vec<tempfile::TempDir>,
     home_dir: tempfile::TempDir,
     root: PathBuf,
+    state: PathBuf,
 }
 
 impl Workspace {
@@ -29,11 +31,27 @@ impl Workspace {
         let state_dir = tempfile::Builder::new().prefix("fwd-state-").tempdir().unwrap();
         let home_dir = tempfile::Builder::new().prefix("fwd-home-").tempdir().unwrap();
         let root = root_dir.path().canonicalize().unwrap();
+        let state = state_dir.path().to_path_buf();
         Workspace {
-            root_dir,
-            state_dir,
+            _dirs: vec![root_dir, state_dir],
             home_dir,
             root,
+            state,
+        }
+    }
+
+    /// A workspace whose root and state dir are these directories (made if missing, e.g. on
+    /// a mount the test made; left in place when dropped: whoever made the mount removes them).
+    pub fn at(root: &Path, state: &Path) -> Workspace {
+        for dir in [root, state] {
+            std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("mkdir {}: {e}", dir.display()));
+        }
+        let home_dir = tempfile::Builder::new().prefix("fwd-home-").tempdir().unwrap();
+        Workspace {
+            _dirs: Vec::new(),
+            home_dir,
+            root: root.canonicalize().unwrap(),
+            state: state.canonicalize().unwrap(),
         }
     }
 
@@ -42,7 +60,7 @@ impl Workspace {
     }
 
     pub fn state_dir(&self) -> &Path {
-        self.state_dir.path()
+        &self.state
     }
 
     /// The `FILEWATCHD_HOME` every process of this workspace gets.

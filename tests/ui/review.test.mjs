@@ -1,37 +1,18 @@
 // The review page in headless Chromium (tests/ui_browser.rs starts this with a daemon whose
 // session s1 has three turns made by bash: 1 "write the notes", 2 "edit the notes", 3 "touch up
-// the readme", with scratch.txt written outside any turn between 2 and 3), session s2 one turn of its own, and session s3 one turn that adds 600 files. The tests run in order and share one logged-in browser.
+// the readme", with scratch.txt written outside any turn between 2 and 3), session s2 one turn of its own, and session s3 one turn that adds 600 files; the last test adds session s4. The tests run in order and share one logged-in browser.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
-import { chromium } from "playwright-core";
+import { env, api, poll, launch } from "./harness.mjs";
 
-const env = process.env;
 const root = env.FILEWATCHD_UI_ROOT;
 const daemonUrl = env.FILEWATCHD_UI_API;
 let browser;
 let context;
 let page;
-
-/** The daemon's API with the bearer token (the test's own checks, never the page's). */
-async function api(method, p, body) {
-  const headers = { Authorization: `Bearer ${env.FILEWATCHD_UI_TOKEN}` };
-  if (body !== undefined) headers["Content-Type"] = "application/json";
-  const reply = await fetch(daemonUrl + p, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  return { status: reply.status, data: await reply.json().catch(() => null) };
-}
-
-/** Polls `probe` until it is true, for at most 10 s. */
-async function poll(what, probe) {
-  const deadline = Date.now() + 10_000;
-  while (Date.now() < deadline) {
-    if (await probe()) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  assert.fail(`timed out waiting for ${what}`);
-}
 
 /** The review API answers (it is part of this build: a 404 or 405 here is a failure). */
 const answers = (reply, what) => assert.ok(reply.status === 200, `${what} answered ${reply.status}`);
@@ -42,7 +23,7 @@ async function openTurn(n) {
 }
 
 before(async () => {
-  browser = await chromium.launch({ executablePath: env.FILEWATCHD_CHROMIUM, args: ["--no-sandbox"] });
+  browser = await launch();
   context = await browser.newContext();
   page = await context.newPage();
 });
@@ -180,13 +161,28 @@ test("undo a turn whose file the user edited since: the plan shows the conflict,
     return history.data.versions.some((v) => v.origin === "outside");
   });
   await openTurn(3);
-  await page.getByRole("button", { name: "Undo turn" }).click();
+  const undoAnswer = (dryRun) => page.waitForResponse((r) => r.url().endsWith("/v1/sessions/s1/undo") &&
+    JSON.parse(r.request().postData()).dry_run === dryRun);
+  const [planned] = await Promise.all([undoAnswer(true), page.getByRole("button", { name: "Undo turn" }).click()]);
+  const plan = await planned.json();
   const dialog = page.locator("dialog#plan");
-  const conflicts = await dialog.locator("section.conflicts").textContent();
-  assert.ok(conflicts.includes("readme.md"), conflicts);
+  // A conflict in the CLI's words: the path and why, not the answer's code.
+  const conflicts = await dialog.locator("section.conflicts li").allTextContents();
+  assert.deepEqual(conflicts, plan.conflicts.map((c) => `${c.path}: ${c.reason}`));
+  assert.ok(conflicts.some((c) => c.startsWith("readme.md: ")), `${conflicts}`);
+  assert.ok(conflicts.every((c, i) => !c.includes(plan.conflicts[i].code)), `${conflicts}`);
   assert.ok((await dialog.textContent()).includes("counter.txt"));
-  await dialog.getByRole("button", { name: "Skip conflicts" }).click();
+  const [applied] = await Promise.all([undoAnswer(undefined), dialog.getByRole("button", { name: "Skip conflicts" }).click()]);
+  const done = await applied.json();
+  // The counts are the rollback's own: the paths it changed (not every path it planned: the
+  // skipped ones are among those) and those it skipped.
+  const changed = done.actions.filter((a) => a.status === "done").length;
+  assert.ok(changed >= 1 && changed < done.actions.length && done.skipped.length >= 1, JSON.stringify(done.actions.slice(0, 3)));
   await page.locator("#message.ok").waitFor();
+  assert.equal(await page.locator("#message").textContent(), `Undo turn: done (${changed} changed, ${done.skipped.length} skipped).`);
+  const logged = (await api("GET", "/v1/timeline?session=s1")).data.entries.find((e) => e.rollback_id === done.rollback_id);
+  assert.equal(logged.counts.added + logged.counts.modified + logged.counts.deleted, changed);
+  assert.equal(logged.counts.skipped, done.skipped.length);
   assert.equal(fs.readFileSync(readme, "utf8"), "hello\nmore\nmine\n");
   assert.equal(fs.existsSync(path.join(root, "counter.txt")), false);
   await page.locator('button[data-turn="s1/3"] .mark.undone').waitFor();
@@ -249,9 +245,30 @@ test("the sessions list names the session and narrows the timeline to it", async
   await page.reload();
   const session = page.locator('button.session[data-session="s1"]');
   assert.ok((await session.textContent()).includes("write the notes"));
-  assert.equal(await page.locator("button.entry.turn").count(), 5);
+  // The sessions list and the timeline load apart: the timeline may come second.
+  await poll("the timeline of every session", async () => (await page.locator("button.entry.turn").count()) === 5);
   await session.click();
   await page.locator('button.session[aria-pressed="true"]').waitFor();
   await poll("the timeline of s1 alone", async () => (await page.locator("button.entry.turn").count()) === 3);
   assert.equal(await page.locator('button[data-turn="s2/1"]').count(), 0);
+});
+
+test("bidi and other invisible controls in names, prompts and lines are shown, never obeyed", async () => {
+  // `bidi\u202etxt.exe` was shown as `bidiexe.txt`.
+  const name = "bidi\u202etxt.exe";
+  const started = await api("POST", "/v1/sessions/s4/turns", { label: "prompt \u2066isolated\u2069 \u202ereversed" });
+  assert.equal(started.status, 201, JSON.stringify(started.data));
+  fs.writeFileSync(path.join(root, name), "a line \u202ereversed\u0007\n");
+  answers(await api("POST", "/v1/sessions/s4/turns/current/end", {}), "turn end");
+  await page.goto(new URL("/ui/", page.url()).href);
+  await page.locator('button[data-turn="s4/1"]').click();
+  await page.getByRole("heading", { name: "Turn 1 of s4" }).waitFor();
+  await page.locator("button.file").first().click();
+  await page.locator(".diff").waitFor();
+  const shown = await page.evaluate(() => document.body.innerText);
+  const raw = shown.match(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/u);
+  assert.equal(raw, null, `a raw control ${raw && escape(raw[0])} is on the page`);
+  for (const escaped of ["bidi\\u{202e}txt.exe", "\\u{2066}isolated\\u{2069}", "reversed\\u{7}"]) {
+    assert.ok(shown.includes(escaped), `${escaped} is not shown`);
+  }
 });

@@ -1,4 +1,4 @@
-//! The browser's door (issue 18): a one-time login code minted for a bearer-token client
+//! The browser's door: a one-time login code minted for a bearer-token client
 //! (`filewatchd ui`), exchanged once for a cookie session with its own CSRF token. Both live in
 //! memory only: a restart logs every browser out.
 

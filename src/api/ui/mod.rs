@@ -1,4 +1,4 @@
-//! Review in the browser (issue 18): the login door (`door`), the cookie check of `/v1/*`
+//! Review in the browser: the login door (`door`), the cookie check of `/v1/*`
 //! requests from the page, and the page itself, compiled into the binary.
 
 pub mod door;
@@ -18,6 +18,9 @@ use door::{COOKIE, SESSION_TTL, constant_time_eq};
 
 const INDEX: &str = include_str!("assets/index.html");
 const APP_JS: &str = include_str!("assets/app.js");
+const WORDS_JS: &str = include_str!("assets/words.js");
+const DIFF_JS: &str = include_str!("assets/diff.js");
+const VIEW_JS: &str = include_str!("assets/view.js");
 const APP_CSS: &str = include_str!("assets/app.css");
 
 /// Who made an authenticated `/v1/*` request: a client with the token, or the page.
@@ -35,9 +38,9 @@ pub fn check_cookie(
     state: &AppState,
     method: &Method,
     headers: &HeaderMap,
-    cookie: &str,
+    cookies: &[&str],
 ) -> Result<(), ApiError> {
-    let Some(csrf) = state.ui.csrf_of(cookie) else {
+    let Some(csrf) = live_session(state, cookies) else {
         return Err(ApiError::new(
             StatusCode::UNAUTHORIZED,
             ErrorCode::Unauthorized,
@@ -65,16 +68,24 @@ pub fn check_cookie(
     Err(forbidden("a change from the page needs the daemon's own Origin"))
 }
 
-/// The value of the page's cookie in a `Cookie` header, if sent.
-pub fn cookie_of(headers: &HeaderMap) -> Option<String> {
+/// Every value of the page's cookie in the `Cookie` headers, in order. A page on another
+/// 127.0.0.1 port can set a cookie of the same name (for a longer path, so it is sent first):
+/// all are looked at, and any live one is the session (`live_session`).
+pub fn cookies_of(headers: &HeaderMap) -> Vec<&str> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == COOKIE)
-        .map(|(_, value)| value.to_string())
+        .filter(|(name, _)| *name == COOKIE)
+        .map(|(_, value)| value)
+        .collect()
+}
+
+/// The CSRF token of the first of `cookies` that opens a live session.
+fn live_session(state: &AppState, cookies: &[&str]) -> Option<String> {
+    cookies.iter().find_map(|cookie| state.ui.csrf_of(cookie))
 }
 
 fn own_origin(origin: &str, port: u16) -> bool {
@@ -124,7 +135,7 @@ pub async fn login(State(state): State<Arc<AppState>>, Query(query): Query<Login
         SESSION_TTL.as_secs()
     );
     // The CSRF token rides in the fragment, which the browser never sends to any server: the
-    // page keeps it in its own origin's sessionStorage. A server on another localhost port
+    // page keeps it in its own origin's localStorage. A server on another localhost port
     // that receives the cookie (browsers scope cookies by host, not port) cannot learn it.
     let location = format!("/ui/#t={}", opened.csrf);
     let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, location)]).into_response();
@@ -137,7 +148,7 @@ pub async fn login(State(state): State<Arc<AppState>>, Query(query): Query<Login
 /// `GET /ui/`: the page (it holds no secret: its CSRF token came in the login redirect's
 /// fragment); without a session, how to get one.
 pub async fn index(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    if cookie_of(&headers).and_then(|c| state.ui.csrf_of(&c)).is_none() {
+    if live_session(&state, &cookies_of(&headers)).is_none() {
         return refused("You are not logged in.");
     }
     let page = INDEX;
@@ -152,7 +163,23 @@ pub async fn index(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Re
 }
 
 pub async fn app_js() -> Response {
-    asset("text/javascript; charset=utf-8", APP_JS)
+    script(APP_JS)
+}
+
+pub async fn words_js() -> Response {
+    script(WORDS_JS)
+}
+
+pub async fn diff_js() -> Response {
+    script(DIFF_JS)
+}
+
+pub async fn view_js() -> Response {
+    script(VIEW_JS)
+}
+
+fn script(body: &'static str) -> Response {
+    asset("text/javascript; charset=utf-8", body)
 }
 
 pub async fn app_css() -> Response {
@@ -216,9 +243,9 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert(
             header::COOKIE,
-            HeaderValue::from_static("a=1; filewatchd_ui=xyz; b=2"),
+            HeaderValue::from_static("a=1; filewatchd_ui=xyz; b=2; filewatchd_ui=abc"),
         );
-        assert_eq!(cookie_of(&headers).as_deref(), Some("xyz"));
-        assert_eq!(cookie_of(&HeaderMap::new()), None);
+        assert_eq!(cookies_of(&headers), ["xyz", "abc"]);
+        assert!(cookies_of(&HeaderMap::new()).is_empty());
     }
 }

@@ -19,7 +19,8 @@ use std::process::ExitCode;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::args::ServeArgs;
+use super::escape;
+use super::flags::ServeArgs;
 use super::style::{Paint, counted, paint};
 
 #[derive(Debug, clap::Args)]
@@ -128,10 +129,10 @@ fn print(report: &Report) {
             "{} {}: {}",
             paint(&format!("{word:<8}"), colour),
             check.check,
-            check.message
+            escape::text(&check.message)
         );
         if let Some(fix) = &check.fix {
-            println!("         {} {fix}", paint("fix:", Paint::Bold));
+            println!("         {} {}", paint("fix:", Paint::Bold), escape::text(fix));
         }
     }
     let (problems, warnings) = (report.problems as u64, report.warnings as u64);

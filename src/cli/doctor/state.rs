@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::{Check, Context};
-use crate::cli::args::ServeArgs;
+use crate::cli::flags::ServeArgs;
 use crate::cli::style::{count, size};
 use crate::client::Client;
 use crate::state;
@@ -40,7 +40,32 @@ pub fn daemon(args: &ServeArgs) -> (Vec<Check>, Context) {
         state_dir: text("state_dir").map_or(state_dir, PathBuf::from),
         status: Some(status.clone()),
     };
-    (vec![answering(&status), capture(&status)], ctx)
+    (
+        vec![answering(&status), capture(&status), filesystem(&status)],
+        ctx,
+    )
+}
+
+/// The workspace's file system and how a rollback installs files there.
+fn filesystem(status: &Value) -> Check {
+    let fs = &status["filesystem"];
+    let kind = fs["type"].as_str().unwrap_or("?");
+    let mode = fs["install_mode"].as_str().unwrap_or("?");
+    let how = match mode {
+        "rename" => {
+            "it refuses RENAME_EXCHANGE: files are installed by rename, a replaced file compared after (docs/tracking.md, Limits)"
+        }
+        _ => "files are installed by RENAME_EXCHANGE",
+    };
+    let probed = if fs["probed"].as_bool() == Some(true) {
+        ""
+    } else {
+        " (by its type; the first rollback probes it)"
+    };
+    Check::ok(
+        "filesystem",
+        format!("{kind}, install mode {mode}: {how}{probed}"),
+    )
 }
 
 /// The workspace and its state directory as the CLI would find them: `--state-dir`, else the

@@ -308,7 +308,26 @@ fn uninstall_file(target: &Target, path: &Path, dry_run: bool) -> anyhow::Result
         None => std::fs::remove_file(path).with_context(|| format!("cannot remove {}", path.display()))?,
     }
     backup::discard(dir, path)?;
+    if report.after.is_none() && remove_empty_dirs(&target.root, path) {
+        report
+            .notes
+            .push("removed the directories it leaves empty".into());
+    }
     Ok(report)
+}
+
+/// Removes the directories above `path` that are left empty, up to the project `root` (an
+/// empty `.claude/` left behind would still mark its directory as a project's); outside the
+/// project, only the one holding `path`. True when it removed any.
+fn remove_empty_dirs(root: &Path, path: &Path) -> bool {
+    let mut removed = false;
+    let mut dir = path.parent();
+    // `remove_dir` refuses a directory that holds anything: only an empty one goes.
+    while let Some(d) = dir.filter(|d| *d != root && std::fs::remove_dir(d).is_ok()) {
+        removed = true;
+        dir = d.parent().filter(|_| d.starts_with(root));
+    }
+    removed
 }
 
 /// temp + fsync + rename: the agent never reads a half-written settings file.

@@ -1,12 +1,13 @@
-//! Making an apply's changes durable (CRASH-02): the temp files are written, then made durable
+//! Making an apply's changes durable: the temp files are written, then made durable
 //! all at once (one `syncfs` of the workspace's file system, `fs::sync`) before the first is
 //! renamed into place; after the renames a second `syncfs` makes every changed directory
-//! entry durable. On a kernel whose `syncfs` hides errors, or for what lies on another file
-//! system (a mount inside the workspace), each file and directory is fsynced on its own, 16
-//! at a time. A failed sync is never taken for a success: every step it covers fails.
+//! entry durable. On a kernel whose `syncfs` hides errors, on FUSE (whose `syncfs` is not
+//! durable), or for what lies on another file system (a mount inside the workspace), each
+//! file and directory is fsynced on its own, 16 at a time. A failed sync is never taken for a success: every step it covers fails.
 
 use std::collections::HashMap;
 
+use super::Cause;
 use super::install::map_across_dirs;
 use super::{Finished, Run, TempWrite, note};
 use crate::fs::feed::map_parallel;
@@ -14,7 +15,6 @@ use crate::fs::ops::{Durable, FsError};
 use crate::fs::read::RootDir;
 use crate::model::StatKey;
 use crate::paths::RelPath;
-use crate::restore::finish::Cause;
 use crate::restore::plan::{NoteCode, Step};
 
 /// Writes run this many at a time.
@@ -62,12 +62,15 @@ impl Run<'_> {
             WRITE_THREADS
         };
         let paths: Vec<&RelPath> = writes.iter().map(|(i, _)| &steps[*i].1.path).collect();
+        let (disk, contents) = (&self.disk, &self.contents);
         let mut written = map_across_dirs(&paths, threads, |k| {
             let (i, w) = &writes[k];
             let path = &steps[*i].1.path;
-            let bytes = self.contents.get(&w.hash).map(Vec::as_slice).unwrap_or_default();
-            (self.disk.ws.root.parent_of(path))
-                .and_then(|parent| parent.write_temp(path, &w.temp, bytes, w.mode, durable))
+            let bytes = contents.get(&w.hash).map(Vec::as_slice).unwrap_or_default();
+            let parent = disk.ws.root.parent_of(path)?;
+            let written = parent.write_temp(path, &w.temp, bytes, w.mode, durable);
+            disk.held.hold(path, &parent);
+            written
         });
         let Some(sync) = &self.sync else {
             return written;
@@ -95,7 +98,7 @@ impl Run<'_> {
 
     /// Makes every changed directory entry durable before the results are recorded. A
     /// directory that cannot be synced fails every step changing an entry in it: none of
-    /// them is durable (CRASH-02, issue 14.2).
+    /// them is durable.
     pub(super) fn sync_dirs(&mut self, steps: &[(i64, Step)]) {
         let dirs: Vec<RelPath> = self.touched.values().cloned().collect();
         let batch = self.sync.as_ref().map(|sync| sync.dev);
@@ -128,7 +131,7 @@ impl Run<'_> {
                 let reason = format!("its directory cannot be synced: {err}");
                 let cause = match err {
                     FsError::Io { source, .. } => Cause::of_io(source),
-                    _ => Cause::Io("io_error".to_string()),
+                    _ => Cause::UnknownIo,
                 };
                 self.results[i] = Some(Finished::Failed(note(step, NoteCode::IoError, reason), cause));
             }

@@ -1,11 +1,15 @@
 //! Moving the written temp files into place, on several threads: each path re-checked right
-//! before its rename (PATH-04), a replace swapped in and what it swapped out compared with
-//! what the plan expected (issue 14.5). The paths are handed out across directories: the
+//! before its rename, a replace swapped in and what it swapped out compared with
+//! what the plan expected. The paths are handed out across directories: the
 //! file system serializes the renames, creations and removals of one directory (its inode
 //! lock), and threads queued on that lock spin on the cores instead of working.
 
-use super::{Check, Disk, Finished, Run, changed, same_content, skipped};
+use std::collections::HashSet;
+
+use super::fallback::refusal;
+use super::{Check, Disk, Finished, Run, Swapped, changed, same_content, skipped};
 use crate::fs::feed::map_parallel;
+use crate::fs::mode::InstallMode;
 use crate::fs::ops::{Parent, file_mode};
 use crate::fs::read::{Observation, probe, unreadable_file};
 use crate::model::{StatKey, State};
@@ -21,24 +25,26 @@ const INSTALL_THREADS: usize = 8;
 /// costing more than its share of a few renames.
 const PATHS_PER_THREAD: usize = 256;
 
-/// What an exchange left under the temp name.
-enum Swapped {
-    Expected,
-    Ours,
-    Foreign,
-}
-
 impl Run<'_> {
     /// Installs the steps `indexes`, each done or with its end recorded. With the crash
     /// tests' pause armed, one at a time and in order, so that the pause leaves exactly K done.
-    pub(super) fn install_each(&mut self, steps: &[(i64, Step)], indexes: &[usize]) {
+    /// A mode-only step in `rewrites` had its file written anew (`Run::stage`).
+    pub(super) fn install_each(
+        &mut self,
+        steps: &[(i64, Step)],
+        indexes: &[usize],
+        rewrites: &HashSet<usize>,
+    ) {
         let threads = match self.disk.pause.armed() || indexes.len() < PATHS_PER_THREAD {
             true => 1,
             false => indexes.len().div_ceil(PATHS_PER_THREAD).min(INSTALL_THREADS),
         };
         let paths: Vec<&RelPath> = indexes.iter().map(|&i| &steps[i].1.path).collect();
         let disk = &self.disk;
-        let ends = map_across_dirs(&paths, threads, |k| disk.install(&steps[indexes[k]]));
+        let ends = map_across_dirs(&paths, threads, |k| {
+            let i = indexes[k];
+            disk.install(&steps[i], rewrites.contains(&i))
+        });
         for (&i, end) in indexes.iter().zip(ends) {
             match end {
                 Ok(()) => {
@@ -52,34 +58,43 @@ impl Run<'_> {
 }
 
 impl Disk<'_> {
-    /// Re-checks the path (PATH-04) and moves its temp file into place (or sets its mode): a
-    /// create never clobbers (`RENAME_NOREPLACE`), a replace swaps (`exchange`).
-    fn install(&self, (ord, step): &(i64, Step)) -> Result<(), Finished> {
+    /// Re-checks the path and moves its temp file into place (or sets its mode, on
+    /// the inode checked, unless `rewrite`): a create never clobbers (`create`), a replace
+    /// swaps (`exchange`), or where the file system refuses that, is kept aside by a link and
+    /// compared (`fallback`).
+    fn install(&self, (ord, step): &(i64, Step), rewrite: bool) -> Result<(), Finished> {
         self.root_still_there(step)?;
         let parent = self.parent(step)?;
         let temp = self.temps.name(*ord);
-        if let Err(finished) = self.recheck(&parent, step) {
-            self.discard(&parent, &temp);
-            return Err(finished);
-        }
+        let seen = match self.recheck(&parent, step) {
+            Ok(seen) => seen,
+            Err(finished) => {
+                self.discard(&parent, &temp);
+                return Err(finished);
+            }
+        };
         let replace = step.current.is_present() && !step.current.is_dir();
         if let Err(finished) = self.root_not_lost(step) {
             self.discard(&parent, &temp);
             return Err(finished);
         }
         match &step.target {
-            State::File(file) if same_content(step) => {
-                let current_mode = parent
-                    .stat(&step.path)
-                    .map_err(|e| skipped(step, &e))?
-                    .map(|s| s.st_mode);
-                (parent.set_mode(&step.path, file_mode(current_mode, file.executable)))
-                    .map_err(|e| skipped(step, &e))?;
+            State::File(file) if same_content(step) && !rewrite => {
+                let Some(seen) = seen else {
+                    return Err(changed(step));
+                };
+                let mode = file_mode(Some(seen.mode), file);
+                let set = parent.set_mode(&step.path, mode, seen);
+                // Another inode, or one with a second name, since the check: someone else's.
+                if !set.map_err(|e| skipped(step, &e))? {
+                    return Err(changed(step));
+                }
             }
-            _ if replace => self.exchange(&parent, step, &temp)?,
-            _ => parent
-                .install(&step.path, &temp, false)
-                .map_err(|e| skipped(step, &e))?,
+            _ if replace => match self.mode(&parent, step) {
+                InstallMode::Exchange => self.exchange(&parent, step, &temp)?,
+                InstallMode::Rename => self.replace_by_rename(&parent, step, &temp)?,
+            },
+            _ => self.create(&parent, step, &temp)?,
         }
         self.pause.tick();
         Ok(())
@@ -91,9 +106,15 @@ impl Disk<'_> {
     /// their path and the step is a conflict. Only then is the temp name unlinked.
     fn exchange(&self, parent: &Parent, step: &Step, temp: &str) -> Result<(), Finished> {
         if let Err(e) = parent.exchange(&step.path, temp) {
+            // Refused, nothing changed: this file system installs by rename from now on.
+            if refusal(&e) {
+                self.fall_back(parent, step);
+                return self.replace_by_rename(parent, step, temp);
+            }
             self.discard(parent, temp);
             return Err(skipped(step, &e));
         }
+        self.exchanged(parent, step);
         match self.swapped_out(step, temp) {
             Swapped::Expected => {
                 self.discard(parent, temp);
@@ -118,11 +139,26 @@ impl Disk<'_> {
         }
     }
 
+    /// A create never clobbers: `RENAME_NOREPLACE`, or where it is refused, `link`.
+    fn create(&self, parent: &Parent, step: &Step, temp: &str) -> Result<(), Finished> {
+        if self.mode(parent, step) == InstallMode::Rename {
+            return self.create_by_link(parent, step, temp);
+        }
+        match parent.install(&step.path, temp, false) {
+            Ok(()) => Ok(()),
+            Err(e) if refusal(&e) => {
+                self.fall_back(parent, step);
+                self.create_by_link(parent, step, temp)
+            }
+            Err(e) => Err(skipped(step, &e)),
+        }
+    }
+
     /// What the swap put under the temp name: what the plan expected, our own new content (no
     /// swap happened), or someone else's. Compared by content, always: a write in place that
     /// keeps the size and puts the mtime back (`rsync --inplace --times`) leaves every stat
     /// field the swap does not itself change as it was.
-    fn swapped_out(&self, step: &Step, temp: &str) -> Swapped {
+    pub(super) fn swapped_out(&self, step: &Step, temp: &str) -> Swapped {
         let swapped = match step.path.parent() {
             Some(dir) => dir.join(temp.as_bytes()),
             None => RelPath::from_fs_bytes(temp.as_bytes().to_vec()),
@@ -141,7 +177,8 @@ impl Disk<'_> {
     }
 
     /// Right before the rename: the path is still what the plan (or the pre-check) saw.
-    fn recheck(&self, parent: &Parent, step: &Step) -> Result<(), Finished> {
+    /// Returns its stat now.
+    fn recheck(&self, parent: &Parent, step: &Step) -> Result<Option<StatKey>, Finished> {
         let now = parent
             .stat(&step.path)
             .map_err(|e| skipped(step, &e))?
@@ -153,7 +190,7 @@ impl Disk<'_> {
             // disk itself just now, goes on (and a create never clobbers anyway).
             (Some(_), None) => self.check == Check::Recovery,
         };
-        if unchanged { Ok(()) } else { Err(changed(step)) }
+        if unchanged { Ok(now) } else { Err(changed(step)) }
     }
 }
 

@@ -1,25 +1,33 @@
 // The review page of filewatchd (issue 18): the timeline, a turn, a file, and the actions, all
 // through the daemon's HTTP API with the page's cookie and CSRF token. No framework; text is
-// always set with textContent (nothing from the API is ever parsed as HTML).
+// always set with textContent (nothing from the API is ever parsed as HTML), its controls made
+// visible (`visible`).
 "use strict";
 
 // The CSRF token comes once, in the login redirect's fragment (never sent to a server), and is
-// kept in this origin's sessionStorage: every API call sends it, reads included.
-const csrf = (() => {
+// kept in this origin's localStorage, so that another tab of this browser (a view's URL opened
+// there) has it too; it is read again at every call (a new login replaces it) and sent with
+// each, reads included. It is taken out of the URL at once: no URL the page shows holds it.
+const CSRF_KEY = "filewatchd-csrf";
+(() => {
   const given = new URLSearchParams(location.hash.slice(1)).get("t");
-  if (given) {
-    sessionStorage.setItem("filewatchd-csrf", given);
-    history.replaceState(null, "", location.pathname);
-  }
-  return sessionStorage.getItem("filewatchd-csrf") ?? "";
+  if (!given) return;
+  try { localStorage.setItem(CSRF_KEY, given); } catch (_) { sessionStorage.setItem(CSRF_KEY, given); }
+  history.replaceState(null, "", location.pathname + location.search);
 })();
-const ui = { entries: [], next: null, turnIndex: -1, turn: null, diffs: null, fileIndex: -1, session: null, shown: 0 };
-// A turn's files are shown a page at a time, so a turn of thousands of files stays usable.
+
+function csrfToken() {
+  try { return localStorage.getItem(CSRF_KEY) ?? sessionStorage.getItem(CSRF_KEY) ?? ""; } catch (_) { return sessionStorage.getItem(CSRF_KEY) ?? ""; }
+}
+
+// `view` is what the URL names (view.js); `ticket` tells the latest view shown from older ones
+// still loading.
+const ui = { entries: [], next: null, turn: null, diffs: null, fileIndex: -1, session: null, shown: 0, view: null, ticket: 0 };
 const FILE_PAGE = 200;
 
 async function api(method, path, body) {
   const options = { method, headers: {}, credentials: "same-origin" };
-  options.headers["X-CSRF-Token"] = csrf;
+  options.headers["X-CSRF-Token"] = csrfToken();
   if (body !== undefined) {
     options.headers["Content-Type"] = "application/json";
     options.body = JSON.stringify(body);
@@ -30,15 +38,23 @@ async function api(method, path, body) {
   return { status: reply.status, ok: reply.ok, data };
 }
 
+// Bidi controls reorder what is shown (a file `bidi\u202etxt.exe` reads as `bidiexe.txt`) and
+// other controls are invisible: every text is shown with them as visible escapes (`\u{202e}`),
+// as the CLI shows them. Tab, newline and carriage return are kept: they are layout.
+const CONTROLS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/gu;
+function visible(text) {
+  return String(text).replace(CONTROLS, (c) => `\\u{${c.codePointAt(0).toString(16)}}`);
+}
+
 function el(tag, props, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(props || {})) {
     if (key === "class") node.className = value;
-    else if (key === "text") node.textContent = value;
+    else if (key === "text") node.textContent = visible(value);
     else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
     else node.setAttribute(key, value);
   }
-  for (const child of children) if (child != null) node.append(child);
+  for (const child of children) if (child != null) node.append(typeof child === "string" ? visible(child) : child);
   return node;
 }
 
@@ -78,9 +94,8 @@ const sessionPath = (s) => `/v1/sessions/${seg(s)}`;
 // ---- the timeline ----
 
 async function loadTimeline(more) {
-  const unreviewed = document.getElementById("unreviewed").checked;
   let query = "limit=50";
-  if (unreviewed) query += "&unreviewed=true";
+  if (ui.view && ui.view.unreviewed) query += "&unreviewed=true";
   if (ui.session) query += `&session=${seg(ui.session)}`;
   if (more && ui.next) query += `&before=${seg(ui.next)}`;
   const reply = await api("GET", `/v1/timeline?${query}`);
@@ -97,7 +112,7 @@ async function loadTimeline(more) {
 
 function renderTimeline() {
   const list = document.getElementById("timeline");
-  const items = ui.entries.map((entry, index) => el("li", {}, entryView(entry, index)));
+  const items = ui.entries.map((entry) => el("li", {}, entryView(entry)));
   const nodes = [el("h2", { text: "Timeline" })];
   nodes.push(items.length ? el("ol", { class: "entries" }, ...items) : el("p", { text: "Nothing recorded yet." }));
   if (ui.next) nodes.push(el("button", { text: "Older", onclick: () => loadTimeline(true) }));
@@ -107,7 +122,7 @@ function renderTimeline() {
 /** Who wrote a run of versions outside any turn. */
 const OUTSIDE_WHO = { outside: "you / an editor", found: "found at start-up" };
 
-function entryView(entry, index) {
+function entryView(entry) {
   if (OUTSIDE_WHO[entry.kind]) {
     const noun = entry.paths === 1 ? "path" : "paths";
     return el("div", { class: `entry other outside ${entry.kind}`, "data-kind": entry.kind },
@@ -115,9 +130,8 @@ function entryView(entry, index) {
       el("span", { class: "meta", text: `${when(entry.time)} · ${counts(entry.counts)}` }));
   }
   if (entry.kind !== "turn") {
-    const target = entry.target ? ` → ${entry.target.to} turn ${entry.target.turn ?? ""}` : "";
-    return el("div", { class: "entry other" },
-      el("span", { class: "what", text: `${entry.kind}${target}` }),
+    return el("div", { class: "entry other", "data-rollback": entry.rollback_id },
+      el("span", { class: "what", text: rollbackWords(entry) }),
       el("span", { class: "meta", text: `${entry.session || "workspace"} · ${when(entry.time)}` }));
   }
   const marks = [];
@@ -128,53 +142,85 @@ function entryView(entry, index) {
   return el("button", {
     class: "entry turn" + (selected ? " selected" : ""),
     "data-turn": `${entry.session}/${entry.turn}`,
-    onclick: () => openTurn(index),
+    onclick: () => go(turnView(entry.session, entry.turn)),
   },
     el("span", { class: "what", text: `#${entry.turn} ${entry.prompt || entry.label || "(no prompt)"}` }),
     el("span", { class: "meta", text: `${entry.session} · ${when(entry.time)}${duration(entry.started_at, entry.ended_at)} · ${counts(entry.counts)}` }),
     ...marks);
 }
 
-function turnIndexes() {
-  return ui.entries.map((e, i) => (e.kind === "turn" ? i : -1)).filter((i) => i >= 0);
+/** The timeline's entry of a turn, when it is loaded. */
+function entryOf(session, turn) {
+  return ui.entries.find((e) => e.kind === "turn" && e.session === session && e.turn === turn);
 }
 
 async function loadSessions() {
   const reply = await api("GET", "/v1/sessions");
   const box = document.getElementById("sessions");
   if (!reply.ok) return fill(box, el("p", { class: "error", text: errorText(reply) }));
-  const pick = (name) => () => { ui.session = ui.session === name ? null : name; loadSessions(); loadTimeline(false); };
+  const pick = (name) => () => go(filtered(ui.session === name ? undefined : name));
   fill(box, el("h2", { text: "Sessions" }), el("ul", { class: "sessions" }, ...reply.data.sessions.map((s) => el("li", {},
     el("button", { class: "session" + (ui.session === s.session ? " selected" : ""), "data-session": s.session, "aria-pressed": String(ui.session === s.session), onclick: pick(s.session) },
       el("span", { class: "what", text: `${s.session}${s.agent ? ` (${s.agent})` : ""}: ${s.first_prompt || "no prompt"}` }),
-      el("span", { class: "meta", text: `${s.turns} turns · last ${when(s.last_activity)}${s.parent ? ` · fork of ${s.parent} after turn ${s.fork_turn}` : ""}` }))))));
+      el("span", { class: "meta", text: `${counted(s.turns, "turn")} · last ${when(s.last_activity)}${s.parent ? ` · fork of ${s.parent} after turn ${s.fork_turn}` : ""}` }))))));
 }
 
 // ---- a turn ----
 
-async function openTurn(index) {
-  const entry = ui.entries[index];
-  ui.turnIndex = index;
-  ui.diffs = null;
-  ui.fileIndex = -1;
-  ui.shown = FILE_PAGE;
-  const reply = await api("GET", `${sessionPath(entry.session)}/turns/${entry.turn}`);
+/** The view with the timeline filtered to `session` (all sessions: undefined): what is open stays open if it is of that session. */
+function filtered(session) {
+  const view = { ...ui.view, filter: session };
+  if (session !== undefined && view.session !== undefined && view.session !== session) {
+    delete view.session;
+    delete view.turn;
+    delete view.file;
+  }
+  return view;
+}
+
+/** Shows a turn; false when it cannot (said in the detail) or a newer view came meanwhile. */
+async function openTurn(session, turn, ticket) {
+  const reply = await api("GET", `${sessionPath(session)}/turns/${turn}`);
+  if (ticket !== ui.ticket) return false;
   const detail = document.getElementById("detail");
   if (!reply.ok) {
+    ui.turn = null;
     fill(detail, el("p", { class: "error", role: "alert", text: errorText(reply) }));
-    return;
+    return false;
   }
   ui.turn = reply.data;
+  ui.diffs = null;
+  ui.fileIndex = -1;
+  ui.shownDiff = null;
+  ui.shown = FILE_PAGE;
   renderTimeline();
-  renderTurn(entry);
+  renderTurn();
+  detail.scrollTop = 0;
+  bringIntoView(detail);
+  return true;
+}
+
+/** Scrolls `node` to the top of the window when its top is above it or in its lower half (a narrow window puts the detail under the whole timeline). */
+function bringIntoView(node) {
+  const top = node.getBoundingClientRect().top;
+  if (top < 0 || top > window.innerHeight / 2) node.scrollIntoView({ block: "start" });
+}
+
+/** The detail with nothing open. */
+function closeDetail() {
+  ui.turn = null;
+  ui.shownDiff = null;
+  renderTimeline();
+  fill(document.getElementById("detail"), el("p", { class: "note", text: "Choose a turn, or press j (next) and k (previous)." }));
 }
 
 function latestUndoable(session) {
   return ui.entries.find((e) => e.kind === "turn" && e.session === session && !e.undone && !e.open);
 }
 
-function renderTurn(entry) {
+function renderTurn() {
   const t = ui.turn;
+  const entry = entryOf(t.session, t.turn) || {};
   const base = sessionPath(t.session);
   const actions = el("div", { class: "actions" });
   const latest = latestUndoable(t.session);
@@ -199,8 +245,8 @@ function renderTurn(entry) {
 }
 
 function fileItems(from, to) {
-  return ui.turn.changes.slice(from, to).map((change, k) => el("li", {}, el("button", {
-    class: "file", "data-path": change.path, onclick: () => openFile(from + k),
+  return ui.turn.changes.slice(from, to).map((change) => el("li", {}, el("button", {
+    class: "file", "data-path": change.path, onclick: () => go(fileView(ui.turn.session, ui.turn.turn, change.path)),
   }, el("span", { class: `change ${change.change}`, text: change.change }),
     el("span", { class: "path", text: change.from ? `${change.from} → ${change.path}` : change.path }),
     el("span", { class: "meta", text: fileMarks(change) }))));
@@ -213,13 +259,14 @@ function moreFilesButton() {
   return el("button", { class: "more-files", text: `Show ${Math.min(left, FILE_PAGE)} more (${left} not shown)`, onclick: showMoreFiles });
 }
 
-function showMoreFiles(event) {
+function showMoreFiles() {
   const from = ui.shown;
   ui.shown = Math.min(from + FILE_PAGE, ui.turn.changes.length);
   document.querySelector("ol.files").append(...fileItems(from, ui.shown));
+  const button = document.querySelector("button.more-files");
   const more = moreFilesButton();
-  if (more) event.currentTarget.replaceWith(more);
-  else event.currentTarget.remove();
+  if (more) button.replaceWith(more);
+  else button.remove();
 }
 
 function fileMarks(change) {
@@ -236,7 +283,7 @@ function say(text, isError) {
   const box = document.getElementById("message");
   if (box) {
     box.className = isError ? "error" : "ok";
-    box.textContent = text;
+    box.textContent = visible(text);
   }
 }
 
@@ -251,17 +298,22 @@ async function review(reviewed, path) {
 
 // ---- a file ----
 
-async function openFile(index) {
+/** Shows the open turn's file `path` (its diff, versions and blame), or says it did not change there. */
+async function openFile(path, ticket) {
   const t = ui.turn;
-  const change = t.changes[index];
+  const index = t.changes.findIndex((c) => c.path === path);
+  const box = document.getElementById("file");
+  if (index < 0) return fill(box, el("p", { class: "error", role: "alert", text: `${path} did not change in turn ${t.turn}.` }));
+  while (ui.shown <= index) showMoreFiles();
   ui.fileIndex = index;
   document.querySelectorAll("button.file").forEach((b, i) => b.classList.toggle("selected", i === index));
   if (!ui.diffs) {
     const reply = await api("GET", `${sessionPath(t.session)}/turns/${t.turn}?diff=true`);
+    if (ticket !== ui.ticket) return;
     ui.diffs = reply.ok ? reply.data.changes : [];
   }
+  const change = t.changes[index];
   const withDiff = ui.diffs.find((c) => c.path === change.path) || change;
-  const box = document.getElementById("file");
   const revert = (hunk) => {
     const body = { path: change.path };
     if (hunk !== undefined) body.hunk = hunk;
@@ -274,86 +326,36 @@ async function openFile(index) {
       el("button", { text: change.reviewed ? "Mark file not reviewed" : "Mark file reviewed", onclick: () => review(!change.reviewed, change.path) })),
     diffView(withDiff, revert),
     el("h4", { text: "Versions" }), el("div", { id: "versions", text: "Loading…" }),
-    el("h4", { text: "Blame" }), el("div", { id: "blame", text: "Loading…" }));
+    el("h4", {}, "Blame ", viewLink(blameView(change.path), "(on a page of its own)")),
+    el("div", { id: "blame", text: "Loading…" }));
   ui.shownDiff = { change: withDiff, revert };
+  bringIntoView(box);
   loadVersions(change.path);
   loadBlame(change.path);
 }
 
-// ---- the diff's layout: unified, or side by side (old | new) on a wide enough window ----
-
-const LAYOUT_KEY = "filewatchd.diffLayout";
-const narrowWindow = window.matchMedia("(max-width: 700px)");
-
-function chosenLayout() {
-  try { return localStorage.getItem(LAYOUT_KEY) === "split" ? "split" : "unified"; } catch (_) { return "unified"; }
+/** The open turn with no file open. */
+function closeFile() {
+  ui.fileIndex = -1;
+  ui.shownDiff = null;
+  document.querySelectorAll("button.file.selected").forEach((b) => b.classList.remove("selected"));
+  const box = document.getElementById("file");
+  if (box) box.replaceChildren();
 }
 
-function layoutToggle() {
-  const pick = (layout) => () => {
-    try { localStorage.setItem(LAYOUT_KEY, layout); } catch (_) { /* private mode: not remembered */ }
-    document.querySelectorAll("button.layout").forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.layout === layout)));
-    redrawDiff();
-  };
-  const button = (layout, text) => el("button", { class: "layout", "data-layout": layout, "aria-pressed": String(chosenLayout() === layout), onclick: pick(layout), text });
-  return el("div", { class: "actions layouts", role: "group", "aria-label": "Diff layout" },
-    button("unified", "Unified"), button("split", "Side by side"));
-}
-
-function redrawDiff() {
-  const old = document.querySelector("#file .diff, #file > .note");
-  if (old && ui.shownDiff) old.replaceWith(diffView(ui.shownDiff.change, ui.shownDiff.revert));
-}
-
-narrowWindow.addEventListener("change", redrawDiff);
-
-function diffView(change, revert) {
-  if (change.binary) return el("p", { class: "note", text: "Binary file: no diff." });
-  if (change.too_large) return el("p", { class: "note", text: "Too large: only its size and hash were recorded." });
-  if (change.unreadable) return el("p", { class: "note", text: "Unreadable: its content was never recorded." });
-  if (!change.diff) return el("p", { class: "note", text: change.kind === "file" ? "No text changes." : `A ${change.kind}: no diff.` });
-  const hunks = [];
-  let current = null;
-  for (const line of change.diff.split("\n")) {
-    if (line.startsWith("@@")) { current = []; hunks.push(current); }
-    if (current) current.push(line);
-  }
-  const split = chosenLayout() === "split" && !narrowWindow.matches;
-  return el("div", { class: split ? "diff split" : "diff" }, ...hunks.map((lines, i) => el("div", { class: "hunk" },
-    el("div", { class: "hunk-head" }, el("code", { text: lines[0] }),
-      el("button", { text: "Revert hunk", "aria-label": "Revert hunk", onclick: () => revert(i) })),
-    split ? splitHunk(lines.slice(1)) : unifiedHunk(lines.slice(1)))));
-}
-
-function unifiedHunk(lines) {
-  return el("pre", {}, ...lines.map((l) => el("span", { class: l.startsWith("+") ? "add" : l.startsWith("-") ? "del" : "ctx", text: l + "\n" })));
-}
-
-/** One hunk as rows of (old | new): context on both sides, each run of removed lines beside the added lines after it. */
-function splitRows(lines) {
-  const rows = [];
-  let removed = [];
-  let added = [];
-  const flush = () => {
-    for (let k = 0; k < Math.max(removed.length, added.length); k++) rows.push([removed[k] ?? null, added[k] ?? null, "change"]);
-    removed = [];
-    added = [];
-  };
-  for (const line of lines) {
-    if (line.startsWith("-")) { if (added.length) flush(); removed.push(line.slice(1)); continue; }
-    if (line.startsWith("+")) { added.push(line.slice(1)); continue; }
-    if (line === "" || line.startsWith("\\")) continue; // the diff's last newline; "\ No newline at end of file"
-    flush();
-    rows.push([line.slice(1), line.slice(1), "ctx"]);
-  }
-  flush();
-  return rows;
-}
-
-function splitHunk(lines) {
-  const cell = (text, side, kind) => el("td", { class: text == null ? `${side} empty` : kind === "ctx" ? `${side} ctx` : `${side} ${side === "old" ? "del" : "add"}` },
-    el("code", { text: text ?? "" }));
-  return el("table", { class: "split-hunk" }, ...splitRows(lines).map(([left, right, kind]) => el("tr", {}, cell(left, "old", kind), cell(right, "new", kind))));
+/** A file's blame (its current lines and the turn that wrote each) and its versions, as a view of its own. */
+function showBlame(path) {
+  ui.turn = null;
+  ui.shownDiff = null;
+  renderTimeline();
+  const detail = document.getElementById("detail");
+  fill(detail, el("h2", { text: `Blame of ${path}` }),
+    el("div", { id: "blame", text: "Loading…" }),
+    el("h4", { text: "Versions" }), el("div", { id: "versions", text: "Loading…" }));
+  detail.scrollTop = 0;
+  bringIntoView(detail);
+  loadBlame(path);
+  loadVersions(path);
 }
 
 async function loadVersions(path) {
@@ -380,7 +382,7 @@ async function loadBlame(path) {
   if (b.binary || b.too_large) return fill(box, el("p", { class: "note", text: b.binary ? "Binary file: no blame." : "Too large: no blame." }));
   fill(box, el("table", { class: "blame" }, ...b.lines.map((l) => el("tr", {},
     el("td", { class: "meta", text: `#${l.seq}` }),
-    el("td", { class: "meta", text: l.turn != null ? `${l.session}/${l.turn}` : l.origin }),
+    el("td", { class: "meta" }, l.turn != null ? viewLink(turnView(l.session, l.turn), `${l.session}/${l.turn}`) : l.origin),
     el("td", { class: "meta", text: (l.prompt || "").slice(0, 30) }),
     el("td", {}, el("code", { text: l.text }))))));
 }
@@ -400,7 +402,7 @@ async function act(title, url, body) {
     const done = await api("POST", url, { ...body, on_conflict: onConflict });
     dialog.close();
     await refresh();
-    if (done.ok) say(`${title}: done (${done.data.actions.length} changed, ${done.data.skipped.length} skipped).`);
+    if (done.ok) say(`${title}: ${doneWords(done.data)}.`);
     else say(`${title}: ${errorText(done)}`, true);
   };
   const p = plan.data;
@@ -408,8 +410,8 @@ async function act(title, url, body) {
   fill(dialog,
     el("h2", { text: `${title}: the plan` }),
     p.actions.length ? planActions(p.actions) : el("p", { text: "Nothing to change." }),
-    planList("Conflicts", p.conflicts.map((c) => `${c.path}: ${c.code} — ${c.reason}`), "conflicts"),
-    planList("Cannot be restored", p.not_restorable.map((c) => `${c.path}: ${c.code || ""} ${c.reason || ""}`)),
+    planList("Conflicts", p.conflicts.map(noteWords), "conflicts"),
+    planList("Cannot be restored", p.not_restorable.map(noteWords)),
     el("div", { class: "actions" },
       el("button", { text: conflicted ? "Apply (abort on conflict)" : "Apply", onclick: () => apply("abort") }),
       conflicted ? el("button", { text: "Skip conflicts", onclick: () => apply("skip") }) : null,
@@ -429,28 +431,44 @@ function planList(title, lines, cls) {
   return el("section", { class: cls || "" }, el("h3", { text: title }), el("ul", {}, ...lines.map((l) => el("li", { text: l }))));
 }
 
-async function refresh() {
-  const keep = ui.turn && { session: ui.turn.session, turn: ui.turn.turn };
-  await loadSessions();
-  await loadTimeline(false);
-  if (!keep) return;
-  const index = ui.entries.findIndex((e) => e.kind === "turn" && e.session === keep.session && e.turn === keep.turn);
-  if (index >= 0) await openTurn(index);
+/** Shows the current view again with what the daemon has now (after an action). */
+function refresh() {
+  return showView(ui.view, true);
+}
+
+// ---- the view: what the URL names (view.js) ----
+
+/** Shows `view`: the timeline it filters to, and the turn, file or blame it names. `reload` fetches all again. */
+async function showView(view, reload) {
+  const ticket = ++ui.ticket;
+  const sameList = ui.view && ui.view.filter === view.filter && ui.view.unreviewed === view.unreviewed;
+  ui.view = view;
+  ui.session = view.filter ?? null;
+  document.getElementById("unreviewed").checked = Boolean(view.unreviewed);
+  if (!sameList || reload) await Promise.all([loadSessions(), loadTimeline(false)]);
+  if (ticket !== ui.ticket) return;
+  if (view.blame !== undefined) return showBlame(view.blame);
+  if (view.turn === undefined) return closeDetail();
+  const shown = ui.turn && ui.turn.session === view.session && ui.turn.turn === view.turn;
+  if ((reload || !shown) && !(await openTurn(view.session, view.turn, ticket))) return;
+  if (view.file !== undefined) await openFile(view.file, ticket);
+  else closeFile();
 }
 
 // ---- keyboard: j/k turns, n/p files ----
 
 document.addEventListener("keydown", (event) => {
   if (event.target.closest("input, textarea, dialog[open]") || event.ctrlKey || event.metaKey || event.altKey) return;
-  const turns = turnIndexes();
-  const at = turns.indexOf(ui.turnIndex);
-  if (event.key === "j" && turns.length) openTurn(turns[Math.min(at + 1, turns.length - 1)]);
-  if (event.key === "k" && turns.length) openTurn(turns[Math.max(at - 1, 0)]);
+  const turns = ui.entries.filter((e) => e.kind === "turn");
+  const at = ui.turn ? turns.findIndex((e) => e.session === ui.turn.session && e.turn === ui.turn.turn) : -1;
+  const toTurn = (e) => go(turnView(e.session, e.turn));
+  if (event.key === "j" && turns.length) toTurn(turns[Math.min(at + 1, turns.length - 1)]);
+  if (event.key === "k" && turns.length) toTurn(turns[Math.max(at - 1, 0)]);
   const files = ui.turn ? Math.min(ui.shown, ui.turn.changes.length) : 0;
-  if (event.key === "n" && files) openFile(Math.min(ui.fileIndex + 1, files - 1));
-  if (event.key === "p" && files) openFile(Math.max(ui.fileIndex - 1, 0));
+  const toFile = (i) => go(fileView(ui.turn.session, ui.turn.turn, ui.turn.changes[i].path));
+  if (event.key === "n" && files) toFile(Math.min(ui.fileIndex + 1, files - 1));
+  if (event.key === "p" && files) toFile(Math.max(ui.fileIndex - 1, 0));
 });
 
-document.getElementById("unreviewed").addEventListener("change", () => loadTimeline(false));
-loadSessions();
-loadTimeline(false);
+document.getElementById("unreviewed").addEventListener("change", (event) => go({ ...ui.view, unreviewed: event.target.checked || undefined }));
+showView(viewOf(location.search));

@@ -1,0 +1,158 @@
+//! Which process a pid names now: its owner, its program and its start time. A pid read from
+//! a file is signalled only once it is proved to be the very daemon that wrote it (this
+//! user's, a filewatchd, started when it said), through a pidfd taken before the checks, so
+//! a pid that exits and is reused meanwhile is never hit.
+
+use std::os::fd::OwnedFd;
+
+use rustix::process::{Pid, PidfdFlags, Signal};
+
+use crate::state;
+
+/// When `pid` started, in clock ticks after boot (`/proc/PID/stat` field 22): with the pid,
+/// it names one process for as long as the machine runs.
+pub fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is in parentheses and may hold spaces and parentheses.
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Whether the process `pid` that started at `started` (when known) is gone or going: no such
+/// process, another one under its pid, a zombie, or one the kernel is tearing down (`kill -9`
+/// returns before that is done, and until it is, the dying process still holds its locks).
+pub fn is_gone_or_going(pid: u32, started: Option<u64>) -> bool {
+    /// `PF_EXITING` in `/proc/PID/stat` field 9: the process has begun to exit.
+    const PF_EXITING: u64 = 0x4;
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return true;
+    };
+    let Some(after_name) = stat.rfind(')').map(|at| &stat[at + 1..]) else {
+        return false;
+    };
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    let state = fields.first().copied().unwrap_or_default();
+    let flags: u64 = fields.get(6).and_then(|f| f.parse().ok()).unwrap_or(0);
+    let start: Option<u64> = fields.get(19).and_then(|f| f.parse().ok());
+    let reused = started.is_some() && start.is_some() && start != started;
+    reused || matches!(state, "Z" | "X" | "x") || flags & PF_EXITING != 0
+}
+
+/// This process's start time.
+pub fn own_start_time() -> Option<u64> {
+    start_time(std::process::id())
+}
+
+/// What `terminate` did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Signalled {
+    Sent,
+    /// It had exited already.
+    Gone,
+}
+
+/// Sends `SIGTERM` to `pid` once it is proved to be this user's filewatchd that started at
+/// `started`; else says why not and sends nothing.
+pub fn terminate(pid: u32, started: Option<u64>) -> Result<Signalled, String> {
+    let Some(target) = Pid::from_raw(pid as i32) else {
+        return Err(format!("{pid} is not a process id"));
+    };
+    let pidfd = match rustix::process::pidfd_open(target, PidfdFlags::empty()) {
+        Ok(fd) => Some(fd),
+        Err(rustix::io::Errno::SRCH) => return Ok(Signalled::Gone),
+        // A kernel older than 5.3: checked, then signalled by pid.
+        Err(_) => None,
+    };
+    prove_ours(pid, started)?;
+    let sent = match &pidfd {
+        Some(fd) => send_through(fd, Signal::TERM),
+        None => rustix::process::kill_process(target, Signal::TERM),
+    };
+    match sent {
+        Ok(()) => Ok(Signalled::Sent),
+        Err(rustix::io::Errno::SRCH) => Ok(Signalled::Gone),
+        Err(err) => Err(format!("cannot signal pid {pid}: {err}")),
+    }
+}
+
+fn send_through(pidfd: &OwnedFd, signal: Signal) -> rustix::io::Result<()> {
+    rustix::process::pidfd_send_signal(pidfd, signal)
+}
+
+/// `pid` runs as this user, its program is a filewatchd, and it started at `started`.
+fn prove_ours(pid: u32, started: Option<u64>) -> Result<(), String> {
+    let me = state::euid();
+    match uids(pid) {
+        Some((real, effective)) if real == me && effective == me => {}
+        Some((real, _)) => return Err(format!("pid {pid} runs as uid {real}, not as you (uid {me})")),
+        None => return Err(format!("cannot read who runs pid {pid}")),
+    }
+    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_default();
+    let named = exe
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with("filewatchd"));
+    if !named {
+        return Err(format!("pid {pid} is not a filewatchd ({})", exe.display()));
+    }
+    let Some(started) = started else {
+        return Err(format!(
+            "the daemon did not record when pid {pid} started (a filewatchd older than this one?), so it cannot be told from another process given its pid"
+        ));
+    };
+    if start_time(pid) != Some(started) {
+        return Err(format!(
+            "pid {pid} is not the process that recorded it (it started at another time): that daemon has exited"
+        ));
+    }
+    Ok(())
+}
+
+/// The real and effective uid of `pid` (`/proc/PID/status`).
+fn uids(pid: u32) -> Option<(u32, u32)> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find_map(|l| l.strip_prefix("Uid:"))?;
+    let mut ids = line.split_whitespace().map(|id| id.parse::<u32>().ok());
+    Some((ids.next()??, ids.next()??))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::{Command, Stdio};
+
+    #[test]
+    fn a_process_that_is_not_a_filewatchd_or_started_at_another_time_is_not_signalled() {
+        let mut sleep = Command::new("sleep")
+            .arg("600")
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("spawn sleep");
+        let pid = sleep.id();
+        let started = start_time(pid);
+        assert!(started.is_some());
+        let refused = terminate(pid, started).expect_err("a sleep is not a filewatchd");
+        assert!(refused.contains("is not a filewatchd"), "{refused}");
+        assert!(
+            sleep.try_wait().expect("wait").is_none(),
+            "the sleep was signalled"
+        );
+        sleep.kill().expect("kill");
+        sleep.wait().expect("reap");
+        // Gone, or (its pid reused meanwhile) refused: never sent.
+        assert_ne!(terminate(pid, started), Ok(Signalled::Sent));
+    }
+
+    #[test]
+    fn a_filewatchd_is_told_from_another_start_of_its_pid() {
+        // This test binary is `target/debug/deps/filewatchd-<hash>`: a filewatchd by its name.
+        let me = std::process::id();
+        let started = own_start_time();
+        assert_eq!(prove_ours(me, started), Ok(()));
+        let other = prove_ours(me, started.map(|t| t + 1)).expect_err("another start time");
+        assert!(other.contains("started at another time"), "{other}");
+        assert!(
+            prove_ours(me, None).is_err(),
+            "a pid with no start time recorded was believed"
+        );
+    }
+}

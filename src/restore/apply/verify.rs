@@ -1,0 +1,77 @@
+//! After applying, every done step is checked against its target on disk (G12): one that is
+//! not there fails the rollback, with the cause a failed rollback's answer names.
+
+use super::{Finished, note};
+use crate::fs::feed::map_parallel;
+use crate::fs::read::{Observation, probe};
+use crate::model::State;
+use crate::restore::Workspace;
+use crate::restore::plan::{NoteCode, Step};
+use crate::store::fault::{FaultCause, io_cause};
+
+/// Paths checked at a time after applying.
+const VERIFY_THREADS: usize = 16;
+
+/// Why a step failed, as a failed rollback's `cause` says it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Cause {
+    /// An I/O error: its errno's name (`EIO`, `ENOSPC`, `EROFS`, ...).
+    Io(FaultCause),
+    /// An I/O error whose cause the sync did not keep.
+    UnknownIo,
+    /// After applying, the path was not at its target.
+    NotAtTarget,
+    /// The workspace root was moved away, removed or replaced while the rollback ran.
+    WorkspaceLost,
+}
+
+impl Cause {
+    pub fn of_io(err: &std::io::Error) -> Self {
+        Self::Io(io_cause(err))
+    }
+}
+
+impl std::fmt::Display for Cause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Io(cause) => cause.fmt(f),
+            Self::UnknownIo => f.write_str("io_error"),
+            Self::NotAtTarget => f.write_str("not_at_target"),
+            Self::WorkspaceLost => f.write_str("workspace_lost"),
+        }
+    }
+}
+
+impl serde::Serialize for Cause {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+/// Checks every done step against its target on disk (type, content, executable bit, link
+/// target); one that differs is failed.
+pub fn verify(ws: &Workspace, steps: &[(i64, Step)], results: &mut [Finished]) {
+    let done: Vec<usize> = (0..steps.len())
+        .filter(|&i| matches!(results[i], Finished::Done(_)))
+        .collect();
+    let found = map_parallel(done.len(), VERIFY_THREADS, |k| {
+        let step = &steps[done[k]].1;
+        match probe(&ws.root, &step.path, ws.max_file_size) {
+            Observation::Absent => Some(State::Absent),
+            Observation::Present(p) => Some(p.state),
+            _ => None,
+        }
+    });
+    for (i, state) in done.into_iter().zip(found) {
+        let step = &steps[i].1;
+        if state.as_ref() == Some(&step.target) {
+            continue;
+        }
+        let now = state.map_or("unreadable", |s| s.kind().name());
+        let reason = format!(
+            "after applying it is not at its target (a {} expected, found {now}, or other content)",
+            step.target.kind().name()
+        );
+        results[i] = Finished::Failed(note(step, NoteCode::NotAtTarget, reason), Cause::NotAtTarget);
+    }
+}
