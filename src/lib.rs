@@ -15,7 +15,7 @@
 //!
 //! Layers, bottom up: no module imports one above it, and no two files of one module import
 //! each other (`python3 ../shared/tools/layers.py --files`). `test_knobs`, `paths`, `config`,
-//! `model`, `queue`, `log_file` → `store` → `stats`, `state`, `instance`, `fs`, `sessions`,
+//! `model`, `queue`, `log_file` → `store` → `refusal`, `stats`, `state`, `instance`, `fs`, `sessions`,
 //! `watch` → `retention` → `history` → `pins` → `restore` → `timeline`, `capture` → `engine`
 //! → `api` → `daemon`; `client` → `lifecycle` → `hook` → `mcp` → `cli`.
 //!
@@ -34,7 +34,8 @@
 //!   turn's net changes, diffs, blame and a path's versions; the timeline of turns and
 //!   rollbacks; named checkpoints; garbage collection and the horizon it leaves.
 //! - [`store`]: blobs (blake3, zstd), the SQLite index (migrations, SQL, the rollback
-//!   journal), storage faults by cause.
+//!   journal), storage faults by cause; [`refusal`]: why a command that changes the record
+//!   cannot run now, the same for every operation.
 //! - [`api`]: the HTTP API (PRODUCT.md 5.2), the review page (`api::ui`), and the same read
 //!   handlers run in the CLI on a stopped daemon's index (`api::offline`).
 //! - [`daemon`]: starts everything and shuts it down on one signal.
@@ -72,6 +73,7 @@ pub mod model;
 pub mod paths;
 pub mod pins;
 pub mod queue;
+pub mod refusal;
 pub mod restore;
 pub mod retention;
 pub mod sessions;

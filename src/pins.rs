@@ -11,7 +11,6 @@ use crate::history::{self, BeforeHistory};
 use crate::model::now_ms;
 use crate::retention;
 use crate::sessions::turns::{self, LookupError, TurnSelector};
-use crate::store::fault::Unrecorded;
 use crate::store::pins::{self as sql, NewPin, PinRow};
 use crate::store::sql::latest_seq;
 
@@ -53,12 +52,8 @@ pub enum PinError {
     Expired { seq: i64, horizon: i64 },
     #[error("the index failed: {0}")]
     Store(#[from] rusqlite::Error),
-    #[error("{0}")]
-    Unrecorded(Unrecorded),
-    #[error("the daemon is shutting down")]
-    Unavailable,
-    #[error("{0}")]
-    WorkspaceLost(String),
+    #[error(transparent)]
+    Refused(#[from] crate::refusal::Refusal),
 }
 
 /// Makes the pin `name` at `point`, in one transaction.

@@ -5,6 +5,7 @@ use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
+use crate::refusal::Refusal;
 use crate::sessions::turns::{LookupError, TurnError};
 
 /// The `code` of an API error: what a client branches on (the CLI, the hooks).
@@ -147,9 +148,19 @@ impl From<TurnError> for ApiError {
             TurnError::StillOpen { .. } => Self::new(StatusCode::CONFLICT, ErrorCode::TurnOpen, message),
             TurnError::SessionExists(_) => Self::new(StatusCode::CONFLICT, ErrorCode::SessionExists, message),
             TurnError::Store(e) => Self::from(e),
-            TurnError::Unrecorded(_) => Self::storage(message),
-            TurnError::Unavailable => Self::unavailable(message),
-            TurnError::WorkspaceLost(_) => Self::workspace_lost(message),
+            TurnError::Refused(why) => Self::from(why),
+        }
+    }
+}
+
+/// A refusal is answered alike whichever operation it refused.
+impl From<Refusal> for ApiError {
+    fn from(why: Refusal) -> Self {
+        let message = why.to_string();
+        match why {
+            Refusal::Unrecorded(_) => Self::storage(message),
+            Refusal::Unavailable => Self::unavailable(message),
+            Refusal::WorkspaceLost(_) => Self::workspace_lost(message),
         }
     }
 }

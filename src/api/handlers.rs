@@ -400,7 +400,7 @@ pub async fn verify(State(state): State<Arc<AppState>>, JsonBody(_): JsonBody<Ve
         .map_err(|_| ApiError::unavailable("the daemon is shutting down"))?
         .map_err(|err| match err {
             VerifyError::Store(e) => ApiError::from(e),
-            VerifyError::WorkspaceLost(message) => ApiError::workspace_lost(message),
+            VerifyError::Refused(why) => ApiError::from(why),
             other => ApiError::internal(other),
         })?;
     Ok(Json(serde_json::to_value(found).map_err(ApiError::internal)?))

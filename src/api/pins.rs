@@ -137,9 +137,7 @@ impl From<PinError> for ApiError {
             PinError::BeforeHistory(_) => Self::new(StatusCode::CONFLICT, ErrorCode::BeforeHistory, message),
             PinError::Expired { .. } => Self::new(StatusCode::GONE, ErrorCode::Expired, message),
             PinError::Store(e) => Self::from(e),
-            PinError::Unrecorded(_) => Self::storage(message),
-            PinError::Unavailable => Self::unavailable(message),
-            PinError::WorkspaceLost(_) => Self::workspace_lost(message),
+            PinError::Refused(why) => Self::from(why),
         }
     }
 }

@@ -252,9 +252,7 @@ impl From<RollbackError> for ApiError {
                 Self::new(StatusCode::CONFLICT, ErrorCode::BeforeHistory, message)
             }
             RollbackError::Store(e) => Self::from(e),
-            RollbackError::Unrecorded(_)
-            | RollbackError::RecordPending(..)
-            | RollbackError::AppliedNotRecorded(_) => Self::storage(message),
+            RollbackError::RecordPending(..) | RollbackError::AppliedNotRecorded(_) => Self::storage(message),
             RollbackError::Failed(failure) => {
                 tracing::warn!(error = %message, "rollback failed");
                 let details = serde_json::to_value(FailureDetails::of(&failure)).unwrap_or_default();
@@ -266,8 +264,7 @@ impl From<RollbackError> for ApiError {
                 };
                 Self::new(StatusCode::SERVICE_UNAVAILABLE, code, message).with_details(details)
             }
-            RollbackError::Unavailable => Self::unavailable(message),
-            RollbackError::WorkspaceLost(_) => Self::workspace_lost(message),
+            RollbackError::Refused(why) => Self::from(why),
         }
     }
 }

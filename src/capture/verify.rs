@@ -55,8 +55,8 @@ pub enum VerifyError {
     Store(#[from] rusqlite::Error),
     #[error("cannot start the verification thread: {0}")]
     Thread(std::io::Error),
-    #[error("{0}")]
-    WorkspaceLost(String),
+    #[error(transparent)]
+    Refused(#[from] crate::refusal::Refusal),
 }
 
 /// A pass now, at normal priority (on demand: someone waits for the answer).

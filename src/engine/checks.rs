@@ -5,11 +5,12 @@
 
 use std::time::Instant;
 
+use super::Command;
 use super::worker::Worker;
-use super::{Command, Refusal};
 use crate::capture::verify::VerifyError;
 use crate::capture::{lost_root, unwatched};
 use crate::paths::RelPath;
+use crate::refusal::Refusal;
 use crate::restore::RollbackError;
 use crate::restore::finish::Pending;
 use crate::stats::WorkspaceLost;
@@ -166,13 +167,13 @@ impl Worker {
 /// read of the history waiting for earlier writes) at once, since nothing more is recorded;
 /// garbage collection by dropping its reply (the API says `workspace_lost`).
 pub(super) fn refuse_lost(command: Command, lost: &WorkspaceLost) {
-    let message = lost.message();
-    match command.refuse(&Refusal::WorkspaceLost(message.clone())) {
+    let why = Refusal::WorkspaceLost(lost.message());
+    match command.refuse(&why) {
         Some(Command::Sync { reply }) => {
             let _ = reply.send(());
         }
         Some(Command::Verify { reply }) => {
-            let _ = reply.send(Err(VerifyError::WorkspaceLost(message)));
+            let _ = reply.send(Err(VerifyError::Refused(why)));
         }
         // The root's rules cannot be read any more: the path is simply not recorded.
         Some(Command::WhyIgnored { reply, .. }) => {

@@ -25,6 +25,7 @@ use tokio::sync::oneshot;
 use crate::capture::verify;
 use crate::paths::RelPath;
 use crate::pins::{PinError, Point};
+use crate::refusal::Refusal;
 use crate::restore::outcome::Outcome;
 use crate::restore::{Request, RollbackError};
 use crate::retention::GcReport;
@@ -130,61 +131,24 @@ pub enum Command {
     },
 }
 
-/// Why a command that changes the record (a turn marker, a fork, a rollback, a pin) cannot
-/// run now.
-#[derive(Debug, Clone)]
-pub enum Refusal {
-    /// The workspace root is lost (`lost_root`): the message says what became of it.
-    WorkspaceLost(String),
-    /// Writes made before it cannot be recorded (G12).
-    Unrecorded(crate::store::fault::Unrecorded),
-}
-
 impl Command {
     /// Answers a turn marker, fork, rollback or pin with `why`; gives any other command back.
     pub fn refuse(self, why: &Refusal) -> Option<Command> {
         match self {
             Command::TurnStart { reply, .. } => {
-                let _ = reply.send(Err(why.into()));
+                let _ = reply.send(Err(why.clone().into()));
             }
             Command::TurnEnd { reply, .. } | Command::Fork { reply, .. } => {
-                let _ = reply.send(Err(why.into()));
+                let _ = reply.send(Err(why.clone().into()));
             }
             Command::Rollback { reply, .. } => {
-                let _ = reply.send(Err(why.into()));
+                let _ = reply.send(Err(why.clone().into()));
             }
             Command::Pin { reply, .. } | Command::Unpin { reply, .. } => {
-                let _ = reply.send(Err(why.into()));
+                let _ = reply.send(Err(why.clone().into()));
             }
             other => return Some(other),
         }
         None
-    }
-}
-
-impl From<&Refusal> for TurnError {
-    fn from(why: &Refusal) -> Self {
-        match why {
-            Refusal::WorkspaceLost(message) => Self::WorkspaceLost(message.clone()),
-            Refusal::Unrecorded(unrecorded) => Self::Unrecorded(unrecorded.clone()),
-        }
-    }
-}
-
-impl From<&Refusal> for PinError {
-    fn from(why: &Refusal) -> Self {
-        match why {
-            Refusal::WorkspaceLost(message) => Self::WorkspaceLost(message.clone()),
-            Refusal::Unrecorded(unrecorded) => Self::Unrecorded(unrecorded.clone()),
-        }
-    }
-}
-
-impl From<&Refusal> for RollbackError {
-    fn from(why: &Refusal) -> Self {
-        match why {
-            Refusal::WorkspaceLost(message) => Self::WorkspaceLost(message.clone()),
-            Refusal::Unrecorded(unrecorded) => Self::Unrecorded(unrecorded.clone()),
-        }
     }
 }

@@ -13,13 +13,14 @@ use super::batch::Batch;
 use super::lost::LostEvents;
 use super::schedule::{Schedule, Sent};
 use super::upkeep::{Upkeep, Waiting};
-use super::{Command, Msg, Refusal};
+use super::{Command, Msg};
 use crate::capture::record::{Attribution, Priority, attribution, record};
 use crate::capture::rescan::{record_survey, rescan, rescan_into_view, survey};
 use crate::capture::{Context, TRIM_AFTER, release_freed_memory};
 use crate::model::RACY_NS;
 use crate::paths::RelPath;
-use crate::sessions::turns::{self, TurnError};
+use crate::refusal::Refusal;
+use crate::sessions::turns;
 use crate::store::db::IntegrityCheck;
 use crate::store::fault::{StorageFault, Unrecorded};
 use crate::store::sql::{self, TurnRow};
@@ -70,11 +71,11 @@ impl WorkerHandle {
         }
     }
 
-    pub fn send(&self, command: Command) -> Result<(), TurnError> {
+    pub fn send(&self, command: Command) -> Result<(), Refusal> {
         self.sent.one_more();
         self.tx
             .send(Msg::Command(command))
-            .map_err(|_| TurnError::Unavailable)
+            .map_err(|_| Refusal::Unavailable)
     }
 
     pub fn shutdown(&self) {

@@ -211,8 +211,6 @@ pub enum RollbackError {
     BadSeq(String),
     #[error("the index failed: {0}")]
     Store(#[from] rusqlite::Error),
-    #[error("{0}")]
-    Unrecorded(crate::store::fault::Unrecorded),
     /// A step failed (G12): what the rollback changed was put back, or the answer says which
     /// path is where.
     #[error("{0}")]
@@ -227,26 +225,23 @@ pub enum RollbackError {
         "the rollback was applied on disk, but the index cannot record it yet: {0}; it is recorded as soon as the store takes writes again (or at the next start), and until then turn markers and rollbacks are refused"
     )]
     AppliedNotRecorded(crate::store::fault::StorageFault),
-    #[error("the daemon is shutting down")]
-    Unavailable,
-    /// The workspace root was moved away, removed or replaced: nothing is written.
-    #[error("{0}")]
-    WorkspaceLost(String),
+    #[error(transparent)]
+    Refused(#[from] crate::refusal::Refusal),
 }
 
 impl RollbackError {
     /// A fault of the daemon or its storage (the log's WARN), not a request the user can fix
     /// (an unknown session, nothing to undo, an expired state: the log's INFO).
     pub fn is_fault(&self) -> bool {
+        use crate::refusal::Refusal;
         use crate::sessions::turns::LookupError;
         match self {
             Self::Lookup(LookupError::Store(_))
             | Self::Store(_)
-            | Self::Unrecorded(_)
+            | Self::Refused(Refusal::Unrecorded(_) | Refusal::WorkspaceLost(_))
             | Self::Failed(_)
             | Self::RecordPending(..)
-            | Self::AppliedNotRecorded(_)
-            | Self::WorkspaceLost(_) => true,
+            | Self::AppliedNotRecorded(_) => true,
             Self::Lookup(LookupError::UnknownSession(_) | LookupError::UnknownTurn { .. })
             | Self::TurnOpen { .. }
             | Self::NeverRecorded(_)
@@ -261,7 +256,7 @@ impl RollbackError {
             | Self::FutureTime(_)
             | Self::Revert(_)
             | Self::BadSeq(_)
-            | Self::Unavailable => false,
+            | Self::Refused(Refusal::Unavailable) => false,
         }
     }
 }

@@ -68,13 +68,8 @@ pub enum TurnError {
     SessionExists(String),
     #[error("the index failed: {0}")]
     Store(#[from] rusqlite::Error),
-    #[error("{0}")]
-    Unrecorded(crate::store::fault::Unrecorded),
-    #[error("the daemon is shutting down")]
-    Unavailable,
-    /// The workspace root was moved away, removed or replaced (`lost_root`).
-    #[error("{0}")]
-    WorkspaceLost(String),
+    #[error(transparent)]
+    Refused(#[from] crate::refusal::Refusal),
 }
 
 /// What a turn-start marker says besides its session.
