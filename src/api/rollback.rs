@@ -252,7 +252,7 @@ impl From<RollbackError> for ApiError {
                 Self::new(StatusCode::CONFLICT, ErrorCode::BeforeHistory, message)
             }
             RollbackError::Store(e) => Self::from(e),
-            RollbackError::RecordPending(..) | RollbackError::AppliedNotRecorded(_) => Self::storage(message),
+            RollbackError::AppliedNotRecorded(_) => Self::storage(message),
             RollbackError::Failed(failure) => {
                 tracing::warn!(error = %message, "rollback failed");
                 let details = serde_json::to_value(FailureDetails::of(&failure)).unwrap_or_default();

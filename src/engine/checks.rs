@@ -12,7 +12,8 @@ use crate::capture::{lost_root, unwatched};
 use crate::paths::RelPath;
 use crate::refusal::Refusal;
 use crate::restore::RollbackError;
-use crate::restore::finish::Pending;
+use crate::restore::finish::{Concluded, NotRecorded, Pending};
+use crate::restore::outcome::Outcome;
 use crate::stats::WorkspaceLost;
 use crate::store::fault::{StorageFault, Unrecorded};
 
@@ -27,14 +28,20 @@ impl Worker {
         self.storage_outcome(failed, fault);
     }
 
-    /// A rollback applied but not recorded is kept (and retried before anything else is
-    /// recorded); the caller is told so.
-    pub(super) fn keep_pending_rollback(&mut self, err: RollbackError) -> RollbackError {
-        let RollbackError::RecordPending(fault, pending) = err else {
-            return err;
-        };
-        self.hold_pending_rollback(fault.clone(), *pending);
-        RollbackError::AppliedNotRecorded(fault)
+    /// The answer to a rollback: one applied but not recorded is kept (and retried before
+    /// anything else is recorded), and the caller is told so.
+    pub(super) fn answer_rollback(
+        &mut self,
+        result: Result<Concluded, RollbackError>,
+    ) -> Result<Outcome, RollbackError> {
+        match result? {
+            Concluded::Recorded(outcome) => Ok(outcome),
+            Concluded::NotRecorded(not_recorded) => {
+                let NotRecorded { fault, pending } = *not_recorded;
+                self.hold_pending_rollback(fault.clone(), pending);
+                Err(RollbackError::AppliedNotRecorded(fault))
+            }
+        }
     }
 
     fn hold_pending_rollback(&mut self, fault: StorageFault, pending: Pending) {
@@ -58,14 +65,15 @@ impl Worker {
         let retried = pending.retry(&mut self.conn, &mut ws);
         self.ctx.apply(ws.take_effects());
         match retried {
-            Ok(()) => {
+            Ok(None) => {
                 tracing::info!("a rollback applied during a storage fault is recorded now");
                 self.unrecorded = None;
                 self.ctx.stats.set_storage(None);
                 true
             }
-            Err(RollbackError::RecordPending(fault, pending)) => {
-                self.hold_pending_rollback(fault, *pending);
+            Ok(Some(not_recorded)) => {
+                let NotRecorded { fault, pending } = *not_recorded;
+                self.hold_pending_rollback(fault, pending);
                 false
             }
             Err(err) => {

@@ -578,7 +578,7 @@ impl Worker {
                 let mut ws = self.ctx.workspace();
                 let result = crate::restore::perform(&mut self.conn, &mut ws, &request);
                 self.ctx.apply(ws.take_effects());
-                let result = result.map_err(|err| self.keep_pending_rollback(err));
+                let result = self.answer_rollback(result);
                 match &result {
                     Err(err) if err.is_fault() => tracing::warn!(error = %err, "rollback failed"),
                     Err(err) => tracing::info!(error = %err, "rollback refused"),

@@ -96,7 +96,7 @@ pub fn conclude(
     applied: Applied,
     outcome: Outcome,
     status: Status,
-) -> Result<Outcome, RollbackError> {
+) -> Result<Concluded, RollbackError> {
     let failure = applied.results.iter().find_map(|r| match r {
         Finished::Failed(note, cause) => Some((note.clone(), cause.clone())),
         _ => None,
@@ -110,8 +110,8 @@ pub fn conclude(
     if failure.is_none() && !late_conflict {
         let committed = commit(conn, ws, id, steps, &applied, &mut outcome, status);
         return match committed {
-            Ok(()) => Ok(outcome),
-            Err(err) => Err(pending_or(
+            Ok(()) => Ok(Concluded::Recorded(outcome)),
+            Err(err) => pending_or(
                 err,
                 Pending::Commit {
                     id,
@@ -120,26 +120,31 @@ pub fn conclude(
                     outcome: Box::new(outcome),
                     status,
                 },
-            )),
+            ),
         };
     }
     let (back, reverted) = revert(conn, ws, id, temps, steps, &applied.results);
     let temps_left = applied.temps_left || back.temps_left;
     let journaled = journal_failure(conn, ws, id, steps, reverted, temps_left);
     if let Err(err) = journaled {
-        return Err(pending_or(
+        return pending_or(
             err,
             Pending::Failed {
                 id,
                 steps: steps.to_vec(),
                 reverted,
             },
-        ));
+        );
     }
     let Some((first, cause)) = failure else {
         // Under abort, a path someone changed while the rollback ran refuses it whole, as a
         // conflict found before the first change would have.
-        return Ok(refused_late(conn, id, &applied.results, outcome)?);
+        return Ok(Concluded::Recorded(refused_late(
+            conn,
+            id,
+            &applied.results,
+            outcome,
+        )?));
     };
     let paths = if reverted {
         Vec::new()
@@ -176,6 +181,23 @@ fn journal_failure(
     record_partial(conn, ws, id, steps)
 }
 
+/// How an applied rollback ended: recorded, with its answer; or not recorded yet.
+// The answer is moved once per rollback, unboxed as `Result<Outcome, _>` was.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum Concluded {
+    Recorded(Outcome),
+    NotRecorded(Box<NotRecorded>),
+}
+
+/// A rollback applied on disk whose record the store refused: the fault, and what the engine
+/// keeps to record it later.
+#[derive(Debug)]
+pub struct NotRecorded {
+    pub fault: crate::store::fault::StorageFault,
+    pub pending: Pending,
+}
+
 /// A rollback applied on disk whose record the store could not take yet (G12): kept by the
 /// engine and retried before anything else is recorded, so the daemon's own writes are never
 /// taken for someone else's; a restart finishes it from the journal meanwhile.
@@ -198,8 +220,12 @@ pub enum Pending {
 }
 
 impl Pending {
-    /// Records it now; a storage fault leaves it pending (`RollbackError::RecordPending`).
-    pub fn retry(mut self, conn: &mut Connection, ws: &mut Workspace) -> Result<(), RollbackError> {
+    /// Records it now: `None` once it is, what is still not recorded while the store fails.
+    pub fn retry(
+        mut self,
+        conn: &mut Connection,
+        ws: &mut Workspace,
+    ) -> Result<Option<Box<NotRecorded>>, RollbackError> {
         let done = match &mut self {
             Pending::Commit {
                 id,
@@ -212,7 +238,13 @@ impl Pending {
                 journal_failure(conn, ws, *id, steps, *reverted, false)
             }
         };
-        done.map_err(|err| pending_or(err, self))
+        match done {
+            Ok(()) => Ok(None),
+            Err(err) => match pending_or(err, self)? {
+                Concluded::NotRecorded(not_recorded) => Ok(Some(not_recorded)),
+                Concluded::Recorded(_) => Ok(None),
+            },
+        }
     }
 
     /// How many paths it changed on disk.
@@ -243,10 +275,10 @@ fn commit(
 }
 
 /// A storage fault keeps `pending` for later; any other error is what it is.
-fn pending_or(err: rusqlite::Error, pending: Pending) -> RollbackError {
+fn pending_or(err: rusqlite::Error, pending: Pending) -> Result<Concluded, RollbackError> {
     match crate::store::fault::StorageFault::from_sqlite(&err) {
-        Some(fault) => RollbackError::RecordPending(fault, Box::new(pending)),
-        None => RollbackError::Store(err),
+        Some(fault) => Ok(Concluded::NotRecorded(Box::new(NotRecorded { fault, pending }))),
+        None => Err(RollbackError::Store(err)),
     }
 }
 

@@ -219,11 +219,6 @@ pub enum RollbackError {
     #[error(
         "the rollback was applied on disk, but the index cannot record it yet: {0}; it is recorded as soon as the store takes writes again (or at the next start), and until then turn markers and rollbacks are refused"
     )]
-    RecordPending(crate::store::fault::StorageFault, Box<finish::Pending>),
-    /// What the caller is told of a `RecordPending` rollback (the engine keeps the record).
-    #[error(
-        "the rollback was applied on disk, but the index cannot record it yet: {0}; it is recorded as soon as the store takes writes again (or at the next start), and until then turn markers and rollbacks are refused"
-    )]
     AppliedNotRecorded(crate::store::fault::StorageFault),
     #[error(transparent)]
     Refused(#[from] crate::refusal::Refusal),
@@ -240,7 +235,6 @@ impl RollbackError {
             | Self::Store(_)
             | Self::Refused(Refusal::Unrecorded(_) | Refusal::WorkspaceLost(_))
             | Self::Failed(_)
-            | Self::RecordPending(..)
             | Self::AppliedNotRecorded(_) => true,
             Self::Lookup(LookupError::UnknownSession(_) | LookupError::UnknownTurn { .. })
             | Self::TurnOpen { .. }

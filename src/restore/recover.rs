@@ -49,7 +49,12 @@ pub fn recover(conn: &mut Connection, ws: &mut Workspace) -> rusqlite::Result<Ve
             Status::Recovered,
         );
         match concluded {
-            Ok(outcome) => finished.push(outcome),
+            Ok(finish::Concluded::Recorded(outcome)) => finished.push(outcome),
+            Ok(finish::Concluded::NotRecorded(not_recorded)) => tracing::warn!(
+                rollback = row.id,
+                error = %not_recorded.fault,
+                "an interrupted rollback finished at start-up cannot be recorded: the next start records it"
+            ),
             Err(RollbackError::Store(e)) => return Err(e),
             Err(err) => {
                 tracing::warn!(rollback = row.id, error = %err, "an interrupted rollback failed at start-up")

@@ -4,6 +4,7 @@
 use rusqlite::Connection;
 
 use super::apply::{self, Check};
+use super::finish::Concluded;
 use super::outcome::Outcome;
 use super::plan::{self, Plan, Step};
 use super::{
@@ -20,9 +21,9 @@ pub fn perform(
     conn: &mut Connection,
     ws: &mut Workspace,
     request: &Request,
-) -> Result<Outcome, RollbackError> {
+) -> Result<Concluded, RollbackError> {
     if let Some(stored) = repeated(conn, request)? {
-        return Ok(stored);
+        return Ok(Concluded::Recorded(stored));
     }
     let started = std::time::Instant::now();
     let resolved = chain::resolve(conn, request)?;
@@ -54,7 +55,7 @@ pub fn perform(
             };
             outcome.predict_kept(&ws.root.path, would_apply);
         }
-        return Ok(outcome);
+        return Ok(Concluded::Recorded(outcome));
     }
     let steps: Vec<(i64, Step)> = decision
         .apply
@@ -70,7 +71,7 @@ pub fn perform(
     let applied = apply::execute(conn, ws, &temps, &steps, &mut contents, Check::Planned);
     let applied_at = started.elapsed();
     let on_conflict = request.on_conflict;
-    let outcome = finish::conclude(
+    let concluded = finish::conclude(
         conn,
         ws,
         on_conflict,
@@ -95,7 +96,7 @@ pub fn perform(
         paths = steps.len(),
         "rollback applied"
     );
-    Ok(outcome)
+    Ok(concluded)
 }
 
 /// Runs a plan's queries in one transaction: SQLite takes its locks once instead of once per
