@@ -24,7 +24,7 @@ impl Worker {
         if failed.is_empty() {
             return;
         }
-        failed.extend(self.unrecorded.take().into_iter().flat_map(|u| u.paths));
+        failed.extend(self.owed.unrecorded.take().into_iter().flat_map(|u| u.paths));
         self.storage_outcome(failed, fault);
     }
 
@@ -48,8 +48,8 @@ impl Worker {
         let paths = pending.paths();
         self.ctx.stats.storage_failed(&fault);
         self.ctx.stats.set_storage(Some((&fault, &paths)));
-        self.unrecorded = Some(Unrecorded { fault, paths });
-        self.pending_rollback = Some(pending);
+        self.owed.unrecorded = Some(Unrecorded { fault, paths });
+        self.owed.rollback = Some(pending);
         // Woken with nothing else pending: the flush retries the rollback's record.
         self.batch.requeue([], Instant::now());
         self.batch.failed(Instant::now());
@@ -58,7 +58,7 @@ impl Worker {
     /// Records a rollback the store did not take, if there is one; false while it still
     /// cannot (then nothing else is recorded either).
     pub(super) fn record_pending_rollback(&mut self) -> bool {
-        let Some(pending) = self.pending_rollback.take() else {
+        let Some(pending) = self.owed.rollback.take() else {
             return true;
         };
         let mut ws = self.ctx.workspace();
@@ -67,7 +67,7 @@ impl Worker {
         match retried {
             Ok(None) => {
                 tracing::info!("a rollback applied during a storage fault is recorded now");
-                self.unrecorded = None;
+                self.owed.unrecorded = None;
                 self.ctx.stats.set_storage(None);
                 true
             }
@@ -91,7 +91,7 @@ impl Worker {
     pub(super) fn storage_outcome(&mut self, failed: Vec<RelPath>, fault: Option<StorageFault>) {
         let (false, Some(fault)) = (failed.is_empty(), fault) else {
             self.batch.succeeded();
-            if self.unrecorded.take().is_some() {
+            if self.owed.unrecorded.take().is_some() {
                 self.ctx.stats.set_storage(None);
             }
             return;
@@ -99,7 +99,7 @@ impl Worker {
         self.ctx.stats.set_storage(Some((&fault, &failed)));
         self.batch.requeue(failed.iter().cloned(), Instant::now());
         self.batch.failed(Instant::now());
-        self.unrecorded = Some(Unrecorded { fault, paths: failed });
+        self.owed.unrecorded = Some(Unrecorded { fault, paths: failed });
     }
 
     /// Runs a command whose barrier has passed, unless the root was lost meanwhile, once
@@ -161,11 +161,11 @@ impl Worker {
                 let fault = StorageFault::of_batch(&err);
                 self.ctx.stats.storage_failed(&fault);
                 self.ctx.stats.set_storage(Some((&fault, &[])));
-                self.unrecorded = Some(Unrecorded {
+                self.owed.unrecorded = Some(Unrecorded {
                     fault,
                     paths: Vec::new(),
                 });
-                self.rescan_owed = true;
+                self.owed.rescan = true;
             }
         }
     }

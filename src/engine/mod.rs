@@ -14,6 +14,7 @@ pub mod barrier;
 mod batch;
 mod checks;
 mod lost;
+mod owed;
 mod queued;
 mod schedule;
 mod upkeep;

@@ -11,6 +11,7 @@ use rusqlite::Connection;
 use super::barrier::Barrier;
 use super::batch::Batch;
 use super::lost::LostEvents;
+use super::owed::Owed;
 use super::schedule::{Schedule, Sent};
 use super::upkeep::{Upkeep, Waiting};
 use super::{Command, Msg};
@@ -92,13 +93,8 @@ pub struct Worker {
     pub(super) lost: LostEvents,
     /// The paths hinted and not yet recorded, and when they are due.
     pub(super) batch: Batch,
-    /// Paths the store could not take (G12): pending until recorded; commands refused meanwhile.
-    pub(super) unrecorded: Option<Unrecorded>,
-    /// A rollback applied on disk whose record the store did not take: recorded before
-    /// anything else is (its writes are the daemon's own, never someone else's).
-    pub(super) pending_rollback: Option<crate::restore::finish::Pending>,
-    /// A rescan the store failed: it runs again (whole) before the next command.
-    pub(super) rescan_owed: bool,
+    /// What the store failed to take: commands that change the record are refused meanwhile.
+    pub(super) owed: Owed,
     pub(super) barrier: Barrier,
     pub(super) open: Vec<TurnRow>,
     /// The daily collection, the one under way, the turn counts owed.
@@ -173,9 +169,7 @@ impl Worker {
             queued,
             lost: LostEvents::new(overflow),
             batch: Batch::new(Instant::now()),
-            unrecorded: None,
-            pending_rollback: None,
-            rescan_owed: false,
+            owed: Owed::default(),
             barrier: Barrier::default(),
             open,
             upkeep: Upkeep::new(Instant::now()),
@@ -287,7 +281,7 @@ impl Worker {
                         // Events were lost before this cookie came back (a burst handled at once
                         // can carry the overflow and the cookie together): the rescan comes
                         // first, or the command would miss what the lost events named.
-                        if self.lost.take() || self.rescan_owed {
+                        if self.lost.take() || self.owed.rescan {
                             self.full_rescan();
                             self.run_command(command);
                             self.release_waiting();
@@ -308,7 +302,7 @@ impl Worker {
                     return;
                 }
                 // As for a cookie: what was hinted before the marker is recorded before it.
-                if self.lost.take() || self.rescan_owed {
+                if self.lost.take() || self.owed.rescan {
                     self.rescan_and_release();
                 } else {
                     self.flush(Priority::Waited);
@@ -338,7 +332,7 @@ impl Worker {
             return;
         }
         let now = Instant::now();
-        let owed = self.rescan_owed && self.batch.may_retry(now);
+        let owed = self.owed.rescan && self.batch.may_retry(now);
         if self.lost.take() || self.barrier.overdue(now) || owed {
             self.rescan_and_release();
         }
@@ -395,7 +389,7 @@ impl Worker {
         [
             self.batch.deadline(),
             self.barrier.next_deadline(),
-            self.batch.retry_at().filter(|_| self.rescan_owed),
+            self.batch.retry_at().filter(|_| self.owed.rescan),
             Some(self.upkeep.deadline(self.waiting())),
             self.trim_at,
             self.verify_deadline(),
@@ -458,14 +452,14 @@ impl Worker {
                 // The answers about what it recorded (a turn listing 30,000 new files) come
                 // after the trim on return: the idle trim gives their memory back too.
                 self.since_trim += recorded.versions;
-                self.rescan_owed = self.rescan_owed && dir.is_some();
+                self.owed.rescan = self.owed.rescan && dir.is_some();
                 // A whole-workspace rescan saw every path: its failures are all that is pending.
                 match dir {
                     None => self.storage_outcome(recorded.failed, recorded.fault),
                     Some(_) => self.also_failed(recorded.failed, recorded.fault),
                 }
                 if recorded.requeue.is_empty() {
-                    return self.unrecorded.is_none();
+                    return self.owed.unrecorded.is_none();
                 }
                 self.batch.requeue(recorded.requeue, Instant::now());
                 false
@@ -476,8 +470,8 @@ impl Worker {
                 self.ctx.stats.storage_failed(&fault);
                 let paths: Vec<RelPath> = dir.cloned().into_iter().collect();
                 self.ctx.stats.set_storage(Some((&fault, &paths)));
-                self.unrecorded = Some(Unrecorded { fault, paths });
-                self.rescan_owed = true;
+                self.owed.unrecorded = Some(Unrecorded { fault, paths });
+                self.owed.rescan = true;
                 self.batch.failed(Instant::now());
                 false
             }
@@ -499,8 +493,8 @@ impl Worker {
     }
 
     pub(super) fn execute(&mut self, command: Command) {
-        let command = match self.unrecorded.clone() {
-            Some(unrecorded) => match command.refuse(&Refusal::Unrecorded(unrecorded)) {
+        let command = match self.owed.refusal() {
+            Some(why) => match command.refuse(&why) {
                 Some(command) => command,
                 None => return,
             },
