@@ -16,7 +16,7 @@
 //! integrity check (`crate::store::db::IntegrityCheck`); nothing is written before that
 //! passes. A clean exit settles the racy stat-cache entries so the next start re-reads
 //! nothing unchanged. What the verification pass finds is attributed by the time it changed
-//! (`crate::store::found`); every rollback leaves a path alone at a moment it was untracked.
+//! (`crate::store::verified`); every rollback leaves a path alone at a moment it was untracked.
 
 pub mod lost_root;
 pub mod record;

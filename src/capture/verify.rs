@@ -26,8 +26,8 @@ use super::walk::Entry;
 use crate::fs::priority::lower_own_priority;
 use crate::model::{Origin, now_ms};
 use crate::stats::VerifyRun;
-use crate::store::found::{self, FoundVersion, TurnSpan};
 use crate::store::sql;
+use crate::store::verified::{self, FoundVersion, TurnSpan};
 
 /// Versions listed in a pass's answer; the count covers them all.
 pub const LISTED: usize = 100;
@@ -91,7 +91,7 @@ fn record_found(
 ) -> Result<Pass, VerifyError> {
     let walked = survey.walked();
     let recorded = record_attributed(conn, ctx, survey.into_work())?;
-    let versions = found::versions_after(conn, before, LISTED)?;
+    let versions = verified::versions_after(conn, before, LISTED)?;
     let found = Found {
         walked,
         changed: recorded.versions,
@@ -182,7 +182,7 @@ fn attribute(
 ) -> rusqlite::Result<Vec<(Attribution, Vec<Walked>)>> {
     let times: Vec<Option<i64>> = work.iter().map(|w| changed_at_ms(&w.path.to_abs(root))).collect();
     let spans = match (times.iter().flatten().min(), times.iter().flatten().max()) {
-        (Some(&from), Some(&to)) => found::turns_open_between(conn, from, to)?,
+        (Some(&from), Some(&to)) => verified::turns_open_between(conn, from, to)?,
         _ => Vec::new(),
     };
     let mut runs: Vec<(Attribution, Vec<Walked>)> = Vec::new();

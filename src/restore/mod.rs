@@ -21,9 +21,9 @@
 pub mod apply;
 pub mod chain;
 pub mod finish;
-mod found;
 mod journaled;
 pub mod outcome;
+mod outside;
 pub mod past;
 mod pause;
 pub mod plan;

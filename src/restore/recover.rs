@@ -12,7 +12,7 @@ use super::apply::{self, Check, Finished};
 use super::chain::{Target, TargetTo};
 use super::outcome::Outcome;
 use super::plan::Step;
-use super::{OnConflict, RollbackError, Workspace, finish, found};
+use super::{OnConflict, RollbackError, Workspace, finish, outside};
 use crate::fs::read::{Observation, probe};
 use crate::fs::temp::TempNames;
 use crate::store::journal::{self, RollbackRow, Status};
@@ -168,7 +168,7 @@ fn remove_temps(
             None => crate::paths::RelPath::from_fs_bytes(name.as_bytes().to_vec()),
         };
         if swapped_out_foreign(ws, step, &temp) {
-            found::store_foreign(conn, ws, step, &temp)?;
+            outside::store_foreign(conn, ws, step, &temp)?;
         }
         all &= parent.unlink_temp(&name);
     }

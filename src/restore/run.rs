@@ -8,7 +8,7 @@ use super::finish::Concluded;
 use super::outcome::Outcome;
 use super::plan::{self, Plan, Step};
 use super::{
-    OnConflict, Operation, Request, RollbackError, Workspace, chain, finish, found, journaled, redo, revert,
+    OnConflict, Operation, Request, RollbackError, Workspace, chain, finish, journaled, outside, redo, revert,
 };
 use crate::fs::temp::TempNames;
 use crate::model::RollbackKind;
@@ -35,7 +35,7 @@ pub fn perform(
     })?;
     if request.on_conflict == OnConflict::Force && !request.dry_run {
         // What was just recorded is planned again, and only that (each path is read once).
-        let recorded = found::record_unrecorded(conn, ws, &plan)?;
+        let recorded = outside::record_unrecorded(conn, ws, &plan)?;
         if !recorded.is_empty() {
             let sub = in_one_snapshot(conn, |conn| plan_for(conn, ws, &resolved, request, &recorded))?;
             plan.replace_within(sub, &recorded);

@@ -1,7 +1,7 @@
 //! The store: content-addressed blobs and the SQLite index of paths, versions, sessions and
 //! turns. SQL lives in `sql`, the schema and its migrations in `db`, blob files in `blobs`;
 //! `unjournaled` writes a first index into an empty index without SQLite's journal; `gc`,
-//! `journal`, `found` and `pins` hold the SQL of retention, rollbacks, the verification pass
+//! `journal`, `verified` and `pins` hold the SQL of retention, rollbacks, the verification pass
 //! and pins, `timeline` that of sessions' activity and the timeline, `reviews` that of
 //! reviewed marks, `turn_counts` that of the counts stored for ended turns, `cache` the stat
 //! cache read in path order for a restart, `size` the store's size (a counter the blob rows'
@@ -13,7 +13,6 @@ pub mod briefs;
 pub mod cache;
 pub mod db;
 pub mod fault;
-pub mod found;
 pub mod gc;
 pub mod journal;
 pub mod meta;
@@ -25,6 +24,7 @@ pub mod sql;
 pub mod timeline;
 pub mod turn_counts;
 pub mod unjournaled;
+pub mod verified;
 
 use std::io;
 use std::path::Path;
