@@ -12,7 +12,7 @@ use rusqlite::Connection;
 
 use super::Workspace;
 use super::pause::PauseHook;
-use super::plan::{Note, NoteCode, Step};
+use super::plan::{Note, NoteCode, Ordered, Step};
 use crate::fs::ops::{FsError, Parent, file_mode};
 use crate::fs::read::{Observation, probe};
 use crate::fs::sync::FsSync;
@@ -78,7 +78,7 @@ pub fn execute(
     conn: &Connection,
     ws: &Workspace,
     temps: &TempNames,
-    steps: &[(i64, Step)],
+    steps: &[Ordered],
     contents: &mut HashMap<Hash, Vec<u8>>,
     check: Check,
 ) -> Applied {
@@ -116,7 +116,7 @@ pub fn execute(
     let installed_at = std::time::Instant::now();
     run.sync_dirs(steps);
     let synced_at = std::time::Instant::now();
-    for (i, (_, step)) in steps.iter().enumerate() {
+    for (i, Ordered { step, .. }) in steps.iter().enumerate() {
         if run.results[i].is_none() {
             run.results[i] = Some(Finished::Done(stat_now(ws, &step.path)));
         }
@@ -155,9 +155,9 @@ fn raced(finished: &Finished) -> bool {
 
 /// The order of the four phases: remove files and symlinks, remove directories (deepest
 /// first), create directories (shallowest first), install files and symlinks.
-fn phases(steps: &[(i64, Step)]) -> [Vec<usize>; 4] {
+fn phases(steps: &[Ordered]) -> [Vec<usize>; 4] {
     let mut order: [Vec<usize>; 4] = Default::default();
-    for (i, (_, step)) in steps.iter().enumerate() {
+    for (i, Ordered { step, .. }) in steps.iter().enumerate() {
         let (current, target) = (&step.current, &step.target);
         let removes_entry = matches!(current, State::File(_) | State::Symlink { .. })
             && matches!(target, State::Absent | State::Dir);
@@ -174,7 +174,15 @@ fn phases(steps: &[(i64, Step)]) -> [Vec<usize>; 4] {
             order[3].push(i);
         }
     }
-    let depth = |i: &usize| steps[*i].1.path.as_bytes().iter().filter(|&&b| b == b'/').count();
+    let depth = |i: &usize| {
+        steps[*i]
+            .step
+            .path
+            .as_bytes()
+            .iter()
+            .filter(|&&b| b == b'/')
+            .count()
+    };
     order[1].sort_by_key(|i| std::cmp::Reverse(depth(i)));
     order[2].sort_by_key(depth);
     order
@@ -218,8 +226,8 @@ struct Run<'a> {
 
 impl Run<'_> {
     /// One phase of one step. `Err` ends the step (done early, skipped or kept).
-    fn step(&mut self, phase: usize, step: &(i64, Step)) -> Result<(), Finished> {
-        let (_, step) = step;
+    fn step(&mut self, phase: usize, step: &Ordered) -> Result<(), Finished> {
+        let step = &step.step;
         self.disk.root_still_there(step)?;
         let parent = match self.disk.ws.root.parent_of(&step.path) {
             Ok(parent) => parent,
@@ -350,7 +358,7 @@ impl Run<'_> {
     /// (the SQLite connection is this thread's), then the temp files are created and written
     /// in parallel and made durable (`durable`), then each is renamed into place right after
     /// its path is re-checked (`install`).
-    fn install_all(&mut self, steps: &[(i64, Step)], indexes: &[usize]) {
+    fn install_all(&mut self, steps: &[Ordered], indexes: &[usize]) {
         let mut writes = Vec::new();
         let mut installable = Vec::new();
         let mut rewrites = HashSet::new();
@@ -360,7 +368,7 @@ impl Run<'_> {
             }
             match self.stage(&steps[i]) {
                 Ok(Some(write)) => {
-                    if same_content(&steps[i].1) {
+                    if same_content(&steps[i].step) {
                         rewrites.insert(i);
                     }
                     writes.push((i, write));
@@ -376,7 +384,7 @@ impl Run<'_> {
             match result {
                 // A failed write or sync is never retried as a success; that path
                 // is not installed.
-                Err(err) => self.results[i] = Some(skipped(&steps[i].1, &err)),
+                Err(err) => self.results[i] = Some(skipped(&steps[i].step, &err)),
                 Ok(_) => installable.push(i),
             }
         }
@@ -391,7 +399,7 @@ impl Run<'_> {
 
     /// Checks the path and prepares its new content: a file's to be written under a temp name
     /// beside it (returned), a symlink made there at once.
-    fn stage(&mut self, (ord, step): &(i64, Step)) -> Result<Option<TempWrite>, Finished> {
+    fn stage(&mut self, Ordered { ord, step }: &Ordered) -> Result<Option<TempWrite>, Finished> {
         let parent = self.disk.parent(step)?;
         if first_phase(3, step) {
             self.disk.pre_check(&parent, step)?;
@@ -449,8 +457,8 @@ impl Run<'_> {
 
     /// Every step not done may have left its temp file (a write that failed half-way, an
     /// install refused): each is removed, on every way out.
-    fn sweep_temps(&mut self, steps: &[(i64, Step)], results: &[Finished]) {
-        for (i, (ord, step)) in steps.iter().enumerate() {
+    fn sweep_temps(&mut self, steps: &[Ordered], results: &[Finished]) {
+        for (i, Ordered { ord, step }) in steps.iter().enumerate() {
             if !matches!(results[i], Finished::Skipped(_) | Finished::Failed(..)) {
                 continue;
             }

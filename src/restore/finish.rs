@@ -15,7 +15,7 @@ use super::Workspace;
 use super::apply::{Applied, Cause, Check, Finished, execute};
 use super::journaled::to_json;
 use super::outcome::{ActionStatus, Outcome, PathLine};
-use super::plan::{NoteCode, Step};
+use super::plan::{NoteCode, Ordered, Step};
 use super::{OnConflict, RollbackError};
 use crate::fs::read::{Observation, probe};
 use crate::fs::temp::TempNames;
@@ -92,7 +92,7 @@ pub fn conclude(
     on_conflict: OnConflict,
     id: i64,
     temps: &TempNames,
-    steps: &[(i64, Step)],
+    steps: &[Ordered],
     applied: Applied,
     outcome: Outcome,
     status: Status,
@@ -168,7 +168,7 @@ fn journal_failure(
     conn: &mut Connection,
     ws: &Workspace,
     id: i64,
-    steps: &[(i64, Step)],
+    steps: &[Ordered],
     reverted: bool,
     temps_left: bool,
 ) -> rusqlite::Result<()> {
@@ -206,7 +206,7 @@ pub enum Pending {
     /// Every step done: its versions, then `committed`.
     Commit {
         id: i64,
-        steps: Vec<(i64, Step)>,
+        steps: Vec<Ordered>,
         applied: Applied,
         outcome: Box<Outcome>,
         status: Status,
@@ -214,7 +214,7 @@ pub enum Pending {
     /// A failed rollback, put back (or not): its journal status.
     Failed {
         id: i64,
-        steps: Vec<(i64, Step)>,
+        steps: Vec<Ordered>,
         reverted: bool,
     },
 }
@@ -251,7 +251,7 @@ impl Pending {
     pub fn paths(&self) -> Vec<crate::paths::RelPath> {
         match self {
             Pending::Commit { steps, .. } | Pending::Failed { steps, .. } => {
-                steps.iter().map(|(_, s)| s.path.clone()).collect()
+                steps.iter().map(|o| o.step.path.clone()).collect()
             }
         }
     }
@@ -262,7 +262,7 @@ fn commit(
     conn: &mut Connection,
     ws: &mut Workspace,
     id: i64,
-    steps: &[(i64, Step)],
+    steps: &[Ordered],
     applied: &Applied,
     outcome: &mut Outcome,
     status: Status,
@@ -288,7 +288,7 @@ fn revert(
     ws: &Workspace,
     id: i64,
     temps: &TempNames,
-    steps: &[(i64, Step)],
+    steps: &[Ordered],
     forward: &[Finished],
 ) -> (Applied, bool) {
     // Durable before the first path is touched, when the index takes it; when it does not,
@@ -296,7 +296,13 @@ fn revert(
     if let Err(err) = journal::set_status(conn, id, Status::Reverting) {
         tracing::warn!(rollback = id, %err, "cannot journal the put-back of a failed rollback");
     }
-    let inverse: Vec<(i64, Step)> = steps.iter().map(|(ord, s)| (*ord, inverted(s))).collect();
+    let inverse: Vec<Ordered> = steps
+        .iter()
+        .map(|o| Ordered {
+            ord: o.ord,
+            step: inverted(&o.step),
+        })
+        .collect();
     let back = execute(
         conn,
         ws,
@@ -370,10 +376,10 @@ fn refused_late(
 }
 
 /// Where each path of the plan is now, compared with its states before and after.
-fn paths_now(ws: &Workspace, steps: &[(i64, Step)]) -> Vec<PathNow> {
+fn paths_now(ws: &Workspace, steps: &[Ordered]) -> Vec<PathNow> {
     steps
         .iter()
-        .map(|(_, step)| PathNow {
+        .map(|Ordered { step, .. }| PathNow {
             path: step.path.to_text(),
             state: match on_disk(ws, step) {
                 _ if behind_a_symlink(ws, step) => PathState::Unreachable,
@@ -408,11 +414,11 @@ pub(super) fn record_partial(
     conn: &mut Connection,
     ws: &Workspace,
     id: i64,
-    steps: &[(i64, Step)],
+    steps: &[Ordered],
 ) -> rusqlite::Result<()> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let now = now_ms();
-    for (_, step) in steps {
+    for Ordered { step, .. } in steps {
         let state = match on_disk(ws, step) {
             // Not seen (the rollback's write may be in the directory swapped away): the next
             // start puts it back once it is.
@@ -437,7 +443,7 @@ pub fn record(
     conn: &mut Connection,
     ws: &mut Workspace,
     rollback_id: i64,
-    steps: &[(i64, Step)],
+    steps: &[Ordered],
     results: &[Finished],
     outcome: &mut Outcome,
     status: Status,
@@ -445,7 +451,7 @@ pub fn record(
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let (now, checked_ns) = (now_ms(), now_ns());
     let index = outcome.action_index();
-    for ((ord, step), finished) in steps.iter().zip(results) {
+    for (Ordered { ord, step }, finished) in steps.iter().zip(results) {
         let path = step.path.to_text();
         match finished {
             Finished::Done(stat) => {
@@ -513,12 +519,12 @@ pub fn record_reverted(
     conn: &mut Connection,
     ws: &mut Workspace,
     rollback_id: i64,
-    inverse: &[(i64, Step)],
+    inverse: &[Ordered],
     results: &[Finished],
 ) -> rusqlite::Result<()> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let (now, checked_ns) = (now_ms(), now_ns());
-    for ((_, step), finished) in inverse.iter().zip(results) {
+    for (Ordered { step, .. }, finished) in inverse.iter().zip(results) {
         let Finished::Done(stat) = finished else {
             continue;
         };

@@ -42,6 +42,13 @@ pub struct Step {
     pub checked: Option<StatKey>,
 }
 
+/// A step of a journaled rollback: its order in the journal names its rows and temp files.
+#[derive(Debug, Clone)]
+pub struct Ordered {
+    pub ord: i64,
+    pub step: Step,
+}
+
 impl Step {
     pub fn action(&self) -> Action {
         match (&self.current, &self.target) {

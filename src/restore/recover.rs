@@ -11,7 +11,7 @@ use rusqlite::Connection;
 use super::apply::{self, Check, Finished};
 use super::chain::{Target, TargetTo};
 use super::outcome::Outcome;
-use super::plan::Step;
+use super::plan::{Ordered, Step};
 use super::{OnConflict, RollbackError, Workspace, finish, outside};
 use crate::fs::read::{Observation, probe};
 use crate::fs::temp::TempNames;
@@ -72,7 +72,13 @@ pub fn recover(conn: &mut Connection, ws: &mut Workspace) -> rusqlite::Result<Ve
     for row in journal::with_temps_left(conn)? {
         let steps = all_steps(conn, &row)?;
         let temps = TempNames::of_rollback(row.id, row.temp_tag.clone());
-        let inverse: Vec<(i64, Step)> = steps.iter().map(|(o, s)| (*o, finish::inverted(s))).collect();
+        let inverse: Vec<Ordered> = steps
+            .iter()
+            .map(|o| Ordered {
+                ord: o.ord,
+                step: finish::inverted(&o.step),
+            })
+            .collect();
         let forward = remove_temps(conn, ws, &temps, &steps)?;
         let reverse = remove_temps(conn, ws, &temps.reverting(), &inverse)?;
         // A directory moved (or swapped for a symlink) while the rollback ran took its temp
@@ -87,7 +93,13 @@ pub fn recover(conn: &mut Connection, ws: &mut Workspace) -> rusqlite::Result<Ve
 /// target goes back to its state before it.
 fn finish_revert(conn: &mut Connection, ws: &mut Workspace, row: &RollbackRow) -> rusqlite::Result<()> {
     let steps = all_steps(conn, row)?;
-    let inverse: Vec<(i64, Step)> = steps.iter().map(|(o, s)| (*o, finish::inverted(s))).collect();
+    let inverse: Vec<Ordered> = steps
+        .iter()
+        .map(|o| Ordered {
+            ord: o.ord,
+            step: finish::inverted(&o.step),
+        })
+        .collect();
     let temps = TempNames::of_rollback(row.id, row.temp_tag.clone()).reverting();
     remove_temps(conn, ws, &temps, &inverse)?;
     let back = apply::execute(conn, ws, &temps, &inverse, &mut HashMap::new(), Check::Recovery);
@@ -111,11 +123,11 @@ fn finish_revert(conn: &mut Connection, ws: &mut Workspace, row: &RollbackRow) -
     Ok(())
 }
 
-fn all_steps(conn: &Connection, row: &RollbackRow) -> rusqlite::Result<Vec<(i64, Step)>> {
+fn all_steps(conn: &Connection, row: &RollbackRow) -> rusqlite::Result<Vec<Ordered>> {
     steps_of(conn, row, |_| true)
 }
 
-fn unfinished_steps(conn: &Connection, row: &RollbackRow) -> rusqlite::Result<Vec<(i64, Step)>> {
+fn unfinished_steps(conn: &Connection, row: &RollbackRow) -> rusqlite::Result<Vec<Ordered>> {
     steps_of(conn, row, |done| !done)
 }
 
@@ -123,7 +135,7 @@ fn steps_of(
     conn: &Connection,
     row: &RollbackRow,
     keep: impl Fn(bool) -> bool,
-) -> rusqlite::Result<Vec<(i64, Step)>> {
+) -> rusqlite::Result<Vec<Ordered>> {
     let steps = journal::steps(conn, row.id)?
         .into_iter()
         .filter(|s| keep(s.done))
@@ -137,7 +149,7 @@ fn steps_of(
                 target: s.target,
                 checked: None,
             };
-            (s.ord, step)
+            Ordered { ord: s.ord, step }
         })
         .collect();
     Ok(steps)
@@ -152,10 +164,10 @@ fn remove_temps(
     conn: &mut Connection,
     ws: &mut Workspace,
     temps: &TempNames,
-    steps: &[(i64, Step)],
+    steps: &[Ordered],
 ) -> rusqlite::Result<bool> {
     let mut all = true;
-    for (ord, step) in steps {
+    for Ordered { ord, step } in steps {
         let name = temps.name(*ord);
         let Ok(parent) = ws.root.parent_of(&step.path) else {
             continue;

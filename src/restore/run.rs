@@ -6,7 +6,7 @@ use rusqlite::Connection;
 use super::apply::{self, Check};
 use super::finish::Concluded;
 use super::outcome::Outcome;
-use super::plan::{self, Plan, Step};
+use super::plan::{self, Ordered, Plan, Step};
 use super::{
     OnConflict, Operation, Request, RollbackError, Workspace, chain, finish, journaled, outside, redo, revert,
 };
@@ -57,13 +57,13 @@ pub fn perform(
         }
         return Ok(Concluded::Recorded(outcome));
     }
-    let steps: Vec<(i64, Step)> = decision
+    let steps: Vec<Ordered> = decision
         .apply
         .into_iter()
         .enumerate()
-        .map(|(i, s)| (i as i64, s))
+        .map(|(i, step)| Ordered { ord: i as i64, step })
         .collect();
-    let plain: Vec<Step> = steps.iter().map(|(_, s)| s.clone()).collect();
+    let plain: Vec<Step> = steps.iter().map(|o| o.step.clone()).collect();
     let temps = TempNames::random();
     let id = journaled::journal(conn, &resolved, &temps, request, &plain, &outcome)?;
     let journaled_at = started.elapsed();

@@ -15,7 +15,7 @@ use crate::fs::ops::{Durable, FsError};
 use crate::fs::read::RootDir;
 use crate::model::StatKey;
 use crate::paths::RelPath;
-use crate::restore::plan::{NoteCode, Step};
+use crate::restore::plan::{NoteCode, Ordered};
 
 /// Writes run this many at a time.
 const WRITE_THREADS: usize = 4;
@@ -49,7 +49,7 @@ impl Run<'_> {
     /// once written, or its error, in order.
     pub(super) fn write_all(
         &self,
-        steps: &[(i64, Step)],
+        steps: &[Ordered],
         writes: &[(usize, TempWrite)],
     ) -> Vec<Result<StatKey, FsError>> {
         let durable = match &self.sync {
@@ -61,11 +61,11 @@ impl Run<'_> {
         } else {
             WRITE_THREADS
         };
-        let paths: Vec<&RelPath> = writes.iter().map(|(i, _)| &steps[*i].1.path).collect();
+        let paths: Vec<&RelPath> = writes.iter().map(|(i, _)| &steps[*i].step.path).collect();
         let (disk, contents) = (&self.disk, &self.contents);
         let mut written = map_across_dirs(&paths, threads, |k| {
             let (i, w) = &writes[k];
-            let path = &steps[*i].1.path;
+            let path = &steps[*i].step.path;
             let bytes = contents.get(&w.hash).map(Vec::as_slice).unwrap_or_default();
             let parent = disk.ws.root.parent_of(path)?;
             let written = parent.write_temp(path, &w.temp, bytes, w.mode, durable);
@@ -89,7 +89,7 @@ impl Run<'_> {
             let failure = SyncError::of(&err);
             for (k, result) in written.iter_mut().enumerate() {
                 if result.as_ref().is_ok_and(|stat| stat.dev == sync.dev) {
-                    *result = Err(failure.to_fs(&steps[writes[k].0].1.path));
+                    *result = Err(failure.to_fs(&steps[writes[k].0].step.path));
                 }
             }
         }
@@ -99,7 +99,7 @@ impl Run<'_> {
     /// Makes every changed directory entry durable before the results are recorded. A
     /// directory that cannot be synced fails every step changing an entry in it: none of
     /// them is durable.
-    pub(super) fn sync_dirs(&mut self, steps: &[(i64, Step)]) {
+    pub(super) fn sync_dirs(&mut self, steps: &[Ordered]) {
         let dirs: Vec<RelPath> = self.touched.values().cloned().collect();
         let batch = self.sync.as_ref().map(|sync| sync.dev);
         let synced = sync_each_dir(&self.disk.ws.root, &dirs, batch);
@@ -123,7 +123,7 @@ impl Run<'_> {
                 failed.insert(child.parent(), failure.to_fs(child));
             }
         }
-        for (i, (_, step)) in steps.iter().enumerate() {
+        for (i, Ordered { step, .. }) in steps.iter().enumerate() {
             if self.results[i].is_some() {
                 continue;
             }

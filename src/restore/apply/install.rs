@@ -14,7 +14,7 @@ use crate::fs::ops::{Parent, file_mode};
 use crate::fs::read::{Observation, probe, unreadable_file};
 use crate::model::{StatKey, State};
 use crate::paths::RelPath;
-use crate::restore::plan::Step;
+use crate::restore::plan::{Ordered, Step};
 
 /// Renames and the removals of what they swap out run this many at a time: on a file system
 /// that discards freed blocks at once (ext4 without a journal, mounted `discard`) each removal
@@ -29,17 +29,12 @@ impl Run<'_> {
     /// Installs the steps `indexes`, each done or with its end recorded. With the crash
     /// tests' pause armed, one at a time and in order, so that the pause leaves exactly K done.
     /// A mode-only step in `rewrites` had its file written anew (`Run::stage`).
-    pub(super) fn install_each(
-        &mut self,
-        steps: &[(i64, Step)],
-        indexes: &[usize],
-        rewrites: &HashSet<usize>,
-    ) {
+    pub(super) fn install_each(&mut self, steps: &[Ordered], indexes: &[usize], rewrites: &HashSet<usize>) {
         let threads = match self.disk.pause.armed() || indexes.len() < PATHS_PER_THREAD {
             true => 1,
             false => indexes.len().div_ceil(PATHS_PER_THREAD).min(INSTALL_THREADS),
         };
-        let paths: Vec<&RelPath> = indexes.iter().map(|&i| &steps[i].1.path).collect();
+        let paths: Vec<&RelPath> = indexes.iter().map(|&i| &steps[i].step.path).collect();
         let disk = &self.disk;
         let ends = map_across_dirs(&paths, threads, |k| {
             let i = indexes[k];
@@ -48,7 +43,7 @@ impl Run<'_> {
         for (&i, end) in indexes.iter().zip(ends) {
             match end {
                 Ok(()) => {
-                    let path = &steps[i].1.path;
+                    let path = &steps[i].step.path;
                     self.touched.insert(path.parent(), path.clone());
                 }
                 Err(finished) => self.results[i] = Some(finished),
@@ -62,7 +57,7 @@ impl Disk<'_> {
     /// the inode checked, unless `rewrite`): a create never clobbers (`create`), a replace
     /// swaps (`exchange`), or where the file system refuses that, is kept aside by a link and
     /// compared (`fallback`).
-    fn install(&self, (ord, step): &(i64, Step), rewrite: bool) -> Result<(), Finished> {
+    fn install(&self, Ordered { ord, step }: &Ordered, rewrite: bool) -> Result<(), Finished> {
         self.root_still_there(step)?;
         let parent = self.parent(step)?;
         let temp = self.temps.name(*ord);

@@ -6,7 +6,7 @@ use crate::fs::feed::map_parallel;
 use crate::fs::read::{Observation, probe};
 use crate::model::State;
 use crate::restore::Workspace;
-use crate::restore::plan::{NoteCode, Step};
+use crate::restore::plan::{NoteCode, Ordered};
 use crate::store::fault::{FaultCause, io_cause};
 
 /// Paths checked at a time after applying.
@@ -50,12 +50,12 @@ impl serde::Serialize for Cause {
 
 /// Checks every done step against its target on disk (type, content, executable bit, link
 /// target); one that differs is failed.
-pub fn verify(ws: &Workspace, steps: &[(i64, Step)], results: &mut [Finished]) {
+pub fn verify(ws: &Workspace, steps: &[Ordered], results: &mut [Finished]) {
     let done: Vec<usize> = (0..steps.len())
         .filter(|&i| matches!(results[i], Finished::Done(_)))
         .collect();
     let found = map_parallel(done.len(), VERIFY_THREADS, |k| {
-        let step = &steps[done[k]].1;
+        let step = &steps[done[k]].step;
         match probe(&ws.root, &step.path, ws.max_file_size) {
             Observation::Absent => Some(State::Absent),
             Observation::Present(p) => Some(p.state),
@@ -63,7 +63,7 @@ pub fn verify(ws: &Workspace, steps: &[(i64, Step)], results: &mut [Finished]) {
         }
     });
     for (i, state) in done.into_iter().zip(found) {
-        let step = &steps[i].1;
+        let step = &steps[i].step;
         if state.as_ref() == Some(&step.target) {
             continue;
         }
