@@ -3,12 +3,15 @@
 //! once its barrier cookie comes back (`barrier`, G1). The worker (`worker`) owns the SQLite
 //! writer and decides when each piece of work runs: it calls capture (hints to facts),
 //! restore (rollbacks, returning their effects, which it applies) and retention; none of
-//! them calls it back. `batch` holds the hinted paths
-//! and says when they are due; `checks` is what a command passes before it runs and what a failed
-//! batch leaves (`crate::store::fault::StorageFault::of_batch`); `lost` the lost events as the queue sees them; `schedule` when the
-//! background verification pass runs; `queued` the turn markers hooks queued while the daemon
-//! was starting (`crate::queue`), each applied at its place among the hints; `upkeep` (a type the worker owns) a
-//! collection a step at a time between hints, and the turn counts stored when turns end.
+//! them calls it back. `batch` holds the hinted paths and says when they are due; `checks` is
+//! what a command passes before it runs and what a failed batch leaves
+//! (`crate::store::fault::StorageFault::of_batch`); `owed` (a type the worker owns) what the
+//! store failed to take, which refuses commands with a `crate::refusal::Refusal` meanwhile;
+//! `lost` the lost events as the queue sees them; `schedule` when the background verification
+//! pass runs; `queued` the turn markers hooks queued while the daemon was starting
+//! (`crate::queue`), each applied at its place among the hints; `upkeep` (a type the worker
+//! owns) a collection a step at a time between hints, and the turn counts stored when turns
+//! end.
 
 pub mod barrier;
 mod batch;
