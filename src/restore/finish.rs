@@ -296,13 +296,7 @@ fn revert(
     if let Err(err) = journal::set_status(conn, id, Status::Reverting) {
         tracing::warn!(rollback = id, %err, "cannot journal the put-back of a failed rollback");
     }
-    let inverse: Vec<Ordered> = steps
-        .iter()
-        .map(|o| Ordered {
-            ord: o.ord,
-            step: inverted(&o.step),
-        })
-        .collect();
+    let inverse = inverse(steps);
     let back = execute(
         conn,
         ws,
@@ -345,17 +339,24 @@ fn put_back(result: &Finished) -> bool {
     }
 }
 
-/// The step that undoes `step`: from its target back to its state before the rollback.
-pub fn inverted(step: &Step) -> Step {
-    Step {
-        path: step.path.clone(),
-        path_id: step.path_id,
-        current_seq: step.target_seq.unwrap_or(step.current_seq),
-        current: step.target.clone(),
-        target_seq: Some(step.current_seq),
-        target: step.current.clone(),
-        checked: None,
-    }
+/// The steps that undo `steps`, in the same order: each from its target back to its state
+/// before the rollback.
+pub fn inverse(steps: &[Ordered]) -> Vec<Ordered> {
+    steps
+        .iter()
+        .map(|Ordered { ord, step }| Ordered {
+            ord: *ord,
+            step: Step {
+                path: step.path.clone(),
+                path_id: step.path_id,
+                current_seq: step.target_seq.unwrap_or(step.current_seq),
+                current: step.target.clone(),
+                target_seq: Some(step.current_seq),
+                target: step.current.clone(),
+                checked: None,
+            },
+        })
+        .collect()
 }
 
 /// A late conflict under abort: nothing changed; the answer is a refusal listing it.

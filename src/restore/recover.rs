@@ -72,13 +72,7 @@ pub fn recover(conn: &mut Connection, ws: &mut Workspace) -> rusqlite::Result<Ve
     for row in journal::with_temps_left(conn)? {
         let steps = all_steps(conn, &row)?;
         let temps = TempNames::of_rollback(row.id, row.temp_tag.clone());
-        let inverse: Vec<Ordered> = steps
-            .iter()
-            .map(|o| Ordered {
-                ord: o.ord,
-                step: finish::inverted(&o.step),
-            })
-            .collect();
+        let inverse = finish::inverse(&steps);
         let forward = remove_temps(conn, ws, &temps, &steps)?;
         let reverse = remove_temps(conn, ws, &temps.reverting(), &inverse)?;
         // A directory moved (or swapped for a symlink) while the rollback ran took its temp
@@ -93,13 +87,7 @@ pub fn recover(conn: &mut Connection, ws: &mut Workspace) -> rusqlite::Result<Ve
 /// target goes back to its state before it.
 fn finish_revert(conn: &mut Connection, ws: &mut Workspace, row: &RollbackRow) -> rusqlite::Result<()> {
     let steps = all_steps(conn, row)?;
-    let inverse: Vec<Ordered> = steps
-        .iter()
-        .map(|o| Ordered {
-            ord: o.ord,
-            step: finish::inverted(&o.step),
-        })
-        .collect();
+    let inverse = finish::inverse(&steps);
     let temps = TempNames::of_rollback(row.id, row.temp_tag.clone()).reverting();
     remove_temps(conn, ws, &temps, &inverse)?;
     let back = apply::execute(conn, ws, &temps, &inverse, &mut HashMap::new(), Check::Recovery);
