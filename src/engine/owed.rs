@@ -1,6 +1,7 @@
 //! What the worker owes the record while the store fails (G12): the paths it could not store,
-//! a rollback applied on disk but not recorded, a rescan to run again. While anything is owed,
-//! commands that change the record are refused with what is pending.
+//! a rollback applied on disk but not recorded, a rescan to run again. While paths are
+//! unrecorded (a rollback not recorded counts its own), commands that change the record are
+//! refused with what is pending.
 
 use crate::refusal::Refusal;
 use crate::restore::finish::Pending;
