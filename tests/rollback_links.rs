@@ -32,6 +32,21 @@ fn outside_file(ws: &Workspace, bytes: &[u8], mode: u32) -> (tempfile::TempDir, 
     (dir, victim)
 }
 
+/// A turn that makes `m.sh` (0644, `body`) executable and then replaces it by a hard link to
+/// an executable file outside the workspace with the same content: the daemon, the outside
+/// directory (kept while it lives) and the outside file.
+fn linked_turn(ws: &Workspace, body: &[u8]) -> (Daemon, tempfile::TempDir, std::path::PathBuf) {
+    ws.write("m.sh", body);
+    chmod(&ws.path("m.sh"), 0o644);
+    let (outside, victim) = outside_file(ws, body, 0o755);
+    let daemon = Daemon::start(ws);
+    daemon.turn_start("s", "make it executable");
+    chmod(&ws.path("m.sh"), 0o755);
+    ws.sh(&format!("ln -f '{}' m.sh", victim.display()));
+    daemon.turn_end("s");
+    (daemon, outside, victim)
+}
+
 /// The reproduction: `m.sh` made executable in the turn, then replaced by a hard link
 /// to an executable file outside with the same content. The undo's mode-only step chmodded
 /// the outside file 755 -> 644 through the link; now `m.sh` is a file of its own at 0644 and
@@ -40,15 +55,7 @@ fn outside_file(ws: &Workspace, bytes: &[u8], mode: u32) -> (tempfile::TempDir, 
 fn undo_of_a_chmod_never_changes_a_hard_linked_file_outside() {
     let ws = Workspace::new();
     let body = b"#!/bin/sh\necho hi\n";
-    ws.write("m.sh", body);
-    chmod(&ws.path("m.sh"), 0o644);
-    let (_outside, victim) = outside_file(&ws, body, 0o755);
-    let daemon = Daemon::start(&ws);
-
-    daemon.turn_start("s", "make it executable");
-    chmod(&ws.path("m.sh"), 0o755);
-    ws.sh(&format!("ln -f '{}' m.sh", victim.display()));
-    daemon.turn_end("s");
+    let (daemon, _outside, victim) = linked_turn(&ws, body);
 
     let undone = expect(200, daemon.undo("s", json!({})));
     assert_eq!(undone["applied"], json!(true), "{undone:#}");
@@ -119,14 +126,7 @@ fn a_mode_only_step_on_a_file_with_several_links_rewrites_it() {
 fn without_exchange_the_hard_linked_file_is_still_left_alone() {
     let ws = Workspace::new();
     let body = b"#!/bin/sh\n";
-    ws.write("m.sh", body);
-    chmod(&ws.path("m.sh"), 0o644);
-    let (_outside, victim) = outside_file(&ws, body, 0o755);
-    let daemon = Daemon::start(&ws);
-    daemon.turn_start("s", "make it executable");
-    chmod(&ws.path("m.sh"), 0o755);
-    ws.sh(&format!("ln -f '{}' m.sh", victim.display()));
-    daemon.turn_end("s");
+    let (daemon, _outside, victim) = linked_turn(&ws, body);
 
     let args = ["-e", "trace=renameat2", "-e", "inject=renameat2:error=EINVAL"];
     let Some(strace) = Strace::attach(daemon.pid, &args) else {
