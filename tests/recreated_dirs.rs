@@ -65,6 +65,46 @@ fn a_directory_made_again_at_once_is_watched_and_its_files_are_in_the_turn() {
     );
 }
 
+/// x86_64's `inotify_add_watch`.
+const INOTIFY_ADD_WATCH: i32 = 254;
+
+/// Files made in a new directory after the batch that found it had seen their names absent,
+/// and before the directory was armed, so that no event reports them: the listing after the
+/// arming finds them and they are in the turn (a CI run of the bursts below once left `d/e`
+/// and `d/e/f` to the verification pass). strace holds the arming while the files are made.
+#[test]
+fn files_made_while_a_new_directory_is_armed_are_in_the_turn() {
+    let ws = Workspace::new();
+    ws.write("d/a", "old\n");
+    ws.write("d/e/f", "old\n");
+    let daemon = Daemon::start(&ws);
+    let held = "inject=inotify_add_watch:delay_enter=3000000:when=1";
+    let Some(strace) = Strace::attach(daemon.pid, &["-e", "trace=inotify_add_watch", "-e", held]) else {
+        return;
+    };
+
+    daemon.turn_start("s", "re-create");
+    ws.sh("rm -r d && mkdir d");
+    assert!(
+        Strace::wait_in_syscall(daemon.pid, INOTIFY_ADD_WATCH),
+        "the new d/ is being armed"
+    );
+    ws.sh("echo new > d/a && mkdir d/e && echo new > d/e/f");
+    let turn = daemon.turn_end("s");
+    strace.detach();
+    assert_eq!(listing(&turn), set(["d/a modified", "d/e/f modified"]), "{turn}");
+    assert_record_is_disk(&daemon, "after the turn");
+
+    daemon.turn_start("s", "later");
+    ws.sh("echo later > d/e/f");
+    let later = daemon.turn_end("s");
+    assert_eq!(
+        listing(&later),
+        set(["d/e/f modified"]),
+        "d/e is watched: {later}"
+    );
+}
+
 #[test]
 fn every_way_of_making_a_directory_again_is_followed() {
     let ws = Workspace::new();

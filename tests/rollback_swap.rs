@@ -7,7 +7,7 @@
 mod common;
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 use serde_json::json;
@@ -28,27 +28,6 @@ fn temps_beneath(dir: &Path) -> Vec<String> {
                 .is_some_and(|n| n.starts_with(".filewatchd-tmp-"))
         })
         .collect()
-}
-
-/// Polls until a thread of `pid` is stopped at the entry of system call `nr` (x86_64
-/// numbers), where strace's `delay_enter` holds it. (A call strace also fails shows as -1
-/// there: it has replaced the call by none.)
-fn wait_in_syscall(pid: u32, nr: i32) -> bool {
-    let prefix = format!("{nr} ");
-    let until = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < until {
-        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-            return false;
-        };
-        for task in tasks.flatten() {
-            let syscall = std::fs::read_to_string(task.path().join("syscall")).unwrap_or_default();
-            if syscall.starts_with(&prefix) {
-                return true;
-            }
-        }
-        std::thread::sleep(Duration::from_millis(5)); // polling a condition, not synchronising
-    }
-    false
 }
 
 const RENAMEAT2: i32 = 316;
@@ -105,7 +84,7 @@ impl Swapped {
             assert!(shown.is_some(), "the undo never renamed its files in");
         }
         assert!(
-            wait_in_syscall(self.daemon.pid, nr),
+            Strace::wait_in_syscall(self.daemon.pid, nr),
             "the undo reached system call {nr}"
         );
         std::fs::rename(self.ws.path("dir"), &self.moved).unwrap();
@@ -234,7 +213,10 @@ fn a_forced_undo_is_put_back_only_once_the_users_directory_is_back() {
         .post_detached("/v1/sessions/s/undo", json!({"on_conflict": "force"}));
     let shown = poll_until(Duration::from_secs(30), || s.rolled_back().then_some(()));
     assert!(shown.is_some(), "the undo never renamed its files in");
-    assert!(wait_in_syscall(s.daemon.pid, FAILED_CALL), "the sync was held");
+    assert!(
+        Strace::wait_in_syscall(s.daemon.pid, FAILED_CALL),
+        "the sync was held"
+    );
     std::fs::rename(s.ws.path("dir"), s.ws.path("swap")).unwrap();
     std::os::unix::fs::symlink("swap", s.ws.path("dir")).unwrap();
     let (status, body) = undo.recv().unwrap().expect("the undo answered");

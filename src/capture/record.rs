@@ -83,6 +83,14 @@ const PARALLEL_ABOVE: usize = 16;
 const READERS: usize = 8;
 
 /// Records the current state of every path in `work`, following new directories down.
+///
+/// Each round observes its paths, then arms the directories it found unwatched and lists
+/// them: the next round is what those listings (and the record beneath them) name, observed
+/// again even when this call observed them before. An earlier observation came before the
+/// arming, and a file made in between has no event: `rm -r d; mkdir d; echo x > d/a`
+/// observed between the `mkdir` and the write finds `d/a` absent, and only the listing after
+/// `d` is armed finds it. The rounds end: each one's paths lie strictly beneath directories
+/// armed in the round before.
 pub fn record(
     conn: &mut Connection,
     ctx: &mut Context,
@@ -94,16 +102,20 @@ pub fn record(
     let observer = ctx.observer();
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let mut batch = Batch::new(who, true);
-    let mut seen: HashSet<RelPath> = HashSet::with_capacity(work.len());
-    let mut work: Vec<RelPath> = work.into_iter().filter(|p| seen.insert(p.clone())).collect();
+    let mut work = once_each(work);
     while !work.is_empty() {
         let known = latest_of(&tx, &work)?;
         let observed = observer.observe_all(&work, &known, priority, progress);
         batch.known = Some(known);
-        let next = batch.apply_round(&tx, ctx, work, observed)?;
-        work = next.into_iter().filter(|p| seen.insert(p.clone())).collect();
+        work = once_each(batch.apply_round(&tx, ctx, work, observed)?);
     }
     batch.finish(tx, ctx)
+}
+
+/// `paths` without repeats, in their first order.
+fn once_each(paths: Vec<RelPath>) -> Vec<RelPath> {
+    let mut seen: HashSet<RelPath> = HashSet::with_capacity(paths.len());
+    paths.into_iter().filter(|p| seen.insert(p.clone())).collect()
 }
 
 /// Who waits for a batch: nobody (it settled by itself, and the agent's command may still be

@@ -180,6 +180,24 @@ impl Strace {
         })
     }
 
+    /// Polls until a thread of `pid` is stopped at the entry of system call `nr` (x86_64
+    /// numbers), where a `delay_enter` holds it. (A call strace also fails shows as -1 there:
+    /// it has replaced the call by none.)
+    pub fn wait_in_syscall(pid: u32, nr: i32) -> bool {
+        let prefix = format!("{nr} ");
+        let held = || {
+            let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+            tasks
+                .flatten()
+                .any(|task| {
+                    std::fs::read_to_string(task.path().join("syscall"))
+                        .is_ok_and(|call| call.starts_with(&prefix))
+                })
+                .then_some(())
+        };
+        poll_until(std::time::Duration::from_secs(30), held).is_some()
+    }
+
     /// What was traced so far.
     pub fn trace(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
