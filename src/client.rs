@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use anyhow::{Context, anyhow, bail};
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::api::error::ErrorCode;
@@ -176,6 +177,16 @@ impl Client {
         self.answer(request.call())
     }
 
+    /// `get`, the answer read as its `crate::wire` type.
+    pub fn get_as<T: DeserializeOwned>(&self, path: &str) -> anyhow::Result<T> {
+        typed(path, self.get(path)?)
+    }
+
+    /// `post`, the answer read as its `crate::wire` type.
+    pub fn post_as<T: DeserializeOwned>(&self, path: &str, body: &Value) -> anyhow::Result<T> {
+        typed(path, self.post(path, body)?)
+    }
+
     /// A raw answer (file content); errors are still JSON.
     pub fn get_bytes(&self, path: &str) -> anyhow::Result<Vec<u8>> {
         if let Some(local) = &self.local {
@@ -260,6 +271,15 @@ impl Client {
             .with_context(|| format!("the index answered {status} with a body that is not JSON"))?;
         judged(status, body)
     }
+}
+
+/// A success's body as the type the route answers with; a body that is not one is the
+/// daemon's fault (another version?), said as such.
+fn typed<T: DeserializeOwned>(path: &str, body: Value) -> anyhow::Result<T> {
+    let route = path.split('?').next().unwrap_or(path);
+    serde_json::from_value(body).with_context(|| {
+        format!("the daemon's answer to {route} is not what this filewatchd reads (is the daemon another version? `filewatchd restart`)")
+    })
 }
 
 /// The body of a success; else the daemon's error as an `ApiFailure`.

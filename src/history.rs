@@ -74,7 +74,7 @@ pub struct Change {
     last_present: Option<State>,
 }
 
-#[derive(Debug, Default, Clone, Copy, serde::Serialize)]
+#[derive(Debug, Default, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub struct Counts {
     pub added: usize,
     pub modified: usize,

@@ -16,8 +16,8 @@
 //! Layers, bottom up: no module imports one above it, and no two files of one module import
 //! each other (`python3 ../shared/tools/layers.py --files`). `test_knobs`, `paths`, `config`,
 //! `model`, `queue`, `log_file` → `store` → `refusal`, `stats`, `state`, `instance`, `fs`, `sessions`,
-//! `watch` → `retention` → `history` → `pins` → `restore` → `timeline`, `capture` → `engine`
-//! → `api` → `daemon`; `client` → `lifecycle` → `hook` → `mcp` → `cli`.
+//! `watch` → `retention` → `history` → `pins` → `restore` → `wire`, `timeline`, `capture` →
+//! `engine` → `api` → `daemon`; `client` → `lifecycle` → `hook` → `mcp` → `cli`.
 //!
 //! The daemon:
 //! - [`watch`]: one non-recursive inotify watch per tracked directory, the ignore rules
@@ -44,6 +44,8 @@
 //!   workspace-relative byte paths; the words of PRODUCT.md 2 as types.
 //!
 //! Its clients:
+//! - [`wire`]: the answers of the API as types, serialized by `api` and read back by every
+//!   client (so far a turn; the other answers are still read by key).
 //! - [`client`]: the HTTP client of the CLI, the hooks and the MCP server.
 //! - [`lifecycle`]: the daemon seen from outside: which workspace a directory belongs to,
 //!   whether its daemon runs, starting it in the background (logging through [`log_file`]),
@@ -83,3 +85,4 @@ pub mod store;
 pub mod test_knobs;
 pub mod timeline;
 pub mod watch;
+pub mod wire;

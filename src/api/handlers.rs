@@ -12,7 +12,7 @@ use tokio::sync::oneshot;
 use super::access::JsonBody;
 use super::answer::{FailedRollback, Recovery};
 use super::error::{ApiError, ErrorCode};
-use super::listing::{Listing, TurnSummary};
+use super::listing::Listing;
 use super::versions::HistoryView;
 use super::{AppState, render};
 use crate::capture::verify::VerifyError;
@@ -22,9 +22,10 @@ use crate::paths::RelPath;
 use crate::restore::past;
 use crate::sessions;
 use crate::sessions::turns::{self, TurnMarker, TurnSelector};
+use crate::wire::turn::TurnStarted;
 
 type Answer = Result<Json<Value>, ApiError>;
-type TurnAnswer = Result<Json<render::TurnView>, ApiError>;
+type TurnAnswer = Result<Json<crate::wire::turn::Turn>, ApiError>;
 
 /// A session name as `sessions::is_valid_name` allows, else `bad_session`.
 pub fn valid_session(name: &str) -> Result<(), ApiError> {
@@ -100,7 +101,7 @@ pub async fn start_turn(
     State(state): State<Arc<AppState>>,
     Path(session): Path<String>,
     JsonBody(body): JsonBody<TurnStartBody>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<TurnStarted>), ApiError> {
     valid_session(&session)?;
     valid_agent(body.agent.as_deref())?;
     let (reply, answer) = oneshot::channel();
@@ -118,24 +119,23 @@ pub async fn start_turn(
         .await
         .map_err(|_| ApiError::unavailable("the daemon is shutting down"))??;
     let ended = match started.ended {
-        Some(turn) => {
-            let ended = state
+        Some(turn) => Some(
+            state
                 .read(move |conn, state| Ok(render::turn(conn, &state.blobs, &turn, false)?))
-                .await?;
-            serde_json::to_value(ended).map_err(ApiError::internal)?
-        }
-        None => Value::Null,
+                .await?,
+        ),
+        None => None,
     };
     let turn = started.turn;
-    let body = json!({
-        "session": turn.session,
-        "turn": turn.number,
-        "ref": turn.turn_ref,
-        "label": turn.label,
-        "start_seq": turn.start_seq,
-        "started_at": crate::model::format_time(turn.started_at),
-        "ended": ended,
-    });
+    let body = TurnStarted {
+        session: turn.session,
+        turn: turn.number,
+        turn_ref: turn.turn_ref,
+        label: turn.label,
+        start_seq: turn.start_seq,
+        started_at: crate::model::format_time(turn.started_at),
+        ended,
+    };
     Ok((StatusCode::CREATED, Json(body)))
 }
 
@@ -262,7 +262,7 @@ pub async fn list_turns(
             let counts = history::counts::of_turns(conn, &turns)?;
             let turns = turns.into_iter().zip(counts);
             let turns = turns
-                .map(|(turn, counts)| TurnSummary::of(turn, counts))
+                .map(|(turn, counts)| render::turn_summary(turn, counts))
                 .collect();
             let rollbacks = past::of_session(conn, lineage.session_id())?;
             Ok(Json(Listing {

@@ -18,12 +18,13 @@ use std::sync::atomic::{AtomicI32, Ordering};
 
 use anyhow::Context;
 use clap::Args;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::flags::ServeArgs;
 use super::session::session_name;
 use super::style::counted;
-use super::{Client, escape, text_of};
+use super::{Client, escape};
+use crate::wire::turn::{Turn, TurnStarted};
 
 /// The session of `exec` turns when neither `--session` nor `$FILEWATCHD_SESSION` names one.
 pub const DEFAULT_SESSION: &str = "exec";
@@ -102,8 +103,8 @@ pub fn exec(args: &ServeArgs, cmd: ExecCmd) -> anyhow::Result<ExitCode> {
     };
     let ran = run(&cmd.command);
     say_not_started(&cmd.command[0], &ran);
-    let turn = &answer["turn"];
-    match client.post(&format!("/v1/sessions/{session}/turns/{turn}/end"), &json!({})) {
+    let turn = answer.turn;
+    match client.post_as(&format!("/v1/sessions/{session}/turns/{turn}/end"), &json!({})) {
         Ok(ended) => eprintln!("{}", summary(&ended, &session)),
         Err(err) => {
             let err = format!("{err:#}");
@@ -159,13 +160,14 @@ fn runnable(path: &Path) -> std::io::Result<()> {
 }
 
 /// Finds the daemon and starts the turn; says so when that ended the session's open turn.
-fn start_turn(args: &ServeArgs, session: &str, label: &str) -> anyhow::Result<(Client, Value)> {
+fn start_turn(args: &ServeArgs, session: &str, label: &str) -> anyhow::Result<(Client, TurnStarted)> {
     let client = Client::discover(args.root.as_deref(), args.state_dir.as_deref())?;
-    let answer = client.post(&format!("/v1/sessions/{session}/turns"), &json!({"label": label}))?;
-    if answer["ended"].is_object() {
+    let answer: TurnStarted =
+        client.post_as(&format!("/v1/sessions/{session}/turns"), &json!({"label": label}))?;
+    if let Some(ended) = &answer.ended {
         eprintln!(
             "filewatchd: ended turn {} of {session} first (it was still open)",
-            answer["ended"]["turn"]
+            ended.summary.turn
         );
     }
     Ok((client, answer))
@@ -190,24 +192,23 @@ fn shell_word(word: &str) -> String {
 }
 
 /// "filewatchd: turn 3 of s: +2 ~5 -1, 8 paths (undo: filewatchd undo --session s)".
-fn summary(turn: &Value, session: &str) -> String {
-    let c = &turn["counts"];
-    let n = |key: &str| c[key].as_u64().unwrap_or(0);
-    let paths = turn["changes"].as_array().map_or(0, Vec::len) as u64;
+fn summary(turn: &Turn, session: &str) -> String {
+    let c = &turn.summary.counts;
+    let paths = turn.changes.len() as u64;
     let head = format!(
         "filewatchd: turn {} of {}",
-        turn["turn"],
-        text_of(&turn["session"])
+        turn.summary.turn,
+        escape::text(&turn.summary.session)
     );
     if paths == 0 {
         return format!("{head}: no changes");
     }
-    let mut counts = format!("+{} ~{} -{}", n("added"), n("modified"), n("deleted"));
-    if n("renamed") > 0 {
-        counts.push_str(&format!(" R{}", n("renamed")));
+    let mut counts = format!("+{} ~{} -{}", c.added, c.modified, c.deleted);
+    if c.renamed > 0 {
+        counts.push_str(&format!(" R{}", c.renamed));
     }
-    if n("ambiguous") > 0 {
-        counts.push_str(&format!(", {} ambiguous", n("ambiguous")));
+    if c.ambiguous > 0 {
+        counts.push_str(&format!(", {} ambiguous", c.ambiguous));
     }
     format!(
         "{head}: {counts}, {} (undo: filewatchd undo --session {session})",
@@ -297,21 +298,31 @@ mod tests {
         assert_eq!(command_line(&long).chars().count(), LABEL_MAX + 1);
     }
 
+    /// Turn `number` of session `s` with these counts and `paths` changes.
+    fn turn(number: i64, counts: serde_json::Value, paths: usize) -> Turn {
+        let change = json!({"path": "a", "change": "added", "kind": "file", "reviewed": false});
+        serde_json::from_value(json!({"session": "s", "turn": number, "ref": null, "label": null,
+            "started_at": "t", "ended_at": "t", "start_seq": 1, "end_seq": 2, "counts": counts,
+            "reviewed": false, "changes": vec![change; paths]}))
+        .expect("a turn")
+    }
+
     #[test]
     fn the_summary_counts_what_the_turn_changed() {
-        let turn = json!({"turn": 3, "session": "s", "counts": {"added": 2, "modified": 5, "deleted": 1,
-            "renamed": 0, "ambiguous": 0}, "changes": [1, 2, 3, 4, 5, 6, 7, 8]});
+        let counts = json!({"added": 2, "modified": 5, "deleted": 1, "renamed": 0, "ambiguous": 0});
         assert_eq!(
-            summary(&turn, "s"),
+            summary(&turn(3, counts, 8), "s"),
             "filewatchd: turn 3 of s: +2 ~5 -1, 8 paths (undo: filewatchd undo --session s)"
         );
-        let moved = json!({"turn": 4, "session": "s", "counts": {"added": 0, "modified": 0, "deleted": 0,
-            "renamed": 7, "ambiguous": 0}, "changes": [1, 2, 3, 4, 5, 6, 7]});
+        let counts = json!({"added": 0, "modified": 0, "deleted": 0, "renamed": 7, "ambiguous": 0});
         assert_eq!(
-            summary(&moved, "s"),
+            summary(&turn(4, counts, 7), "s"),
             "filewatchd: turn 4 of s: +0 ~0 -0 R7, 7 paths (undo: filewatchd undo --session s)"
         );
-        let empty = json!({"turn": 1, "session": "s", "counts": {}, "changes": []});
-        assert_eq!(summary(&empty, "s"), "filewatchd: turn 1 of s: no changes");
+        let counts = json!({"added": 0, "modified": 0, "deleted": 0, "renamed": 0, "ambiguous": 0});
+        assert_eq!(
+            summary(&turn(1, counts, 0), "s"),
+            "filewatchd: turn 1 of s: no changes"
+        );
     }
 }

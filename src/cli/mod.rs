@@ -39,6 +39,7 @@ use serde_json::{Value, json};
 use crate::api::error::ErrorCode;
 use crate::client::{ApiFailure, Client, Hint};
 use crate::daemon::{self, ServeOptions};
+use crate::wire::turn::{Turn, TurnStarted};
 pub use args::*;
 use failure::BadInput;
 pub use flags::ServeArgs;
@@ -171,13 +172,13 @@ fn turn(client: &Client, cmd: TurnCmd) -> anyhow::Result<()> {
         } => {
             let session = session::resolve_for_turn_start(client, session.session)?;
             let body = json!({"label": label, "ref": turn_ref});
-            let answer = client.post(&format!("/v1/sessions/{session}/turns"), &body)?;
+            let answer: TurnStarted = client.post_as(&format!("/v1/sessions/{session}/turns"), &body)?;
             print::answer(&answer, json.json, print::turn_started)
         }
         TurnCmd::End { session, turn, json } => {
             let session = resolve_session(client, session.session)?;
-            let answer = client
-                .post(
+            let answer: Turn = client
+                .post_as(
                     &format!("/v1/sessions/{session}/turns/{}/end", encode(&turn)),
                     &json!({}),
                 )

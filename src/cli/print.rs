@@ -11,6 +11,7 @@ use crate::restore::OnConflict;
 use crate::restore::chain::TargetTo;
 use crate::restore::outcome::ActionStatus;
 use crate::restore::past::Status;
+use crate::wire::turn::{Change, TurnStarted, TurnSummary};
 
 /// A word of an answer as the enum that spells it; `None` when absent or not one it knows.
 fn word<'a, T: serde::Deserialize<'a>>(value: &'a Value) -> Option<T> {
@@ -23,7 +24,7 @@ per path A added, M modified, D deleted, R renamed (from -> to). A rollback's co
 paths it created (+), restored (~: content, mode or link target) and deleted (-).";
 
 /// Prints `answer` as JSON or through `human`.
-pub fn answer(answer: &Value, json: bool, human: impl FnOnce(&Value)) -> anyhow::Result<()> {
+pub fn answer<T: serde::Serialize>(answer: &T, json: bool, human: impl FnOnce(&T)) -> anyhow::Result<()> {
     if json {
         println!("{}", serde_json::to_string_pretty(answer)?);
     } else {
@@ -183,79 +184,79 @@ fn unwatched(w: &Value) {
     }
 }
 
-pub fn turn_started(a: &Value) {
-    if a["ended"].is_object() {
+pub fn turn_started(a: &TurnStarted) {
+    if let Some(ended) = &a.ended {
         println!(
             "ended turn {} of {} first",
-            a["ended"]["turn"],
-            text(&a["session"])
+            ended.summary.turn,
+            escape::text(&a.session)
         );
     }
     println!(
         "started turn {} of {} (seq {})",
-        a["turn"],
-        text(&a["session"]),
-        a["start_seq"]
+        a.turn,
+        escape::text(&a.session),
+        a.start_seq
     );
 }
 
-pub(super) fn heading(t: &Value) -> String {
-    let c = &t["counts"];
-    let label = t["label"]
-        .as_str()
+pub(super) fn heading(t: &TurnSummary) -> String {
+    let c = &t.counts;
+    let label = t
+        .label
+        .as_deref()
         .and_then(|l| l.lines().next())
         .map(|l| format!("  {}", escape::text(l)))
         .unwrap_or_default();
-    let ended = text_or(&t["ended_at"], "open");
-    let ambiguous = match c["ambiguous"].as_u64() {
-        Some(n) if n > 0 => format!("  ({n} ambiguous: written while turns of several sessions were open)"),
-        _ => String::new(),
+    let ended = t.ended_at.as_deref().map_or("open".into(), escape::text);
+    let ambiguous = match c.ambiguous {
+        0 => String::new(),
+        n => format!("  ({n} ambiguous: written while turns of several sessions were open)"),
     };
     format!(
         "turn {} of {}{label}\n  {} .. {}  +{} ~{} -{} R{}{ambiguous}",
-        t["turn"],
-        text(&t["session"]),
-        text(&t["started_at"]),
+        t.turn,
+        escape::text(&t.session),
+        escape::text(&t.started_at),
         ended,
-        c["added"],
-        c["modified"],
-        c["deleted"],
-        c["renamed"]
+        c.added,
+        c.modified,
+        c.deleted,
+        c.renamed
     )
 }
 
-pub(super) fn change_line(c: &Value) -> String {
-    let mark = match word(&c["change"]) {
-        Some(ChangeKind::Added) => "A",
-        Some(ChangeKind::Modified) => "M",
-        Some(ChangeKind::Deleted) => "D",
-        Some(ChangeKind::Renamed) => "R",
-        None => "?",
+pub(super) fn change_line(c: &Change) -> String {
+    let mark = match c.change {
+        ChangeKind::Added => "A",
+        ChangeKind::Modified => "M",
+        ChangeKind::Deleted => "D",
+        ChangeKind::Renamed => "R",
     };
-    let path = match &c["from"] {
-        Value::Null => path_text(&c["path"]),
-        from => format!("{} -> {}", path_text(from), path_text(&c["path"])),
+    let path = match &c.from {
+        None => escape::quoted(&c.path).into_owned(),
+        Some(from) => format!("{} -> {}", escape::quoted(from), escape::quoted(&c.path)),
     };
-    let mut notes = vec![text(&c["kind"])];
-    if let Some(target) = c["target"].as_str() {
-        notes[0] = format!("symlink to {}", escape::quoted(target));
+    let mut notes = vec![match &c.state.target {
+        Some(target) => format!("symlink to {}", escape::quoted(target)),
+        None => c.kind.name().to_string(),
+    }];
+    if let Some(size) = c.state.size {
+        notes.push(style::size(size));
     }
-    if !c["size"].is_null() {
-        notes.push(size(&c["size"]));
-    }
-    if c["mode_changed"] == Value::Bool(true) {
-        notes.push(match c["mode"].as_str() {
+    if c.mode_changed == Some(true) {
+        notes.push(match &c.state.mode {
             Some(mode) => format!("mode {}", escape::text(mode)),
             None => "mode".into(),
         });
     }
-    if c["too_large"] == Value::Bool(true) {
+    if c.state.too_large {
         notes.push("too large: content not stored".into());
     }
-    if c["unreadable"] == Value::Bool(true) {
+    if c.state.unreadable {
         notes.push("unreadable: filewatchd cannot read it, content not recorded".into());
     }
-    if c["ambiguous"] == Value::Bool(true) {
+    if c.ambiguous {
         notes.push("ambiguous: another session's turn was open too".into());
     }
     format!("  {mark} {path}  ({})", notes.join(", "))

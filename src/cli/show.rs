@@ -7,14 +7,18 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::Write as _;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use super::escape;
 use super::flags::{JsonFlag, SessionArg, valid_duration, valid_time};
 use super::pager::Paged;
 use super::print::{change_line, heading};
 use super::style::{self, Paint, paint};
 use super::turn_pages::{First, Pages};
 use crate::client::Client;
+use crate::history::{ChangeKind, Counts};
+use crate::model::Kind;
+use crate::wire::turn::{Change, Turn, TurnSummary};
 
 #[derive(Debug, Args)]
 pub struct ShowCmd {
@@ -56,7 +60,7 @@ fn valid_when(text: &str) -> Result<String, String> {
 /// Above this many paths, `show` groups them by top directory (`--all` lists each).
 const GROUP_OVER: usize = 20;
 
-/// `+2 ~5 -1 R0`, coloured like a diff.
+/// `+2 ~5 -1 R0`, coloured like a diff, of a timeline entry's counts.
 pub(super) fn counts(c: &Value) -> String {
     format!(
         "{} R{}",
@@ -65,38 +69,46 @@ pub(super) fn counts(c: &Value) -> String {
     )
 }
 
-/// `+2 ~5 -1`: a turn's counts without renames, or a rollback's.
+/// `+2 ~5 -1 R0`, coloured like a diff.
+fn turn_counts(c: &Counts) -> String {
+    format!("{} R{}", coloured(c.added, c.modified, c.deleted), c.renamed)
+}
+
+/// `+2 ~5 -1`: a timeline entry's counts without renames, or a rollback's.
 pub(super) fn added_modified_deleted(c: &Value) -> String {
-    let n = |key: &str| c[key].as_u64().unwrap_or(0);
+    let n = |key: &str| c[key].as_u64().unwrap_or(0) as usize;
+    coloured(n("added"), n("modified"), n("deleted"))
+}
+
+fn coloured(added: usize, modified: usize, deleted: usize) -> String {
     format!(
         "{} {} {}",
-        paint(&format!("+{}", n("added")), Paint::Added),
-        paint(&format!("~{}", n("modified")), Paint::Changed),
-        paint(&format!("-{}", n("deleted")), Paint::Deleted),
+        paint(&format!("+{added}"), Paint::Added),
+        paint(&format!("~{modified}"), Paint::Changed),
+        paint(&format!("-{deleted}"), Paint::Deleted),
     )
 }
 
 /// `+2 ~5 -1 R0, 8 paths`.
-fn totals(t: &Value, paths: usize) -> String {
+fn totals(t: &TurnSummary, paths: usize) -> String {
     format!(
         "{}, {}",
-        counts(&t["counts"]),
+        turn_counts(&t.counts),
         style::counted(paths as u64, "path")
     )
 }
 
 /// `turn end`: one line, whatever the turn changed.
-pub(super) fn turn_ended(t: &Value) {
-    let ambiguous = match t["counts"]["ambiguous"].as_u64() {
-        Some(n) if n > 0 => format!(" ({n} ambiguous: written while turns of several sessions were open)"),
-        _ => String::new(),
+pub(super) fn turn_ended(t: &Turn) {
+    let ambiguous = match t.summary.counts.ambiguous {
+        0 => String::new(),
+        n => format!(" ({n} ambiguous: written while turns of several sessions were open)"),
     };
-    let paths = t["changes"].as_array().map_or(0, Vec::len);
     println!(
         "turn {} of {} ended: {}{ambiguous}",
-        t["turn"],
-        super::text_of(&t["session"]),
-        totals(t, paths)
+        t.summary.turn,
+        escape::text(&t.summary.session),
+        totals(&t.summary, t.changes.len())
     );
 }
 
@@ -116,16 +128,17 @@ pub(super) fn turn(client: &Client, session: &str, turn: &str, cmd: &ShowCmd) ->
 
 fn print_pages(first: First, cmd: &ShowCmd, out: &mut Paged) -> anyhow::Result<()> {
     let First {
-        summary,
+        turn,
         changes,
         mut pages,
     } = first;
+    let summary = &turn.summary;
     let total = pages.total();
-    out.write(&format!("{}\n", heading(&summary)))?;
+    out.write(&format!("{}\n", heading(summary)))?;
     if cmd.diff || cmd.all || total <= GROUP_OVER {
         let mut page = Some(changes);
         while let Some(changes) = page {
-            if !out.write(&listed(&changes, cmd.diff, &summary))? {
+            if !out.write(&listed(&changes, cmd.diff, summary))? {
                 return Ok(());
             }
             page = pages.next()?;
@@ -140,17 +153,17 @@ fn print_pages(first: First, cmd: &ShowCmd, out: &mut Paged) -> anyhow::Result<(
         let _ = writeln!(
             text,
             "  (`filewatchd show {} --session {} --all` lists every path)",
-            summary["turn"],
-            super::text_of(&summary["session"])
+            summary.turn,
+            escape::text(&summary.session)
         );
         out.write(&text)?;
     }
-    out.write(&format!("{}\n", totals(&summary, total)))?;
+    out.write(&format!("{}\n", totals(summary, total)))?;
     Ok(())
 }
 
 /// One line per change, each followed by its diff when `with_diff`.
-fn listed(changes: &[Value], with_diff: bool, turn: &Value) -> String {
+fn listed(changes: &[Change], with_diff: bool, turn: &TurnSummary) -> String {
     let mut out = String::new();
     for change in changes {
         let _ = writeln!(out, "{}", change_line(change));
@@ -161,18 +174,18 @@ fn listed(changes: &[Value], with_diff: bool, turn: &Value) -> String {
     out
 }
 
-fn diff_of(change: &Value, turn: &Value, out: &mut String) {
-    if let Some(diff) = change["diff"].as_str() {
+fn diff_of(change: &Change, turn: &TurnSummary, out: &mut String) {
+    if let Some(diff) = &change.diff {
         out.push_str(&super::print::diff_lines(diff));
-    } else if change["binary"] == Value::Bool(true) {
+    } else if change.binary {
         let _ = writeln!(out, "    (binary content differs)");
-    } else if change["diff_omitted"] == Value::Bool(true) {
+    } else if change.diff_omitted {
         let _ = writeln!(
             out,
             "    (diff too large for one answer: `filewatchd show --at before:{n} --session {s} {path}` and `--at after:{n}` print the two sides)",
-            n = turn["turn"],
-            s = super::escape::quoted(turn["session"].as_str().unwrap_or_default()),
-            path = super::escape::quoted(change["path"].as_str().unwrap_or_default()),
+            n = turn.turn,
+            s = escape::quoted(&turn.session),
+            path = escape::quoted(&change.path),
         );
     }
 }
@@ -181,12 +194,11 @@ fn diff_of(change: &Value, turn: &Value, out: &mut String) {
 /// page by page as they come.
 fn as_json(first: First) -> anyhow::Result<()> {
     let First {
-        mut summary,
+        turn,
         changes,
         mut pages,
     } = first;
-    summary["changes"] = json!([]);
-    let whole = serde_json::to_string_pretty(&summary)?;
+    let whole = serde_json::to_string_pretty(&turn)?;
     let head = whole.strip_suffix("[]\n}").unwrap_or(&whole);
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(head.as_bytes())?;
@@ -211,14 +223,14 @@ fn as_json(first: First) -> anyhow::Result<()> {
 /// One line per top directory holding several changed paths (`src/  12 paths  +3 ~9 -0 R0`);
 /// a directory with one, and the root's own files (unless they are many too), are listed as
 /// they are.
-fn grouped(changes: &[Value], out: &mut String) {
-    let mut groups: BTreeMap<String, Vec<&Value>> = BTreeMap::new();
+fn grouped(changes: &[Change], out: &mut String) {
+    let mut groups: BTreeMap<String, Vec<&Change>> = BTreeMap::new();
     for change in changes {
-        let path = change["path"].as_str().unwrap_or_default();
+        let path = change.path.as_str();
         // A top directory's own entry goes with what lies beneath it.
         let key = match path.split_once('/') {
             Some((top, _)) => format!("{top}/"),
-            None if change["kind"] == "dir" => format!("{path}/"),
+            None if change.kind == Kind::Dir => format!("{path}/"),
             None => String::new(),
         };
         groups.entry(key).or_default().push(change);
@@ -240,14 +252,14 @@ fn grouped(changes: &[Value], out: &mut String) {
         let name = if dir.is_empty() {
             "./".into()
         } else {
-            super::escape::quoted(dir)
+            escape::quoted(dir)
         };
         let _ = writeln!(
             out,
             "  {}  {}  {}",
             paint(&name, Paint::Bold),
             style::counted(members.len() as u64, "path"),
-            counts(&group_counts(members))
+            turn_counts(&group_counts(members))
         );
     }
     let _ = writeln!(
@@ -258,12 +270,14 @@ fn grouped(changes: &[Value], out: &mut String) {
     );
 }
 
-fn group_counts(members: &[&Value]) -> Value {
-    let mut counts = serde_json::json!({"added": 0, "modified": 0, "deleted": 0, "renamed": 0});
+fn group_counts(members: &[&Change]) -> Counts {
+    let mut counts = Counts::default();
     for change in members {
-        let key = change["change"].as_str().unwrap_or("modified");
-        if let Some(n) = counts.get_mut(key) {
-            *n = Value::from(n.as_u64().unwrap_or(0) + 1);
+        match change.change {
+            ChangeKind::Added => counts.added += 1,
+            ChangeKind::Modified => counts.modified += 1,
+            ChangeKind::Deleted => counts.deleted += 1,
+            ChangeKind::Renamed => counts.renamed += 1,
         }
     }
     counts

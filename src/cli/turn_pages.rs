@@ -3,11 +3,10 @@
 //! what one answer may hold (`client::ANSWER_LIMIT`) is shown all the same, and `show` prints
 //! a page while the next is still being made.
 
-use serde_json::{Value, json};
-
 use super::{Client, Hint, LIST_TURNS, encode};
 use crate::api::error::ErrorCode;
 use crate::client::TooLarge;
+use crate::wire::turn::{Change, Turn};
 
 /// Changes per request with their diffs: a page costs the daemon its diffs, and one request
 /// of many small files is cheaper than many requests.
@@ -33,8 +32,9 @@ pub(super) struct Pages<'a> {
 /// The first page: the turn without its changes (heading, counts), the first changes, and
 /// where the rest starts.
 pub(super) struct First<'a> {
-    pub summary: Value,
-    pub changes: Vec<Value>,
+    /// Its `changes` taken out, its `changes_total` left out.
+    pub turn: Turn,
+    pub changes: Vec<Change>,
     pub pages: Pages<'a>,
 }
 
@@ -54,19 +54,12 @@ impl<'a> Pages<'a> {
             limit: if diff { DIFF_PAGE } else { PLAIN_PAGE },
             total: 0,
         };
-        let mut summary = pages.fetch().hint(ErrorCode::NotFound, LIST_TURNS)?;
-        pages.total = summary["changes_total"].as_u64().unwrap_or(0) as usize;
-        pages.base = format!("/v1/sessions/{}/turns/{}", encode(session), summary["turn"]);
-        let changes = take_changes(&mut summary);
-        if let Some(map) = summary.as_object_mut() {
-            map.remove("changes_total");
-        }
+        let mut turn = pages.fetch().hint(ErrorCode::NotFound, LIST_TURNS)?;
+        pages.total = turn.changes_total.take().unwrap_or(0);
+        pages.base = format!("/v1/sessions/{}/turns/{}", encode(session), turn.summary.turn);
+        let changes = std::mem::take(&mut turn.changes);
         pages.offset = changes.len();
-        Ok(First {
-            summary,
-            changes,
-            pages,
-        })
+        Ok(First { turn, changes, pages })
     }
 
     /// How many changes the turn has.
@@ -75,11 +68,11 @@ impl<'a> Pages<'a> {
     }
 
     /// The next page's changes; `None` after the last.
-    pub(super) fn next(&mut self) -> anyhow::Result<Option<Vec<Value>>> {
+    pub(super) fn next(&mut self) -> anyhow::Result<Option<Vec<Change>>> {
         if self.offset >= self.total {
             return Ok(None);
         }
-        let changes = take_changes(&mut self.fetch()?);
+        let changes = self.fetch()?.changes;
         if changes.is_empty() {
             // The turn lists fewer changes than it did (an open turn): nothing more to read.
             return Ok(None);
@@ -90,10 +83,10 @@ impl<'a> Pages<'a> {
 
     /// The page at `offset`, cut to one change when it is past the client's limit; a change whose
     /// diff alone is past it comes without the diff (`diff_omitted`).
-    fn fetch(&mut self) -> anyhow::Result<Value> {
+    fn fetch(&mut self) -> anyhow::Result<Turn> {
         let max = if self.diff { DIFF_PAGE } else { PLAIN_PAGE };
         loop {
-            match self.client.get(&self.query(self.limit, self.diff)) {
+            match self.client.get_as(&self.query(self.limit, self.diff)) {
                 Err(err) if err.is::<TooLarge>() && self.limit > 1 => self.limit = 1,
                 Err(err) if err.is::<TooLarge>() && self.diff => return self.without_diff(),
                 answer => {
@@ -105,10 +98,10 @@ impl<'a> Pages<'a> {
     }
 
     /// The one change at `offset` without its diff, marked as such.
-    fn without_diff(&self) -> anyhow::Result<Value> {
-        let mut answer = self.client.get(&self.query(1, false))?;
-        for change in answer["changes"].as_array_mut().into_iter().flatten() {
-            change["diff_omitted"] = json!(true);
+    fn without_diff(&self) -> anyhow::Result<Turn> {
+        let mut answer: Turn = self.client.get_as(&self.query(1, false))?;
+        for change in &mut answer.changes {
+            change.diff_omitted = true;
         }
         Ok(answer)
     }
@@ -116,12 +109,5 @@ impl<'a> Pages<'a> {
     fn query(&self, limit: usize, diff: bool) -> String {
         let diff = if diff { "&diff=true" } else { "" };
         format!("{}?offset={}&limit={limit}{diff}", self.base, self.offset)
-    }
-}
-
-fn take_changes(answer: &mut Value) -> Vec<Value> {
-    match answer.as_object_mut().and_then(|map| map.remove("changes")) {
-        Some(Value::Array(changes)) => changes,
-        _ => Vec::new(),
     }
 }

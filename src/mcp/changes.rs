@@ -11,6 +11,8 @@ use super::args::TurnArg;
 use super::reach::Reached;
 use super::session::Resolved;
 use super::shape::{self, DIFF_TOTAL, Failure, encode, first_line, paged};
+use crate::model::Kind;
+use crate::wire::turn::{Change, Turn};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -41,28 +43,31 @@ pub fn turn_changes(daemon: &Reached, session: &Resolved, args: &TurnChangesArgs
     if let Some(path) = &args.path {
         query.push_str(&format!("&path={}", encode(path)));
     }
-    let answer = match args.diff {
-        false => daemon.get(&session.url(&format!("turns/{turn}{query}")))?,
+    let (answer, alone_too_large) = match args.diff {
+        false => (
+            daemon.get_as(&session.url(&format!("turns/{turn}{query}")))?,
+            Vec::new(),
+        ),
         true => with_diffs(daemon, session, &turn, &query)?,
     };
-    let changes: Vec<Value> = answer["changes"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(change_line)
+    let changes: Vec<Value> = answer
+        .changes
+        .iter()
+        .map(|c| change_line(c, alone_too_large.contains(&c.path)))
         .collect();
-    let total = answer["changes_total"].as_u64().unwrap_or(0) as usize;
-    let call = format!("turn_changes (turn={})", answer["turn"]);
+    let total = answer.changes_total.unwrap_or(0);
+    let summary = answer.summary;
+    let call = format!("turn_changes (turn={})", summary.turn);
     let mut page = paged(changes, total, offset, &call);
     let cut = args.diff && shape::fit_diffs(&mut page.items, "diff");
     page.fit();
     let mut out = json!({
-        "turn": answer["turn"],
-        "open": answer["ended_at"].is_null(),
-        "prompt": first_line(&answer["label"]),
-        "started_at": answer["started_at"],
-        "ended_at": answer["ended_at"],
-        "counts": answer["counts"],
+        "turn": summary.turn,
+        "open": summary.ended_at.is_none(),
+        "prompt": first_line(&json!(summary.label)),
+        "started_at": summary.started_at,
+        "ended_at": summary.ended_at,
+        "counts": summary.counts,
         "paths": page.total,
     });
     if let Some(path) = &args.path {
@@ -79,68 +84,82 @@ pub fn turn_changes(daemon: &Reached, session: &Resolved, args: &TurnChangesArgs
 }
 
 /// The page with its diffs: in one answer, else (past the daemon client's limit) without
-/// them, then each file's diff alone until the answer's diff budget is spent.
-fn with_diffs(daemon: &Reached, session: &Resolved, turn: &str, query: &str) -> Result<Value, Failure> {
-    match daemon.get(&session.url(&format!("turns/{turn}{query}&diff=true"))) {
+/// them, then each file's diff alone until the answer's diff budget is spent. Also the paths
+/// whose diff alone is past that limit.
+fn with_diffs(
+    daemon: &Reached,
+    session: &Resolved,
+    turn: &str,
+    query: &str,
+) -> Result<(Turn, Vec<String>), Failure> {
+    match daemon.get_as(&session.url(&format!("turns/{turn}{query}&diff=true"))) {
         Err(Failure::TooLarge(_)) => {}
-        answer => return answer,
+        answer => return answer.map(|turn| (turn, Vec::new())),
     }
-    let mut answer = daemon.get(&session.url(&format!("turns/{turn}{query}")))?;
+    let mut answer: Turn = daemon.get_as(&session.url(&format!("turns/{turn}{query}")))?;
     // The turn's number from now on: `current` could be another turn by the next request.
-    let number = answer["turn"].to_string();
+    let number = answer.summary.turn;
     let mut spent = 0;
-    for change in answer["changes"].as_array_mut().into_iter().flatten() {
-        let no_text = change["too_large"] == true || change["unreadable"] == true;
-        if change["kind"] != "file" || no_text {
+    let mut alone_too_large = Vec::new();
+    for change in &mut answer.changes {
+        if change.kind != Kind::File || change.has_no_text() {
             continue;
         }
         if spent >= DIFF_TOTAL {
-            change["diff_omitted"] = json!(true);
+            change.diff_omitted = true;
             continue;
         }
-        let path = change["path"].as_str().unwrap_or_default().to_string();
-        let one = format!("turns/{number}?diff=true&limit=1&path={}", encode(&path));
-        match daemon.get(&session.url(&one)) {
+        let one = format!("turns/{number}?diff=true&limit=1&path={}", encode(&change.path));
+        match daemon.get_as::<Turn>(&session.url(&one)) {
             Ok(alone) => {
-                let diff = &alone["changes"][0];
-                if diff["path"] == path.as_str() && !diff["diff"].is_null() {
-                    spent += diff["diff"].as_str().map_or(0, str::len);
-                    change["diff"] = diff["diff"].clone();
+                let diff = alone.changes.into_iter().next().filter(|d| d.path == change.path);
+                if let Some(text) = diff.and_then(|d| d.diff) {
+                    spent += text.len();
+                    change.diff = Some(text);
                 }
             }
-            Err(Failure::TooLarge(_)) => {
-                change["diff_omitted"] = json!(
-                    "this file's diff is past what one answer can hold: read the file, or call blame on it, instead"
-                );
-            }
+            Err(Failure::TooLarge(_)) => alone_too_large.push(change.path.clone()),
             Err(failure) => return Err(failure),
         }
     }
-    Ok(answer)
+    Ok((answer, alone_too_large))
 }
 
-/// A change as the agent needs it: no hashes, no review marks.
-fn change_line(change: &Value) -> Value {
-    let mut line = json!({"path": change["path"], "change": change["change"], "kind": change["kind"]});
-    for key in [
-        "from",
-        "size",
-        "ambiguous",
-        "mode_changed",
-        "binary",
-        "too_large",
-        "unreadable",
-        "diff",
-        "diff_omitted",
-    ] {
-        match &change[key] {
-            Value::Null | Value::Bool(false) => {}
-            value => line[key] = value.clone(),
+/// A change as the agent needs it: no hashes, no review marks; `alone_too_large` when its
+/// diff alone is past what one answer can hold.
+fn change_line(change: &Change, alone_too_large: bool) -> Value {
+    let mut line = json!({"path": change.path, "change": change.change, "kind": change.kind});
+    let flags = [
+        ("ambiguous", change.ambiguous),
+        ("mode_changed", change.mode_changed == Some(true)),
+        ("binary", change.binary),
+        ("too_large", change.state.too_large),
+        ("unreadable", change.state.unreadable),
+    ];
+    if let Some(from) = &change.from {
+        line["from"] = json!(from);
+    }
+    if let Some(size) = change.state.size {
+        line["size"] = json!(size);
+    }
+    for (key, set) in flags {
+        if set {
+            line[key] = json!(true);
         }
     }
+    if let Some(diff) = &change.diff {
+        line["diff"] = json!(diff);
+    }
+    if alone_too_large {
+        line["diff_omitted"] = json!(
+            "this file's diff is past what one answer can hold: read the file, or call blame on it, instead"
+        );
+    } else if change.diff_omitted {
+        line["diff_omitted"] = json!(true);
+    }
     // The new bits, where only they say what a chmod did.
-    if change["mode_changed"] == Value::Bool(true) && change["mode"].is_string() {
-        line["mode"] = change["mode"].clone();
+    if let (Some(true), Some(mode)) = (change.mode_changed, &change.state.mode) {
+        line["mode"] = json!(mode);
     }
     line
 }
@@ -153,16 +172,20 @@ mod tests {
     #[test]
     fn a_chmod_shows_its_new_bits_and_an_edit_does_not() {
         let change = |mode_changed| {
-            json!({"path": ".env", "change": "modified", "kind": "file", "size": 12, "hash": "ab",
-                   "executable": false, "mode": "0600", "mode_changed": mode_changed, "reviewed": false})
+            serde_json::from_value(
+                json!({"path": ".env", "change": "modified", "kind": "file", "size": 12,
+                "hash": "ab", "executable": false, "mode": "0600", "mode_changed": mode_changed,
+                "reviewed": false}),
+            )
+            .expect("a change")
         };
         assert_eq!(
-            change_line(&change(true)),
+            change_line(&change(true), false),
             json!({"path": ".env", "change": "modified", "kind": "file", "size": 12,
                    "mode_changed": true, "mode": "0600"})
         );
         assert_eq!(
-            change_line(&change(false)),
+            change_line(&change(false), false),
             json!({"path": ".env", "change": "modified", "kind": "file", "size": 12})
         );
     }

@@ -101,6 +101,11 @@ impl Reached {
         self.client.get(path).map_err(Failure::from_client)
     }
 
+    /// `get`, the answer read as its `crate::wire` type.
+    pub fn get_as<T: serde::de::DeserializeOwned>(&self, path: &str) -> Result<T, Failure> {
+        self.client.get_as(path).map_err(Failure::from_client)
+    }
+
     pub fn post(&self, path: &str, body: &Value) -> Result<Value, Failure> {
         self.client.post(path, body).map_err(Failure::from_client)
     }

@@ -17,6 +17,7 @@ use super::args::TurnArg;
 use super::reach::Reached;
 use super::session::Resolved;
 use super::shape::{self, Failure, finish, page};
+use crate::wire::turn::Turn;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -117,18 +118,19 @@ fn turn_boundary(
     before: bool,
     turn: &TurnArg,
 ) -> Result<Value, Failure> {
-    let answer = daemon.get(&session.url(&format!("turns/{}", turn.segment())))?;
+    let answer: Turn = daemon.get_as(&session.url(&format!("turns/{}", turn.segment())))?;
+    let turn = answer.summary;
     let seq = match before {
-        true => answer["start_seq"].as_i64(),
-        false => answer["end_seq"].as_i64(),
+        true => Some(turn.start_seq),
+        false => turn.end_seq,
     };
     let Some(seq) = seq else {
         return Err(Failure::bad(format!(
             "turn {} is still open: it has no end yet (turn_changes shows what it changed so far)",
-            answer["turn"]
+            turn.turn
         )));
     };
-    Ok(json!({"seq": seq, "turn": answer["turn"], "side": if before { "before" } else { "after" }}))
+    Ok(json!({"seq": seq, "turn": turn.turn, "side": if before { "before" } else { "after" }}))
 }
 
 fn diff_since(daemon: &Reached, since: Value, args: &DiffSinceArgs) -> Result<Value, Failure> {

@@ -1,0 +1,14 @@
+//! The answers of the HTTP API (docs/api.md) as types both sides use: the daemon serializes
+//! them, and its clients (the CLI, the MCP server, the hooks) deserialize the same types
+//! through `client::Client::get_as`, so renaming a field is a compile error on both sides.
+//! Each type's fields are in the order the answer shows them; a field an answer leaves out
+//! when it is empty or false is left out here too.
+//!
+//! So far: a turn ([`turn`]). Other answers are still read as `serde_json::Value` by key.
+
+pub mod turn;
+
+/// For `skip_serializing_if`: a flag an answer shows only when it is true.
+fn is_false(flag: &bool) -> bool {
+    !*flag
+}

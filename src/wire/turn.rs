@@ -1,0 +1,116 @@
+//! A turn (`GET /v1/sessions/{s}/turns/{t}`, the end marker's answer) and the summary of one
+//! that the turns listing shows.
+
+use serde::{Deserialize, Serialize};
+
+use crate::history::{ChangeKind, Counts};
+use crate::model::Kind;
+
+/// One turn without its changes: what the turns listing shows of each, and a turn's own
+/// answer begins with.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TurnSummary {
+    pub session: String,
+    pub turn: i64,
+    #[serde(rename = "ref")]
+    pub turn_ref: Option<String>,
+    pub label: Option<String>,
+    pub started_at: String,
+    /// `None` while the turn is open.
+    pub ended_at: Option<String>,
+    pub start_seq: i64,
+    pub end_seq: Option<i64>,
+    pub counts: Counts,
+}
+
+/// A turn and its net changes (all, or the page a filter leaves).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Turn {
+    #[serde(flatten)]
+    pub summary: TurnSummary,
+    /// The whole turn is marked reviewed.
+    pub reviewed: bool,
+    /// Retention collapsed the history before the turn's start: its list may be partial.
+    #[serde(default, skip_serializing_if = "super::is_false")]
+    pub expired: bool,
+    /// With a filter or a page: how many changes the filter leaves, before paging.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changes_total: Option<usize>,
+    pub changes: Vec<Change>,
+}
+
+/// One change of a turn: the path's state at the turn's end (at its start, for a deletion).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Change {
+    pub path: String,
+    /// A rename's old path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    pub change: ChangeKind,
+    pub kind: Kind,
+    #[serde(flatten)]
+    pub state: StateFields,
+    /// For a file that was a file before too: whether its permission bits changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode_changed: Option<bool>,
+    /// Some of the path's versions were made while turns of several sessions were open.
+    #[serde(default, skip_serializing_if = "super::is_false")]
+    pub ambiguous: bool,
+    /// The unified diff, when asked for and the file is text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+    /// Asked for the diff of a binary file.
+    #[serde(default, skip_serializing_if = "super::is_false")]
+    pub binary: bool,
+    /// The file, or its whole turn, is marked reviewed.
+    pub reviewed: bool,
+    /// Never sent by the daemon: a client that read this change without its diff, because
+    /// the diff alone is past what one answer may hold, marks it so.
+    #[serde(default, skip_serializing_if = "super::is_false")]
+    pub diff_omitted: bool,
+}
+
+impl Change {
+    /// The file's content cannot be shown: too large to store, or unreadable.
+    pub fn has_no_text(&self) -> bool {
+        self.state.too_large || self.state.unreadable
+    }
+}
+
+/// What a state says beyond its kind: a file's size, hash and mode, a symlink's target.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct StateFields {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// None for a file the daemon could not read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hash: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub executable: Option<bool>,
+    /// The permission bits in octal ("0600"), when the version recorded them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// Larger than `max_file_size`: its content was not stored.
+    #[serde(default, skip_serializing_if = "super::is_false")]
+    pub too_large: bool,
+    /// The daemon could not read the file: it has no hash.
+    #[serde(default, skip_serializing_if = "super::is_false")]
+    pub unreadable: bool,
+    /// A symlink's target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+}
+
+/// A turn just started (`POST /v1/sessions/{s}/turns`, 201), and the session's turn that
+/// was still open and had to end first.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TurnStarted {
+    pub session: String,
+    pub turn: i64,
+    #[serde(rename = "ref")]
+    pub turn_ref: Option<String>,
+    pub label: Option<String>,
+    pub start_seq: i64,
+    pub started_at: String,
+    pub ended: Option<Turn>,
+}
