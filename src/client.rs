@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::api::error::ErrorCode;
+use crate::wire::error::ErrorCode;
 
 /// Whether a log event may be written at all, whatever `RUST_LOG` asks for: not the HTTP
 /// client's wire dumps (`ureq_proto` at trace level: every byte of a request, its bearer token

@@ -1,54 +1,14 @@
-//! The rollback answers of docs/api.md, built from what restore returns (`Outcome`, a failed
-//! rollback's `Failure`) and from the journal's past rollbacks. A rollback's answer is its
-//! stored outcome (and `error` when refused), so the two cannot drift apart.
+//! What a failed rollback's error adds to its code and message (docs/api.md), built from
+//! restore's `Failure`, and a past rollback's line in `status`. A rollback's own answer is
+//! `wire::rollback::RollbackAnswer`.
 
 use serde::Serialize;
 
-use super::error::ErrorCode;
 use crate::model::RollbackKind;
 use crate::restore::apply::Cause;
 use crate::restore::finish::{Failure, PathNow, PathState};
-use crate::restore::outcome::{Outcome, PathLine};
+use crate::restore::outcome::PathLine;
 use crate::restore::past::{PastRollback, Status};
-
-/// The answer of a rollback, undo, redo or time rollback: 200, or 409 with `error` when
-/// conflicts refused it. Its fields are the outcome's as stored with the rollback (a repeated
-/// operation id answers the stored one): one shape, written once.
-#[derive(Debug, Serialize)]
-pub struct RollbackAnswer {
-    #[serde(flatten)]
-    outcome: Outcome,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<Refusal>,
-}
-
-/// Why a rollback was refused (409): its conflicts, or content it cannot restore.
-#[derive(Debug, Serialize)]
-struct Refusal {
-    code: ErrorCode,
-    message: String,
-}
-
-impl RollbackAnswer {
-    /// The answer to `outcome`; a refused one says so in `error`.
-    pub fn of(outcome: Outcome) -> Self {
-        let error = outcome.refused().then(|| {
-            let paths = match outcome.conflicts.len() + outcome.not_restorable.len() {
-                1 => "1 path conflicts or cannot".to_string(),
-                n => format!("{n} paths conflict or cannot"),
-            };
-            Refusal {
-                code: ErrorCode::Conflicts,
-                message: format!("{paths} be restored; nothing was changed (use skip or force)"),
-            }
-        });
-        Self { outcome, error }
-    }
-
-    pub fn refused(&self) -> bool {
-        self.error.is_some()
-    }
-}
 
 /// The fields a `rollback_failed` (or `workspace_lost`) error adds to its code and message.
 #[derive(Debug, Serialize)]
@@ -136,9 +96,11 @@ mod tests {
     use crate::model::Kind;
     use crate::restore::OnConflict;
     use crate::restore::chain::{Target, TargetTo};
+    use crate::restore::outcome::Outcome;
     use crate::restore::outcome::{ActionLine, ActionStatus};
     use crate::restore::past::Summary;
     use crate::restore::plan::{Action, NoteCode};
+    use crate::wire::rollback::RollbackAnswer;
 
     fn outcome(refused: bool) -> Outcome {
         let line = |path: &str, code| PathLine {
@@ -197,6 +159,16 @@ mod tests {
         let answer = serde_json::to_string(&RollbackAnswer::of(outcome(true))).expect("answer");
         let error = r#","error":{"code":"conflicts","message":"2 paths conflict or cannot be restored; nothing was changed (use skip or force)"}}"#;
         assert_eq!(answer, format!("{}{error}", &stored[..stored.len() - 1]));
+    }
+
+    /// What a client reads back is what the daemon sent, field for field.
+    #[test]
+    fn an_answer_reads_back_as_it_was_sent() {
+        for refused in [false, true] {
+            let sent = serde_json::to_string(&RollbackAnswer::of(outcome(refused))).expect("answer");
+            let read: RollbackAnswer = serde_json::from_str(&sent).expect("read back");
+            assert_eq!(serde_json::to_string(&read).expect("again"), sent);
+        }
     }
 
     #[test]

@@ -7,57 +7,7 @@ use axum::response::{IntoResponse, Response};
 
 use crate::refusal::Refusal;
 use crate::sessions::turns::{LookupError, TurnError};
-
-/// The `code` of an API error: what a client branches on (the CLI, the hooks).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorCode {
-    // 400: malformed input.
-    BadRequest,
-    BadJson,
-    BadSession,
-    BadPath,
-    BadTime,
-    BadPin,
-    // 401, 403: access.
-    Unauthorized,
-    Forbidden,
-    // 404: unknown route, session, turn, pin or path; a rollback's path never recorded.
-    NotFound,
-    NotRecorded,
-    /// A path an ignore rule hides: the message names the rule and where it is written.
-    Ignored,
-    MethodNotAllowed,
-    RequestTimeout,
-    // 409: a turn-state clash, a refusal, or content that cannot be given.
-    TurnNotOpen,
-    TurnOpen,
-    SessionExists,
-    PinExists,
-    NothingToUndo,
-    NothingToRedo,
-    OpIdReused,
-    BeforeHistory,
-    /// A rollback refused because of conflicts; the body is the full plan.
-    Conflicts,
-    TooLarge,
-    Unreadable,
-    NotAFile,
-    /// A hunk asked of a change that is not text (binary, too large, a deletion).
-    NotText,
-    // 410: a state retention has collapsed.
-    Expired,
-    PayloadTooLarge,
-    UnsupportedMediaType,
-    // 500: a defect.
-    Internal,
-    // 503: the daemon cannot serve this now.
-    StorageError,
-    RollbackFailed,
-    Unavailable,
-    WorkspaceLost,
-    CaptureStopped,
-}
+pub use crate::wire::error::ErrorCode;
 
 #[derive(Debug)]
 pub struct ApiError {
@@ -181,59 +131,6 @@ impl From<rusqlite::Error> for ApiError {
         match crate::store::fault::StorageFault::from_sqlite(&err) {
             Some(fault) => Self::storage(format!("{fault}; nothing was half-written")),
             None => Self::internal(err),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::ErrorCode::{self, *};
-
-    /// The codes as docs/api.md spells them: a rename here changes the wire.
-    const SPELLED: &[(ErrorCode, &str)] = &[
-        (BadRequest, "bad_request"),
-        (BadJson, "bad_json"),
-        (BadSession, "bad_session"),
-        (BadPath, "bad_path"),
-        (BadTime, "bad_time"),
-        (BadPin, "bad_pin"),
-        (Unauthorized, "unauthorized"),
-        (Forbidden, "forbidden"),
-        (NotFound, "not_found"),
-        (NotRecorded, "not_recorded"),
-        (Ignored, "ignored"),
-        (MethodNotAllowed, "method_not_allowed"),
-        (RequestTimeout, "request_timeout"),
-        (TurnNotOpen, "turn_not_open"),
-        (TurnOpen, "turn_open"),
-        (SessionExists, "session_exists"),
-        (PinExists, "pin_exists"),
-        (NothingToUndo, "nothing_to_undo"),
-        (NothingToRedo, "nothing_to_redo"),
-        (OpIdReused, "op_id_reused"),
-        (BeforeHistory, "before_history"),
-        (Conflicts, "conflicts"),
-        (TooLarge, "too_large"),
-        (Unreadable, "unreadable"),
-        (NotAFile, "not_a_file"),
-        (NotText, "not_text"),
-        (Expired, "expired"),
-        (PayloadTooLarge, "payload_too_large"),
-        (UnsupportedMediaType, "unsupported_media_type"),
-        (Internal, "internal"),
-        (StorageError, "storage_error"),
-        (RollbackFailed, "rollback_failed"),
-        (Unavailable, "unavailable"),
-        (WorkspaceLost, "workspace_lost"),
-        (CaptureStopped, "capture_stopped"),
-    ];
-
-    #[test]
-    fn codes_are_spelled_as_the_docs_say() {
-        for &(code, spelled) in SPELLED {
-            let json = serde_json::to_value(code).expect("serialize");
-            assert_eq!(json, serde_json::json!(spelled));
-            assert_eq!(serde_json::from_value::<ErrorCode>(json).ok(), Some(code));
         }
     }
 }

@@ -12,7 +12,7 @@ use tokio::sync::oneshot;
 
 use super::AppState;
 use super::access::JsonBody;
-use super::answer::{FailureDetails, RollbackAnswer};
+use super::answer::FailureDetails;
 use super::error::{ApiError, ErrorCode};
 use super::handlers::valid_session;
 use crate::engine::Command;
@@ -21,6 +21,7 @@ use crate::restore::apply::Cause;
 use crate::restore::revert::RevertError;
 use crate::restore::{Actor, Boundary, OnConflict, Operation, Request, RollbackError};
 use crate::sessions::turns::TurnSelector;
+use crate::wire::rollback::RollbackAnswer;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::flags::{JsonFlag, ServeArgs, valid_time};
 use super::style::{Paint, paint};
 use super::{Client, Hint, encode, escape, print, workspace_relative};
-use crate::api::error::ErrorCode;
+use crate::wire::error::ErrorCode;
 
 #[derive(Debug, Args)]
 pub struct BlameCmd {

@@ -36,9 +36,9 @@ use std::process::ExitCode;
 use anyhow::{anyhow, bail};
 use serde_json::{Value, json};
 
-use crate::api::error::ErrorCode;
 use crate::client::{ApiFailure, Client, Hint};
 use crate::daemon::{self, ServeOptions};
+use crate::wire::error::ErrorCode;
 use crate::wire::turn::{Turn, TurnStarted};
 pub use args::*;
 use failure::BadInput;

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::flags::{JsonFlag, SessionArg, valid_duration, valid_time};
 use super::style::{Paint, paint};
 use super::{Client, Hint, encode, print, resolve_session, rollback, text_of};
-use crate::api::error::ErrorCode;
+use crate::wire::error::ErrorCode;
 
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("point").args(["turn", "at", "ago"])))]

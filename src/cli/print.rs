@@ -7,10 +7,10 @@ use super::style::{self, Paint};
 
 use crate::history::ChangeKind;
 use crate::model::Kind;
-use crate::restore::OnConflict;
 use crate::restore::chain::TargetTo;
-use crate::restore::outcome::ActionStatus;
+use crate::restore::outcome::{ActionStatus, PathLine};
 use crate::restore::past::Status;
+use crate::wire::rollback::RollbackAnswer;
 use crate::wire::turn::{Change, TurnStarted, TurnSummary};
 
 /// A word of an answer as the enum that spells it; `None` when absent or not one it knows.
@@ -345,100 +345,109 @@ fn version_what(v: &Value) -> String {
     }
 }
 
-pub fn rollback(a: &Value) {
-    let target = &a["target"];
-    let boundary = match (word(&target["to"]), target["to"].as_str()) {
-        (Some(TargetTo::Redo), _) if a["session"].is_null() => {
+pub fn rollback(answer: &RollbackAnswer) {
+    let a = &answer.outcome;
+    let target = &a.target;
+    let boundary = match target.to {
+        TargetTo::Redo if a.session.is_none() => {
             "the state before the latest time rollback, for the paths it changed".to_string()
         }
-        (Some(TargetTo::Redo), _) => "the state before the latest undo, for the paths it changed".to_string(),
-        (Some(TargetTo::Time), _) => format!("the state recorded at {}", text(&target["at"])),
-        (Some(TargetTo::Pin), _) => format!("pin {} (seq {})", text(&target["pin"]), target["seq"]),
-        (Some(TargetTo::Seq), _) => format!("the state recorded at seq {}", target["seq"]),
-        (_, Some(to)) => format!("{} turn {}", escape::text(to), target["turn"]),
-        (_, None) => "?".to_string(),
+        TargetTo::Redo => "the state before the latest undo, for the paths it changed".to_string(),
+        TargetTo::Time => format!("the state recorded at {}", or_dash(target.at.as_deref())),
+        TargetTo::Pin => format!("pin {} (seq {})", or_dash(target.pin.as_deref()), target.seq),
+        TargetTo::Seq => format!("the state recorded at seq {}", target.seq),
+        to @ (TargetTo::Before | TargetTo::After) => {
+            let turn = target.turn.map_or("null".into(), |t| t.to_string());
+            format!("{} turn {turn}", spelled(&to))
+        }
     };
-    let mode = if a["dry_run"] == Value::Bool(true) {
+    let mode = if a.dry_run {
         " (dry run: nothing changed)"
     } else {
         ""
     };
-    let whose = a["session"]
-        .as_str()
+    let whose = a
+        .session
+        .as_deref()
         .map(|s| format!(" of session {}", escape::text(s)))
         .unwrap_or_default();
-    println!("{}{whose}: back to {boundary}{mode}", text(&a["operation"]));
-    let actions = a["actions"].as_array().map_or(&[][..], Vec::as_slice);
-    if actions.is_empty() {
+    println!("{}{whose}: back to {boundary}{mode}", a.operation.name());
+    if a.actions.is_empty() {
         println!("  nothing to change");
     }
-    for action in actions {
-        let stats = match (action["lines_added"].as_u64(), action["lines_removed"].as_u64()) {
+    for action in &a.actions {
+        let stats = match (action.lines_added, action.lines_removed) {
             (Some(0), Some(0)) => String::new(),
             (Some(added), Some(removed)) => format!("  +{added} -{removed}"),
             _ => String::new(),
         };
-        let status = match (word(&action["status"]), action["status"].as_str()) {
-            (Some(ActionStatus::Planned), _) | (_, None) => String::new(),
-            (_, Some(other)) => format!("  [{}]", escape::text(other)),
+        let status = match action.status {
+            ActionStatus::Planned => String::new(),
+            other => format!("  [{}]", spelled(&other)),
         };
         println!(
             "  {:<11} {} ({}){stats}{status}",
-            text(&action["action"]),
-            path_text(&action["path"]),
-            text(&action["kind"])
+            spelled(&action.action),
+            escape::quoted(&action.path),
+            action.kind.name()
         );
-        if let Some(diff) = action["diff"].as_str() {
+        if let Some(diff) = &action.diff {
             print!("{}", diff_lines(diff));
         }
     }
-    let refused = !a["error"].is_null();
-    notes("conflicts", &a["conflicts"]);
-    notes("skipped", &not_listed_in(&a["skipped"], &a["conflicts"]));
-    notes("not restorable", &a["not_restorable"]);
-    notes("kept", &a["kept"]);
-    if let Some(note) = a["recovery"].as_str() {
+    let skipped: Vec<PathLine> = a
+        .skipped
+        .iter()
+        // A conflict that `--skip-conflicts` skipped is said once.
+        .filter(|s| {
+            !a.conflicts
+                .iter()
+                .any(|c| (&c.path, c.code, &c.reason) == (&s.path, s.code, &s.reason))
+        })
+        .cloned()
+        .collect();
+    notes("conflicts", &a.conflicts);
+    notes("skipped", &skipped);
+    notes("not restorable", &a.not_restorable);
+    notes("kept", &a.kept);
+    if let Some(note) = &a.recovery {
         println!("recovery: {}", escape::text(note));
     }
-    if let Some(note) = a["temps_left"].as_str() {
+    if let Some(note) = &a.temps_left {
         println!("temp files left: {note}");
     }
-    if refused {
+    if answer.refused() {
         println!(
             "refused: nothing was changed. Re-run with --skip-conflicts to leave those paths as they are, or --force to roll them back too."
         );
-    } else if dry_run_would_be_refused(a) {
+    } else if answer.dry_run_would_be_refused() {
         println!(
             "without --dry-run this would be refused: add --skip-conflicts to leave those paths as they are, or --force to roll them back too."
         );
     }
 }
 
-/// A dry run under `abort` whose plan has conflicts or content it cannot restore: the same
-/// command without `--dry-run` would be refused.
-pub fn dry_run_would_be_refused(a: &Value) -> bool {
-    let listed = |key: &str| a[key].as_array().is_some_and(|l| !l.is_empty());
-    a["dry_run"] == Value::Bool(true)
-        && word(&a["on_conflict"]) == Some(OnConflict::Abort)
-        && (listed("conflicts") || listed("not_restorable"))
-}
-
-fn notes(title: &str, list: &Value) {
-    let Some(items) = list.as_array().filter(|l| !l.is_empty()) else {
-        return;
-    };
-    println!("{title}:");
-    for item in items {
-        println!("  {}: {}", path_text(&item["path"]), text(&item["reason"]));
+/// A word of an answer as the wire spells it (`restore`, `done`).
+fn spelled<T: serde::Serialize>(word: &T) -> String {
+    match serde_json::to_value(word) {
+        Ok(Value::String(word)) => word,
+        _ => "?".into(),
     }
 }
 
-/// The notes of `list` whose path and reason `shown` does not already give (a conflict that
-/// `--skip-conflicts` skipped is said once).
-fn not_listed_in(list: &Value, shown: &Value) -> Value {
-    let shown = shown.as_array().map_or(&[][..], Vec::as_slice);
-    let rest = list.as_array().into_iter().flatten();
-    Value::Array(rest.filter(|item| !shown.contains(item)).cloned().collect())
+fn or_dash(text: Option<&str>) -> std::borrow::Cow<'_, str> {
+    text.map_or("-".into(), escape::text)
+}
+
+/// The paths of one list of the answer with their reasons; nothing when it is empty.
+fn notes(title: &str, items: &[PathLine]) {
+    if items.is_empty() {
+        return;
+    }
+    println!("{title}:");
+    for item in items {
+        println!("  {}: {}", escape::quoted(&item.path), escape::text(&item.reason));
+    }
 }
 
 pub fn gc(a: &Value) {

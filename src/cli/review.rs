@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::flags::{ConflictFlags, JsonFlag, ServeArgs, SessionArg};
 use super::style::{Paint, paint};
 use super::{Client, Hint, encode, print, resolve_session, rollback, text_of, workspace_relative};
-use crate::api::error::ErrorCode;
+use crate::wire::error::ErrorCode;
 
 #[derive(Debug, Args)]
 pub struct RevertCmd {

@@ -9,7 +9,8 @@ use serde_json::{Value, json};
 
 use super::flags::{ConflictFlags, JsonFlag, ServeArgs, SessionArg, valid_duration, valid_time};
 use super::{ApiFailure, Client, Hint, print, resolve_session, session_names, workspace_relative};
-use crate::api::error::ErrorCode;
+use crate::wire::error::ErrorCode;
+use crate::wire::rollback::RollbackAnswer;
 
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("boundary").required(true).args(["before", "after", "at", "ago", "pin"])))]
@@ -216,17 +217,19 @@ pub(super) fn post_plan(client: &Client, route: &str, body: &Value, json: bool) 
         Some(_) => super::LIST_PINS,
         None => super::LIST_TURNS,
     };
-    let sent = client.post(route, body).hint(ErrorCode::NotFound, not_found);
-    let (answer, refused) = match sent {
-        Ok(answer) => (answer, false),
+    let sent = client.post_as(route, body).hint(ErrorCode::NotFound, not_found);
+    let answer: RollbackAnswer = match sent {
+        Ok(answer) => answer,
         Err(err) => match err.downcast::<ApiFailure>() {
-            Ok(failure) if failure.code == Some(ErrorCode::Conflicts) => (failure.body, true),
+            Ok(failure) if failure.code == Some(ErrorCode::Conflicts) => {
+                serde_json::from_value(failure.body)?
+            }
             Ok(failure) => return Err(failure.into()),
             Err(err) => return Err(err),
         },
     };
     print::answer(&answer, json, print::rollback)?;
-    Ok(if refused || print::dry_run_would_be_refused(&answer) {
+    Ok(if answer.refused() || answer.dry_run_would_be_refused() {
         ExitCode::from(EXIT_CONFLICTS)
     } else {
         ExitCode::SUCCESS

@@ -11,7 +11,7 @@ use super::localtime;
 use super::session::{self, Listed};
 use super::style::{self, Paint, paint};
 use super::{Client, Hint, encode, escape, pager, print, text_of};
-use crate::api::error::ErrorCode;
+use crate::wire::error::ErrorCode;
 
 #[derive(Debug, Args)]
 pub struct LogCmd {

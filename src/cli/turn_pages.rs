@@ -4,8 +4,8 @@
 //! a page while the next is still being made.
 
 use super::{Client, Hint, LIST_TURNS, encode};
-use crate::api::error::ErrorCode;
 use crate::client::TooLarge;
+use crate::wire::error::ErrorCode;
 use crate::wire::turn::{Change, Turn};
 
 /// Changes per request with their diffs: a page costs the daemon its diffs, and one request

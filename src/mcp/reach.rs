@@ -106,6 +106,11 @@ impl Reached {
         self.client.get_as(path).map_err(Failure::from_client)
     }
 
+    /// `post`, the answer read as its `crate::wire` type.
+    pub fn post_as<T: serde::de::DeserializeOwned>(&self, path: &str, body: &Value) -> Result<T, Failure> {
+        self.client.post_as(path, body).map_err(Failure::from_client)
+    }
+
     pub fn post(&self, path: &str, body: &Value) -> Result<Value, Failure> {
         self.client.post(path, body).map_err(Failure::from_client)
     }

@@ -18,7 +18,9 @@ use super::args::TurnArg;
 use super::reach::Reached;
 use super::session::Resolved;
 use super::shape::{self, Failure, page};
-use crate::api::error::ErrorCode;
+use crate::restore::outcome::Outcome;
+use crate::wire::error::ErrorCode;
+use crate::wire::rollback::RollbackAnswer;
 
 /// The actor an MCP rollback records.
 pub const ACTOR: &str = "mcp";
@@ -269,16 +271,15 @@ fn preview(
     body: &Value,
     next: Next,
 ) -> Result<Value, Failure> {
-    let plan = match daemon.post(path, body) {
+    let plan: RollbackAnswer = match daemon.post_as(path, body) {
         Ok(plan) => plan,
         Err(failure) if failure.api_code() == Some(ErrorCode::TurnOpen) => {
             return Err(turn_open(failure, session, &next));
         }
         Err(failure) => return Err(failure),
     };
-    let mut answer = summary(&plan, &next.command);
-    let conflicts = plan["conflicts"].as_array().map_or(0, Vec::len);
-    answer["next_step"] = json!(next.say(conflicts));
+    let mut answer = summary(&plan.outcome, &next.command);
+    answer["next_step"] = json!(next.say(plan.outcome.conflicts.len()));
     Ok(answer)
 }
 
@@ -298,11 +299,9 @@ fn turn_open(failure: Failure, session: &Resolved, next: &Next) -> Failure {
 
 /// A rollback answer made small: counts, conflicts first, then the first actions; `more`
 /// says how to see the rest (`command` is the CLI command of the same plan).
-fn summary(plan: &Value, command: &str) -> Value {
-    let list = |key: &str| plan[key].as_array().cloned().unwrap_or_default();
-    let actions: Vec<Value> = list("actions").iter().map(action_line).collect();
-    let conflicts = page(list("conflicts"), None, None, "");
-    let mut actions = page(actions, None, None, "");
+fn summary(plan: &Outcome, command: &str) -> Value {
+    let conflicts = page(as_values(&plan.conflicts), None, None, "");
+    let mut actions = page(as_values(&plan.actions), None, None, "");
     shape::fit_diffs(&mut actions.items, "diff");
     actions.fit();
     let shown = actions.items.len() + conflicts.items.len();
@@ -311,36 +310,32 @@ fn summary(plan: &Value, command: &str) -> Value {
         format!("{left} more paths or conflicts: narrow the plan with paths, or see it whole with `{command} --dry-run`")
     });
     json!({
-        "operation": plan["operation"],
-        "target": plan["target"],
-        "dry_run": plan["dry_run"],
-        "applied": plan["applied"],
-        "rollback_id": plan["rollback_id"],
+        "operation": plan.operation,
+        "target": plan.target,
+        "dry_run": plan.dry_run,
+        "applied": plan.applied,
+        "rollback_id": plan.rollback_id,
         "paths": actions.total,
         "conflicts_total": conflicts.total,
         "conflicts": conflicts.items,
-        "not_restorable": plan["not_restorable"],
+        "not_restorable": plan.not_restorable,
         "actions": actions.items,
         "more": more,
     })
 }
 
-fn action_line(action: &Value) -> Value {
-    let mut line = json!({"path": action["path"], "action": action["action"], "kind": action["kind"], "status": action["status"]});
-    for key in ["lines_added", "lines_removed", "diff"] {
-        if !action[key].is_null() {
-            line[key] = action[key].clone();
-        }
-    }
-    line
+fn as_values<T: serde::Serialize>(items: &[T]) -> Vec<Value> {
+    items.iter().map(|item| json!(item)).collect()
 }
 
 /// Applies (never forcing): a refusal comes back as the tool's error, with the conflicts.
 fn apply(daemon: &Reached, path: &str, body: &Value, command: &str) -> Result<Value, Failure> {
-    match daemon.post(path, body) {
-        Ok(done) => Ok(summary(&done, command)),
+    match daemon.post_as::<RollbackAnswer>(path, body) {
+        Ok(done) => Ok(summary(&done.outcome, command)),
         Err(Failure::Api(api)) if api.status == 409 && api.code == Some(ErrorCode::Conflicts) => {
-            let mut plan = summary(&api.body, command);
+            let refused: RollbackAnswer = serde_json::from_value(api.body)
+                .map_err(|e| Failure::internal(format!("the daemon's refusal is not a plan: {e}")))?;
+            let mut plan = summary(&refused.outcome, command);
             plan["refused"] = json!(
                 "conflicts: nothing was changed; tell the user, who decides with the CLI (`--skip-conflicts` or `--force`)"
             );

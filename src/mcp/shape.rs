@@ -4,8 +4,8 @@
 
 use serde_json::{Value, json};
 
-use crate::api::error::ErrorCode;
 use crate::client::ApiFailure;
+use crate::wire::error::ErrorCode;
 
 /// Items of a list in one answer unless the call asks for another `limit`.
 pub const DEFAULT_LIMIT: usize = 50;

@@ -16,7 +16,7 @@ use super::changes::{self, TurnChangesArgs};
 use super::reach::Reached;
 use super::session::{self, Resolved, Told};
 use super::shape::{self, Failure, encode, finish, first_line, page};
-use crate::api::error::ErrorCode;
+use crate::wire::error::ErrorCode;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
