@@ -21,7 +21,7 @@ pub const AGENTS_DIR: &str = "agents";
 /// Sessions kept per record, the latest first.
 const SESSIONS_KEPT: usize = 16;
 /// How long a hook waits for another one writing the records.
-const LOCK_WAIT: Duration = Duration::from_secs(2);
+const LOCK_WAIT: Duration = Duration::from_secs(5);
 /// How far up the process tree anyone looks.
 const DEPTH_MAX: usize = 32;
 /// Processes between an agent and its hook or MCP server, never the agent itself.
@@ -145,7 +145,7 @@ fn write_record(
     std::fs::create_dir_all(&dir)?;
     // Hooks of one agent process can run at once (opencode's): one writer at a time, or one
     // would write back a record without the other's session.
-    let _held = locked(&dir)?;
+    let held = locked(&dir)?;
     let path = dir.join(process.record_name());
     let mut record = read(&path).unwrap_or_else(|| AgentRecord {
         pid: process.pid,
@@ -166,6 +166,8 @@ fn write_record(
     let temp = dir.join(format!(".{}.{}.tmp", process.record_name(), std::process::id()));
     std::fs::write(&temp, serde_json::to_vec(&record)?)?;
     std::fs::rename(&temp, &path)?;
+    // The others wait for the lock: what touches no live process's record comes after it.
+    drop(held);
     prune(&dir);
     Ok(())
 }

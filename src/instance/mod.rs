@@ -330,6 +330,8 @@ mod tests {
         let dir = dir::lock_dir().expect("the lock directory");
         let path = lock_path(dir, &root).expect("lock path");
         assert!(locks_usable(&root));
+        // A lock left by an earlier tree whose inode this one reuses (a daemon killed -9).
+        let _ = std::fs::remove_file(&path);
         std::os::unix::fs::symlink(tmp.path().join("elsewhere"), &path).expect("symlink");
         let refused = TreeLock::acquire(&root, &root.join("state"));
         let _ = std::fs::remove_file(&path);
