@@ -22,6 +22,7 @@ use crate::paths::RelPath;
 use crate::restore::past;
 use crate::sessions;
 use crate::sessions::turns::{self, TurnMarker, TurnSelector};
+use crate::wire::session::Sessions;
 use crate::wire::turn::TurnStarted;
 
 type Answer = Result<Json<Value>, ApiError>;
@@ -309,11 +310,11 @@ pub async fn fork(
     Ok((StatusCode::CREATED, Json(body)))
 }
 
-pub async fn list_sessions(State(state): State<Arc<AppState>>) -> Answer {
+pub async fn list_sessions(State(state): State<Arc<AppState>>) -> Result<Json<Sessions>, ApiError> {
     state
         .read(|conn, _| {
-            let sessions: Vec<Value> = sessions::list(conn)?.iter().map(render::session).collect();
-            Ok(Json(json!({"sessions": sessions})))
+            let sessions = sessions::list(conn)?.iter().map(render::session).collect();
+            Ok(Json(Sessions { sessions }))
         })
         .await
 }

@@ -1,13 +1,13 @@
 //! Turning history into the JSON shapes of docs/api.md.
 
 use rusqlite::Connection;
-use serde_json::{Value, json};
 
 use crate::history::{self, Counts, Diff};
 use crate::model::{State, format_time};
 use crate::retention;
 use crate::store::blobs::BlobDir;
 use crate::store::sql::{SessionRow, TurnRow};
+use crate::wire::session::Session;
 use crate::wire::turn::{Change, StateFields, Turn, TurnSummary};
 
 /// Which of a turn's changes an answer lists: those at or beneath `under`, `offset` first, at
@@ -137,18 +137,18 @@ fn state_fields(state: &State) -> StateFields {
     }
 }
 
-pub fn session(session: &SessionRow) -> Value {
-    json!({
-        "session": session.name,
-        "turns": session.turns,
-        "open_turn": session.open_turn,
-        "created_at": format_time(session.created_at),
-        "last_activity": format_time(session.last_activity),
-        "parent": session.parent,
-        "fork_turn": session.fork_turn,
-        "agent": session.agent,
-        "first_prompt": session.first_label.as_deref().map(first_line),
-    })
+pub fn session(session: &SessionRow) -> Session {
+    Session {
+        session: session.name.clone(),
+        turns: session.turns,
+        open_turn: session.open_turn,
+        created_at: format_time(session.created_at),
+        last_activity: format_time(session.last_activity),
+        parent: session.parent.clone(),
+        fork_turn: session.fork_turn,
+        agent: session.agent.clone(),
+        first_prompt: session.first_label.as_deref().map(|l| first_line(l).to_string()),
+    }
 }
 
 /// A label's first line, trimmed: what a one-line listing shows of a prompt.

@@ -118,7 +118,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::History(cmd) => history(&client, &args, cmd),
         Command::Blame(cmd) => blame::blame(&client, &args, cmd),
         Command::Sessions(flag) => {
-            let answer = client.get("/v1/sessions")?;
+            let answer = client.get_as("/v1/sessions")?;
             print::answer(&answer, flag.json, session::print_list)
         }
         Command::Fork(cmd) => fork(&client, cmd),
@@ -324,7 +324,7 @@ fn resolve_dots(path: &str) -> Option<Vec<&str>> {
 }
 
 pub(crate) fn session_names(client: &Client) -> anyhow::Result<Vec<String>> {
-    Ok(session::listed(client)?.into_iter().map(|s| s.name).collect())
+    Ok(session::listed(client)?.into_iter().map(|s| s.session).collect())
 }
 
 /// Percent-encodes what may not appear raw in a URL path segment or query value.

@@ -4,37 +4,18 @@
 //! several.
 
 use anyhow::bail;
-use serde_json::Value;
 
 use super::style::{self, Paint, paint};
-use super::{Client, text_of};
+use super::{Client, escape};
 use crate::sessions::pick::{Known, Picked};
+use crate::wire::session::{Session, Sessions};
 
 /// Names shown shortened keep at least this many characters (and as many more as it takes
 /// to tell them apart).
 const SHORT_MIN: usize = 8;
 
-/// One session as `GET /v1/sessions` lists it.
-#[derive(Debug, Clone)]
-pub(crate) struct Listed {
-    pub name: String,
-    pub agent: Option<String>,
-    /// RFC 3339 in UTC with milliseconds: ordered as text.
-    pub last_activity: String,
-}
-
-pub(crate) fn listed(client: &Client) -> anyhow::Result<Vec<Listed>> {
-    let answer = client.get("/v1/sessions")?;
-    let all = answer["sessions"].as_array().map_or(&[][..], Vec::as_slice);
-    Ok(all.iter().filter_map(listed_one).collect())
-}
-
-fn listed_one(s: &Value) -> Option<Listed> {
-    Some(Listed {
-        name: s["session"].as_str()?.to_string(),
-        agent: s["agent"].as_str().map(str::to_string),
-        last_activity: s["last_activity"].as_str().unwrap_or_default().to_string(),
-    })
+pub(crate) fn listed(client: &Client) -> anyhow::Result<Vec<Session>> {
+    Ok(client.get_as::<Sessions>("/v1/sessions")?.sessions)
 }
 
 /// Prompts are cut to this many characters in the listing.
@@ -42,30 +23,29 @@ const PROMPT_SHOWN: usize = 72;
 
 /// `sessions`: one line each, newest activity last: the name, the agent, the turns, the
 /// latest activity, and the first prompt.
-pub(super) fn print_list(answer: &Value) {
-    let list = answer["sessions"].as_array().map_or(&[][..], Vec::as_slice);
-    if list.is_empty() {
+pub(super) fn print_list(answer: &Sessions) {
+    if answer.sessions.is_empty() {
         println!("no sessions yet");
     }
-    for s in list {
+    for s in &answer.sessions {
         let mut line = format!(
             "{}  {}  {}  last active {}",
-            paint(&text_of(&s["session"]), Paint::Bold),
-            super::print::text(&s["agent"]),
-            style::counted(s["turns"].as_u64().unwrap_or(0), "turn"),
-            super::localtime::answer_time(&s["last_activity"]),
+            paint(&escape::text(&s.session), Paint::Bold),
+            s.agent.as_deref().map_or("-".into(), escape::text),
+            style::counted(s.turns.max(0) as u64, "turn"),
+            escape::text(&super::localtime::show(&s.last_activity)),
         );
-        if let Some(turn) = s["open_turn"].as_i64() {
+        if let Some(turn) = s.open_turn {
             line.push_str(&format!("  turn {turn} open"));
         }
-        if let (Some(parent), Some(turn)) = (s["parent"].as_str(), s["fork_turn"].as_i64()) {
+        if let (Some(parent), Some(turn)) = (&s.parent, s.fork_turn) {
             line.push_str(&format!(
                 "  forked from {} after turn {turn}",
-                super::escape::text(parent)
+                escape::text(parent)
             ));
         }
-        if let Some(prompt) = s["first_prompt"].as_str().filter(|p| !p.is_empty()) {
-            line.push_str(&format!("  {}", super::escape::text(&cut(prompt, PROMPT_SHOWN))));
+        if let Some(prompt) = s.first_prompt.as_deref().filter(|p| !p.is_empty()) {
+            line.push_str(&format!("  {}", escape::text(&cut(prompt, PROMPT_SHOWN))));
         }
         println!("{line}");
     }
@@ -123,17 +103,17 @@ pub(crate) fn resolve_for_turn_start(client: &Client, given: Option<String>) -> 
 
 /// A full name (an exact match wins, even `last`), `last`, or a prefix of exactly one
 /// (`sessions::pick`).
-fn pick(all: &[Listed], typed: String) -> anyhow::Result<String> {
+fn pick(all: &[Session], typed: String) -> anyhow::Result<String> {
     let known: Vec<Known> = all
         .iter()
         .map(|s| Known {
-            name: &s.name,
+            name: &s.session,
             last_activity: &s.last_activity,
         })
         .collect();
     match crate::sessions::pick::pick(&known, &typed) {
         // `last`, unless a session has that name: said on stderr when there are several.
-        Picked::One(_) | Picked::NoSessions if typed == "last" && !all.iter().any(|s| s.name == typed) => {
+        Picked::One(_) | Picked::NoSessions if typed == "last" && !all.iter().any(|s| s.session == typed) => {
             latest(all)
         }
         Picked::One(name) => Ok(name.to_string()),
@@ -150,7 +130,7 @@ fn pick(all: &[Listed], typed: String) -> anyhow::Result<String> {
 }
 
 /// The session with the latest activity, said on stderr when there are several.
-fn latest(all: &[Listed]) -> anyhow::Result<String> {
+fn latest(all: &[Session]) -> anyhow::Result<String> {
     // `max_by` keeps the last of equals: the newer session.
     let Some(newest) = all.iter().max_by(|a, b| a.last_activity.cmp(&b.last_activity)) else {
         bail!("there is no session yet: give one with --session NAME (or set FILEWATCHD_SESSION)");
@@ -163,20 +143,22 @@ fn latest(all: &[Listed]) -> anyhow::Result<String> {
             .unwrap_or_default();
         eprintln!(
             "session {}{agent}, the latest of {} (--session picks another)",
-            short_name(&newest.name, all),
+            short_name(&newest.session, all),
             all.len()
         );
     }
-    Ok(newest.name.clone())
+    Ok(newest.session.clone())
 }
 
 /// `name` as short as it can be told apart from every other in `all` (at least
 /// `SHORT_MIN` characters), with `…` when shortened.
-pub(crate) fn short_name(name: &str, all: &[Listed]) -> String {
+pub(crate) fn short_name(name: &str, all: &[Session]) -> String {
     let chars: Vec<char> = name.chars().collect();
     for len in SHORT_MIN..chars.len() {
         let prefix: String = chars[..len].iter().collect();
-        let unique = all.iter().all(|s| s.name == name || !s.name.starts_with(&prefix));
+        let unique = all
+            .iter()
+            .all(|s| s.session == name || !s.session.starts_with(&prefix));
         if unique {
             return format!("{prefix}…");
         }
@@ -188,11 +170,17 @@ pub(crate) fn short_name(name: &str, all: &[Listed]) -> String {
 mod tests {
     use super::*;
 
-    fn session(name: &str, at: &str) -> Listed {
-        Listed {
-            name: name.into(),
-            agent: None,
+    fn session(name: &str, at: &str) -> Session {
+        Session {
+            session: name.into(),
+            turns: 1,
+            open_turn: None,
+            created_at: at.into(),
             last_activity: at.into(),
+            parent: None,
+            fork_turn: None,
+            agent: None,
+            first_prompt: None,
         }
     }
 

@@ -8,10 +8,11 @@ use serde_json::{Value, json};
 
 use super::flags::{JsonFlag, SessionArg, valid_duration, valid_time};
 use super::localtime;
-use super::session::{self, Listed};
+use super::session;
 use super::style::{self, Paint, paint};
 use super::{Client, Hint, encode, escape, pager, print, text_of};
 use crate::wire::error::ErrorCode;
+use crate::wire::session::Session;
 
 #[derive(Debug, Args)]
 pub struct LogCmd {
@@ -63,7 +64,7 @@ struct View {
     all: bool,
     paths: bool,
     stat: bool,
-    sessions: Vec<Listed>,
+    sessions: Vec<Session>,
 }
 
 pub(super) fn log(client: &Client, cmd: LogCmd) -> anyhow::Result<()> {

@@ -20,6 +20,7 @@ use crate::hook::agents;
 use crate::hook::events::session_name;
 use crate::sessions;
 use crate::sessions::pick::{Known, Picked, pick};
+use crate::wire::session::{Session, Sessions};
 
 /// Environment variables that name the session, first found wins: `FILEWATCHD_SESSION` (as
 /// for the CLI), then those an agent sets for the MCP servers it starts: Claude Code's
@@ -100,11 +101,9 @@ fn by_argument(daemon: &Reached, typed: &str) -> Result<Resolved, Failure> {
     let listed = listed(daemon)?;
     let known: Vec<Known> = listed
         .iter()
-        .filter_map(|s| {
-            Some(Known {
-                name: s["session"].as_str()?,
-                last_activity: s["last_activity"].as_str().unwrap_or_default(),
-            })
+        .map(|s| Known {
+            name: &s.session,
+            last_activity: &s.last_activity,
         })
         .collect();
     match pick(&known, typed) {
@@ -112,9 +111,7 @@ fn by_argument(daemon: &Reached, typed: &str) -> Result<Resolved, Failure> {
         Picked::One(name) => Ok(found(name, &format!("the session argument {typed:?}"))),
         Picked::Ambiguous(names) => Err(ambiguous(
             format!("{typed:?} is the start of {} sessions", names.len()),
-            listed
-                .iter()
-                .filter(|s| names.contains(&s["session"].as_str().unwrap_or_default())),
+            listed.iter().filter(|s| names.contains(&s.session.as_str())),
         )),
         Picked::NoSessions | Picked::Unknown => Err(no_such_session(typed, &listed)),
     }
@@ -122,7 +119,7 @@ fn by_argument(daemon: &Reached, typed: &str) -> Result<Resolved, Failure> {
 
 /// No session is named `name`: the refusal lists those there are, and why the agent's may be
 /// missing.
-pub fn no_such_session(name: &str, listed: &[Value]) -> Failure {
+pub fn no_such_session(name: &str, listed: &[Session]) -> Failure {
     refusal(
         format!(
             "no session named {name:?} in this workspace: the agent's hooks may not be installed here (`filewatchd hook install <agent>` records its turns), or its session has another name; call again with the session argument, one of the candidates (a unique prefix or `last` works too)"
@@ -134,8 +131,8 @@ pub fn no_such_session(name: &str, listed: &[Value]) -> Failure {
 /// The session the agent named once, unless it has no turn open and the hooks' record of
 /// the agent process names one that has: the agent has moved on to that one (Claude Code
 /// keeps the first session's id in the environment after `/clear`).
-fn moved_on(daemon: &Reached, sessions: &[Value], said: Resolved) -> Resolved {
-    let open = |name: &str| sessions.iter().any(|s| s["session"] == name && is_open(s));
+fn moved_on(daemon: &Reached, sessions: &[Session], said: Resolved) -> Resolved {
+    let open = |name: &str| sessions.iter().any(|s| s.session == name && is_open(s));
     if open(&said.name) {
         return said;
     }
@@ -176,19 +173,18 @@ fn from_env() -> Option<Resolved> {
 }
 
 /// `GET /v1/sessions`: every session, oldest first.
-pub fn listed(daemon: &Reached) -> Result<Vec<Value>, Failure> {
-    let answer = daemon.get("/v1/sessions")?;
-    Ok(answer["sessions"].as_array().cloned().unwrap_or_default())
+pub fn listed(daemon: &Reached) -> Result<Vec<Session>, Failure> {
+    Ok(daemon.get_as::<Sessions>("/v1/sessions")?.sessions)
 }
 
-fn is_open(session: &Value) -> bool {
-    !session["open_turn"].is_null()
+fn is_open(session: &Session) -> bool {
+    session.open_turn.is_some()
 }
 
 /// The agent process's record: its only session; else the one of its sessions with an open
 /// turn; else, none open, the one it reported last (sessions one after the other, as after
 /// a `/clear`). Two of its sessions open at once is a refusal.
-fn from_agent_record(daemon: &Reached, sessions: &[Value]) -> Result<Option<Resolved>, Failure> {
+fn from_agent_record(daemon: &Reached, sessions: &[Session]) -> Result<Option<Resolved>, Failure> {
     let Some(state_dir) = &daemon.state_dir else {
         return Ok(None);
     };
@@ -203,7 +199,7 @@ fn from_agent_record(daemon: &Reached, sessions: &[Value]) -> Result<Option<Reso
         .sessions
         .iter()
         .map(|s| s.session.as_str())
-        .filter(|name| sessions.iter().any(|s| s["session"] == *name && is_open(s)))
+        .filter(|name| sessions.iter().any(|s| s.session == *name && is_open(s)))
         .collect();
     match (open.as_slice(), record.sessions.first()) {
         ([one], _) => Ok(Some(found(one, &from))),
@@ -214,17 +210,15 @@ fn from_agent_record(daemon: &Reached, sessions: &[Value]) -> Result<Option<Reso
                 "the agent process that started this server has {} sessions with a turn open",
                 many.len()
             ),
-            sessions
-                .iter()
-                .filter(|s| many.contains(&s["session"].as_str().unwrap_or_default())),
+            sessions.iter().filter(|s| many.contains(&s.session.as_str())),
         )),
     }
 }
 
 /// The workspace's only session with an open turn, else its only session.
-fn only_one(sessions: &[Value]) -> Result<Resolved, Failure> {
-    let open: Vec<&Value> = sessions.iter().filter(|s| is_open(s)).collect();
-    let name = |s: &Value| s["session"].as_str().unwrap_or_default().to_string();
+fn only_one(sessions: &[Session]) -> Result<Resolved, Failure> {
+    let open: Vec<&Session> = sessions.iter().filter(|s| is_open(s)).collect();
+    let name = |s: &Session| s.session.clone();
     match (open.as_slice(), sessions) {
         ([one], _) => Ok(found(&name(one), "the only session with a turn open")),
         ([], [one]) => Ok(found(&name(one), "the workspace's only session")),
@@ -247,7 +241,7 @@ fn only_one(sessions: &[Value]) -> Result<Resolved, Failure> {
 /// Candidates a refusal lists, the most recently active first.
 const CANDIDATES_SHOWN: usize = 10;
 
-fn ambiguous<'a>(why: String, candidates: impl Iterator<Item = &'a Value>) -> Failure {
+fn ambiguous<'a>(why: String, candidates: impl Iterator<Item = &'a Session>) -> Failure {
     refusal(
         format!(
             "which session is yours is not known ({why}): call again with the session argument, one of the candidates"
@@ -258,24 +252,21 @@ fn ambiguous<'a>(why: String, candidates: impl Iterator<Item = &'a Value>) -> Fa
 
 /// A refusal listing the candidates: the most recently active first, at most
 /// `CANDIDATES_SHOWN` of them, with how many there are.
-fn refusal<'a>(message: String, candidates: impl Iterator<Item = &'a Value>) -> Failure {
-    let mut all: Vec<&Value> = candidates.collect();
+fn refusal<'a>(message: String, candidates: impl Iterator<Item = &'a Session>) -> Failure {
+    let mut all: Vec<&Session> = candidates.collect();
     // RFC 3339 in UTC with milliseconds: ordered as text.
-    all.sort_by(|a, b| {
-        let at = |s: &Value| s["last_activity"].as_str().unwrap_or_default().to_string();
-        at(b).cmp(&at(a))
-    });
+    all.sort_by(|a, b| b.last_activity.cmp(&a.last_activity));
     let total = all.len();
     let candidates: Vec<Value> = all
         .into_iter()
         .take(CANDIDATES_SHOWN)
         .map(|s| {
             json!({
-                "session": s["session"],
-                "agent": s["agent"],
-                "open_turn": s["open_turn"],
-                "last_activity": s["last_activity"],
-                "first_prompt": super::shape::first_line(&s["first_prompt"]),
+                "session": s.session,
+                "agent": s.agent,
+                "open_turn": s.open_turn,
+                "last_activity": s.last_activity,
+                "first_prompt": super::shape::first_line(&json!(s.first_prompt)),
             })
         })
         .collect();

@@ -184,13 +184,10 @@ fn turns(daemon: &Reached, session: &Resolved, args: &TurnsArgs) -> Result<Value
             _ => break,
         }
     }
-    let listed = daemon.get("/v1/sessions")?;
-    let total = listed["sessions"]
-        .as_array()
+    let total = super::session::listed(daemon)?
         .into_iter()
-        .flatten()
-        .find(|s| s["session"] == session.name.as_str())
-        .map_or(json!(found.len()), |s| s["turns"].clone());
+        .find(|s| s.session == session.name)
+        .map_or(found.len() as i64, |s| s.turns);
     let mut page = page(found, Some(offset), Some(limit), "turns");
     page.fit();
     Ok(json!({"turns_total": total, "turns": page.items, "more": page.more}))

@@ -4,11 +4,13 @@
 //! Each type's fields are in the order the answer shows them; a field an answer leaves out
 //! when it is empty or false is left out here too.
 //!
-//! So far: the error codes ([`error`]), a turn ([`turn`]) and a rollback's answer
-//! ([`rollback`]). Other answers are still read as `serde_json::Value` by key.
+//! So far: the error codes ([`error`]), a turn ([`turn`]), a rollback's answer
+//! ([`rollback`]) and the sessions ([`session`]). Other answers are still read as
+//! `serde_json::Value` by key.
 
 pub mod error;
 pub mod rollback;
+pub mod session;
 pub mod turn;
 
 /// For `skip_serializing_if`: a flag an answer shows only when it is true.
