@@ -187,6 +187,11 @@ impl Client {
         typed(path, self.post(path, body)?)
     }
 
+    /// `delete`, the answer read as its `crate::wire` type.
+    pub fn delete_as<T: DeserializeOwned>(&self, path: &str) -> anyhow::Result<T> {
+        typed(path, self.delete(path)?)
+    }
+
     /// A raw answer (file content); errors are still JSON.
     pub fn get_bytes(&self, path: &str) -> anyhow::Result<Vec<u8>> {
         if let Some(local) = &self.local {

@@ -45,8 +45,8 @@
 //!
 //! Its clients:
 //! - [`wire`]: the answers of the API as types, serialized by `api` and read back by every
-//!   client (so far the error codes, a turn, a rollback's answer and the sessions; the
-//!   other answers are still read by key).
+//!   client (so far the error codes, a turn, a rollback's answer, the sessions, the pins and
+//!   a path's versions; the other answers are still read by key).
 //! - [`client`]: the HTTP client of the CLI, the hooks and the MCP server.
 //! - [`lifecycle`]: the daemon seen from outside: which workspace a directory belongs to,
 //!   whether its daemon runs, starting it in the background (logging through [`log_file`]),

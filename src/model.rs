@@ -214,8 +214,9 @@ impl TryFrom<String> for RollbackKind {
     }
 }
 
-/// Who made a version (PRODUCT.md 2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Who made a version (PRODUCT.md 2); in answers, its `name`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(into = "&'static str", try_from = "String")]
 pub enum Origin {
     /// While exactly one turn was open.
     Turn = 0,
@@ -249,6 +250,23 @@ impl Origin {
             Self::Offline => "offline",
             Self::Rollback => "rollback",
         }
+    }
+}
+
+impl From<Origin> for &'static str {
+    fn from(origin: Origin) -> Self {
+        origin.name()
+    }
+}
+
+impl TryFrom<String> for Origin {
+    type Error = String;
+
+    fn try_from(name: String) -> Result<Self, String> {
+        (0..=4)
+            .filter_map(Self::from_i64)
+            .find(|origin| origin.name() == name)
+            .ok_or_else(|| format!("{name:?} is not an origin"))
     }
 }
 

@@ -13,7 +13,6 @@ use super::access::JsonBody;
 use super::answer::{FailedRollback, Recovery};
 use super::error::{ApiError, ErrorCode};
 use super::listing::Listing;
-use super::versions::HistoryView;
 use super::{AppState, render};
 use crate::capture::verify::VerifyError;
 use crate::engine::Command;
@@ -327,7 +326,7 @@ pub struct HistoryQuery {
 pub async fn history(
     State(state): State<Arc<AppState>>,
     Query(query): Query<HistoryQuery>,
-) -> Result<Json<HistoryView>, ApiError> {
+) -> Result<Json<crate::wire::history::History>, ApiError> {
     let text = query
         .path
         .ok_or_else(|| ApiError::bad_request(ErrorCode::BadPath, "give the path as ?path="))?;
@@ -343,7 +342,7 @@ pub async fn history(
         return Err(super::ignored::or_ignored(&state, path, unrecorded).await);
     }
     let path = path.to_text();
-    Ok(Json(HistoryView { path, versions }))
+    Ok(Json(super::versions::history(path, &versions)))
 }
 
 pub async fn not_found() -> ApiError {

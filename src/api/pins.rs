@@ -6,7 +6,7 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
@@ -18,41 +18,25 @@ use crate::engine::Command;
 use crate::model::format_time;
 use crate::pins::{self, PinError, Point};
 use crate::store::pins::PinRow;
+use crate::wire::pin::{Pin, Pins};
 
 /// A pin as the API shows it.
-#[derive(Debug, Serialize)]
-pub struct PinView {
-    name: String,
-    seq: i64,
-    session: Option<String>,
-    turn: Option<i64>,
-    at: Option<String>,
-    created_at: String,
-}
-
-impl PinView {
-    fn of(pin: PinRow) -> Self {
-        Self {
-            name: pin.name,
-            seq: pin.seq,
-            session: pin.session,
-            turn: pin.turn,
-            at: pin.at.map(format_time),
-            created_at: format_time(pin.created_at),
-        }
+fn view(pin: PinRow) -> Pin {
+    Pin {
+        name: pin.name,
+        seq: pin.seq,
+        session: pin.session,
+        turn: pin.turn,
+        at: pin.at.map(format_time),
+        created_at: format_time(pin.created_at),
     }
 }
 
-#[derive(Debug, Serialize)]
-pub struct PinList {
-    pins: Vec<PinView>,
-}
-
 /// `GET /v1/pins`: every pin, oldest point first.
-pub async fn list(State(state): State<Arc<AppState>>) -> Result<Json<PinList>, ApiError> {
+pub async fn list(State(state): State<Arc<AppState>>) -> Result<Json<Pins>, ApiError> {
     let pins = state.read(|conn, _| Ok(pins::list(conn)?)).await?;
-    Ok(Json(PinList {
-        pins: pins.into_iter().map(PinView::of).collect(),
+    Ok(Json(Pins {
+        pins: pins.into_iter().map(view).collect(),
     }))
 }
 
@@ -71,7 +55,7 @@ pub struct PinBody {
 pub async fn create(
     State(state): State<Arc<AppState>>,
     JsonBody(body): JsonBody<PinBody>,
-) -> Result<(StatusCode, Json<PinView>), ApiError> {
+) -> Result<(StatusCode, Json<Pin>), ApiError> {
     let Some(name) = body.name.clone() else {
         return Err(ApiError::bad_request(
             ErrorCode::BadRequest,
@@ -87,7 +71,7 @@ pub async fn create(
     let pin = answer
         .await
         .map_err(|_| ApiError::unavailable("the daemon is shutting down"))??;
-    Ok((StatusCode::CREATED, Json(PinView::of(pin))))
+    Ok((StatusCode::CREATED, Json(view(pin))))
 }
 
 /// The point a pin request names: `turn` (with `session`), `at`, or neither (now).
@@ -115,13 +99,13 @@ fn point(body: PinBody) -> Result<Point, ApiError> {
 pub async fn remove(
     State(state): State<Arc<AppState>>,
     Path(name): Path<String>,
-) -> Result<Json<PinView>, ApiError> {
+) -> Result<Json<Pin>, ApiError> {
     let (reply, answer) = oneshot::channel();
     state.worker.send(Command::Unpin { name, reply })?;
     let pin = answer
         .await
         .map_err(|_| ApiError::unavailable("the daemon is shutting down"))??;
-    Ok(Json(PinView::of(pin)))
+    Ok(Json(view(pin)))
 }
 
 impl From<PinError> for ApiError {

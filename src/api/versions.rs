@@ -1,100 +1,51 @@
-//! A path's versions (`GET /v1/history`), serialized straight into the answer: a path written
-//! in every turn has tens of thousands, and a tree of JSON values per version cost more than
-//! reading them.
-
-use serde::Serialize;
-use serde::ser::{SerializeStruct, Serializer};
+//! A path's versions (`GET /v1/history`) as `wire::history` answers them.
 
 use crate::history::HistoryRow;
 use crate::model::{State, format_time};
 use crate::paths::RelPath;
+use crate::wire::history::{History, Version};
 
 /// The answer: the path and every version of it, oldest first.
-pub struct HistoryView {
-    pub path: String,
-    pub versions: Vec<HistoryRow>,
-}
-
-impl Serialize for HistoryView {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut out = serializer.serialize_struct("HistoryView", 2)?;
-        out.serialize_field("path", &self.path)?;
-        out.serialize_field("versions", &Versions(&self.versions))?;
-        out.end()
+pub fn history(path: String, rows: &[HistoryRow]) -> History {
+    History {
+        path,
+        versions: rows.iter().map(version).collect(),
     }
 }
 
-struct Versions<'a>(&'a [HistoryRow]);
-
-impl Serialize for Versions<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.0.iter().map(VersionView::of))
-    }
-}
-
-/// One version as docs/api.md shows it: who made it, then what its state says beyond its kind.
-#[derive(Serialize)]
-struct VersionView<'a> {
-    seq: i64,
-    time: String,
-    origin: &'static str,
-    session: Option<&'a str>,
-    turn: Option<i64>,
-    kind: &'static str,
-    /// Files only.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    too_large: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    size: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    hash: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    executable: Option<bool>,
-    /// The permission bits in octal ("0600"), when the version recorded them.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    mode: Option<String>,
-    /// Only when true: the daemon could not read the file, it has no hash.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    unreadable: Option<bool>,
-    /// A symlink's target.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    target: Option<String>,
-}
-
-impl<'a> VersionView<'a> {
-    fn of(version: &'a HistoryRow) -> Self {
-        let turn = version.turn.as_ref();
-        let mut view = Self {
-            seq: version.seq,
-            time: format_time(version.recorded_at),
-            origin: version.origin.name(),
-            session: turn.map(|(session, _)| &**session),
-            turn: turn.map(|&(_, number)| number),
-            kind: version.state.kind().name(),
-            too_large: None,
-            size: None,
-            hash: None,
-            executable: None,
-            mode: None,
-            unreadable: None,
-            target: None,
-        };
-        match &version.state {
-            State::File(f) => {
-                view.too_large = Some(f.too_large);
-                view.size = Some(f.size);
-                view.hash = (!f.unreadable).then(|| f.hash.to_hex());
-                view.executable = Some(f.executable);
-                view.mode = f.mode_text();
-                view.unreadable = f.unreadable.then_some(true);
-            }
-            State::Symlink { target } => {
-                view.target = Some(RelPath::from_fs_bytes(target.clone()).to_text());
-            }
-            State::Dir | State::Absent | State::Untracked => {}
+/// One version: who made it, then what its state says beyond its kind.
+fn version(row: &HistoryRow) -> Version {
+    let turn = row.turn.as_ref();
+    let mut version = Version {
+        seq: row.seq,
+        time: format_time(row.recorded_at),
+        origin: row.origin,
+        session: turn.map(|(session, _)| session.to_string()),
+        turn: turn.map(|&(_, number)| number),
+        kind: row.state.kind(),
+        too_large: None,
+        size: None,
+        hash: None,
+        executable: None,
+        mode: None,
+        unreadable: false,
+        target: None,
+    };
+    match &row.state {
+        State::File(f) => {
+            version.too_large = Some(f.too_large);
+            version.size = Some(f.size);
+            version.hash = (!f.unreadable).then(|| f.hash.to_hex());
+            version.executable = Some(f.executable);
+            version.mode = f.mode_text();
+            version.unreadable = f.unreadable;
         }
-        view
+        State::Symlink { target } => {
+            version.target = Some(RelPath::from_fs_bytes(target.clone()).to_text());
+        }
+        State::Dir | State::Absent | State::Untracked => {}
     }
+    version
 }
 
 #[cfg(test)]
@@ -141,11 +92,7 @@ mod tests {
             version(6, State::Absent, None),
             version(7, State::Untracked, None),
         ];
-        let view = HistoryView {
-            path: "a".into(),
-            versions,
-        };
-        let json = serde_json::to_string(&view).expect("json");
+        let json = serde_json::to_string(&history("a".into(), &versions)).expect("json");
         let who = |seq: i64| {
             format!(
                 r#""seq":{seq},"time":"1970-01-01T00:00:00.000Z","origin":"outside","session":null,"turn":null"#

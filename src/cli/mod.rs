@@ -268,10 +268,12 @@ fn show_content(
 
 fn history(client: &Client, args: &ServeArgs, cmd: HistoryCmd) -> anyhow::Result<()> {
     let path = workspace_relative(client, args, &cmd.path)?;
-    let answer = client.get(&format!("/v1/history?path={}", encode(&path))).hint(
-        ErrorCode::NotFound,
-        "a path is relative to the directory you are in, and ignored paths are never recorded",
-    )?;
+    let answer: crate::wire::history::History = client
+        .get_as(&format!("/v1/history?path={}", encode(&path)))
+        .hint(
+            ErrorCode::NotFound,
+            "a path is relative to the directory you are in, and ignored paths are never recorded",
+        )?;
     print::answer(&answer, cmd.json.json, print::history)
 }
 

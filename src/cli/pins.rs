@@ -2,12 +2,13 @@
 //! `rollback --pin NAME` returns to.
 
 use clap::Args;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::flags::{JsonFlag, SessionArg, valid_duration, valid_time};
 use super::style::{Paint, paint};
-use super::{Client, Hint, encode, print, resolve_session, rollback, text_of};
+use super::{Client, Hint, encode, escape, print, resolve_session, rollback};
 use crate::wire::error::ErrorCode;
+use crate::wire::pin::{Pin, Pins};
 
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("point").args(["turn", "at", "ago"])))]
@@ -49,61 +50,66 @@ pub fn pin(client: &Client, cmd: PinCmd) -> anyhow::Result<()> {
         (_, Some(ago)) => body["at"] = json!(rollback::time_ago(&ago)?),
         _ => {}
     }
-    let answer = client
-        .post("/v1/pins", &body)
+    let answer: Pin = client
+        .post_as("/v1/pins", &body)
         .hint(ErrorCode::PinExists, "`filewatchd unpin NAME` frees the name")
         .hint(ErrorCode::NotFound, super::LIST_TURNS)?;
     print::answer(&answer, cmd.json.json, |a| {
         println!(
             "pinned {}: {}",
-            paint(&text_of(&a["name"]), Paint::Bold),
+            paint(&escape::text(&a.name), Paint::Bold),
             point(a)
         );
-        println!("  back to it: filewatchd rollback --pin {}", text_of(&a["name"]));
+        println!(
+            "  back to it: filewatchd rollback --pin {}",
+            escape::text(&a.name)
+        );
     })
 }
 
 pub fn unpin(client: &Client, cmd: UnpinCmd) -> anyhow::Result<()> {
-    let answer = client
-        .delete(&format!("/v1/pins/{}", encode(&cmd.name)))
+    let answer: Pin = client
+        .delete_as(&format!("/v1/pins/{}", encode(&cmd.name)))
         .hint(ErrorCode::NotFound, super::LIST_PINS)?;
     print::answer(&answer, cmd.json.json, |a| {
         println!(
             "unpinned {} ({}); the next gc may remove history only it kept",
-            paint(&text_of(&a["name"]), Paint::Bold),
+            paint(&escape::text(&a.name), Paint::Bold),
             point(a)
         );
     })
 }
 
 pub fn pins(client: &Client, json: JsonFlag) -> anyhow::Result<()> {
-    let answer = client.get("/v1/pins")?;
+    let answer: Pins = client.get_as("/v1/pins")?;
     print::answer(&answer, json.json, |a| {
-        let list = a["pins"].as_array().map_or(&[][..], Vec::as_slice);
-        if list.is_empty() {
+        if a.pins.is_empty() {
             println!("no pins yet: `filewatchd pin NAME` names the workspace as it is now");
         }
-        let width = list.iter().map(|p| text_of(&p["name"]).len()).max().unwrap_or(0);
-        for p in list {
-            let name = format!("{:<width$}", text_of(&p["name"]));
+        let width = a
+            .pins
+            .iter()
+            .map(|p| escape::text(&p.name).len())
+            .max()
+            .unwrap_or(0);
+        for p in &a.pins {
+            let name = format!("{:<width$}", escape::text(&p.name));
             println!(
                 "{}  {}  {}",
                 paint(&name, Paint::Bold),
                 point(p),
-                paint(&format!("pinned {}", text_of(&p["created_at"])), Paint::Dim)
+                paint(&format!("pinned {}", escape::text(&p.created_at)), Paint::Dim)
             );
         }
     })
 }
 
 /// The point a pin names, in words: "the end of turn 3 of s1 (seq 120)".
-fn point(pin: &Value) -> String {
-    let what = match (pin["session"].as_str(), pin["turn"].as_i64(), pin["at"].as_str()) {
-        (Some(session), Some(turn), _) => {
-            format!("the end of turn {turn} of {}", super::escape::text(session))
-        }
-        (_, _, Some(at)) => format!("the state recorded at {}", super::escape::text(at)),
+fn point(pin: &Pin) -> String {
+    let what = match (&pin.session, pin.turn, &pin.at) {
+        (Some(session), Some(turn), _) => format!("the end of turn {turn} of {}", escape::text(session)),
+        (_, _, Some(at)) => format!("the state recorded at {}", escape::text(at)),
         _ => "the workspace when it was pinned".to_string(),
     };
-    format!("{what} (seq {})", pin["seq"])
+    format!("{what} (seq {})", pin.seq)
 }

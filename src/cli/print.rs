@@ -10,6 +10,7 @@ use crate::model::Kind;
 use crate::restore::chain::TargetTo;
 use crate::restore::outcome::{ActionStatus, PathLine};
 use crate::restore::past::Status;
+use crate::wire::history::{History, Version};
 use crate::wire::rollback::RollbackAnswer;
 use crate::wire::turn::{Change, TurnStarted, TurnSummary};
 
@@ -292,15 +293,15 @@ pub(super) fn rollback_status(status: &Value) -> String {
 
 /// `history`: the path, then one line per version, its columns as wide as their widest entry
 /// (a seq of 100 and one of 9 line up).
-pub fn history(a: &Value) {
-    println!("{}", path_text(&a["path"]));
-    let versions = a["versions"].as_array().map_or(&[][..], Vec::as_slice);
-    let rows: Vec<[String; 4]> = versions
+pub fn history(a: &History) {
+    println!("{}", escape::quoted(&a.path));
+    let rows: Vec<[String; 4]> = a
+        .versions
         .iter()
         .map(|v| {
             [
-                format!("#{}", v["seq"]),
-                text(&v["time"]),
+                format!("#{}", v.seq),
+                escape::text(&v.time).into_owned(),
                 version_who(v),
                 version_what(v),
             ]
@@ -314,34 +315,34 @@ pub fn history(a: &Value) {
 }
 
 /// Who wrote a version: its origin, and the session's turn.
-fn version_who(v: &Value) -> String {
-    match (v["session"].as_str(), v["turn"].as_i64()) {
-        (Some(s), Some(t)) => format!("{} {} turn {t}", text(&v["origin"]), escape::text(s)),
-        _ => text(&v["origin"]),
+fn version_who(v: &Version) -> String {
+    match (&v.session, v.turn) {
+        (Some(s), Some(t)) => format!("{} {} turn {t}", v.origin.name(), escape::text(s)),
+        _ => v.origin.name().to_string(),
     }
 }
 
 /// What a version is: a file's size, hash and mode, a symlink's target, ...
-fn version_what(v: &Value) -> String {
-    match (word(&v["kind"]), v["kind"].as_str()) {
-        (Some(Kind::File), _) => {
-            let hash = match v["hash"].as_str() {
+fn version_what(v: &Version) -> String {
+    match v.kind {
+        Kind::File => {
+            let hash = match &v.hash {
                 Some(h) => escape::text(h.get(..12).unwrap_or(h)).into_owned(),
                 None => "(unreadable: content not recorded)".into(),
             };
-            let mode = match v["mode"].as_str() {
+            let mode = match &v.mode {
                 Some(mode) => format!(" {}", escape::text(mode)),
-                None if v["executable"] == Value::Bool(true) => " +x".into(),
+                None if v.executable == Some(true) => " +x".into(),
                 None => String::new(),
             };
-            format!("file {} {hash}{mode}", size(&v["size"]))
+            format!("file {} {hash}{mode}", style::size(v.size.unwrap_or(0)))
         }
-        (Some(Kind::Symlink), _) => format!("symlink -> {}", path_text(&v["target"])),
-        (Some(Kind::Untracked), _) => {
-            "untracked (an ignore rule hides it: its content is not recorded)".into()
-        }
-        (_, Some(kind)) => escape::text(kind).into_owned(),
-        (_, None) => "?".into(),
+        Kind::Symlink => match &v.target {
+            Some(target) => format!("symlink -> {}", escape::quoted(target)),
+            None => "symlink -> -".into(),
+        },
+        Kind::Untracked => "untracked (an ignore rule hides it: its content is not recorded)".into(),
+        other => other.name().to_string(),
     }
 }
 

@@ -17,6 +17,7 @@ use super::reach::Reached;
 use super::session::{self, Resolved, Told};
 use super::shape::{self, Failure, encode, finish, first_line, page};
 use crate::wire::error::ErrorCode;
+use crate::wire::history::{History, Version};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -207,21 +208,23 @@ fn turn_line(entry: &Value) -> Value {
 
 /// `GET /v1/history`: every version, shown the latest first.
 fn file_history(daemon: &Reached, args: &PathArgs) -> Result<Value, Failure> {
-    let answer = daemon.get(&format!("/v1/history?path={}", encode(&args.path)))?;
-    let mut versions: Vec<Value> = answer["versions"].as_array().cloned().unwrap_or_default();
+    let answer: History = daemon.get_as(&format!("/v1/history?path={}", encode(&args.path)))?;
+    let mut versions = answer.versions;
     versions.reverse();
     let mut by_origin = Map::new();
     for version in &versions {
-        let origin = version["origin"].as_str().unwrap_or("unknown").to_string();
-        let count = by_origin.get(&origin).and_then(Value::as_u64).unwrap_or(0);
-        by_origin.insert(origin, json!(count + 1));
+        let count = by_origin
+            .get(version.origin.name())
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
+        by_origin.insert(version.origin.name().to_string(), json!(count + 1));
     }
     let lines = versions.iter().map(version_line).collect();
     let call = format!("file_history (path={:?})", args.path);
     let mut page = page(lines, args.offset, args.limit, &call);
     page.fit();
     Ok(json!({
-        "path": answer["path"],
+        "path": answer.path,
         "versions_total": page.total,
         "by_origin": by_origin,
         "versions": page.items,
@@ -229,13 +232,23 @@ fn file_history(daemon: &Reached, args: &PathArgs) -> Result<Value, Failure> {
     }))
 }
 
-fn version_line(version: &Value) -> Value {
-    let mut line = json!({"seq": version["seq"], "time": version["time"], "origin": version["origin"]});
-    for key in ["session", "turn", "kind", "size", "too_large", "unreadable"] {
-        match &version[key] {
-            Value::Null | Value::Bool(false) => {}
-            value => line[key] = value.clone(),
-        }
+fn version_line(version: &Version) -> Value {
+    let mut line = json!({"seq": version.seq, "time": version.time, "origin": version.origin});
+    if let Some(session) = &version.session {
+        line["session"] = json!(session);
+    }
+    if let Some(turn) = version.turn {
+        line["turn"] = json!(turn);
+    }
+    line["kind"] = json!(version.kind);
+    if let Some(size) = version.size {
+        line["size"] = json!(size);
+    }
+    if version.too_large == Some(true) {
+        line["too_large"] = json!(true);
+    }
+    if version.unreadable {
+        line["unreadable"] = json!(true);
     }
     line
 }

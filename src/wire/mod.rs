@@ -5,10 +5,12 @@
 //! when it is empty or false is left out here too.
 //!
 //! So far: the error codes ([`error`]), a turn ([`turn`]), a rollback's answer
-//! ([`rollback`]) and the sessions ([`session`]). Other answers are still read as
-//! `serde_json::Value` by key.
+//! ([`rollback`]), the sessions ([`session`]), the pins ([`pin`]) and a path's versions
+//! ([`history`]). Other answers are still read as `serde_json::Value` by key.
 
 pub mod error;
+pub mod history;
+pub mod pin;
 pub mod rollback;
 pub mod session;
 pub mod turn;
