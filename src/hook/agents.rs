@@ -21,7 +21,7 @@ pub const AGENTS_DIR: &str = "agents";
 /// Sessions kept per record, the latest first.
 const SESSIONS_KEPT: usize = 16;
 /// How long a hook waits for another one writing the records.
-const LOCK_WAIT: Duration = Duration::from_secs(5);
+const LOCK_WAIT: Duration = Duration::from_secs(2);
 /// How far up the process tree anyone looks.
 const DEPTH_MAX: usize = 32;
 /// Processes between an agent and its hook or MCP server, never the agent itself.
