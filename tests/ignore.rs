@@ -84,3 +84,47 @@ fn deleting_an_ignore_file_lifts_its_rules() {
     let turn = daemon.turn_end("s1");
     assert_eq!(changed_paths(&turn), set(["node_modules/lib/m.js"]));
 }
+
+const GETDENTS64: i32 = 217;
+
+/// The rescan an ignore-file change causes can find a file before its own event is read: `git
+/// checkout` writes `.gitignore` and then the files after it (the own-history replay in CI once
+/// missed `tests/agents_codex.rs` and `tests/common/model.rs` this way). Such a file was
+/// tracked under the old rules too: it is the turn's write. Only what the old rules hid comes
+/// into view as found. strace holds the rescan's listing of the root while the files are made.
+#[test]
+fn files_written_while_an_ignore_change_is_rescanned_are_the_turns() {
+    let ws = Workspace::new();
+    ws.write(".gitignore", "/target\ncache/\n");
+    ws.write("cache/model.bin", "weights\n");
+    ws.write("tests/old.rs", "old\n");
+    let daemon = Daemon::start(&ws);
+    let held = "inject=getdents64:delay_enter=2000000:when=1";
+    let Some(strace) = Strace::attach(daemon.pid, &["-e", "trace=getdents64", "-e", held]) else {
+        return;
+    };
+
+    daemon.turn_start("s1", "checkout");
+    ws.write(".gitignore", "/target\n");
+    assert!(
+        Strace::wait_in_syscall(daemon.pid, GETDENTS64),
+        "the rescan after the .gitignore change is listing the root"
+    );
+    ws.write("tests/new.rs", "new\n");
+    ws.write("tests/old.rs", "changed\n");
+    let turn = daemon.turn_end("s1");
+    strace.detach();
+    assert_eq!(
+        changed_paths(&turn),
+        set([".gitignore", "tests/new.rs", "tests/old.rs"]),
+        "{turn:#}"
+    );
+    let found = daemon.history("cache/model.bin");
+    assert_eq!(latest(&found)["origin"], "offline", "{found:#}");
+
+    let (status, answer) = daemon.undo("s1", serde_json::json!({}));
+    assert_eq!(status, 200, "{answer:#}");
+    assert!(!ws.path("tests/new.rs").exists(), "{answer:#}");
+    assert_eq!(ws.read("tests/old.rs"), b"old\n");
+    assert_eq!(ws.read("cache/model.bin"), b"weights\n");
+}

@@ -62,21 +62,34 @@ pub struct Recorded {
     pub versions: usize,
     /// Paths that kept changing while read: retried on the next flush.
     pub requeue: Vec<RelPath>,
-    /// Directories whose ignore files changed: rescanned after this batch.
-    pub rescan_dirs: Vec<Option<RelPath>>,
+    /// Ignore files changed: their directories are rescanned after this batch.
+    pub rules_changed: Option<RulesChanged>,
     /// Paths read but not stored: the store failed (`fault`). Retried until recorded.
     pub failed: Vec<RelPath>,
     pub fault: Option<StorageFault>,
 }
 
 impl Recorded {
-    fn absorb(&mut self, other: Recorded) {
+    pub fn absorb(&mut self, other: Recorded) {
         self.versions += other.versions;
         self.requeue.extend(other.requeue);
-        self.rescan_dirs.extend(other.rescan_dirs);
         self.failed.extend(other.failed);
         self.fault = other.fault.or(self.fault.take());
+        match (&mut self.rules_changed, other.rules_changed) {
+            (Some(mine), Some(theirs)) => mine.dirs.extend(theirs.dirs),
+            (mine @ None, theirs) => *mine = theirs,
+            (Some(_), None) => {}
+        }
     }
+}
+
+/// Ignore files a batch saw change: the rules as they were before the first of them, and the
+/// directories to rescan. A path a rescan finds that the old rules hid comes into view (found,
+/// untracked until now); any other was written now, by whoever writes now.
+#[derive(Debug)]
+pub struct RulesChanged {
+    pub before: IgnoreRules,
+    pub dirs: Vec<Option<RelPath>>,
 }
 
 const PARALLEL_ABOVE: usize = 16;
@@ -377,8 +390,12 @@ impl Batch {
     /// the rules are re-read, and the directory is rescanned after this batch.
     fn reload_if_ignore_file(&mut self, ctx: &mut Context, path: &RelPath) {
         if IgnoreRules::is_ignore_file(path) {
+            let changed = self.out.rules_changed.get_or_insert_with(|| RulesChanged {
+                before: ctx.rules.clone(),
+                dirs: Vec::new(),
+            });
+            changed.dirs.push(path.parent());
             ctx.rules.reload_dir(path.parent().as_ref());
-            self.out.rescan_dirs.push(path.parent());
         }
     }
 
@@ -565,7 +582,7 @@ fn is_own_temp(conn: &Connection, path: &RelPath) -> rusqlite::Result<bool> {
 }
 
 /// `path` or one of its ancestors is ignored (ancestors matter after a rules change).
-fn ignored_with_parents(rules: &IgnoreRules, path: &RelPath, is_dir: bool) -> bool {
+pub(super) fn ignored_with_parents(rules: &IgnoreRules, path: &RelPath, is_dir: bool) -> bool {
     let mut ancestor = path.parent();
     while let Some(dir) = ancestor {
         if rules.is_ignored(&dir, true) {

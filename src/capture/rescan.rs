@@ -10,13 +10,14 @@ use rusqlite::Connection;
 use rustix::fs::FileType;
 
 use super::Context;
-use super::record::{Attribution, Recorded, Walked, record_walked};
+use super::record::{Attribution, Recorded, Walked, ignored_with_parents, record_walked};
 use super::walk::{Entry, EntryKind, walk_from_unless};
 use crate::model::{RACY_NS, StatPrint};
 use crate::paths::RelPath;
 use crate::stats::RescanReport;
 use crate::store::cache::{Cached, each_cached};
 use crate::store::sql;
+use crate::watch::filter::IgnoreRules;
 
 /// SQLite's `PRAGMA synchronous` levels: OFF 0, NORMAL 1, FULL 2, EXTRA 3.
 const SYNCHRONOUS_NORMAL: i64 = 1;
@@ -34,22 +35,44 @@ pub fn rescan(
     record_survey(conn, ctx, survey, who, show_progress)
 }
 
-/// A rescan after an ignore rule changed beneath `under`: what comes into view was untracked
-/// until now, not absent, and history says so before its first version.
+/// A rescan after an ignore rule changed beneath `under`. A path the rules `before` the change
+/// hid comes into view: it was untracked until now, not absent, history says so before its
+/// first version, and it is found, never the work of whoever writes now (it may long predate
+/// the turn: an undo must not delete it). Any other difference is a write whose event is not
+/// read yet, made now: `who`'s (`git checkout` writes `.gitignore` and then the files after it).
 pub fn rescan_into_view(
     conn: &mut Connection,
     ctx: &mut Context,
     under: Option<&RelPath>,
+    before: &IgnoreRules,
+    who: Attribution,
 ) -> rusqlite::Result<Recorded> {
-    let survey = survey(conn, ctx, under)?;
-    let entering: Vec<&RelPath> = survey
-        .work
-        .iter()
-        .filter(|w| w.latest.is_none())
-        .map(|w| &w.path)
-        .collect();
-    super::tracked::mark_entering(conn, &entering)?;
-    record_survey(conn, ctx, survey, Attribution::FOUND, false)
+    let mut survey = survey(conn, ctx, under)?;
+    let root = &ctx.root.path;
+    let (entering, written): (Vec<Walked>, Vec<Walked>) = std::mem::take(&mut survey.work)
+        .into_iter()
+        .partition(|w| w.latest.is_none() && was_hidden(before, root, w));
+    let paths: Vec<&RelPath> = entering.iter().map(|w| &w.path).collect();
+    super::tracked::mark_entering(conn, &paths)?;
+    // The written first: a directory made now comes before what the old rules hid in it.
+    record_groups(
+        conn,
+        ctx,
+        survey,
+        vec![(who, written), (Attribution::FOUND, entering)],
+        false,
+    )
+}
+
+/// Whether the rules before a change hid a path the rescan after it walked.
+fn was_hidden(before: &IgnoreRules, root: &std::path::Path, walked: &Walked) -> bool {
+    let is_dir = !walked.file
+        && walked
+            .path
+            .to_abs(root)
+            .symlink_metadata()
+            .is_ok_and(|m| m.is_dir());
+    ignored_with_parents(before, &walked.path, is_dir)
 }
 
 /// What a rescan found to record; nothing is written to the index to find it.
@@ -184,18 +207,30 @@ impl Survey {
 pub fn record_survey(
     conn: &mut Connection,
     ctx: &mut Context,
-    survey: Survey,
+    mut survey: Survey,
     who: Attribution,
+    show_progress: bool,
+) -> rusqlite::Result<Recorded> {
+    let work = std::mem::take(&mut survey.work);
+    record_groups(conn, ctx, survey, vec![(who, work)], show_progress)
+}
+
+/// Records a survey's work, split into groups by who each belongs to (`survey.work` is unused).
+fn record_groups(
+    conn: &mut Connection,
+    ctx: &mut Context,
+    survey: Survey,
+    groups: Vec<(Attribution, Vec<Walked>)>,
     show_progress: bool,
 ) -> rusqlite::Result<Recorded> {
     let Survey {
         dir,
-        work,
         walked,
         started,
         survey_ms,
+        ..
     } = survey;
-    let bar = progress_bar(show_progress, work.len());
+    let bar = progress_bar(show_progress, groups.iter().map(|(_, work)| work.len()).sum());
     if show_progress {
         // Kept once done: `status` says the walk read them all until the daemon listens.
         ctx.stats.set_index_progress(bar.clone());
@@ -208,7 +243,7 @@ pub fn record_survey(
     if lower {
         conn.pragma_update(None, "synchronous", SYNCHRONOUS_NORMAL)?;
     }
-    let recorded = record_walked(conn, ctx, work, who, bar.as_ref());
+    let recorded = record_each(conn, ctx, groups, bar.as_ref());
     if lower {
         conn.pragma_update(None, "synchronous", was)?;
     }
@@ -226,6 +261,19 @@ pub fn record_survey(
     tracing::debug!(?report, "rescan timings");
     ctx.stats.set_last_rescan(report);
     Ok(recorded)
+}
+
+fn record_each(
+    conn: &mut Connection,
+    ctx: &mut Context,
+    groups: Vec<(Attribution, Vec<Walked>)>,
+    bar: Option<&ProgressBar>,
+) -> rusqlite::Result<Recorded> {
+    let mut all = Recorded::default();
+    for (who, work) in groups.into_iter().filter(|(_, work)| !work.is_empty()) {
+        all.absorb(record_walked(conn, ctx, work, who, bar)?);
+    }
+    Ok(all)
 }
 
 /// The comparison of a walk with the index's stat cache, both in path order: paths whose stat

@@ -127,10 +127,7 @@ fn record_attributed(
 ) -> rusqlite::Result<Recorded> {
     let mut recorded = Recorded::default();
     for (who, group) in attribute(conn, &ctx.root.path, work)? {
-        let some = record_walked(conn, ctx, group, who, None)?;
-        recorded.versions += some.versions;
-        recorded.requeue.extend(some.requeue);
-        recorded.rescan_dirs.extend(some.rescan_dirs);
+        recorded.absorb(record_walked(conn, ctx, group, who, None)?);
     }
     Ok(recorded)
 }

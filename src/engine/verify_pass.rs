@@ -63,9 +63,10 @@ impl Worker {
             self.batch.requeue(recorded.requeue, Instant::now());
         }
         self.also_failed(recorded.failed, recorded.fault);
-        // What an ignore-rule change brings into view: found, and untracked until now.
-        for dir in recorded.rescan_dirs {
-            self.rescan_dir(dir.as_ref(), Attribution::FOUND, true);
+        // What an ignore-rule change brings into view: found, and untracked until now; what
+        // else it finds, found as well (no event says when it was written).
+        if let Some(changed) = recorded.rules_changed {
+            self.rescan_changed_rules(changed, Attribution::FOUND);
         }
     }
 }

@@ -15,7 +15,7 @@ use super::owed::Owed;
 use super::schedule::{Schedule, Sent};
 use super::upkeep::{Upkeep, Waiting};
 use super::{Command, Msg};
-use crate::capture::record::{Attribution, Priority, attribution, record};
+use crate::capture::record::{Attribution, Priority, RulesChanged, attribution, record};
 use crate::capture::rescan::{record_survey, rescan, rescan_into_view, survey};
 use crate::capture::{Context, TRIM_AFTER, release_freed_memory};
 use crate::model::RACY_NS;
@@ -422,11 +422,10 @@ impl Worker {
                     self.batch.requeue(recorded.requeue, Instant::now());
                 }
                 self.storage_outcome(recorded.failed, recorded.fault);
-                // What an ignore-rule change brings into view was not seen being written: it
-                // may long predate the turn, so it is found (`offline`), never the turn's own
-                // work an undo would delete.
-                for dir in recorded.rescan_dirs {
-                    self.rescan_dir(dir.as_ref(), Attribution::FOUND, true);
+                // What an ignore-rule change brings into view is found; what else the
+                // rescan finds was written now, whose events are not read yet.
+                if let Some(changed) = recorded.rules_changed {
+                    self.rescan_changed_rules(changed, who);
                 }
             }
             Err(err) => {
@@ -440,12 +439,17 @@ impl Worker {
 
     /// True when every path under `dir` was recorded as it is now; paths that kept changing
     /// while read are retried with the next batch, paths the store failed until recorded.
-    /// `into_view`: an ignore rule changed (`rescan_into_view`).
-    pub(super) fn rescan_dir(&mut self, dir: Option<&RelPath>, who: Attribution, into_view: bool) -> bool {
+    /// `rules_before`: an ignore rule changed, and these were the rules (`rescan_into_view`).
+    pub(super) fn rescan_dir(
+        &mut self,
+        dir: Option<&RelPath>,
+        who: Attribution,
+        rules_before: Option<&IgnoreRules>,
+    ) -> bool {
         let _trim = TrimOnDrop;
-        let scanned = match into_view {
-            true => rescan_into_view(&mut self.conn, &mut self.ctx, dir),
-            false => rescan(&mut self.conn, &mut self.ctx, dir, who, false),
+        let scanned = match rules_before {
+            Some(before) => rescan_into_view(&mut self.conn, &mut self.ctx, dir, before, who),
+            None => rescan(&mut self.conn, &mut self.ctx, dir, who, false),
         };
         match scanned {
             Ok(recorded) => {
@@ -478,6 +482,14 @@ impl Worker {
         }
     }
 
+    /// The directories whose ignore files changed, rescanned; what else the rescans find was
+    /// written now, by `who`.
+    pub(super) fn rescan_changed_rules(&mut self, changed: RulesChanged, who: Attribution) {
+        for dir in &changed.dirs {
+            self.rescan_dir(dir.as_ref(), who, Some(&changed.before));
+        }
+    }
+
     /// Everything re-checked: after lost events, or when a cookie never came back.
     fn full_rescan(&mut self) {
         if self.root_lost() {
@@ -487,7 +499,7 @@ impl Worker {
         self.ctx.stats.rescans.fetch_add(1, Ordering::Relaxed);
         tracing::warn!("events may have been lost; rescanning the workspace");
         let began = self.lost.rescan_begins();
-        if self.rescan_dir(None, self.who(), false) {
+        if self.rescan_dir(None, self.who(), None) {
             self.lost.rescanned(began);
         }
     }

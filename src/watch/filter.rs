@@ -47,6 +47,9 @@ pub fn cookie_instance_of(name: &[u8]) -> Option<&[u8]> {
     (hex && digits).then_some(instance)
 }
 
+/// Cloned when an ignore file changes: what the rules were is how a rescan tells a path
+/// coming into view from one written now (`capture::record::RulesChanged`).
+#[derive(Clone, Debug)]
 pub struct IgnoreRules {
     root: PathBuf,
     /// The state directory when it lies inside the root.
