@@ -6,6 +6,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use crate::paths::RelPath;
 use crate::store::fault::StorageFault;
+pub use crate::wire::status::{
+    RescanReport, StorageStatus, VerifyReport, VerifyStatus, Watcher, WorkspaceLost,
+};
 
 #[derive(Default)]
 pub struct Stats {
@@ -44,60 +47,6 @@ pub struct Stats {
     index_progress: Mutex<Option<indicatif::ProgressBar>>,
 }
 
-/// The workspace root no longer names the directory the daemon holds open (moved away,
-/// removed, replaced): capture has stopped, nothing is written, reads still work.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct WorkspaceLost {
-    pub root: String,
-    /// What became of it: "was moved to /x/ws.moved", "was removed", ...
-    pub what: String,
-    pub since: String,
-    pub remedy: String,
-}
-
-impl WorkspaceLost {
-    /// One sentence for an error answer and the log.
-    pub fn message(&self) -> String {
-        format!(
-            "workspace lost: the workspace root {} {}; capture has stopped and nothing is written. {}",
-            self.root, self.what, self.remedy
-        )
-    }
-}
-
-/// The latest stat walk of the directories the watch limit left unwatched (`capture::unwatched`).
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct VerifyReport {
-    /// The directories walked (each with what lies beneath it).
-    pub dirs: usize,
-    pub walked: usize,
-    pub recorded: usize,
-    pub ms: u64,
-}
-
-/// What the latest rescan (start-up walk, lost events, ignore-file change) did and how long
-/// it took: `survey_ms` walks and compares against the index, the rest reads and records.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct RescanReport {
-    /// The directory rescanned, `None` for the whole workspace.
-    pub dir: Option<String>,
-    pub walked: usize,
-    pub recorded: usize,
-    pub survey_ms: u64,
-    pub total_ms: u64,
-}
-
-/// The storage fault in force: what failed and which paths wait to be recorded.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct StorageStatus {
-    pub cause: crate::store::fault::FaultCause,
-    pub message: String,
-    pub pending: usize,
-    /// The first few pending paths.
-    pub paths: Vec<String>,
-    pub remedy: &'static str,
-}
-
 /// What to do about a storage fault, by its cause.
 fn remedy(cause: crate::store::fault::FaultCause) -> &'static str {
     use crate::store::fault::FaultCause;
@@ -132,7 +81,7 @@ impl Stats {
             message: fault.message.clone(),
             pending: paths.len(),
             paths: paths.iter().take(PENDING_SHOWN).map(RelPath::to_text).collect(),
-            remedy: remedy(fault.cause),
+            remedy: remedy(fault.cause).to_string(),
         });
         if let Ok(mut slot) = self.storage.lock() {
             if slot.is_some() && status.is_none() {
@@ -230,47 +179,28 @@ impl Stats {
         self.degraded.lock().ok().and_then(|e| e.clone())
     }
 
-    pub fn snapshot(&self) -> serde_json::Value {
+    pub fn snapshot(&self) -> Watcher {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
-        serde_json::json!({
-            "watched_dirs": self.watched_dirs.load(Ordering::Relaxed),
-            "unwatched_dirs": self.unwatched_dirs.load(Ordering::Relaxed),
-            "last_unwatched_verify": self.last_verify.lock().ok().and_then(|r| r.clone()),
-            "hints": get(&self.hints),
-            "rescans": get(&self.rescans),
-            "overflows": get(&self.overflows),
-            "vanished": get(&self.vanished),
-            "unreadable": get(&self.unreadable),
-            "unstable": get(&self.unstable),
-            "unchanged_by_stat": get(&self.unchanged_by_stat),
-            "unchanged_by_hash": get(&self.unchanged_by_hash),
-            "too_large": get(&self.too_large),
-            "storage_errors": get(&self.storage_errors),
-            "storage_error": self.storage(),
-            "degraded": self.degraded(),
-            "last_error": self.last_error(),
-            "last_rescan": self.last_rescan.lock().ok().and_then(|r| r.clone()),
-        })
+        Watcher {
+            watched_dirs: self.watched_dirs.load(Ordering::Relaxed),
+            unwatched_dirs: self.unwatched_dirs.load(Ordering::Relaxed),
+            last_unwatched_verify: self.last_verify.lock().ok().and_then(|r| r.clone()),
+            hints: get(&self.hints),
+            rescans: get(&self.rescans),
+            overflows: get(&self.overflows),
+            vanished: get(&self.vanished),
+            unreadable: get(&self.unreadable),
+            unstable: get(&self.unstable),
+            unchanged_by_stat: get(&self.unchanged_by_stat),
+            unchanged_by_hash: get(&self.unchanged_by_hash),
+            too_large: get(&self.too_large),
+            storage_errors: get(&self.storage_errors),
+            storage_error: self.storage(),
+            degraded: self.degraded(),
+            last_error: self.last_error(),
+            last_rescan: self.last_rescan.lock().ok().and_then(|r| r.clone()),
+        }
     }
-}
-
-/// The verification pass (G2: what no event reported, such as writes through a shared
-/// mapping): its schedule and what its runs found, for `status`.
-#[derive(Clone, Debug, Default, serde::Serialize)]
-pub struct VerifyStatus {
-    /// The background pass's interval and quiet time; `None` when it is off.
-    pub interval_ms: Option<u64>,
-    pub quiet_ms: u64,
-    /// When the latest pass finished (RFC 3339), how long it took and what it found.
-    pub last_run: Option<String>,
-    pub last_duration_ms: u64,
-    pub last_walked: usize,
-    pub last_changed: usize,
-    /// Passes run (on demand and in the background), and versions they recorded in all.
-    pub runs: u64,
-    pub changed_total: u64,
-    /// Background passes abandoned to serve a command (run again once quiet).
-    pub yielded: u64,
 }
 
 /// One finished pass.

@@ -1,14 +1,13 @@
 //! What a failed rollback's error adds to its code and message (docs/api.md), built from
-//! restore's `Failure`, and a past rollback's line in `status`. A rollback's own answer is
-//! `wire::rollback::RollbackAnswer`.
+//! restore's `Failure`, and a past rollback's lines in `status` (`wire::status`), built from
+//! its row. A rollback's own answer is `wire::rollback::RollbackAnswer`.
 
 use serde::Serialize;
 
-use crate::model::RollbackKind;
 use crate::restore::apply::Cause;
 use crate::restore::finish::{Failure, PathNow, PathState};
-use crate::restore::outcome::PathLine;
-use crate::restore::past::{PastRollback, Status};
+use crate::restore::past::PastRollback;
+use crate::wire::status::{FailedRollback, Recovery};
 
 /// The fields a `rollback_failed` (or `workspace_lost`) error adds to its code and message.
 #[derive(Debug, Serialize)]
@@ -48,57 +47,37 @@ impl FailureDetails {
 }
 
 /// A rollback that failed and is not fully put back yet (G12), in `status`.
-#[derive(Debug, Serialize)]
-pub struct FailedRollback {
-    rollback_id: i64,
-    operation: RollbackKind,
-    status: Status,
-    note: &'static str,
-}
-
-impl FailedRollback {
-    pub fn of(past: &PastRollback) -> Self {
-        Self {
-            rollback_id: past.id,
-            operation: past.kind,
-            status: past.status,
-            note: "it failed and could not put back every path it had changed; the next start of the daemon finishes putting them back",
-        }
+pub fn failed_rollback(past: &PastRollback) -> FailedRollback {
+    FailedRollback {
+        rollback_id: past.id,
+        operation: past.kind,
+        status: past.status,
+        note: "it failed and could not put back every path it had changed; the next start of the daemon finishes putting them back".into(),
     }
 }
 
 /// What the last start-up recovery did, when a crash interrupted a rollback (G6), in `status`.
-#[derive(Debug, Serialize)]
-pub struct Recovery {
-    rollback_id: i64,
-    operation: RollbackKind,
-    outcome: &'static str,
-    note: Option<String>,
-    left: Option<Vec<PathLine>>,
-}
-
-impl Recovery {
-    pub fn of(past: &PastRollback) -> Self {
-        let outcome = past.outcome.as_ref();
-        Self {
-            rollback_id: past.id,
-            operation: past.kind,
-            outcome: "finished",
-            note: outcome.and_then(|o| o.recovery.clone()),
-            left: outcome.map(|o| o.skipped.clone()),
-        }
+pub fn recovery(past: &PastRollback) -> Recovery {
+    let outcome = past.outcome.as_ref();
+    Recovery {
+        rollback_id: past.id,
+        operation: past.kind,
+        outcome: "finished".into(),
+        note: outcome.and_then(|o| o.recovery.clone()),
+        left: outcome.map(|o| o.skipped.clone()),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Kind;
+    use crate::model::{Kind, RollbackKind};
     use crate::restore::OnConflict;
     use crate::restore::chain::{Target, TargetTo};
     use crate::restore::outcome::Outcome;
+    use crate::restore::outcome::PathLine;
     use crate::restore::outcome::{ActionLine, ActionStatus};
-    use crate::restore::past::Summary;
+    use crate::restore::past::{Status, Summary};
     use crate::restore::plan::{Action, NoteCode};
     use crate::wire::rollback::RollbackAnswer;
 
@@ -212,9 +191,9 @@ mod tests {
         let json = serde_json::to_string(&summary).expect("summary");
         let expected = r#"{"rollback_id":3,"operation":"undo","target":{"to":"time","turn":null,"seq":41,"at":"2026-11-30T10:00:00.000Z"},"status":"recovered","time":"1970-01-01T00:00:00.000Z","paths_done":1,"skipped":1,"recovery":"finished at start-up"}"#;
         assert_eq!(json, expected);
-        let recovery = serde_json::to_string(&Recovery::of(&past)).expect("recovery");
+        let recovered = serde_json::to_string(&recovery(&past)).expect("recovery");
         let expected = r#"{"rollback_id":3,"operation":"undo","outcome":"finished","note":"finished at start-up","left":[{"path":"b.rs","code":"changed_by_other","reason":"b.rs is in the way"}]}"#;
-        assert_eq!(recovery, expected);
+        assert_eq!(recovered, expected);
         let unread = PastRollback {
             outcome: None,
             ..past
@@ -229,8 +208,8 @@ mod tests {
         let json = serde_json::to_string(&unlisted).expect("summary");
         let expected = r#"{"rollback_id":3,"operation":"undo","target":null,"status":"recovered","time":"1970-01-01T00:00:00.000Z","paths_done":0,"skipped":0,"recovery":null}"#;
         assert_eq!(json, expected);
-        let recovery = serde_json::to_string(&Recovery::of(&unread)).expect("recovery");
+        let recovered = serde_json::to_string(&recovery(&unread)).expect("recovery");
         let expected = r#"{"rollback_id":3,"operation":"undo","outcome":"finished","note":null,"left":null}"#;
-        assert_eq!(recovery, expected);
+        assert_eq!(recovered, expected);
     }
 }

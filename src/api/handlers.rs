@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
 use super::access::JsonBody;
-use super::answer::{FailedRollback, Recovery};
+use super::answer::{failed_rollback, recovery};
 use super::error::{ApiError, ErrorCode};
 use super::listing::Listing;
 use super::{AppState, render};
@@ -22,6 +22,7 @@ use crate::restore::past;
 use crate::sessions;
 use crate::sessions::turns::{self, TurnMarker, TurnSelector};
 use crate::wire::session::Sessions;
+use crate::wire::status::{OpenTurn, Status};
 use crate::wire::turn::TurnStarted;
 
 type Answer = Result<Json<Value>, ApiError>;
@@ -35,7 +36,7 @@ pub fn valid_session(name: &str) -> Result<(), ApiError> {
     Err(ApiError::bad_request(ErrorCode::BadSession, sessions::NAME_RULE))
 }
 
-pub async fn status(State(state): State<Arc<AppState>>) -> Answer {
+pub async fn status(State(state): State<Arc<AppState>>) -> Result<Json<Status>, ApiError> {
     if state.stats.capture_stopped() {
         return Err(ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -45,28 +46,30 @@ pub async fn status(State(state): State<Arc<AppState>>) -> Answer {
     }
     state
         .read(|conn, state| {
-            let open: Vec<Value> = turns::open(conn)?
-                .iter()
-                .map(|t| json!({"session": t.session, "turn": t.number}))
+            let open_turns = turns::open(conn)?
+                .into_iter()
+                .map(|t| OpenTurn {
+                    session: t.session,
+                    turn: t.number,
+                })
                 .collect();
             let totals = history::totals(conn)?;
-            let failed: Vec<FailedRollback> = past::reverting(conn)?.iter().map(FailedRollback::of).collect();
-            Ok(Json(json!({
-                "root": state.root,
-                "version": env!("CARGO_PKG_VERSION"),
-                "pid": std::process::id(),
-                "state_dir": state.state_dir,
-                "tracked_files": totals.tracked_files,
-                "store_bytes": totals.store_bytes,
-                "latest_seq": totals.latest_seq,
-                "open_turns": open,
-                "watcher": state.stats.snapshot(),
-                "workspace_lost": state.stats.workspace_lost(),
-                "verify": state.stats.verify(),
-                "recovery": past::last_recovered(conn)?.as_ref().map(Recovery::of),
-                "failed_rollbacks": failed,
-                "filesystem": crate::fs::mode::describe(std::path::Path::new(&state.root)),
-            })))
+            Ok(Json(Status {
+                root: state.root.clone(),
+                version: env!("CARGO_PKG_VERSION").to_string(),
+                pid: std::process::id(),
+                state_dir: state.state_dir.clone(),
+                tracked_files: totals.tracked_files,
+                store_bytes: totals.store_bytes,
+                latest_seq: totals.latest_seq,
+                open_turns,
+                watcher: state.stats.snapshot(),
+                workspace_lost: state.stats.workspace_lost(),
+                verify: state.stats.verify(),
+                recovery: past::last_recovered(conn)?.as_ref().map(recovery),
+                failed_rollbacks: past::reverting(conn)?.iter().map(failed_rollback).collect(),
+                filesystem: crate::fs::mode::describe(&state.root),
+            }))
         })
         .await
 }

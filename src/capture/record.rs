@@ -10,6 +10,7 @@ use indicatif::ProgressBar;
 use rusqlite::{Connection, TransactionBehavior};
 
 use super::Context;
+use super::tracked::{RulesChanged, ignored_with_parents, untrack};
 use crate::fs::feed::{CancelOnDrop, Feed, map_parallel, map_parallel_at_idle};
 use crate::fs::read::{
     Expected, Observation, Present, RootDir, Saved, observe, observe_expecting, observe_file, unreadable_file,
@@ -81,15 +82,6 @@ impl Recorded {
             (Some(_), None) => {}
         }
     }
-}
-
-/// Ignore files a batch saw change: the rules as they were before the first of them, and the
-/// directories to rescan. A path a rescan finds that the old rules hid comes into view (found,
-/// untracked until now); any other was written now, by whoever writes now.
-#[derive(Debug)]
-pub struct RulesChanged {
-    pub before: IgnoreRules,
-    pub dirs: Vec<Option<RelPath>>,
 }
 
 const PARALLEL_ABOVE: usize = 16;
@@ -535,25 +527,6 @@ impl Batch {
     }
 }
 
-/// A path that became ignored stops being tracked: its history stays, and says from when it
-/// (and all beneath it) was untracked.
-fn untrack(conn: &Connection, ctx: &mut Context, path: &RelPath) -> rusqlite::Result<()> {
-    let Some(latest) = sql::latest(conn, path)? else {
-        return Ok(());
-    };
-    let mut left = vec![latest.path_id];
-    if latest.state.is_dir() {
-        ctx.watches.unwatch_tree(path);
-        for (_, below) in sql::present_under::<Vec<_>>(conn, path)? {
-            left.push(below.path_id);
-        }
-    }
-    for &path_id in &left {
-        sql::clear_path_state(conn, path_id)?;
-    }
-    super::tracked::mark_left(conn, &left)
-}
-
 fn count_saved(ctx: &Context, saved: Saved) {
     match saved {
         Saved::Nothing => {}
@@ -579,18 +552,6 @@ fn is_own_temp(conn: &Connection, path: &RelPath) -> rusqlite::Result<bool> {
         Some(tag) => crate::store::journal::is_temp_tag(conn, tag),
         None => Ok(false),
     }
-}
-
-/// `path` or one of its ancestors is ignored (ancestors matter after a rules change).
-pub(super) fn ignored_with_parents(rules: &IgnoreRules, path: &RelPath, is_dir: bool) -> bool {
-    let mut ancestor = path.parent();
-    while let Some(dir) = ancestor {
-        if rules.is_ignored(&dir, true) {
-            return true;
-        }
-        ancestor = dir.parent();
-    }
-    rules.is_ignored(path, is_dir)
 }
 
 /// Queues the tracked children of a directory just found (new, or never watched).

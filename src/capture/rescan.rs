@@ -10,7 +10,8 @@ use rusqlite::Connection;
 use rustix::fs::FileType;
 
 use super::Context;
-use super::record::{Attribution, Recorded, Walked, ignored_with_parents, record_walked};
+use super::record::{Attribution, Recorded, Walked, record_walked};
+use super::tracked::{ignored_with_parents, mark_entering};
 use super::walk::{Entry, EntryKind, walk_from_unless};
 use crate::model::{RACY_NS, StatPrint};
 use crate::paths::RelPath;
@@ -53,7 +54,7 @@ pub fn rescan_into_view(
         .into_iter()
         .partition(|w| w.latest.is_none() && was_hidden(before, root, w));
     let paths: Vec<&RelPath> = entering.iter().map(|w| &w.path).collect();
-    super::tracked::mark_entering(conn, &paths)?;
+    mark_entering(conn, &paths)?;
     // The written first: a directory made now comes before what the old rules hid in it.
     record_groups(
         conn,

@@ -25,6 +25,7 @@ mod rollback;
 mod session;
 mod show;
 mod start;
+mod status;
 pub mod style;
 mod timeline;
 mod turn_pages;
@@ -111,7 +112,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         | Command::Restart(_)
         | Command::Projects(_)
         | Command::Forget(_) => unreachable!("handled above"),
-        Command::Status(flag) => status(&client, flag.json),
+        Command::Status(flag) => status::run(&client, flag.json),
         Command::Turn(cmd) => turn(&client, cmd),
         Command::Log(cmd) => timeline::log(&client, cmd),
         Command::Show(cmd) => show(&client, &args, cmd),
@@ -155,11 +156,6 @@ fn serve(args: ServeArgs, cmd: ServeCmd) -> anyhow::Result<ExitCode> {
         test_knobs: cmd.test_knobs,
     })?;
     Ok(ExitCode::SUCCESS)
-}
-
-fn status(client: &Client, json: bool) -> anyhow::Result<()> {
-    let answer = client.get("/v1/status")?;
-    print::answer(&answer, json, print::status)
 }
 
 fn turn(client: &Client, cmd: TurnCmd) -> anyhow::Result<()> {
@@ -283,10 +279,12 @@ fn history(client: &Client, args: &ServeArgs, cmd: HistoryCmd) -> anyhow::Result
 /// resolved by the text alone, as a shell user means them.
 pub(crate) fn workspace_relative(client: &Client, args: &ServeArgs, typed: &str) -> anyhow::Result<String> {
     let absolute = typed.starts_with('/');
-    let root = client.get("/v1/status")?["root"]
-        .as_str()
+    let status: crate::wire::status::Status = client.get_as("/v1/status")?;
+    let root = status
+        .root
+        .to_str()
         .map(str::to_string)
-        .ok_or_else(|| anyhow!("the daemon did not say its workspace root"))?;
+        .ok_or_else(|| anyhow!("the daemon's workspace root is not UTF-8"))?;
     let cwd = std::env::current_dir().and_then(|d| d.canonicalize()).ok();
     let base = match cwd.as_deref().and_then(Path::to_str) {
         _ if absolute => "",

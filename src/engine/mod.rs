@@ -19,6 +19,7 @@ mod checks;
 mod lost;
 mod owed;
 mod queued;
+mod rescans;
 mod schedule;
 mod upkeep;
 mod verify_pass;

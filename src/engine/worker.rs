@@ -15,15 +15,14 @@ use super::owed::Owed;
 use super::schedule::{Schedule, Sent};
 use super::upkeep::{Upkeep, Waiting};
 use super::{Command, Msg};
-use crate::capture::record::{Attribution, Priority, RulesChanged, attribution, record};
-use crate::capture::rescan::{record_survey, rescan, rescan_into_view, survey};
+use crate::capture::record::{Attribution, Priority, attribution, record};
+use crate::capture::rescan::{record_survey, survey};
 use crate::capture::{Context, TRIM_AFTER, release_freed_memory};
 use crate::model::RACY_NS;
-use crate::paths::RelPath;
 use crate::refusal::Refusal;
 use crate::sessions::turns;
 use crate::store::db::IntegrityCheck;
-use crate::store::fault::{StorageFault, Unrecorded};
+use crate::store::fault::StorageFault;
 use crate::store::sql::{self, TurnRow};
 use crate::store::{journal, unjournaled};
 use crate::watch::filter::IgnoreRules;
@@ -35,7 +34,7 @@ const BURST_PAUSE: Duration = Duration::from_millis(1);
 const TRIM_IDLE: Duration = Duration::from_secs(1);
 
 /// Releases freed memory when dropped: after large work, however it ends.
-struct TrimOnDrop;
+pub(super) struct TrimOnDrop;
 
 impl Drop for TrimOnDrop {
     fn drop(&mut self) {
@@ -434,73 +433,6 @@ impl Worker {
                 self.ctx.stats.storage_failed(&fault);
                 self.storage_outcome(work, Some(fault));
             }
-        }
-    }
-
-    /// True when every path under `dir` was recorded as it is now; paths that kept changing
-    /// while read are retried with the next batch, paths the store failed until recorded.
-    /// `rules_before`: an ignore rule changed, and these were the rules (`rescan_into_view`).
-    pub(super) fn rescan_dir(
-        &mut self,
-        dir: Option<&RelPath>,
-        who: Attribution,
-        rules_before: Option<&IgnoreRules>,
-    ) -> bool {
-        let _trim = TrimOnDrop;
-        let scanned = match rules_before {
-            Some(before) => rescan_into_view(&mut self.conn, &mut self.ctx, dir, before, who),
-            None => rescan(&mut self.conn, &mut self.ctx, dir, who, false),
-        };
-        match scanned {
-            Ok(recorded) => {
-                // The answers about what it recorded (a turn listing 30,000 new files) come
-                // after the trim on return: the idle trim gives their memory back too.
-                self.since_trim += recorded.versions;
-                self.owed.rescan = self.owed.rescan && dir.is_some();
-                // A whole-workspace rescan saw every path: its failures are all that is pending.
-                match dir {
-                    None => self.storage_outcome(recorded.failed, recorded.fault),
-                    Some(_) => self.also_failed(recorded.failed, recorded.fault),
-                }
-                if recorded.requeue.is_empty() {
-                    return self.owed.unrecorded.is_none();
-                }
-                self.batch.requeue(recorded.requeue, Instant::now());
-                false
-            }
-            Err(err) => {
-                // Owed until one succeeds; meanwhile commands are refused (G12).
-                let fault = StorageFault::of_batch(&err);
-                self.ctx.stats.storage_failed(&fault);
-                let paths: Vec<RelPath> = dir.cloned().into_iter().collect();
-                self.ctx.stats.set_storage(Some((&fault, &paths)));
-                self.owed.unrecorded = Some(Unrecorded { fault, paths });
-                self.owed.rescan = true;
-                self.batch.failed(Instant::now());
-                false
-            }
-        }
-    }
-
-    /// The directories whose ignore files changed, rescanned; what else the rescans find was
-    /// written now, by `who`.
-    pub(super) fn rescan_changed_rules(&mut self, changed: RulesChanged, who: Attribution) {
-        for dir in &changed.dirs {
-            self.rescan_dir(dir.as_ref(), who, Some(&changed.before));
-        }
-    }
-
-    /// Everything re-checked: after lost events, or when a cookie never came back.
-    fn full_rescan(&mut self) {
-        if self.root_lost() {
-            return;
-        }
-        self.batch.clear();
-        self.ctx.stats.rescans.fetch_add(1, Ordering::Relaxed);
-        tracing::warn!("events may have been lost; rescanning the workspace");
-        let began = self.lost.rescan_begins();
-        if self.rescan_dir(None, self.who(), None) {
-            self.lost.rescanned(began);
         }
     }
 

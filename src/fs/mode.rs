@@ -116,18 +116,18 @@ fn expected(type_name: &str) -> InstallMode {
     }
 }
 
-/// The file system holding `path`, as `status` says it: `{"type","install_mode","probed"}`
-/// (`probed` false: no rollback has installed a file there yet; `install_mode` is then the
-/// one its type is known to get).
-pub fn describe(path: &std::path::Path) -> serde_json::Value {
-    let fs = rustix::fs::statfs(path).map(|s| type_name(s.f_type));
-    let dev = rustix::fs::stat(path).map(|s| s.st_dev);
-    let (Ok(fs), Ok(dev)) = (fs, dev) else {
-        return serde_json::Value::Null;
-    };
+/// The file system holding `path`, as `status` says it (`probed` false: no rollback has
+/// installed a file there yet; `install_mode` is then the one its type is known to get).
+pub fn describe(path: &std::path::Path) -> Option<crate::wire::status::Filesystem> {
+    let kind = rustix::fs::statfs(path).map(|s| type_name(s.f_type)).ok()?;
+    let dev = rustix::fs::stat(path).map(|s| s.st_dev).ok()?;
     let probed = known(dev);
-    let mode = probed.unwrap_or_else(|| expected(&fs));
-    serde_json::json!({"type": fs, "install_mode": mode.name(), "probed": probed.is_some()})
+    let mode = probed.unwrap_or_else(|| expected(&kind));
+    Some(crate::wire::status::Filesystem {
+        kind,
+        install_mode: mode.name().to_string(),
+        probed: probed.is_some(),
+    })
 }
 
 #[cfg(test)]

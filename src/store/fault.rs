@@ -87,6 +87,44 @@ impl serde::Serialize for FaultCause {
     }
 }
 
+/// The kinds an I/O error without an errno is likely to have, as `NoErrno` names them.
+const KINDS: [io::ErrorKind; 8] = [
+    io::ErrorKind::Other,
+    io::ErrorKind::UnexpectedEof,
+    io::ErrorKind::InvalidData,
+    io::ErrorKind::InvalidInput,
+    io::ErrorKind::WriteZero,
+    io::ErrorKind::Interrupted,
+    io::ErrorKind::TimedOut,
+    io::ErrorKind::OutOfMemory,
+];
+
+impl std::str::FromStr for FaultCause {
+    type Err = String;
+
+    /// The cause as the wire names it (`Display`): a kind not in `KINDS` reads as `Other`.
+    fn from_str(name: &str) -> Result<Self, String> {
+        if let Some((cause, _)) = Self::NAMED.iter().find(|(_, n)| *n == name) {
+            return Ok(*cause);
+        }
+        if let Some(raw) = name.strip_prefix("errno ") {
+            return raw
+                .parse()
+                .map(Self::OtherErrno)
+                .map_err(|_| format!("not an errno: {name:?}"));
+        }
+        let kind = KINDS.into_iter().find(|k| format!("{k:?}") == name);
+        Ok(Self::NoErrno(kind.unwrap_or(io::ErrorKind::Other)))
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for FaultCause {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 /// One storage failure: its cause in the words a user can search for, and the error itself.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct StorageFault {
@@ -231,5 +269,22 @@ mod tests {
         let json = serde_json::to_string(&FaultCause::Index).unwrap_or_default();
         assert_eq!(json, "\"index_error\"");
         assert!(StorageFault::from_sqlite(&rusqlite::Error::QueryReturnedNoRows).is_none());
+    }
+
+    /// Every cause reads back as itself from the name the wire gives it.
+    #[test]
+    fn causes_read_back() {
+        let mut causes: Vec<FaultCause> = FaultCause::NAMED.iter().map(|(c, _)| *c).collect();
+        causes.extend([
+            FaultCause::OtherErrno(18),
+            FaultCause::NoErrno(io::ErrorKind::UnexpectedEof),
+        ]);
+        causes.extend(KINDS.map(FaultCause::NoErrno));
+        for cause in causes {
+            let json = serde_json::to_string(&cause).unwrap_or_default();
+            let read: FaultCause = serde_json::from_str(&json).unwrap_or(FaultCause::Index);
+            assert_eq!(read, cause, "{json}");
+        }
+        assert!("errno x".parse::<FaultCause>().is_err());
     }
 }

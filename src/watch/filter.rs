@@ -48,7 +48,7 @@ pub fn cookie_instance_of(name: &[u8]) -> Option<&[u8]> {
 }
 
 /// Cloned when an ignore file changes: what the rules were is how a rescan tells a path
-/// coming into view from one written now (`capture::record::RulesChanged`).
+/// coming into view from one written now (`capture::tracked::RulesChanged`).
 #[derive(Clone, Debug)]
 pub struct IgnoreRules {
     root: PathBuf,

@@ -13,6 +13,7 @@ pub mod history;
 pub mod pin;
 pub mod rollback;
 pub mod session;
+pub mod status;
 pub mod turn;
 
 /// For `skip_serializing_if`: a flag an answer shows only when it is true.

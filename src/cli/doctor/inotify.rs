@@ -52,11 +52,13 @@ fn read_limit(files: &[(&str, &'static str)]) -> Option<Limit> {
 }
 
 pub fn checks(ctx: &Context) -> Vec<Check> {
-    let watcher = ctx.status.as_ref().map(|s| &s["watcher"]);
-    let number = |key: &str| watcher.and_then(|w| w[key].as_u64());
-    let (dirs, unwatched) = match (number("watched_dirs"), number("unwatched_dirs")) {
-        (Some(watched), unwatched) => (watched + unwatched.unwrap_or(0), unwatched.unwrap_or(0)),
-        _ => (count_dirs(&ctx.root, &ctx.state_dir), 0),
+    let watcher = ctx.status.as_ref().map(|s| &s.watcher);
+    let (dirs, unwatched) = match watcher {
+        Some(w) => (
+            (w.watched_dirs + w.unwatched_dirs) as u64,
+            w.unwatched_dirs as u64,
+        ),
+        None => (count_dirs(&ctx.root, &ctx.state_dir), 0),
     };
     let unknown = |name: &str| Check::warning(name, "cannot read the limit from /proc/sys");
     vec![
@@ -70,7 +72,7 @@ pub fn checks(ctx: &Context) -> Vec<Check> {
         ),
         read_limit(QUEUE).map_or_else(
             || unknown("inotify.max_queued_events"),
-            |l| queue_verdict(l, number("overflows").unwrap_or(0)),
+            |l| queue_verdict(l, watcher.map_or(0, |w| w.overflows)),
         ),
     ]
 }

@@ -16,8 +16,8 @@ mod state;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::wire::status::Status;
 use serde::Serialize;
-use serde_json::Value;
 
 use super::escape;
 use super::flags::ServeArgs;
@@ -81,7 +81,7 @@ impl Check {
 pub struct Context {
     pub root: PathBuf,
     pub state_dir: PathBuf,
-    pub status: Option<Value>,
+    pub status: Option<Status>,
 }
 
 #[derive(Serialize)]

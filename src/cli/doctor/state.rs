@@ -5,13 +5,12 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde_json::Value;
-
 use super::{Check, Context};
 use crate::cli::flags::ServeArgs;
 use crate::cli::style::{count, size};
 use crate::client::Client;
 use crate::state;
+use crate::wire::status::Status;
 
 /// How long the daemon may take to answer `status`.
 const ANSWER_WITHIN: Duration = Duration::from_secs(5);
@@ -21,7 +20,7 @@ const ANSWER_WITHIN: Duration = Duration::from_secs(5);
 pub fn daemon(args: &ServeArgs) -> (Vec<Check>, Context) {
     let (root, state_dir) = locate(args);
     let answer = Client::discover_within(Some(&root), args.state_dir.as_deref(), ANSWER_WITHIN)
-        .and_then(|client| client.get("/v1/status"));
+        .and_then(|client| client.get_as::<Status>("/v1/status"));
     let status = match answer {
         Ok(status) => status,
         Err(err) => {
@@ -34,30 +33,28 @@ pub fn daemon(args: &ServeArgs) -> (Vec<Check>, Context) {
             return (vec![check], ctx);
         }
     };
-    let text = |key: &str| status[key].as_str().map(str::to_string);
+    let checks = vec![answering(&status), capture(&status), filesystem(&status)];
     let ctx = Context {
-        root: text("root").map_or(root, PathBuf::from),
-        state_dir: text("state_dir").map_or(state_dir, PathBuf::from),
-        status: Some(status.clone()),
+        root: status.root.clone(),
+        state_dir: status.state_dir.clone(),
+        status: Some(status),
     };
-    (
-        vec![answering(&status), capture(&status), filesystem(&status)],
-        ctx,
-    )
+    (checks, ctx)
 }
 
 /// The workspace's file system and how a rollback installs files there.
-fn filesystem(status: &Value) -> Check {
-    let fs = &status["filesystem"];
-    let kind = fs["type"].as_str().unwrap_or("?");
-    let mode = fs["install_mode"].as_str().unwrap_or("?");
+fn filesystem(status: &Status) -> Check {
+    let (kind, mode, probed) = match &status.filesystem {
+        Some(fs) => (fs.kind.as_str(), fs.install_mode.as_str(), fs.probed),
+        None => ("?", "?", false),
+    };
     let how = match mode {
         "rename" => {
             "it refuses RENAME_EXCHANGE: files are installed by rename, a replaced file compared after (docs/tracking.md, Limits)"
         }
         _ => "files are installed by RENAME_EXCHANGE",
     };
-    let probed = if fs["probed"].as_bool() == Some(true) {
+    let probed = if probed {
         ""
     } else {
         " (by its type; the first rollback probes it)"
@@ -118,12 +115,12 @@ fn not_answering(root: &Path, state_dir: &Path, err: &anyhow::Error) -> Check {
     Check::problem("daemon", format!("no filewatchd runs for {}", root.display())).fix("filewatchd start")
 }
 
-fn answering(status: &Value) -> Check {
-    let version = status["version"].as_str().unwrap_or("?");
+fn answering(status: &Status) -> Check {
+    let version = &status.version;
     let message = format!(
         "pid {} answers for {} (filewatchd {version})",
-        status["pid"],
-        status["root"].as_str().unwrap_or("?")
+        status.pid,
+        status.root.display()
     );
     let ours = env!("CARGO_PKG_VERSION");
     if version != ours {
@@ -134,27 +131,18 @@ fn answering(status: &Value) -> Check {
 }
 
 /// What the daemon says of capture: a lost workspace root or a storage fault is a problem.
-fn capture(status: &Value) -> Check {
-    let lost = &status["workspace_lost"];
-    if lost.is_object() {
-        let what = format!(
-            "{} {}",
-            lost["root"].as_str().unwrap_or("?"),
-            lost["what"].as_str().unwrap_or("")
-        );
+fn capture(status: &Status) -> Check {
+    if let Some(lost) = &status.workspace_lost {
+        let what = format!("{} {}", lost.root, lost.what);
         return Check::problem("capture", format!("stopped: the workspace root {what}"))
-            .fix(lost["remedy"].as_str().unwrap_or("filewatchd restart"));
+            .fix(lost.remedy.clone());
     }
-    let storage = &status["watcher"]["storage_error"];
-    if storage.is_object() {
-        let message = storage["message"].as_str().unwrap_or("?");
-        return Check::problem("capture", format!("the store cannot take writes: {message}")).fix(
-            storage["remedy"]
-                .as_str()
-                .unwrap_or("free space or fix the state directory's disk"),
-        );
+    if let Some(storage) = &status.watcher.storage_error {
+        let message = &storage.message;
+        return Check::problem("capture", format!("the store cannot take writes: {message}"))
+            .fix(storage.remedy.clone());
     }
-    let files = status["tracked_files"].as_u64().unwrap_or(0);
+    let files = status.tracked_files.max(0) as u64;
     Check::ok(
         "capture",
         format!("recording {}", count(files, "tracked file", "tracked files")),
