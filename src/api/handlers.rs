@@ -22,7 +22,7 @@ use crate::restore::past;
 use crate::sessions;
 use crate::sessions::turns::{self, TurnMarker, TurnSelector};
 use crate::wire::session::Sessions;
-use crate::wire::status::{OpenTurn, Status};
+use crate::wire::status::{Filesystem, OpenTurn, Status};
 use crate::wire::turn::TurnStarted;
 
 type Answer = Result<Json<Value>, ApiError>;
@@ -68,7 +68,11 @@ pub async fn status(State(state): State<Arc<AppState>>) -> Result<Json<Status>, 
                 verify: state.stats.verify(),
                 recovery: past::last_recovered(conn)?.as_ref().map(recovery),
                 failed_rollbacks: past::reverting(conn)?.iter().map(failed_rollback).collect(),
-                filesystem: crate::fs::mode::describe(&state.root),
+                filesystem: crate::fs::mode::describe(&state.root).map(|fs| Filesystem {
+                    kind: fs.kind,
+                    install_mode: fs.mode.name().to_string(),
+                    probed: fs.probed,
+                }),
             }))
         })
         .await

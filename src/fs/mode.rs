@@ -116,16 +116,25 @@ fn expected(type_name: &str) -> InstallMode {
     }
 }
 
-/// The file system holding `path`, as `status` says it (`probed` false: no rollback has
-/// installed a file there yet; `install_mode` is then the one its type is known to get).
-pub fn describe(path: &std::path::Path) -> Option<crate::wire::status::Filesystem> {
+/// The file system holding a path and how a rollback installs files there, as `status` says it.
+pub struct Described {
+    /// Its type's name (`ext4`, `fuse`, ...).
+    pub kind: String,
+    pub mode: InstallMode,
+    /// False: no rollback has installed a file there yet; `mode` is then the one its type is
+    /// known to get.
+    pub probed: bool,
+}
+
+/// The file system holding `path`; `None` when it cannot be examined (it is gone).
+pub fn describe(path: &std::path::Path) -> Option<Described> {
     let kind = rustix::fs::statfs(path).map(|s| type_name(s.f_type)).ok()?;
     let dev = rustix::fs::stat(path).map(|s| s.st_dev).ok()?;
     let probed = known(dev);
     let mode = probed.unwrap_or_else(|| expected(&kind));
-    Some(crate::wire::status::Filesystem {
+    Some(Described {
         kind,
-        install_mode: mode.name().to_string(),
+        mode,
         probed: probed.is_some(),
     })
 }
