@@ -9,7 +9,6 @@
 mod collection;
 
 use rusqlite::Connection;
-use serde::Serialize;
 
 use crate::config::Retention;
 use crate::model::{RollbackKind, now_ms};
@@ -17,20 +16,8 @@ use crate::sessions::Lineage;
 use crate::store::blobs::BlobDir;
 use crate::store::{gc, journal, pins, size, sql};
 
+pub use crate::wire::upkeep::GcReport;
 pub use collection::{Collection, Progress};
-
-#[derive(Debug, Clone, Serialize)]
-pub struct GcReport {
-    pub dry_run: bool,
-    /// Boundaries before this sequence number are (or would be) expired.
-    pub cutoff_seq: i64,
-    pub versions_removed: i64,
-    pub blobs_removed: i64,
-    pub bytes_freed: i64,
-    pub turns_expired: i64,
-    pub store_bytes_before: i64,
-    pub store_bytes_after: i64,
-}
 
 /// A state retention has removed: the history before `horizon` was collapsed, so no
 /// boundary before it is exact any more.

@@ -24,8 +24,8 @@ use crate::sessions::turns::{self, TurnMarker, TurnSelector};
 use crate::wire::session::Sessions;
 use crate::wire::status::{Filesystem, OpenTurn, Status};
 use crate::wire::turn::TurnStarted;
+use crate::wire::upkeep::{GcReport, Verified};
 
-type Answer = Result<Json<Value>, ApiError>;
 type TurnAnswer = Result<Json<crate::wire::turn::Turn>, ApiError>;
 
 /// A session name as `sessions::is_valid_name` allows, else `bad_session`.
@@ -372,7 +372,10 @@ pub struct GcBody {
 }
 
 /// `POST /v1/gc`: retention now (or what it would remove).
-pub async fn gc(State(state): State<Arc<AppState>>, JsonBody(body): JsonBody<GcBody>) -> Answer {
+pub async fn gc(
+    State(state): State<Arc<AppState>>,
+    JsonBody(body): JsonBody<GcBody>,
+) -> Result<Json<GcReport>, ApiError> {
     // With the workspace lost the history is all the user has left: retention waits.
     let lost = |state: &AppState| {
         state
@@ -391,7 +394,7 @@ pub async fn gc(State(state): State<Arc<AppState>>, JsonBody(body): JsonBody<GcB
     let report = answer.await.map_err(|_| {
         lost(&state).unwrap_or_else(|| ApiError::unavailable("the daemon is shutting down"))
     })??;
-    Ok(Json(serde_json::to_value(report).map_err(ApiError::internal)?))
+    Ok(Json(report))
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -399,7 +402,10 @@ pub async fn gc(State(state): State<Arc<AppState>>, JsonBody(body): JsonBody<GcB
 pub struct VerifyBody {}
 
 /// `POST /v1/verify`: a verification pass now (G2), behind the barrier: what it recorded.
-pub async fn verify(State(state): State<Arc<AppState>>, JsonBody(_): JsonBody<VerifyBody>) -> Answer {
+pub async fn verify(
+    State(state): State<Arc<AppState>>,
+    JsonBody(_): JsonBody<VerifyBody>,
+) -> Result<Json<Verified>, ApiError> {
     let (reply, answer) = oneshot::channel();
     state.worker.send(Command::Verify { reply })?;
     let found = answer
@@ -410,5 +416,5 @@ pub async fn verify(State(state): State<Arc<AppState>>, JsonBody(_): JsonBody<Ve
             VerifyError::Refused(why) => ApiError::from(why),
             other => ApiError::internal(other),
         })?;
-    Ok(Json(serde_json::to_value(found).map_err(ApiError::internal)?))
+    Ok(Json(found))
 }

@@ -27,25 +27,16 @@ use crate::fs::priority::lower_own_priority;
 use crate::model::{Origin, now_ms};
 use crate::stats::VerifyRun;
 use crate::store::sql;
-use crate::store::verified::{self, FoundVersion, TurnSpan};
+use crate::store::verified::{self, TurnSpan};
+use crate::wire::upkeep::Verified;
 
 /// Versions listed in a pass's answer; the count covers them all.
 pub const LISTED: usize = 100;
 
-/// What one pass found: `changed` versions recorded, the first `LISTED` of them in `versions`.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Found {
-    pub walked: usize,
-    pub changed: usize,
-    pub versions: Vec<FoundVersion>,
-    pub truncated: bool,
-    pub duration_ms: u64,
-}
-
 /// A finished pass: what it found, and what its recording left for the worker (paths that
 /// kept changing while read, directories whose ignore files changed).
 pub struct Pass {
-    pub found: Found,
+    pub found: Verified,
     pub recorded: Recorded,
 }
 
@@ -92,7 +83,7 @@ fn record_found(
     let walked = survey.walked();
     let recorded = record_attributed(conn, ctx, survey.into_work())?;
     let versions = verified::versions_after(conn, before, LISTED)?;
-    let found = Found {
+    let found = Verified {
         walked,
         changed: recorded.versions,
         truncated: recorded.versions > versions.len(),

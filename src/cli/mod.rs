@@ -124,11 +124,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Fork(cmd) => fork(&client, cmd),
         Command::Gc(cmd) => {
-            let answer = client.post("/v1/gc", &json!({"dry_run": cmd.dry_run}))?;
+            let answer = client.post_as("/v1/gc", &json!({"dry_run": cmd.dry_run}))?;
             print::answer(&answer, cmd.json.json, print::gc)
         }
         Command::Verify(flag) => {
-            let answer = client.post("/v1/verify", &json!({}))?;
+            let answer = client.post_as("/v1/verify", &json!({}))?;
             print::answer(&answer, flag.json, print::verified)
         }
         Command::Rollback(cmd) => return rollback::rollback(&client, &args, cmd),

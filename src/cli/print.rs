@@ -13,6 +13,7 @@ use crate::restore::past::Status;
 use crate::wire::history::{History, Version};
 use crate::wire::rollback::RollbackAnswer;
 use crate::wire::turn::{Change, TurnStarted, TurnSummary};
+use crate::wire::upkeep::{GcReport, Verified};
 
 /// A word of an answer as the enum that spells it; `None` when absent or not one it knows.
 fn word<'a, T: serde::Deserialize<'a>>(value: &'a Value) -> Option<T> {
@@ -32,16 +33,6 @@ pub fn answer<T: serde::Serialize>(answer: &T, json: bool, human: impl FnOnce(&T
         human(answer);
     }
     Ok(())
-}
-
-/// "1 path", "3 paths": a count of the answer as `style::counted` says it.
-fn count(n: &Value, noun: &str) -> String {
-    style::counted(n.as_u64().unwrap_or(0), noun)
-}
-
-/// A byte count of the answer in human units ("1.5 KiB").
-fn size(bytes: &Value) -> String {
-    style::size(bytes.as_u64().unwrap_or(0))
 }
 
 pub(super) fn text(value: &Value) -> String {
@@ -331,49 +322,42 @@ fn notes(title: &str, items: &[PathLine]) {
     }
 }
 
-pub fn gc(a: &Value) {
-    let verb = if a["dry_run"] == Value::Bool(true) {
-        "would remove"
-    } else {
-        "removed"
-    };
-    let collapsed = match a["cutoff_seq"].as_i64() {
-        Some(seq) if seq > 0 => format!("history before seq {seq} is collapsed"),
+pub fn gc(a: &GcReport) {
+    let verb = if a.dry_run { "would remove" } else { "removed" };
+    let collapsed = match a.cutoff_seq {
+        seq if seq > 0 => format!("history before seq {seq} is collapsed"),
         _ => "nothing is older than the retention window".to_string(),
     };
-    let expire = style::count(
-        a["turns_expired"].as_u64().unwrap_or(0),
-        "turn expires",
-        "turns expire",
-    );
+    let expire = style::count(a.turns_expired.max(0) as u64, "turn expires", "turns expire");
+    let n = |v: i64| v.max(0) as u64;
     println!(
         "{verb} {} and {} ({}); {expire} ({collapsed})",
-        count(&a["versions_removed"], "version"),
-        count(&a["blobs_removed"], "blob"),
-        size(&a["bytes_freed"])
+        style::counted(n(a.versions_removed), "version"),
+        style::counted(n(a.blobs_removed), "blob"),
+        style::size(n(a.bytes_freed))
     );
     println!(
         "store: {} before, {} after",
-        size(&a["store_bytes_before"]),
-        size(&a["store_bytes_after"])
+        style::size(n(a.store_bytes_before)),
+        style::size(n(a.store_bytes_after))
     );
 }
 
-pub fn verified(a: &Value) {
+pub fn verified(a: &Verified) {
     println!(
         "verified {} in {} ms: {} recorded",
-        count(&a["walked"], "path"),
-        a["duration_ms"],
-        count(&a["changed"], "change")
+        style::counted(a.walked as u64, "path"),
+        a.duration_ms,
+        style::counted(a.changed as u64, "change")
     );
-    for v in a["versions"].as_array().into_iter().flatten() {
-        let by = match (v["session"].as_str(), v["turn"].as_i64()) {
+    for v in &a.versions {
+        let by = match (&v.session, v.turn) {
             (Some(session), Some(turn)) => format!("{} turn {turn}", escape::text(session)),
-            _ => text(&v["origin"]),
+            _ => v.origin.name().to_string(),
         };
-        println!("  {}  ({by})", path_text(&v["path"]));
+        println!("  {}  ({by})", escape::quoted(&v.path));
     }
-    if a["truncated"] == Value::Bool(true) {
+    if a.truncated {
         println!("  ... and more (see `filewatchd log`)");
     }
 }

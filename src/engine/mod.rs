@@ -113,7 +113,7 @@ pub enum Command {
     },
     /// A verification pass now (G2), once every earlier write is recorded.
     Verify {
-        reply: oneshot::Sender<Result<verify::Found, verify::VerifyError>>,
+        reply: oneshot::Sender<Result<crate::wire::upkeep::Verified, verify::VerifyError>>,
     },
     /// Make a pin, once every earlier write is recorded (a pin at "now" includes them).
     Pin {

@@ -5,7 +5,8 @@ use std::time::Instant;
 
 use super::worker::Worker;
 use crate::capture::record::{Attribution, Recorded};
-use crate::capture::verify::{self, Found, VerifyError};
+use crate::capture::verify::{self, VerifyError};
+use crate::wire::upkeep::Verified;
 
 impl Worker {
     /// The background verification pass, once the workspace has been quiet long enough and
@@ -45,7 +46,7 @@ impl Worker {
     }
 
     /// `filewatchd verify`: a pass now, at normal priority.
-    pub(super) fn verify_now(&mut self) -> Result<Found, VerifyError> {
+    pub(super) fn verify_now(&mut self) -> Result<Verified, VerifyError> {
         let verify::Pass { found, recorded } = verify::pass(&mut self.conn, &mut self.ctx)?;
         self.verified(recorded);
         Ok(found)

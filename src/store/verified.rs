@@ -6,6 +6,7 @@ use rusqlite::{Connection, params};
 use crate::model::Origin;
 use crate::paths::RelPath;
 use crate::store::sql::Result;
+use crate::wire::upkeep::FoundVersion;
 
 /// When a turn was open: from `started_at` to `ended_at` (unix ms; `None` while open).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,15 +35,6 @@ pub fn turns_open_between(conn: &Connection, from_ms: i64, to_ms: i64) -> Result
     rows.collect()
 }
 
-/// One version a pass recorded, with the turn it was attributed to.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct FoundVersion {
-    pub path: String,
-    pub origin: &'static str,
-    pub session: Option<String>,
-    pub turn: Option<i64>,
-}
-
 /// The first `limit` versions recorded after `seq`, oldest first.
 pub fn versions_after(conn: &Connection, seq: i64, limit: usize) -> Result<Vec<FoundVersion>> {
     let mut stmt = conn.prepare_cached(
@@ -56,7 +48,7 @@ pub fn versions_after(conn: &Connection, seq: i64, limit: usize) -> Result<Vec<F
         let origin = Origin::from_i64(r.get(1)?).unwrap_or(Origin::Outside);
         Ok(FoundVersion {
             path: RelPath::from_fs_bytes(r.get(0)?).to_text(),
-            origin: origin.name(),
+            origin,
             session: r.get(2)?,
             turn: r.get(3)?,
         })

@@ -5,8 +5,9 @@
 //! when it is empty or false is left out here too.
 //!
 //! So far: the error codes ([`error`]), a turn ([`turn`]), a rollback's answer
-//! ([`rollback`]), the sessions ([`session`]), the pins ([`pin`]) and a path's versions
-//! ([`history`]). Other answers are still read as `serde_json::Value` by key.
+//! ([`rollback`]), the sessions ([`session`]), the pins ([`pin`]), a path's versions
+//! ([`history`]), the status ([`status`]) and the upkeep's answers, gc and verify
+//! ([`upkeep`]). Other answers (blame, the timeline, fork) are still read by key.
 
 pub mod error;
 pub mod history;
@@ -15,6 +16,7 @@ pub mod rollback;
 pub mod session;
 pub mod status;
 pub mod turn;
+pub mod upkeep;
 
 /// For `skip_serializing_if`: a flag an answer shows only when it is true.
 fn is_false(flag: &bool) -> bool {
