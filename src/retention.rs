@@ -16,8 +16,21 @@ use crate::sessions::Lineage;
 use crate::store::blobs::BlobDir;
 use crate::store::{gc, journal, pins, size, sql};
 
-pub use crate::wire::upkeep::GcReport;
 pub use collection::{Collection, Progress};
+
+/// What a collection removed (or, on a dry run, would remove).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct GcReport {
+    pub dry_run: bool,
+    /// Boundaries before this sequence number are (or would be) expired.
+    pub cutoff_seq: i64,
+    pub versions_removed: i64,
+    pub blobs_removed: i64,
+    pub bytes_freed: i64,
+    pub turns_expired: i64,
+    pub store_bytes_before: i64,
+    pub store_bytes_after: i64,
+}
 
 /// A state retention has removed: the history before `horizon` was collapsed, so no
 /// boundary before it is exact any more.

@@ -6,7 +6,6 @@ use rusqlite::{Connection, params};
 use crate::model::Origin;
 use crate::paths::RelPath;
 use crate::store::sql::Result;
-use crate::wire::upkeep::FoundVersion;
 
 /// When a turn was open: from `started_at` to `ended_at` (unix ms; `None` while open).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,6 +32,15 @@ pub fn turns_open_between(conn: &Connection, from_ms: i64, to_ms: i64) -> Result
         })
     })?;
     rows.collect()
+}
+
+/// One version a pass recorded, with the turn it was attributed to.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct FoundVersion {
+    pub path: String,
+    pub origin: Origin,
+    pub session: Option<String>,
+    pub turn: Option<i64>,
 }
 
 /// The first `limit` versions recorded after `seq`, oldest first.
