@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::escape;
+use super::escape::text;
 use super::print;
 use super::style::{counted, size};
 use crate::client::Client;
@@ -13,10 +13,6 @@ use crate::wire::status::{
 pub fn run(client: &Client, json: bool) -> anyhow::Result<()> {
     let answer: Status = client.get_as("/v1/status")?;
     print::answer(&answer, json, show)
-}
-
-fn text(s: &str) -> std::borrow::Cow<'_, str> {
-    escape::text(s)
 }
 
 fn show(a: &Status) {
