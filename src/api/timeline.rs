@@ -5,21 +5,20 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use super::AppState;
 use super::error::{ApiError, ErrorCode};
 use super::handlers::{sync_if, valid_session};
 use super::render::first_line;
-use crate::history::{ChangeKind, Counts};
-use crate::model::{Kind, RollbackKind, format_time};
-use crate::restore::chain::Target;
-use crate::restore::outcome::{ActionStatus, Outcome};
-use crate::restore::past::Status;
+use crate::history::Counts;
+use crate::model::format_time;
+use crate::restore::outcome::{ActionLine, ActionStatus, Outcome};
 use crate::restore::plan::Action;
 use crate::sessions::{review, turns};
-use crate::timeline::{
-    self, Cursor, Entry, OutsideEntry, OutsideKind, RollbackEntry, RollbackEntryKind, Scope, TurnEntry,
+use crate::timeline::{self, Cursor, Entry, OutsideEntry, RollbackEntry, Scope, TurnEntry};
+use crate::wire::timeline::{
+    self as wire, Order, PathChange, RollbackCounts, RollbackPath, Timeline, TurnKind,
 };
 
 /// Entries per page when the request does not say.
@@ -40,18 +39,10 @@ pub struct TimelineQuery {
     unreviewed: bool,
 }
 
-#[derive(Serialize)]
-pub struct TimelineAnswer {
-    session: Option<String>,
-    order: &'static str,
-    entries: Vec<EntryView>,
-    next_before: Option<String>,
-}
-
 pub async fn timeline(
     State(state): State<Arc<AppState>>,
     query: Result<Query<TimelineQuery>, QueryRejection>,
-) -> Result<Json<TimelineAnswer>, ApiError> {
+) -> Result<Json<Timeline>, ApiError> {
     // A query that does not parse (`limit=many`, an unknown parameter) is a JSON error too.
     let Query(query) = query.map_err(|e| ApiError::bad_request(ErrorCode::BadRequest, e.body_text()))?;
     let scope = match query.session.as_deref() {
@@ -97,8 +88,8 @@ pub async fn timeline(
             let page = timeline::page(conn, &request)?;
             let mut entries = Vec::with_capacity(page.entries.len());
             for entry in &page.entries {
-                let mut view = EntryView::of(entry, with_paths);
-                if let (EntryView::Turn(turn), Entry::Turn(row)) = (&mut view, entry) {
+                let mut view = entry_of(entry, with_paths);
+                if let (wire::Entry::Turn(turn), Entry::Turn(row)) = (&mut view, entry) {
                     turn.reviewed =
                         review::of_turn(conn, row.turn.id, &row.turn.session, row.turn.number)?.reviewed;
                     if unreviewed && turn.reviewed {
@@ -107,9 +98,9 @@ pub async fn timeline(
                 }
                 entries.push(view);
             }
-            Ok(Json(TimelineAnswer {
+            Ok(Json(Timeline {
                 session,
-                order: "newest_first",
+                order: Order::NewestFirst,
                 entries,
                 next_before: page.next.map(|c| c.to_string()),
             }))
@@ -117,236 +108,117 @@ pub async fn timeline(
         .await
 }
 
-#[derive(Serialize)]
-#[serde(untagged)]
-enum EntryView {
-    Turn(TurnView),
-    Rollback(RollbackView),
-    Outside(OutsideView),
+fn entry_of(entry: &Entry, with_paths: bool) -> wire::Entry {
+    match entry {
+        Entry::Turn(turn) => wire::Entry::Turn(turn_of(turn, with_paths)),
+        Entry::Rollback(rollback) => wire::Entry::Rollback(rollback_of(rollback, with_paths)),
+        Entry::Outside(run) => wire::Entry::Outside(outside_of(run, with_paths)),
+    }
 }
 
-impl EntryView {
-    fn of(entry: &Entry, with_paths: bool) -> Self {
-        match entry {
-            Entry::Turn(turn) => Self::Turn(TurnView::of(turn, with_paths)),
-            Entry::Rollback(rollback) => Self::Rollback(RollbackView::of(rollback, with_paths)),
-            Entry::Outside(run) => Self::Outside(OutsideView::of(run, with_paths)),
+fn outside_of(entry: &OutsideEntry, with_paths: bool) -> wire::OutsideEntry {
+    wire::OutsideEntry {
+        kind: entry.kind,
+        time: format_time(entry.span.time_ms),
+        cursor: entry.cursor.to_string(),
+        session: None,
+        first_seq: entry.span.first_seq,
+        last_seq: entry.span.last_seq,
+        paths: entry.paths,
+        counts: Counts::of(&entry.changes),
+        changes: with_paths.then(|| entry.changes.iter().map(path_change).collect()),
+    }
+}
+
+/// Its `reviewed` is the caller's to set.
+fn turn_of(entry: &TurnEntry, with_paths: bool) -> wire::TurnEntry {
+    let turn = &entry.turn;
+    wire::TurnEntry {
+        kind: TurnKind::Turn,
+        time: format_time(turn.started_at),
+        cursor: entry.cursor.to_string(),
+        session: turn.session.clone(),
+        turn: turn.number,
+        turn_ref: turn.turn_ref.clone(),
+        label: turn.label.clone(),
+        prompt: turn.label.as_deref().map(|l| first_line(l).to_string()),
+        started_at: format_time(turn.started_at),
+        ended_at: turn.ended_at.map(format_time),
+        start_seq: turn.start_seq,
+        end_seq: turn.end_seq,
+        open: turn.end_seq.is_none(),
+        undone: entry.undone,
+        reviewed: false,
+        counts: entry.counts,
+        changes: with_paths.then(|| entry.changes.iter().map(path_change).collect()),
+    }
+}
+
+fn path_change(change: &crate::history::Change) -> PathChange {
+    let shown = if change.after.is_present() {
+        &change.after
+    } else {
+        &change.before
+    };
+    let size = match &change.after {
+        crate::model::State::File(f) => Some(f.size),
+        _ => None,
+    };
+    PathChange {
+        path: change.path.to_text(),
+        from: change.from.as_ref().map(|p| p.to_text()),
+        change: change.kind,
+        kind: shown.kind(),
+        size,
+    }
+}
+
+fn rollback_of(entry: &RollbackEntry, with_paths: bool) -> wire::RollbackEntry {
+    let rollback = &entry.rollback;
+    let outcome = entry.outcome.as_ref();
+    let changes = with_paths.then(|| outcome.map(rollback_paths).unwrap_or_default());
+    wire::RollbackEntry {
+        kind: entry.kind,
+        time: format_time(rollback.created_at),
+        cursor: entry.cursor.to_string(),
+        session: rollback.session.clone(),
+        rollback_id: rollback.id,
+        operation: rollback.kind,
+        target: outcome.map(|o| o.target.clone()),
+        status: rollback.status,
+        paths: (!entry.paths.is_empty()).then(|| entry.paths.clone()),
+        redo_of: rollback.redo_of,
+        counts: outcome.map(rollback_counts),
+        recovery: outcome.and_then(|o| o.recovery.clone()),
+        actor: outcome.and_then(|o| o.actor),
+        changes,
+    }
+}
+
+fn rollback_counts(outcome: &Outcome) -> RollbackCounts {
+    let mut counts = RollbackCounts {
+        skipped: outcome.skipped.len(),
+        kept: outcome.kept.len(),
+        ..RollbackCounts::default()
+    };
+    for action in outcome.actions.iter().filter(|a| a.status == ActionStatus::Done) {
+        match action.action {
+            Action::Create => counts.added += 1,
+            Action::Restore | Action::SetMode | Action::Relink => counts.modified += 1,
+            Action::Delete | Action::RemoveDir => counts.deleted += 1,
         }
     }
+    counts
 }
 
-/// A run of writes outside any turn between two turn boundaries: `outside` or `found`.
-#[derive(Serialize)]
-struct OutsideView {
-    kind: OutsideKind,
-    /// When the latest of its versions was recorded.
-    time: String,
-    cursor: String,
-    /// Always `null`: no session wrote it.
-    session: Option<String>,
-    first_seq: i64,
-    last_seq: i64,
-    /// How many paths were written (the net `counts` may hold fewer).
-    paths: usize,
-    counts: Counts,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    changes: Option<Vec<TurnPath>>,
-}
-
-impl OutsideView {
-    fn of(entry: &OutsideEntry, with_paths: bool) -> Self {
-        Self {
-            kind: entry.kind,
-            time: format_time(entry.span.time_ms),
-            cursor: entry.cursor.to_string(),
-            session: None,
-            first_seq: entry.span.first_seq,
-            last_seq: entry.span.last_seq,
-            paths: entry.paths,
-            counts: Counts::of(&entry.changes),
-            changes: with_paths.then(|| entry.changes.iter().map(TurnPath::of).collect()),
-        }
-    }
-}
-
-#[derive(Serialize)]
-struct TurnView {
-    kind: &'static str,
-    time: String,
-    cursor: String,
-    session: String,
-    turn: i64,
-    #[serde(rename = "ref")]
-    turn_ref: Option<String>,
-    label: Option<String>,
-    prompt: Option<String>,
-    started_at: String,
-    ended_at: Option<String>,
-    start_seq: i64,
-    end_seq: Option<i64>,
-    open: bool,
-    undone: bool,
-    reviewed: bool,
-    counts: Counts,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    changes: Option<Vec<TurnPath>>,
-}
-
-#[derive(Serialize)]
-struct TurnPath {
-    path: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    from: Option<String>,
-    change: ChangeKind,
-    kind: Kind,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    size: Option<u64>,
-}
-
-impl TurnView {
-    fn of(entry: &TurnEntry, with_paths: bool) -> Self {
-        let turn = &entry.turn;
-        let changes = with_paths.then(|| entry.changes.iter().map(TurnPath::of).collect());
-        Self {
-            kind: "turn",
-            time: format_time(turn.started_at),
-            cursor: entry.cursor.to_string(),
-            session: turn.session.clone(),
-            turn: turn.number,
-            turn_ref: turn.turn_ref.clone(),
-            label: turn.label.clone(),
-            prompt: turn.label.as_deref().map(|l| first_line(l).to_string()),
-            started_at: format_time(turn.started_at),
-            ended_at: turn.ended_at.map(format_time),
-            start_seq: turn.start_seq,
-            end_seq: turn.end_seq,
-            open: turn.end_seq.is_none(),
-            undone: entry.undone,
-            reviewed: false,
-            counts: entry.counts,
-            changes,
-        }
-    }
-}
-
-impl TurnPath {
-    fn of(change: &crate::history::Change) -> Self {
-        let shown = if change.after.is_present() {
-            &change.after
-        } else {
-            &change.before
-        };
-        let size = match &change.after {
-            crate::model::State::File(f) => Some(f.size),
-            _ => None,
-        };
-        Self {
-            path: change.path.to_text(),
-            from: change.from.as_ref().map(|p| p.to_text()),
-            change: change.kind,
-            kind: shown.kind(),
-            size,
-        }
-    }
-}
-
-#[derive(Serialize)]
-struct RollbackView {
-    kind: RollbackEntryKind,
-    time: String,
-    cursor: String,
-    session: Option<String>,
-    rollback_id: i64,
-    operation: RollbackKind,
-    target: Option<Target>,
-    status: Status,
-    paths: Option<Vec<String>>,
-    redo_of: Option<i64>,
-    counts: Option<RollbackCounts>,
-    recovery: Option<String>,
-    /// Who asked for it, when not the user (`mcp`).
-    actor: Option<crate::restore::Actor>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    changes: Option<Vec<RollbackPath>>,
-}
-
-/// What a rollback changed: the paths it created, restored (content, mode or link target)
-/// and deleted (files and directories), and those it skipped or kept.
-#[derive(Serialize)]
-struct RollbackCounts {
-    added: usize,
-    modified: usize,
-    deleted: usize,
-    skipped: usize,
-    kept: usize,
-}
-
-#[derive(Serialize)]
-struct RollbackPath {
-    path: String,
-    action: Action,
-    kind: Kind,
-    status: ActionStatus,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    lines_added: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    lines_removed: Option<usize>,
-}
-
-impl RollbackView {
-    fn of(entry: &RollbackEntry, with_paths: bool) -> Self {
-        let rollback = &entry.rollback;
-        let outcome = entry.outcome.as_ref();
-        let changes = with_paths.then(|| outcome.map(RollbackPath::all).unwrap_or_default());
-        Self {
-            kind: entry.kind,
-            time: format_time(rollback.created_at),
-            cursor: entry.cursor.to_string(),
-            session: rollback.session.clone(),
-            rollback_id: rollback.id,
-            operation: rollback.kind,
-            target: outcome.map(|o| o.target.clone()),
-            status: rollback.status,
-            paths: (!entry.paths.is_empty()).then(|| entry.paths.clone()),
-            redo_of: rollback.redo_of,
-            counts: outcome.map(RollbackCounts::of),
-            recovery: outcome.and_then(|o| o.recovery.clone()),
-            actor: outcome.and_then(|o| o.actor),
-            changes,
-        }
-    }
-}
-
-impl RollbackCounts {
-    fn of(outcome: &Outcome) -> Self {
-        let mut counts = Self {
-            added: 0,
-            modified: 0,
-            deleted: 0,
-            skipped: outcome.skipped.len(),
-            kept: outcome.kept.len(),
-        };
-        for action in outcome.actions.iter().filter(|a| a.status == ActionStatus::Done) {
-            match action.action {
-                Action::Create => counts.added += 1,
-                Action::Restore | Action::SetMode | Action::Relink => counts.modified += 1,
-                Action::Delete | Action::RemoveDir => counts.deleted += 1,
-            }
-        }
-        counts
-    }
-}
-
-impl RollbackPath {
-    fn all(outcome: &Outcome) -> Vec<Self> {
-        let line = |a: &crate::restore::outcome::ActionLine| Self {
-            path: a.path.clone(),
-            action: a.action,
-            kind: a.kind,
-            status: a.status,
-            lines_added: a.lines_added,
-            lines_removed: a.lines_removed,
-        };
-        outcome.actions.iter().map(line).collect()
-    }
+fn rollback_paths(outcome: &Outcome) -> Vec<RollbackPath> {
+    let line = |a: &ActionLine| RollbackPath {
+        path: a.path.clone(),
+        action: a.action,
+        kind: a.kind,
+        status: a.status,
+        lines_added: a.lines_added,
+        lines_removed: a.lines_removed,
+    };
+    outcome.actions.iter().map(line).collect()
 }

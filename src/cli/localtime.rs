@@ -3,8 +3,6 @@
 //! offset taken as local time, as `date` and `git log --since` take it. The daemon only ever
 //! sees UTC (RFC 3339 with `Z`).
 
-use serde_json::Value;
-
 use crate::model::{format_time, parse_time};
 
 /// The local UTC offset (minutes east) at `ms` since the epoch, `None` when the C library
@@ -56,11 +54,8 @@ pub fn show(text: &str) -> String {
 
 /// An RFC 3339 time of an answer in the local time zone with its offset, as
 /// `2026-11-30 10:05:01+01:00` (it pastes back into `--since` and `--at`).
-pub fn answer_time(value: &Value) -> String {
-    match value.as_str() {
-        Some(time) => super::escape::text(&show(time)).into_owned(),
-        None => super::text_of(value),
-    }
+pub fn answer_time(time: &str) -> String {
+    super::escape::text(&show(time)).into_owned()
 }
 
 #[cfg(test)]

@@ -15,11 +15,6 @@ use crate::wire::rollback::RollbackAnswer;
 use crate::wire::turn::{Change, TurnStarted, TurnSummary};
 use crate::wire::upkeep::{GcReport, Verified};
 
-/// A word of an answer as the enum that spells it; `None` when absent or not one it knows.
-fn word<'a, T: serde::Deserialize<'a>>(value: &'a Value) -> Option<T> {
-    T::deserialize(value).ok()
-}
-
 /// The markers of `log`, `show` and `turn`, for their `--help`.
 pub const LEGEND: &str = "Markers: counts +N added, ~N modified, -N deleted, RN renamed; \
 per path A added, M modified, D deleted, R renamed (from -> to). A rollback's counts are the \
@@ -153,12 +148,12 @@ pub(super) fn diff_lines(diff: &str) -> String {
 }
 
 /// A rollback's journal status in words.
-pub(super) fn rollback_status(status: &Value) -> String {
-    match word(status) {
-        Some(Status::Reverted) => "failed: everything it changed was put back, nothing changed".into(),
-        Some(Status::Reverting) => "failed: putting back what it changed, finished at the next start".into(),
-        Some(Status::Prepared) => "being applied".into(),
-        _ => text(status),
+pub(super) fn rollback_status(status: Status) -> String {
+    match status {
+        Status::Reverted => "failed: everything it changed was put back, nothing changed".into(),
+        Status::Reverting => "failed: putting back what it changed, finished at the next start".into(),
+        Status::Prepared => "being applied".into(),
+        other => other.name().into(),
     }
 }
 
@@ -300,7 +295,7 @@ pub fn rollback(answer: &RollbackAnswer) {
 }
 
 /// A word of an answer as the wire spells it (`restore`, `done`).
-fn spelled<T: serde::Serialize>(word: &T) -> String {
+pub(super) fn spelled<T: serde::Serialize>(word: &T) -> String {
     match serde_json::to_value(word) {
         Ok(Value::String(word)) => word,
         _ => "?".into(),

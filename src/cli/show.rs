@@ -7,8 +7,6 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::Write as _;
 
-use serde_json::Value;
-
 use super::escape;
 use super::flags::{JsonFlag, SessionArg, valid_duration, valid_time};
 use super::pager::Paged;
@@ -60,27 +58,18 @@ fn valid_when(text: &str) -> Result<String, String> {
 /// Above this many paths, `show` groups them by top directory (`--all` lists each).
 const GROUP_OVER: usize = 20;
 
-/// `+2 ~5 -1 R0`, coloured like a diff, of a timeline entry's counts.
-pub(super) fn counts(c: &Value) -> String {
-    format!(
-        "{} R{}",
-        added_modified_deleted(c),
-        c["renamed"].as_u64().unwrap_or(0)
-    )
+/// `+2 ~5 -1 R0`, coloured like a diff: a turn's counts.
+pub(super) fn turn_counts(c: &Counts) -> String {
+    format!("{} R{}", added_modified_deleted(c), c.renamed)
 }
 
-/// `+2 ~5 -1 R0`, coloured like a diff.
-fn turn_counts(c: &Counts) -> String {
-    format!("{} R{}", coloured(c.added, c.modified, c.deleted), c.renamed)
+/// `+2 ~5 -1`: a run of outside writes' counts, without renames.
+pub(super) fn added_modified_deleted(c: &Counts) -> String {
+    coloured(c.added, c.modified, c.deleted)
 }
 
-/// `+2 ~5 -1`: a timeline entry's counts without renames, or a rollback's.
-pub(super) fn added_modified_deleted(c: &Value) -> String {
-    let n = |key: &str| c[key].as_u64().unwrap_or(0) as usize;
-    coloured(n("added"), n("modified"), n("deleted"))
-}
-
-fn coloured(added: usize, modified: usize, deleted: usize) -> String {
+/// `+2 ~5 -1`, coloured like a diff.
+pub(super) fn coloured(added: usize, modified: usize, deleted: usize) -> String {
     format!(
         "{} {} {}",
         paint(&format!("+{added}"), Paint::Added),

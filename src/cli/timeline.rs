@@ -4,15 +4,23 @@
 use clap::Args;
 use std::fmt::Write;
 
-use serde_json::{Value, json};
-
 use super::flags::{JsonFlag, SessionArg, valid_duration, valid_time};
 use super::localtime;
 use super::session;
 use super::style::{self, Paint, paint};
-use super::{Client, Hint, encode, escape, pager, print, text_of};
+use super::{Client, Hint, encode, escape, pager, print};
+use crate::history::ChangeKind;
+use crate::model::Kind;
+use crate::restore::chain::TargetTo;
+use crate::restore::outcome::ActionStatus;
+use crate::restore::past::Status;
+use crate::restore::plan::Action;
+use crate::timeline::{OutsideKind, RollbackEntryKind};
 use crate::wire::error::ErrorCode;
 use crate::wire::session::Session;
+use crate::wire::timeline::{
+    Entry, Order, OutsideEntry, PathChange, RollbackCounts, RollbackEntry, RollbackPath, Timeline, TurnEntry,
+};
 
 #[derive(Debug, Args)]
 pub struct LogCmd {
@@ -90,29 +98,27 @@ pub(super) fn log(client: &Client, cmd: LogCmd) -> anyhow::Result<()> {
     if cmd.unreviewed {
         extra.push_str("&unreviewed=true");
     }
-    let (entries, more) = fetch(client, scope.as_deref(), since.as_deref(), limit, &extra)?;
+    let timeline = fetch(client, scope, since.as_deref(), limit, &extra)?;
     if cmd.json.json {
-        let answer =
-            json!({"session": scope, "order": "newest_first", "entries": entries, "next_before": more});
-        println!("{}", serde_json::to_string_pretty(&answer)?);
+        println!("{}", serde_json::to_string_pretty(&timeline)?);
         return Ok(());
     }
     let view = View {
-        all: scope.is_none(),
+        all: timeline.session.is_none(),
         paths: cmd.paths,
         stat: cmd.stat,
         sessions,
     };
     let mut out = String::new();
-    match (entries.is_empty(), &cmd.since) {
+    match (timeline.entries.is_empty(), &cmd.since) {
         (true, Some(since)) => out.push_str(&format!("nothing since {since}\n")),
         (true, None) => out.push_str("nothing yet: no turn, rollback or restore\n"),
         _ => {}
     }
-    for entry in &entries {
+    for entry in &timeline.entries {
         view.entry(entry, &mut out);
     }
-    if more.is_some() && cmd.limit.is_none() {
+    if timeline.next_before.is_some() && cmd.limit.is_none() {
         let _ = writeln!(
             out,
             "{}",
@@ -123,177 +129,209 @@ pub(super) fn log(client: &Client, cmd: LogCmd) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Up to `limit` entries (all without one), newest first, and where more would start.
+/// Up to `limit` entries (all without one), newest first, and where more would start, as
+/// one timeline.
 fn fetch(
     client: &Client,
-    session: Option<&str>,
+    session: Option<String>,
     since: Option<&str>,
     limit: Option<u64>,
     extra: &str,
-) -> anyhow::Result<(Vec<Value>, Option<Value>)> {
-    let mut entries: Vec<Value> = Vec::new();
-    let mut before: Option<String> = None;
+) -> anyhow::Result<Timeline> {
+    let mut timeline = Timeline {
+        session,
+        order: Order::NewestFirst,
+        entries: Vec::new(),
+        next_before: None,
+    };
     loop {
-        let wanted = limit.map_or(PAGE_MAX, |l| (l - entries.len() as u64).min(PAGE_MAX));
+        let wanted = limit.map_or(PAGE_MAX, |l| (l - timeline.entries.len() as u64).min(PAGE_MAX));
         let mut query = format!("/v1/timeline?limit={wanted}");
-        if let Some(session) = session {
+        if let Some(session) = &timeline.session {
             query.push_str(&format!("&session={}", encode(session)));
         }
         if let Some(since) = since {
             query.push_str(&format!("&since={}", encode(since)));
         }
-        if let Some(before) = &before {
+        if let Some(before) = &timeline.next_before {
             query.push_str(&format!("&before={}", encode(before)));
         }
         // `&paths=true`, `&unreviewed=true`.
         query.push_str(extra);
-        let page = client
-            .get(&query)
+        let page: Timeline = client
+            .get_as(&query)
             .hint(ErrorCode::NotFound, "`filewatchd sessions` lists the sessions")?;
-        entries.extend(page["entries"].as_array().into_iter().flatten().cloned());
-        let next = page["next_before"].clone();
-        let full = limit.is_some_and(|l| entries.len() as u64 >= l);
-        match next.as_str() {
-            Some(cursor) if !full => before = Some(cursor.to_string()),
-            _ => return Ok((entries, next.as_str().map(|_| next.clone()))),
+        timeline.entries.extend(page.entries);
+        timeline.next_before = page.next_before;
+        let full = limit.is_some_and(|l| timeline.entries.len() as u64 >= l);
+        if full || timeline.next_before.is_none() {
+            return Ok(timeline);
         }
     }
 }
 
 impl View {
-    fn entry(&self, e: &Value, out: &mut String) {
-        let time = paint(&localtime::answer_time(&e["time"]), Paint::Dim);
-        let line = match e["kind"].as_str() {
-            Some("turn") => self.turn(e),
-            Some("outside" | "found") => outside(e),
-            _ => self.rollback(e),
+    fn entry(&self, e: &Entry, out: &mut String) {
+        let time = paint(&localtime::answer_time(e.time()), Paint::Dim);
+        let line = match e {
+            Entry::Turn(turn) => self.turn(turn),
+            Entry::Outside(run) => outside(run),
+            Entry::Rollback(rollback) => self.rollback(rollback),
         };
         let _ = writeln!(out, "{time}  {line}");
-        if let Some(note) = e["recovery"].as_str() {
+        if let Entry::Rollback(RollbackEntry {
+            recovery: Some(note), ..
+        }) = e
+        {
             let _ = writeln!(out, "    {}", escape::text(note));
         }
-        if self.paths || self.stat {
-            for change in e["changes"].as_array().into_iter().flatten() {
-                let _ = writeln!(out, "    {}", self.path_line(change));
+        if !(self.paths || self.stat) {
+            return;
+        }
+        let lines: Vec<String> = match e {
+            Entry::Turn(TurnEntry { changes, .. }) | Entry::Outside(OutsideEntry { changes, .. }) => {
+                changes.iter().flatten().map(|c| self.path_line(c)).collect()
             }
+            Entry::Rollback(RollbackEntry { changes, .. }) => changes
+                .iter()
+                .flatten()
+                .map(|c| self.rollback_path_line(c))
+                .collect(),
+        };
+        for line in lines {
+            let _ = writeln!(out, "    {line}");
         }
     }
 
     /// Whose entry, in the timeline of every session.
-    fn of(&self, session: &Value) -> String {
-        match session.as_str() {
+    fn of(&self, session: Option<&str>) -> String {
+        match session {
             Some(name) if self.all => format!(" of {}", session::short_name(name, &self.sessions)),
             _ => String::new(),
         }
     }
 
-    fn turn(&self, e: &Value) -> String {
-        let head = paint(&format!("turn {}", e["turn"]), Paint::Bold);
+    fn turn(&self, e: &TurnEntry) -> String {
+        let head = paint(&format!("turn {}", e.turn), Paint::Bold);
         let mut line = format!(
             "{head}{}  {}",
-            self.of(&e["session"]),
-            super::show::counts(&e["counts"])
+            self.of(Some(&e.session)),
+            super::show::turn_counts(&e.counts)
         );
-        if let Some(n) = e["counts"]["ambiguous"].as_u64().filter(|n| *n > 0) {
-            line.push_str(&format!(" ({n} ambiguous)"));
+        if e.counts.ambiguous > 0 {
+            line.push_str(&format!(" ({} ambiguous)", e.counts.ambiguous));
         }
-        if let Some(prompt) = e["prompt"].as_str().filter(|p| !p.is_empty()) {
+        if let Some(prompt) = e.prompt.as_deref().filter(|p| !p.is_empty()) {
             line.push_str(&format!("  {}", escape::text(prompt)));
         }
-        if e["open"] == Value::Bool(true) {
-            line.push_str(&format!("  {}", paint("(open)", Paint::Warning)));
-        }
-        if e["undone"] == Value::Bool(true) {
-            line.push_str(&format!("  {}", paint("(undone)", Paint::Warning)));
-        }
-        if e["reviewed"] == Value::Bool(true) {
-            line.push_str(&format!("  {}", paint("(reviewed)", Paint::Added)));
-        }
-        line
-    }
-
-    fn rollback(&self, e: &Value) -> String {
-        let name = match e["kind"].as_str() {
-            Some("time_rollback") => "time rollback",
-            Some(kind) => &escape::text(kind),
-            None => "?",
-        };
-        let head = paint(&format!("{name} #{}", e["rollback_id"]), Paint::Bold);
-        let mut line = format!("{head}{}  {}", self.of(&e["session"]), what_it_went_to(e));
-        let c = &e["counts"];
-        if c.is_object() {
-            line.push_str(&format!(": {}", rollback_counts(c)));
-        }
-        if let Some(actor) = e["actor"].as_str() {
-            line.push_str(&format!("  (by {})", escape::text(actor)));
-        }
-        match e["status"].as_str() {
-            Some("committed") | None => {}
-            Some("recovered") => line.push_str("  (interrupted by a crash, finished at start-up)"),
-            Some(_) => line.push_str(&format!("  ({})", print::rollback_status(&e["status"]))),
+        for (flag, word, colour) in [
+            (e.open, "(open)", Paint::Warning),
+            (e.undone, "(undone)", Paint::Warning),
+            (e.reviewed, "(reviewed)", Paint::Added),
+        ] {
+            if flag {
+                line.push_str(&format!("  {}", paint(word, colour)));
+            }
         }
         line
     }
 
-    fn path_line(&self, c: &Value) -> String {
-        let (mark, detail) = match c.get("action") {
-            Some(action) => (action_mark(action), rollback_path_detail(c)),
-            None => (change_mark(&c["change"]), self.turn_path_detail(c)),
+    fn rollback(&self, e: &RollbackEntry) -> String {
+        let name = match e.kind {
+            RollbackEntryKind::TimeRollback => "time rollback".to_string(),
+            kind => print::spelled(&kind),
         };
-        let path = match &c["from"] {
-            Value::Null => print::path_text(&c["path"]),
-            from => format!("{} -> {}", print::path_text(from), print::path_text(&c["path"])),
+        let head = paint(&format!("{name} #{}", e.rollback_id), Paint::Bold);
+        let mut line = format!("{head}{}  {}", self.of(e.session.as_deref()), what_it_went_to(e));
+        if let Some(counts) = &e.counts {
+            line.push_str(&format!(": {}", rollback_counts(counts)));
+        }
+        if let Some(actor) = &e.actor {
+            line.push_str(&format!("  (by {})", print::spelled(actor)));
+        }
+        match e.status {
+            Status::Committed => {}
+            Status::Recovered => line.push_str("  (interrupted by a crash, finished at start-up)"),
+            status => line.push_str(&format!("  ({})", print::rollback_status(status))),
+        }
+        line
+    }
+
+    fn path_line(&self, c: &PathChange) -> String {
+        let path = match &c.from {
+            None => escape::quoted(&c.path).into_owned(),
+            Some(from) => format!("{} -> {}", escape::quoted(from), escape::quoted(&c.path)),
         };
+        self.with_detail(change_mark(c.change), path, turn_path_detail(c))
+    }
+
+    fn rollback_path_line(&self, c: &RollbackPath) -> String {
+        let path = escape::quoted(&c.path).into_owned();
+        self.with_detail(action_mark(c.action), path, rollback_path_detail(c))
+    }
+
+    fn with_detail(&self, mark: String, path: String, detail: Option<String>) -> String {
         match detail {
             Some(detail) if self.stat => format!("{mark} {path}  {}", paint(&detail, Paint::Dim)),
             _ => format!("{mark} {path}"),
         }
     }
+}
 
-    fn turn_path_detail(&self, c: &Value) -> Option<String> {
-        match (c["kind"].as_str(), c["size"].as_u64()) {
-            (_, Some(size)) if c["change"] != "deleted" => Some(style::size(size)),
-            (Some(kind), _) if kind != "file" => Some(escape::text(kind).into_owned()),
-            _ => None,
-        }
+fn turn_path_detail(c: &PathChange) -> Option<String> {
+    match c.size {
+        Some(size) if c.change != ChangeKind::Deleted => Some(style::size(size)),
+        _ if c.kind != Kind::File => Some(c.kind.name().to_string()),
+        _ => None,
     }
 }
 
 /// A run of writes outside any turn: `outside  3 paths +1 ~2 -0  (you / an editor)`.
-fn outside(e: &Value) -> String {
-    let (head, who) = match e["kind"].as_str() {
-        Some("found") => ("found  ", "found at start-up"),
-        _ => ("outside", "you / an editor"),
+fn outside(e: &OutsideEntry) -> String {
+    let (head, who) = match e.kind {
+        OutsideKind::Found => ("found  ", "found at start-up"),
+        OutsideKind::Outside => ("outside", "you / an editor"),
     };
-    let paths = e["paths"].as_u64().unwrap_or(0);
-    let noun = if paths == 1 { "path" } else { "paths" };
+    let noun = if e.paths == 1 { "path" } else { "paths" };
     format!(
-        "{}  {paths} {noun} {}  {}",
+        "{}  {} {noun} {}  {}",
         paint(head, Paint::Bold),
-        super::show::added_modified_deleted(&e["counts"]),
+        e.paths,
+        super::show::added_modified_deleted(&e.counts),
         paint(&format!("({who})"), Paint::Dim)
     )
 }
 
 /// Where a rollback-like entry went: `to before turn 3`, `a.txt to seq 12`, `of undo #4`.
-fn what_it_went_to(e: &Value) -> String {
-    let t = &e["target"];
-    let to = match t["to"].as_str() {
-        Some("before" | "after") => format!("to {} turn {}", text_of(&t["to"]), t["turn"]),
-        Some("time") => format!("to {}", localtime::answer_time(&t["at"])),
-        Some("seq") => format!("to seq {}", t["seq"]),
-        Some("pin") => format!("to pin {} (seq {})", text_of(&t["pin"]), t["seq"]),
-        Some("redo") => match e["redo_of"].as_i64() {
-            Some(id) => format!("undid #{id}"),
-            None => "undid the latest undo".to_string(),
+fn what_it_went_to(e: &RollbackEntry) -> String {
+    let or_null = |n: Option<i64>| n.map_or_else(|| "null".to_string(), |n| n.to_string());
+    let to = match &e.target {
+        Some(t) => match t.to {
+            TargetTo::Before | TargetTo::After => {
+                format!("to {} turn {}", print::spelled(&t.to), or_null(t.turn))
+            }
+            TargetTo::Time => format!(
+                "to {}",
+                t.at.as_deref().map_or("null".into(), localtime::answer_time)
+            ),
+            TargetTo::Seq => format!("to seq {}", t.seq),
+            TargetTo::Pin => format!(
+                "to pin {} (seq {})",
+                t.pin.as_deref().map_or("null".into(), escape::text),
+                t.seq
+            ),
+            TargetTo::Redo => match e.redo_of {
+                Some(id) => format!("undid #{id}"),
+                None => "undid the latest undo".to_string(),
+            },
         },
-        _ => "to ?".to_string(),
+        None => "to ?".to_string(),
     };
-    let paths: Vec<String> = e["paths"]
-        .as_array()
-        .into_iter()
+    let paths: Vec<String> = e
+        .paths
+        .iter()
         .flatten()
-        .map(print::path_text)
+        .map(|p| escape::quoted(p).into_owned())
         .collect();
     match paths.as_slice() {
         [] => to,
@@ -304,41 +342,41 @@ fn what_it_went_to(e: &Value) -> String {
 }
 
 /// `+0 ~2 -1`, with what was skipped or kept.
-fn rollback_counts(c: &Value) -> String {
-    let mut text = super::show::added_modified_deleted(c);
-    for (key, word) in [("skipped", "skipped"), ("kept", "kept")] {
-        if let Some(n) = c[key].as_u64().filter(|n| *n > 0) {
+fn rollback_counts(c: &RollbackCounts) -> String {
+    let mut text = super::show::coloured(c.added, c.modified, c.deleted);
+    for (n, word) in [(c.skipped, "skipped"), (c.kept, "kept")] {
+        if n > 0 {
             text.push_str(&format!(", {n} {word}"));
         }
     }
     text
 }
 
-fn change_mark(change: &Value) -> String {
-    let (mark, colour) = match change.as_str() {
-        Some("added") => ("A", Paint::Added),
-        Some("deleted") => ("D", Paint::Deleted),
-        Some("renamed") => ("R", Paint::Changed),
-        _ => ("M", Paint::Changed),
+fn change_mark(change: ChangeKind) -> String {
+    let (mark, colour) = match change {
+        ChangeKind::Added => ("A", Paint::Added),
+        ChangeKind::Deleted => ("D", Paint::Deleted),
+        ChangeKind::Renamed => ("R", Paint::Changed),
+        ChangeKind::Modified => ("M", Paint::Changed),
     };
     paint(mark, colour)
 }
 
-fn action_mark(action: &Value) -> String {
-    let (mark, colour) = match action.as_str() {
-        Some("create") => ("A", Paint::Added),
-        Some("delete" | "remove_dir") => ("D", Paint::Deleted),
-        _ => ("M", Paint::Changed),
+fn action_mark(action: Action) -> String {
+    let (mark, colour) = match action {
+        Action::Create => ("A", Paint::Added),
+        Action::Delete | Action::RemoveDir => ("D", Paint::Deleted),
+        Action::Restore | Action::SetMode | Action::Relink => ("M", Paint::Changed),
     };
     paint(mark, colour)
 }
 
-fn rollback_path_detail(c: &Value) -> Option<String> {
-    let status = match c["status"].as_str() {
-        Some("done" | "planned") | None => String::new(),
-        Some(other) => format!(" [{}]", escape::text(other)),
+fn rollback_path_detail(c: &RollbackPath) -> Option<String> {
+    let status = match c.status {
+        ActionStatus::Done | ActionStatus::Planned => String::new(),
+        other => format!(" [{}]", print::spelled(&other)),
     };
-    match (c["lines_added"].as_u64(), c["lines_removed"].as_u64()) {
+    match (c.lines_added, c.lines_removed) {
         (Some(added), Some(removed)) => Some(format!("+{added} -{removed} lines{status}")),
         _ => (!status.is_empty()).then(|| status.trim_start().to_string()),
     }

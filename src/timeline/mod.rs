@@ -81,7 +81,7 @@ impl std::str::FromStr for Cursor {
 }
 
 /// What a rollback-like entry is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RollbackEntryKind {
     Undo,

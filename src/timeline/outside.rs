@@ -15,7 +15,7 @@ use crate::model::Origin;
 use crate::store::timeline::{self as sql, BoundaryAt, OriginSpan};
 
 /// Who wrote the versions of a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OutsideKind {
     /// Written while no turn was open: you, an editor, another process.

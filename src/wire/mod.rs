@@ -6,8 +6,8 @@
 //!
 //! So far: the error codes ([`error`]), a turn ([`turn`]), a rollback's answer
 //! ([`rollback`]), the sessions ([`session`]), the pins ([`pin`]), a path's versions
-//! ([`history`]), the status ([`status`]) and the upkeep's answers, gc and verify
-//! ([`upkeep`]). Other answers (blame, the timeline, fork) are still read by key.
+//! ([`history`]), the status ([`status`]), the timeline ([`timeline`]) and the upkeep's
+//! answers, gc and verify ([`upkeep`]). Other answers (blame, fork) are still read by key.
 
 pub mod error;
 pub mod history;
@@ -15,6 +15,7 @@ pub mod pin;
 pub mod rollback;
 pub mod session;
 pub mod status;
+pub mod timeline;
 pub mod turn;
 pub mod upkeep;
 
