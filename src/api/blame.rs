@@ -7,15 +7,15 @@ use axum::Json;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use serde::Deserialize;
-use serde_json::{Value, json};
 
 use super::AppState;
 use super::error::{ApiError, ErrorCode};
 use super::render::first_line;
+use crate::history;
 use crate::history::blame::{self, Blame, BlameError};
-use crate::history::{self, PathVersion};
 use crate::model::format_time;
 use crate::paths::RelPath;
+use crate::wire::blame as wire;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -28,7 +28,7 @@ pub struct BlameQuery {
 pub async fn blame(
     State(state): State<Arc<AppState>>,
     Query(query): Query<BlameQuery>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<wire::Blame>, ApiError> {
     let text = query
         .path
         .ok_or_else(|| ApiError::bad_request(ErrorCode::BadPath, "give the path as ?path="))?;
@@ -75,36 +75,28 @@ pub async fn blame(
     }
 }
 
-fn render(path: &RelPath, found: &Blame) -> Value {
-    let lines: Vec<Value> = found
-        .lines
-        .iter()
-        .enumerate()
-        .map(|(i, line)| {
-            let mut out = by(&found.versions[line.by]);
-            out["line"] = json!(i + 1);
-            out["text"] = json!(line.text);
-            out
-        })
-        .collect();
-    json!({
-        "path": path.to_text(),
-        "seq": found.versions[found.target].version.seq,
-        "binary": found.binary,
-        "too_large": found.too_large,
-        "lines": lines,
-    })
-}
-
-/// Who made a version: its sequence number, time, origin, and its turn with the prompt.
-fn by(found: &PathVersion) -> Value {
-    let turn = found.turn.as_ref();
-    json!({
-        "seq": found.version.seq,
-        "time": format_time(found.version.recorded_at),
-        "origin": found.version.origin.name(),
-        "session": turn.map(|t| t.session.clone()),
-        "turn": turn.map(|t| t.number),
-        "prompt": turn.and_then(|t| t.label.as_deref()).map(first_line),
-    })
+fn render(path: &RelPath, found: &Blame) -> wire::Blame {
+    let line = |(i, line): (usize, &blame::BlameLine)| {
+        let by = &found.versions[line.by];
+        let turn = by.turn.as_ref();
+        wire::Line {
+            seq: by.version.seq,
+            time: format_time(by.version.recorded_at),
+            origin: by.version.origin,
+            session: turn.map(|t| t.session.clone()),
+            turn: turn.map(|t| t.number),
+            prompt: turn
+                .and_then(|t| t.label.as_deref())
+                .map(|l| first_line(l).to_string()),
+            line: i + 1,
+            text: line.text.clone(),
+        }
+    };
+    wire::Blame {
+        path: path.to_text(),
+        seq: found.versions[found.target].version.seq,
+        binary: found.binary,
+        too_large: found.too_large,
+        lines: found.lines.iter().enumerate().map(line).collect(),
+    }
 }

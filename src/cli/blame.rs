@@ -1,13 +1,12 @@
 //! `filewatchd blame PATH [--at TIME | --seq S]`: each line of a file with the version that
 //! introduced it (its sequence number, its turn or origin, the start of the turn's prompt).
 
-use clap::Args;
-use serde_json::Value;
-
 use super::flags::{JsonFlag, ServeArgs, valid_time};
 use super::style::{Paint, paint};
 use super::{Client, Hint, encode, escape, print, workspace_relative};
+use crate::wire::blame::{Blame, Line};
 use crate::wire::error::ErrorCode;
+use clap::Args;
 
 #[derive(Debug, Args)]
 pub struct BlameCmd {
@@ -35,54 +34,53 @@ pub fn blame(client: &Client, args: &ServeArgs, cmd: BlameCmd) -> anyhow::Result
     if let Some(seq) = cmd.seq {
         query.push_str(&format!("&seq={seq}"));
     }
-    let answer = client.get(&query).hint(
+    let answer: Blame = client.get_as(&query).hint(
         ErrorCode::NotFound,
         "`filewatchd history PATH` lists its versions; a path is relative to the directory you are in",
     )?;
     print::answer(&answer, cmd.json.json, print_blame)
 }
 
-fn print_blame(answer: &Value) {
-    let path = print::path_text(&answer["path"]);
-    if answer["binary"] == true || answer["too_large"] == true {
-        let why = if answer["too_large"] == true {
+fn print_blame(answer: &Blame) {
+    let path = escape::quoted(&answer.path);
+    if answer.binary || answer.too_large {
+        let why = if answer.too_large {
             "over max_file_size: only its size and hash were recorded"
         } else {
             "not text"
         };
         println!(
             "{path} (seq {}) is {why}: nothing to blame line by line",
-            answer["seq"]
+            answer.seq
         );
         return;
     }
-    let lines = answer["lines"].as_array().map_or(&[][..], Vec::as_slice);
-    let columns: Vec<(String, String, String)> = lines.iter().map(columns).collect();
+    let columns: Vec<(String, String, String)> = answer.lines.iter().map(columns).collect();
     let seq_width = columns.iter().map(|c| c.0.len()).max().unwrap_or(0);
     let by_width = columns.iter().map(|c| c.1.chars().count()).max().unwrap_or(0);
     let prompt_width = columns.iter().map(|c| c.2.chars().count()).max().unwrap_or(0);
-    for ((seq, by, prompt), line) in columns.iter().zip(lines) {
+    for ((seq, by, prompt), line) in columns.iter().zip(&answer.lines) {
         let left = format!("{seq:>seq_width$} {by:<by_width$} {prompt:<prompt_width$}");
         println!(
             "{} | {}",
             paint(left.trim_end(), Paint::Dim),
-            escape::text(line["text"].as_str().unwrap_or_default())
+            escape::text(&line.text)
         );
     }
 }
 
 /// A line's sequence number, its turn (`s1#3`) or origin, and its prompt's start.
-fn columns(line: &Value) -> (String, String, String) {
-    let by = match (line["session"].as_str(), line["turn"].as_i64()) {
+fn columns(line: &Line) -> (String, String, String) {
+    let by = match (&line.session, line.turn) {
         (Some(session), Some(turn)) => format!("{}#{turn}", escape::text(session)),
-        _ => print::text_or(&line["origin"], "?"),
+        _ => line.origin.name().to_string(),
     };
-    let prompt = line["prompt"].as_str().unwrap_or_default();
+    let prompt = line.prompt.as_deref().unwrap_or_default();
     let short = if prompt.chars().count() > PROMPT_WIDTH {
         let cut: String = prompt.chars().take(PROMPT_WIDTH - 1).collect();
         format!("{cut}…")
     } else {
         prompt.to_string()
     };
-    (line["seq"].to_string(), by, escape::text(&short).into_owned())
+    (line.seq.to_string(), by, escape::text(&short).into_owned())
 }

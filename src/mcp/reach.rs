@@ -97,11 +97,7 @@ impl Daemon {
 }
 
 impl Reached {
-    pub fn get(&self, path: &str) -> Result<Value, Failure> {
-        self.client.get(path).map_err(Failure::from_client)
-    }
-
-    /// `get`, the answer read as its `crate::wire` type.
+    /// A `GET`, the answer read as its `crate::wire` type.
     pub fn get_as<T: serde::de::DeserializeOwned>(&self, path: &str) -> Result<T, Failure> {
         self.client.get_as(path).map_err(Failure::from_client)
     }
@@ -109,10 +105,6 @@ impl Reached {
     /// `post`, the answer read as its `crate::wire` type.
     pub fn post_as<T: serde::de::DeserializeOwned>(&self, path: &str, body: &Value) -> Result<T, Failure> {
         self.client.post_as(path, body).map_err(Failure::from_client)
-    }
-
-    pub fn post(&self, path: &str, body: &Value) -> Result<Value, Failure> {
-        self.client.post(path, body).map_err(Failure::from_client)
     }
 }
 

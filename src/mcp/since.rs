@@ -17,6 +17,9 @@ use super::args::TurnArg;
 use super::reach::Reached;
 use super::session::Resolved;
 use super::shape::{self, Failure, finish, page};
+use crate::restore::outcome::ActionLine;
+use crate::restore::plan::Action;
+use crate::wire::rollback::RollbackAnswer;
 use crate::wire::turn::Turn;
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -144,27 +147,23 @@ fn diff_since(daemon: &Reached, since: Value, args: &DiffSinceArgs) -> Result<Va
     if let Some(path) = &args.path {
         body["paths"] = json!([path]);
     }
-    let plan = daemon
-        .post("/v1/rollback", &body)
+    let plan: RollbackAnswer = daemon
+        .post_as("/v1/rollback", &body)
         .map_err(|failure| match failure {
             Failure::TooLarge(message) => Failure::TooLarge(format!(
                 "{message}: call diff_since again without diff, or with one path"
             )),
             failure => failure,
         })?;
-    let changes: Vec<Value> = plan["actions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(change_since)
-        .collect();
-    let counts = counts(&changes);
+    let plan = plan.outcome;
+    let changes: Vec<Value> = plan.actions.iter().map(change_since).collect();
+    let counts = counts(&plan.actions);
     let mut page = page(changes, args.offset, args.limit, "diff_since (same boundary)");
     let left_out = with_diff && mark_left_out(&mut page.items);
     let cut = shape::fit_diffs(&mut page.items, "diff") || left_out;
     page.fit();
     let mut since = since;
-    since["seq"] = plan["target"]["seq"].clone();
+    since["seq"] = json!(plan.target.seq);
     let mut answer = json!({
         "since": since,
         "paths": page.total,
@@ -172,7 +171,7 @@ fn diff_since(daemon: &Reached, since: Value, args: &DiffSinceArgs) -> Result<Va
         "changes": page.items,
         "more": page.more,
     });
-    if let Some(n) = plan["conflicts"].as_array().map(Vec::len).filter(|n| *n > 0) {
+    if let n @ 1.. = plan.conflicts.len() {
         answer["not_yet_recorded"] = json!(format!(
             "{n} paths differ on disk from their latest recorded version (just written?)"
         ));
@@ -197,29 +196,33 @@ fn mark_left_out(items: &mut [Value]) -> bool {
     any
 }
 
-fn counts(changes: &[Value]) -> Value {
+/// How many paths were added, modified and deleted since.
+fn counts(actions: &[ActionLine]) -> Value {
     let mut counts = json!({"added": 0, "modified": 0, "deleted": 0});
-    for change in changes {
-        if let Some(key) = change["change"].as_str() {
-            counts[key] = json!(counts[key].as_u64().unwrap_or(0) + 1);
-        }
+    for action in actions {
+        let key = change_of(action.action);
+        counts[key] = json!(counts[key].as_u64().unwrap_or(0) + 1);
     }
     counts
 }
 
+/// What a rollback's action to the boundary undoes: the change made since it.
+fn change_of(action: Action) -> &'static str {
+    match action {
+        Action::Create => "deleted",
+        Action::Delete | Action::RemoveDir => "added",
+        Action::Restore | Action::SetMode | Action::Relink => "modified",
+    }
+}
+
 /// A rollback action to the boundary, read as the change made since it.
-fn change_since(action: &Value) -> Value {
-    let change = match action["action"].as_str() {
-        Some("create") => "deleted",
-        Some("delete" | "remove_dir") => "added",
-        _ => "modified",
-    };
-    let mut line = json!({"path": action["path"], "change": change, "kind": action["kind"]});
-    if let (Some(added), Some(removed)) = (action["lines_removed"].as_u64(), action["lines_added"].as_u64()) {
+fn change_since(action: &ActionLine) -> Value {
+    let mut line = json!({"path": action.path, "change": change_of(action.action), "kind": action.kind});
+    if let (Some(added), Some(removed)) = (action.lines_removed, action.lines_added) {
         line["lines_added"] = json!(added);
         line["lines_removed"] = json!(removed);
     }
-    if let Some(diff) = action["diff"].as_str() {
+    if let Some(diff) = &action.diff {
         line["diff"] = json!(invert(diff));
     }
     line

@@ -16,8 +16,10 @@ use super::changes::{self, TurnChangesArgs};
 use super::reach::Reached;
 use super::session::{self, Resolved, Told};
 use super::shape::{self, Failure, encode, finish, first_line, page};
+use crate::wire::blame::{Blame, Line};
 use crate::wire::error::ErrorCode;
 use crate::wire::history::{History, Version};
+use crate::wire::timeline::{Entry, Timeline, TurnEntry};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -177,11 +179,13 @@ fn turns(daemon: &Reached, session: &Resolved, args: &TurnsArgs) -> Result<Value
         if let Some(cursor) = &before {
             query.push_str(&format!("&before={}", encode(cursor)));
         }
-        let answer = daemon.get(&query)?;
-        let entries = answer["entries"].as_array().cloned().unwrap_or_default();
-        found.extend(entries.iter().filter(|e| e["kind"] == "turn").map(turn_line));
-        match answer["next_before"].as_str() {
-            Some(cursor) if found.len() < offset + limit + 1 => before = Some(cursor.to_string()),
+        let answer: Timeline = daemon.get_as(&query)?;
+        found.extend(answer.entries.iter().filter_map(|e| match e {
+            Entry::Turn(turn) => Some(turn_line(turn)),
+            _ => None,
+        }));
+        match answer.next_before {
+            Some(cursor) if found.len() < offset + limit + 1 => before = Some(cursor),
             _ => break,
         }
     }
@@ -194,15 +198,15 @@ fn turns(daemon: &Reached, session: &Resolved, args: &TurnsArgs) -> Result<Value
     Ok(json!({"turns_total": total, "turns": page.items, "more": page.more}))
 }
 
-fn turn_line(entry: &Value) -> Value {
+fn turn_line(entry: &TurnEntry) -> Value {
     json!({
-        "turn": entry["turn"],
-        "prompt": entry["prompt"],
-        "started_at": entry["started_at"],
-        "ended_at": entry["ended_at"],
-        "open": entry["open"],
-        "undone": entry["undone"],
-        "counts": entry["counts"],
+        "turn": entry.turn,
+        "prompt": entry.prompt,
+        "started_at": entry.started_at,
+        "ended_at": entry.ended_at,
+        "open": entry.open,
+        "undone": entry.undone,
+        "counts": entry.counts,
     })
 }
 
@@ -262,11 +266,11 @@ fn blame(daemon: &Reached, args: &BlameArgs) -> Result<Value, Failure> {
         (None, Some(at)) => query.push_str(&format!("&at={}", encode(at))),
         (None, None) => {}
     }
-    let answer = daemon.get(&query)?;
-    let lines = answer["lines"].as_array().cloned().unwrap_or_default();
+    let answer: Blame = daemon.get_as(&query)?;
+    let lines = &answer.lines;
     let start = args.start_line.unwrap_or(1).max(1);
     let count = args.lines.unwrap_or(BLAME_LINES).clamp(1, BLAME_LINES_MAX);
-    let mut shown: Vec<&Value> = lines.iter().skip(start - 1).take(count).collect();
+    let mut shown: Vec<&Line> = lines.iter().skip(start - 1).take(count).collect();
     let mut runs = runs(&shown);
     // Past the page's byte budget: fewer lines (at least one), `more` says where to go on.
     loop {
@@ -287,10 +291,10 @@ fn blame(daemon: &Reached, args: &BlameArgs) -> Result<Value, Failure> {
         )
     });
     Ok(json!({
-        "path": answer["path"],
-        "seq": answer["seq"],
-        "binary": answer["binary"],
-        "too_large": answer["too_large"],
+        "path": answer.path,
+        "seq": answer.seq,
+        "binary": answer.binary,
+        "too_large": answer.too_large,
         "lines_total": lines.len(),
         "runs": runs,
         "more": more,
@@ -298,40 +302,30 @@ fn blame(daemon: &Reached, args: &BlameArgs) -> Result<Value, Failure> {
 }
 
 /// Consecutive lines of one version as one run: `{"lines":"3-7", who, "text":[...]}`.
-fn runs(lines: &[&Value]) -> Vec<Value> {
-    let mut runs: Vec<Value> = Vec::new();
+fn runs(lines: &[&Line]) -> Vec<Value> {
+    // Each run with the first line and the seq it began with.
+    let mut runs: Vec<(usize, i64, Value)> = Vec::new();
     for line in lines {
-        let text: String = line["text"]
-            .as_str()
-            .unwrap_or_default()
-            .chars()
-            .take(LINE_CHARS)
-            .collect();
-        let number = line["line"].as_u64().unwrap_or(0);
-        if let Some(run) = runs.last_mut().filter(|r| r["seq"] == line["seq"]) {
-            let first = run["first"].as_u64().unwrap_or(number);
-            run["lines"] = json!(format!("{first}-{number}"));
+        let text: String = line.text.chars().take(LINE_CHARS).collect();
+        if let Some((first, _, run)) = runs.last_mut().filter(|r| r.1 == line.seq) {
+            run["lines"] = json!(format!("{first}-{}", line.line));
             if let Some(texts) = run["text"].as_array_mut() {
                 texts.push(json!(text));
             }
             continue;
         }
-        runs.push(json!({
-            "lines": number.to_string(),
-            "first": number,
-            "seq": line["seq"],
-            "time": line["time"],
-            "origin": line["origin"],
-            "session": line["session"],
-            "turn": line["turn"],
-            "prompt": first_line(&line["prompt"]),
+        // Its text second: where the answers have always had it.
+        let run = json!({
+            "lines": line.line.to_string(),
             "text": [text],
-        }));
+            "seq": line.seq,
+            "time": line.time,
+            "origin": line.origin,
+            "session": line.session,
+            "turn": line.turn,
+            "prompt": first_line(&json!(line.prompt)),
+        });
+        runs.push((line.line, line.seq, run));
     }
-    for run in &mut runs {
-        if let Value::Object(fields) = run {
-            fields.remove("first");
-        }
-    }
-    runs
+    runs.into_iter().map(|(_, _, run)| run).collect()
 }
