@@ -187,6 +187,11 @@ impl Client {
         typed(path, self.post(path, body)?)
     }
 
+    /// `put`, the answer read as its `crate::wire` type.
+    pub fn put_as<T: DeserializeOwned>(&self, path: &str, body: &Value) -> anyhow::Result<T> {
+        typed(path, self.put(path, body)?)
+    }
+
     /// `delete`, the answer read as its `crate::wire` type.
     pub fn delete_as<T: DeserializeOwned>(&self, path: &str) -> anyhow::Result<T> {
         typed(path, self.delete(path)?)

@@ -6,7 +6,7 @@ use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::access::JsonBody;
@@ -21,7 +21,7 @@ use crate::paths::RelPath;
 use crate::restore::past;
 use crate::sessions;
 use crate::sessions::turns::{self, TurnMarker, TurnSelector};
-use crate::wire::session::Sessions;
+use crate::wire::session::{Forked, Sessions};
 use crate::wire::status::{Filesystem, OpenTurn, Status};
 use crate::wire::turn::TurnStarted;
 use crate::wire::upkeep::{GcReport, Verified};
@@ -292,7 +292,7 @@ pub async fn fork(
     State(state): State<Arc<AppState>>,
     Path(parent): Path<String>,
     JsonBody(body): JsonBody<ForkBody>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<Forked>), ApiError> {
     valid_session(&parent)?;
     let (Some(new_session), Some(turn)) = (body.new_session, body.turn) else {
         return Err(ApiError::bad_request(
@@ -312,7 +312,12 @@ pub async fn fork(
     let forked = answer
         .await
         .map_err(|_| ApiError::unavailable("the daemon is shutting down"))??;
-    let body = json!({"session": new_session, "parent": parent, "fork_turn": forked.number, "fork_seq": forked.end_seq});
+    let body = Forked {
+        session: new_session,
+        parent,
+        fork_turn: forked.number,
+        fork_seq: forked.end_seq,
+    };
     Ok((StatusCode::CREATED, Json(body)))
 }
 

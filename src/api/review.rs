@@ -6,7 +6,6 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::{Path, State};
 use serde::Deserialize;
-use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
 use super::AppState;
@@ -17,6 +16,7 @@ use crate::engine::Command;
 use crate::history;
 use crate::paths::RelPath;
 use crate::sessions::turns::{self, TurnSelector};
+use crate::wire::turn::Review;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -29,7 +29,7 @@ pub async fn review(
     State(state): State<Arc<AppState>>,
     Path((session, turn)): Path<(String, String)>,
     JsonBody(body): JsonBody<ReviewBody>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Review>, ApiError> {
     valid_session(&session)?;
     let reviewed = body
         .reviewed
@@ -69,10 +69,10 @@ pub async fn review(
         .await
         .map_err(|_| ApiError::unavailable("the daemon is shutting down"))??;
     let paths: Vec<String> = marks.paths.iter().map(RelPath::to_text).collect();
-    Ok(Json(json!({
-        "session": marks.session,
-        "turn": marks.turn,
-        "reviewed": marks.reviewed,
-        "reviewed_paths": paths,
-    })))
+    Ok(Json(Review {
+        session: marks.session,
+        turn: marks.turn,
+        reviewed: marks.reviewed,
+        reviewed_paths: paths,
+    }))
 }

@@ -35,11 +35,12 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{anyhow, bail};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::client::{ApiFailure, Client, Hint};
 use crate::daemon::{self, ServeOptions};
 use crate::wire::error::ErrorCode;
+use crate::wire::session::Forked;
 use crate::wire::turn::{Turn, TurnStarted};
 pub use args::*;
 use failure::BadInput;
@@ -191,13 +192,13 @@ fn fork(client: &Client, cmd: ForkCmd) -> anyhow::Result<()> {
         .parse::<i64>()
         .map_or_else(|_| json!(cmd.turn), |n| json!(n));
     let body = json!({"new_session": cmd.new_session, "turn": turn});
-    let answer = client.post(&format!("/v1/sessions/{parent}/fork"), &body)?;
+    let answer: Forked = client.post_as(&format!("/v1/sessions/{parent}/fork"), &body)?;
     print::answer(&answer, cmd.json.json, |a| {
         println!(
             "forked {} after turn {} of {}",
-            text_of(&a["session"]),
-            a["fork_turn"],
-            text_of(&a["parent"])
+            escape::text(&a.session),
+            a.fork_turn,
+            escape::text(&a.parent)
         );
     })
 }
@@ -208,13 +209,6 @@ pub(crate) const LIST_TURNS: &str =
 
 /// Where to look when a pin was not found.
 pub(crate) const LIST_PINS: &str = "`filewatchd pins` lists them";
-
-/// A value of an answer as text for a human (`escape::text`).
-fn text_of(value: &Value) -> String {
-    value
-        .as_str()
-        .map_or_else(|| value.to_string(), |s| escape::text(s).into_owned())
-}
 
 fn show(client: &Client, args: &ServeArgs, cmd: ShowCmd) -> anyhow::Result<()> {
     if let Some(when) = &cmd.at {

@@ -30,27 +30,6 @@ pub fn answer<T: serde::Serialize>(answer: &T, json: bool, human: impl FnOnce(&T
     Ok(())
 }
 
-pub(super) fn text(value: &Value) -> String {
-    text_or(value, "-")
-}
-
-/// A path as one line of text (`escape::quoted`).
-pub(super) fn path_text(value: &Value) -> String {
-    match value {
-        Value::String(s) => escape::quoted(s).into_owned(),
-        other => text(other),
-    }
-}
-
-/// A value as text that cannot steer a terminal (`escape::text`), `absent` when it is null.
-pub(super) fn text_or(value: &Value, absent: &str) -> String {
-    match value {
-        Value::String(s) => escape::text(s).into_owned(),
-        Value::Null => absent.to_string(),
-        other => other.to_string(),
-    }
-}
-
 pub fn turn_started(a: &TurnStarted) {
     if let Some(ended) = &a.ended {
         println!(

@@ -5,12 +5,13 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::flags::{ConflictFlags, JsonFlag, ServeArgs, SessionArg};
 use super::style::{Paint, paint};
-use super::{Client, Hint, encode, print, resolve_session, rollback, text_of, workspace_relative};
+use super::{Client, Hint, encode, escape, print, resolve_session, rollback, workspace_relative};
 use crate::wire::error::ErrorCode;
+use crate::wire::turn::Review;
 
 #[derive(Debug, Args)]
 pub struct RevertCmd {
@@ -76,16 +77,16 @@ pub fn review(client: &Client, args: &ServeArgs, cmd: ReviewCmd) -> anyhow::Resu
         encode(&session),
         encode(&cmd.turn)
     );
-    let answer = client
-        .put(&route, &body)
+    let answer: Review = client
+        .put_as(&route, &body)
         .hint(ErrorCode::NotFound, super::LIST_TURNS)?;
     print::answer(&answer, cmd.json.json, print_review)
 }
 
-fn print_review(answer: &Value) {
-    let turn = format!("turn {} of {}", answer["turn"], text_of(&answer["session"]));
-    let files = answer["reviewed_paths"].as_array().map_or(&[][..], Vec::as_slice);
-    let state = match (answer["reviewed"] == true, files.len()) {
+fn print_review(answer: &Review) {
+    let turn = format!("turn {} of {}", answer.turn, escape::text(&answer.session));
+    let files = &answer.reviewed_paths;
+    let state = match (answer.reviewed, files.len()) {
         (true, _) => paint("reviewed", Paint::Added),
         (false, 0) => paint("not reviewed", Paint::Dim),
         (false, n) => format!(
@@ -95,6 +96,6 @@ fn print_review(answer: &Value) {
     };
     println!("{}: {state}", paint(&turn, Paint::Bold));
     for file in files {
-        println!("  reviewed: {}", print::path_text(file));
+        println!("  reviewed: {}", escape::quoted(file));
     }
 }

@@ -11,13 +11,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, SystemTime};
 
-use anyhow::Context;
 use clap::Args;
 use serde_json::json;
 
 use super::Client;
 use super::style::{Paint, paint};
 use crate::instance::dir;
+use crate::wire::session::LoginCode;
 
 /// How long a login page is kept: its code works for 60 s, once.
 const PAGE_LIFE: Duration = Duration::from_secs(300);
@@ -30,10 +30,8 @@ pub struct UiCmd {
 }
 
 pub fn ui(client: &Client, cmd: UiCmd) -> anyhow::Result<ExitCode> {
-    let answer = client.post("/v1/ui/login", &json!({}))?;
-    let url = answer["url"]
-        .as_str()
-        .context("the daemon sent no login link; is it older than this filewatchd?")?;
+    let answer: LoginCode = client.post_as("/v1/ui/login", &json!({}))?;
+    let url = answer.url.as_str();
     if cmd.print_url {
         println!("{url}");
         return Ok(ExitCode::SUCCESS);

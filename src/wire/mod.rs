@@ -7,7 +7,10 @@
 //! So far: the error codes ([`error`]), a turn ([`turn`]), a line's blame ([`blame`]), a rollback's answer
 //! ([`rollback`]), the sessions ([`session`]), the pins ([`pin`]), a path's versions
 //! ([`history`]), the status ([`status`]), the timeline ([`timeline`]) and the upkeep's
-//! answers, gc and verify ([`upkeep`]). Other answers (blame, fork) are still read by key.
+//! answers, gc and verify ([`upkeep`]), with a fork ([`session::Forked`]), the review marks
+//! ([`turn::Review`]) and the page's login link ([`session::LoginCode`]). The CLI and the MCP
+//! server read every answer through these types (the hooks read none: only whether a marker
+//! was taken); the JSON still read by key is what the agents send the hooks.
 
 pub mod blame;
 pub mod error;

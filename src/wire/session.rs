@@ -25,3 +25,21 @@ pub struct Session {
     /// Its first own turn's label, first line.
     pub first_prompt: Option<String>,
 }
+
+/// A fork's answer (`POST /v1/sessions/{s}/fork`): the new session, from the parent's turn.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Forked {
+    pub session: String,
+    pub parent: String,
+    /// The parent's turn after which it was forked.
+    pub fork_turn: i64,
+    /// Where that turn ended.
+    pub fork_seq: Option<i64>,
+}
+
+/// A one-time link to the review page (`POST /v1/ui/login`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LoginCode {
+    pub code: String,
+    pub url: String,
+}

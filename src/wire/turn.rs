@@ -114,3 +114,13 @@ pub struct TurnStarted {
     pub started_at: String,
     pub ended: Option<Turn>,
 }
+
+/// A turn's reviewed marks (`PUT /v1/sessions/{s}/turns/{t}/review`): the turn's own, and
+/// the files of it marked reviewed on their own.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Review {
+    pub session: String,
+    pub turn: i64,
+    pub reviewed: bool,
+    pub reviewed_paths: Vec<String>,
+}

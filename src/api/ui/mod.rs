@@ -10,10 +10,10 @@ use axum::extract::{Extension, Query, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
-use serde_json::{Value, json};
 
 use super::AppState;
 use super::error::{ApiError, ErrorCode};
+use crate::wire::session::LoginCode;
 use door::{COOKIE, SESSION_TTL, constant_time_eq};
 
 const INDEX: &str = include_str!("assets/index.html");
@@ -106,13 +106,13 @@ fn forbidden(message: &str) -> ApiError {
 pub async fn login_code(
     State(state): State<Arc<AppState>>,
     Extension(caller): Extension<Caller>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<LoginCode>, ApiError> {
     if caller != Caller::Bearer {
         return Err(forbidden("only a client with the token can ask for a login code"));
     }
     let code = state.ui.mint_code().map_err(ApiError::internal)?;
     let url = format!("http://127.0.0.1:{}/ui/login?code={code}", state.port);
-    Ok(Json(json!({"code": code, "url": url})))
+    Ok(Json(LoginCode { code, url }))
 }
 
 #[derive(Debug, Deserialize)]
