@@ -11,7 +11,7 @@ use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use rusqlite::Connection;
 
 use filewatchd::fs::read::RootDir;
-use filewatchd::model::{FileState, Hash, Origin, StatKey, State};
+use filewatchd::model::{Content, FileState, Hash, Origin, StatKey, State};
 use filewatchd::paths::RelPath;
 use filewatchd::restore::{Workspace, plan};
 use filewatchd::store::blobs::BlobDir;
@@ -77,12 +77,10 @@ fn blobs_and_hashing(c: &mut Criterion) {
 
 fn file_state(n: u64) -> State {
     State::File(FileState {
-        hash: Hash::of(&n.to_le_bytes()),
+        content: Content::Stored(Hash::of(&n.to_le_bytes())),
         size: n,
         executable: false,
         mode: Some(0o644),
-        too_large: false,
-        unreadable: false,
     })
 }
 
@@ -151,12 +149,10 @@ fn planning(c: &mut Criterion) {
             let hash = Hash::of(&data);
             sql::insert_blob(&tx, &blobs.prepare(hash, &data).expect("put")).expect("blob");
             let state = State::File(FileState {
-                hash,
+                content: Content::Stored(hash),
                 size: data.len() as u64,
                 executable: false,
                 mode: Some(0o644),
-                too_large: false,
-                unreadable: false,
             });
             let id = sql::ensure_path(&tx, path).expect("path");
             sql::insert_version(&tx, id, &state, Origin::Turn, None, 0).expect("version");

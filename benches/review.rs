@@ -11,7 +11,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use rusqlite::Connection;
 
 use filewatchd::history::{self, blame};
-use filewatchd::model::{FileState, Hash, Origin, State};
+use filewatchd::model::{Content, FileState, Hash, Origin, State};
 use filewatchd::paths::RelPath;
 use filewatchd::sessions::review;
 use filewatchd::sessions::turns::{self, TurnMarker, TurnSelector};
@@ -32,12 +32,10 @@ fn stored(conn: &Connection, blobs: &BlobDir, bytes: &[u8]) -> State {
     let blob = blobs.prepare(hash, bytes).expect("blob");
     sql::insert_blob(conn, &blob).expect("blob row");
     State::File(FileState {
-        hash,
+        content: Content::Stored(hash),
         size: bytes.len() as u64,
         executable: false,
         mode: Some(0o644),
-        too_large: false,
-        unreadable: false,
     })
 }
 

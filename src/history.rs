@@ -13,7 +13,7 @@ use renames::pair_renames;
 
 use rusqlite::Connection;
 
-use crate::model::{Origin, State, format_time};
+use crate::model::{Content, Origin, State, format_time};
 use crate::paths::RelPath;
 use crate::store::blobs::BlobDir;
 use crate::store::journal;
@@ -282,9 +282,11 @@ pub enum Diff {
 pub fn diff(conn: &Connection, blobs: &BlobDir, change: &Change) -> Diff {
     let side = |state: &State| -> Result<Option<Vec<u8>>, Diff> {
         match state {
-            State::File(f) if f.too_large => Err(Diff::TooLarge),
-            State::File(f) if f.unreadable => Err(Diff::None),
-            State::File(f) => read_blob(conn, blobs, f.hash).map(Some).map_err(|_| Diff::Binary),
+            State::File(f) => match f.content {
+                Content::Stored(hash) => read_blob(conn, blobs, hash).map(Some).map_err(|_| Diff::Binary),
+                Content::TooLarge(_) => Err(Diff::TooLarge),
+                Content::Unreadable => Err(Diff::None),
+            },
             State::Absent => Ok(Some(Vec::new())),
             _ => Err(Diff::None),
         }

@@ -14,10 +14,7 @@ pub enum State {
     Untracked,
 }
 
-/// A regular file: its content and permission bits. A file over `max_file_size` is known by
-/// size and hash only (`too_large`), its content is not stored (G9). A file the daemon could
-/// not read (`unreadable`: another owner's mode 0600, mode 000) is known by size and mode
-/// only: its `hash` means nothing (the index holds none) and its content cannot be restored.
+/// A regular file: what is known of its content, its size and its permission bits.
 ///
 /// `mode` is the permission bits (`st_mode & 0o7777`); `None` for a version recorded before
 /// they were, of which only the executable bit is known. Such a version equals any file of the
@@ -26,12 +23,22 @@ pub enum State {
 /// (`fs::ops::file_mode`). Where `mode` is known, `executable` is `mode & 0o111 != 0`.
 #[derive(Clone, Debug, Eq)]
 pub struct FileState {
-    pub hash: Hash,
+    pub content: Content,
     pub size: u64,
     pub executable: bool,
     pub mode: Option<u16>,
-    pub too_large: bool,
-    pub unreadable: bool,
+}
+
+/// What is known of a file's content.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Content {
+    /// Stored in the blob store under its hash.
+    Stored(Hash),
+    /// Larger than `max_file_size`: known by its hash, its content not stored (G9).
+    TooLarge(Hash),
+    /// The daemon could not read it (another owner's mode 0600, mode 000): nothing is known
+    /// of it but its size and mode, and it cannot be restored.
+    Unreadable,
 }
 
 /// The permission bits of a `st_mode`: what a version records of them.
@@ -47,13 +54,35 @@ impl FileState {
     /// `stat` gives it).
     pub fn unreadable(size: u64, st_mode: u32) -> Self {
         Self {
-            hash: Hash([0; 32]),
+            content: Content::Unreadable,
             size,
             executable: st_mode & 0o111 != 0,
             mode: Some(permission_bits(st_mode)),
-            too_large: false,
-            unreadable: true,
         }
+    }
+
+    /// Its content's hash, when the daemon read it (stored or not).
+    pub fn hash(&self) -> Option<Hash> {
+        match self.content {
+            Content::Stored(hash) | Content::TooLarge(hash) => Some(hash),
+            Content::Unreadable => None,
+        }
+    }
+
+    /// The hash its content is stored under: `None` when it is not stored.
+    pub fn stored(&self) -> Option<Hash> {
+        match self.content {
+            Content::Stored(hash) => Some(hash),
+            Content::TooLarge(_) | Content::Unreadable => None,
+        }
+    }
+
+    pub fn is_too_large(&self) -> bool {
+        matches!(self.content, Content::TooLarge(_))
+    }
+
+    pub fn is_unreadable(&self) -> bool {
+        matches!(self.content, Content::Unreadable)
     }
 
     /// The permission bits as answers show them, in octal ("0600"); `None` when not recorded.
@@ -75,11 +104,7 @@ impl FileState {
 /// the executable bit equals any file with the same one).
 impl PartialEq for FileState {
     fn eq(&self, other: &Self) -> bool {
-        self.hash == other.hash
-            && self.size == other.size
-            && self.too_large == other.too_large
-            && self.unreadable == other.unreadable
-            && self.same_mode(other)
+        self.content == other.content && self.size == other.size && self.same_mode(other)
     }
 }
 
@@ -111,9 +136,9 @@ impl State {
         matches!(self, Self::File(_))
     }
 
-    /// A file the daemon could not read (`FileState::unreadable`).
+    /// A file the daemon could not read (`Content::Unreadable`).
     pub fn is_unreadable(&self) -> bool {
-        matches!(self, Self::File(f) if f.unreadable)
+        matches!(self, Self::File(f) if f.is_unreadable())
     }
 }
 
@@ -449,7 +474,7 @@ mod tests {
 /// Test fixtures shared by the unit tests of several modules.
 #[cfg(test)]
 pub(crate) mod fixtures {
-    use super::{FileState, Hash, State};
+    use super::{Content, FileState, Hash, State};
     use crate::paths::RelPath;
 
     /// A workspace-relative path from its text (a valid one: the tests' own).
@@ -460,12 +485,10 @@ pub(crate) mod fixtures {
     /// A small readable regular file whose content hash is `[byte; 32]`.
     pub fn file(byte: u8) -> State {
         State::File(FileState {
-            hash: Hash([byte; 32]),
+            content: Content::Stored(Hash([byte; 32])),
             size: 1,
             executable: false,
             mode: Some(0o644),
-            too_large: false,
-            unreadable: false,
         })
     }
 }

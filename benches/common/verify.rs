@@ -125,14 +125,16 @@ fn hash_all(files: &[(Vec<u8>, PathBuf)]) -> Vec<Option<[u8; 32]>> {
     })
 }
 
-/// The latest recorded hash of every present regular file.
+/// The latest recorded hash of every present regular file the daemon could read.
 fn index_files(state: &Path) -> Result<HashMap<Vec<u8>, [u8; 32]>, String> {
     let db_path = state.join("index.sqlite");
     let conn = db::open_reader(&db_path).map_err(|e| format!("{e}"))?;
     let mut files = HashMap::new();
     sql::each_present(&conn, None, |path, latest| {
-        if let State::File(f) = latest.state {
-            files.insert(path.as_bytes().to_vec(), f.hash.0);
+        if let State::File(f) = latest.state
+            && let Some(hash) = f.hash()
+        {
+            files.insert(path.as_bytes().to_vec(), hash.0);
         }
     })
     .map_err(|e| format!("query the index: {e}"))?;

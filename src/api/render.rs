@@ -3,7 +3,7 @@
 use rusqlite::Connection;
 
 use crate::history::{self, Counts, Diff};
-use crate::model::{State, format_time};
+use crate::model::{Hash, State, format_time};
 use crate::retention;
 use crate::store::blobs::BlobDir;
 use crate::store::sql::{SessionRow, TurnRow};
@@ -122,11 +122,11 @@ fn state_fields(state: &State) -> StateFields {
     match state {
         State::File(f) => StateFields {
             size: Some(f.size),
-            hash: (!f.unreadable).then(|| f.hash.to_hex()),
+            hash: f.hash().map(Hash::to_hex),
             executable: Some(f.executable),
             mode: f.mode_text(),
-            too_large: f.too_large,
-            unreadable: f.unreadable,
+            too_large: f.is_too_large(),
+            unreadable: f.is_unreadable(),
             target: None,
         },
         State::Symlink { target } => StateFields {

@@ -1,7 +1,7 @@
 //! A path's versions (`GET /v1/history`) as `wire::history` answers them.
 
 use crate::history::HistoryRow;
-use crate::model::{State, format_time};
+use crate::model::{Hash, State, format_time};
 use crate::paths::RelPath;
 use crate::wire::history::{History, Version};
 
@@ -33,12 +33,12 @@ fn version(row: &HistoryRow) -> Version {
     };
     match &row.state {
         State::File(f) => {
-            version.too_large = Some(f.too_large);
+            version.too_large = Some(f.is_too_large());
             version.size = Some(f.size);
-            version.hash = (!f.unreadable).then(|| f.hash.to_hex());
+            version.hash = f.hash().map(Hash::to_hex);
             version.executable = Some(f.executable);
             version.mode = f.mode_text();
-            version.unreadable = f.unreadable;
+            version.unreadable = f.is_unreadable();
         }
         State::Symlink { target } => {
             version.target = Some(RelPath::from_fs_bytes(target.clone()).to_text());
@@ -51,7 +51,7 @@ fn version(row: &HistoryRow) -> Version {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{FileState, Hash, Origin};
+    use crate::model::{Content, FileState, Origin};
 
     fn version(seq: i64, state: State, turn: Option<(&str, i64)>) -> HistoryRow {
         HistoryRow {
@@ -72,21 +72,27 @@ mod tests {
     fn each_kind_of_version_answers_with_its_fields_in_order() {
         let turn = ("s1", 2);
         // The second recorded before permission bits were: it has no `mode`.
-        let file = |too_large, unreadable, mode| FileState {
-            hash: Hash([0xab; 32]),
+        let file = |content, mode| FileState {
+            content,
             size: 12,
             executable: true,
             mode,
-            too_large,
-            unreadable,
         };
         let link = State::Symlink {
             target: b"../t".to_vec(),
         };
         let versions = vec![
-            version(1, State::File(file(false, false, Some(0o755))), Some(turn)),
-            version(2, State::File(file(true, false, None)), None),
-            version(3, State::File(file(false, true, Some(0o700))), None),
+            version(
+                1,
+                State::File(file(Content::Stored(Hash([0xab; 32])), Some(0o755))),
+                Some(turn),
+            ),
+            version(
+                2,
+                State::File(file(Content::TooLarge(Hash([0xab; 32])), None)),
+                None,
+            ),
+            version(3, State::File(file(Content::Unreadable, Some(0o700))), None),
             version(4, link, None),
             version(5, State::Dir, None),
             version(6, State::Absent, None),

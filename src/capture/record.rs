@@ -446,7 +446,7 @@ impl Batch {
         )?;
         sql::set_path_state(conn, path_id, seq, &present.stat, self.checked_ns)?;
         self.out.versions += 1;
-        if matches!(&present.state, State::File(f) if f.too_large) {
+        if matches!(&present.state, State::File(f) if f.is_too_large()) {
             ctx.stats.too_large.fetch_add(1, Ordering::Relaxed);
         }
         if is_dir {

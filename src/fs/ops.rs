@@ -311,16 +311,14 @@ pub fn file_mode(current_mode: Option<u32>, target: &FileState) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::file_mode;
-    use crate::model::{FileState, Hash};
+    use crate::model::{Content, FileState, Hash};
 
     fn target(executable: bool, mode: Option<u16>) -> FileState {
         FileState {
-            hash: Hash([0; 32]),
+            content: Content::Stored(Hash([0; 32])),
             size: 0,
             executable,
             mode,
-            too_large: false,
-            unreadable: false,
         }
     }
 

@@ -11,7 +11,7 @@ use rustix::fs::{FileType, Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
 
 use crate::model::Hash;
-use crate::model::{FileState, StatKey, State, permission_bits};
+use crate::model::{Content, FileState, StatKey, State, permission_bits};
 use crate::paths::RelPath;
 use crate::store::blobs::{BlobDir, NewBlob};
 
@@ -159,7 +159,7 @@ impl Expected {
     /// content was stored.
     fn stored_hash(&self) -> Option<Hash> {
         match &self.state {
-            State::File(f) if !f.too_large && !f.unreadable => Some(f.hash),
+            State::File(f) => f.stored(),
             _ => None,
         }
     }
@@ -462,13 +462,15 @@ fn large_and_stored(
 
 /// A file's state: its content and `mode`, its permission bits.
 fn file_state(hash: Hash, size: u64, mode: u16, too_large: bool) -> State {
+    let content = match too_large {
+        true => Content::TooLarge(hash),
+        false => Content::Stored(hash),
+    };
     State::File(FileState {
-        hash,
+        content,
         size,
         executable: mode & 0o111 != 0,
         mode: Some(mode),
-        too_large,
-        unreadable: false,
     })
 }
 

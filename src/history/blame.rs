@@ -89,7 +89,7 @@ pub fn blame(
             kind: state.kind().name(),
         });
     };
-    let (binary, too_large) = (file.unreadable, file.too_large);
+    let (binary, too_large) = (file.is_unreadable(), file.is_too_large());
     let mut out = Blame {
         versions: Vec::new(),
         target,
@@ -128,7 +128,7 @@ fn restored(versions: &[PathVersion]) -> Vec<Option<usize>> {
         let then = versions[..i]
             .partition_point(|w| w.version.seq <= to)
             .checked_sub(1)?;
-        let same = matches!(&versions[then].version.state, State::File(f) if f.hash == file.hash);
+        let same = matches!(&versions[then].version.state, State::File(f) if f.hash() == file.hash());
         same.then_some(then)
     };
     (0..versions.len()).map(of).collect()
@@ -164,10 +164,10 @@ fn text_of(conn: &Connection, blobs: &BlobDir, state: &State) -> Result<Option<S
     let State::File(file) = state else {
         return Ok(None);
     };
-    if file.too_large || file.unreadable {
+    let Some(hash) = file.stored() else {
         return Ok(None);
-    }
-    let bytes = read_blob(conn, blobs, file.hash)?;
+    };
+    let bytes = read_blob(conn, blobs, hash)?;
     Ok(String::from_utf8(bytes).ok().filter(|t| !t.contains('\0')))
 }
 

@@ -4,7 +4,7 @@
 use rusqlite::Connection;
 
 use super::BeforeHistory;
-use crate::model::{Kind, State};
+use crate::model::{self, Kind, State};
 use crate::paths::RelPath;
 use crate::retention::{self, Expired};
 use crate::sessions::turns::{self, LookupError, TurnSelector};
@@ -97,9 +97,13 @@ pub fn at(
     let (seq, version) =
         journal::version_at(conn, path_id, seq)?.ok_or_else(|| ContentError::Absent(path.clone()))?;
     let content = match version {
-        State::File(f) if f.too_large => return Err(ContentError::TooLarge(path.clone())),
-        State::File(f) if f.unreadable => return Err(ContentError::Unreadable(path.clone())),
-        State::File(f) => Content::File(read_blob(conn, blobs, f.hash).map_err(ContentError::Blob)?),
+        State::File(f) => match f.content {
+            model::Content::Stored(hash) => {
+                Content::File(read_blob(conn, blobs, hash).map_err(ContentError::Blob)?)
+            }
+            model::Content::TooLarge(_) => return Err(ContentError::TooLarge(path.clone())),
+            model::Content::Unreadable => return Err(ContentError::Unreadable(path.clone())),
+        },
         State::Symlink { target } => Content::Symlink(target),
         State::Dir => return Err(ContentError::NotAFile(path.clone())),
         State::Absent => return Err(ContentError::Absent(path.clone())),

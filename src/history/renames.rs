@@ -24,8 +24,7 @@ enum RenameKey {
 
 fn rename_key(state: &State) -> Option<RenameKey> {
     match state {
-        State::File(f) if f.unreadable => None,
-        State::File(f) => Some(RenameKey::File(f.hash, f.mode, f.executable)),
+        State::File(f) => f.hash().map(|hash| RenameKey::File(hash, f.mode, f.executable)),
         State::Symlink { target } => Some(RenameKey::Symlink(target.clone())),
         State::Dir | State::Absent | State::Untracked => None,
     }

@@ -49,7 +49,7 @@ pub enum Check {
 
 /// Only the permission bits differ: the file is not rewritten.
 fn same_content(step: &Step) -> bool {
-    matches!((&step.current, &step.target), (State::File(c), State::File(t)) if c.hash == t.hash)
+    matches!((&step.current, &step.target), (State::File(c), State::File(t)) if c.hash() == t.hash())
 }
 
 /// Where one step ended.
@@ -432,7 +432,7 @@ impl Run<'_> {
             if now.as_ref().is_none_or(|s| s.st_nlink == 1) {
                 return Ok(None);
             }
-            if file.too_large {
+            if file.is_too_large() {
                 let reason = "it has other names (hard links) and its content, over max_file_size, \
                     was never stored: it cannot be written anew, and its bits are not changed through them";
                 return Err(Finished::Skipped(note(step, NoteCode::TooLarge, reason.into())));
@@ -443,16 +443,18 @@ impl Run<'_> {
         // replacement gets the default).
         let keep = step.current.is_present() && !step.current.is_dir() && !step.current.is_unreadable();
         let mode = file_mode(now.map(|s| s.st_mode).filter(|_| keep), file);
-        if let Err(e) = self.content(file.hash) {
+        // The plan names a version whose content was not stored (`plan::load_target`).
+        let Some(hash) = file.stored() else {
+            let source = std::io::Error::other("its content was never stored");
+            let path = step.path.to_text();
+            return Err(skipped(step, &FsError::Io { path, source }));
+        };
+        if let Err(e) = self.content(hash) {
             let source = std::io::Error::other(e);
             let path = step.path.to_text();
             return Err(skipped(step, &FsError::Io { path, source }));
         }
-        Ok(Some(TempWrite {
-            temp,
-            hash: file.hash,
-            mode,
-        }))
+        Ok(Some(TempWrite { temp, hash, mode }))
     }
 
     /// Every step not done may have left its temp file (a write that failed half-way, an

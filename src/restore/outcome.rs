@@ -268,8 +268,8 @@ fn action_line(
 fn text_of(conn: &Connection, blobs: &BlobDir, state: &State) -> Option<String> {
     match state {
         State::Absent => Some(String::new()),
-        State::File(f) if !f.too_large && f.size <= DIFF_MAX => {
-            let bytes = read_blob(conn, blobs, f.hash).ok()?;
+        State::File(f) if f.size <= DIFF_MAX => {
+            let bytes = read_blob(conn, blobs, f.stored()?).ok()?;
             let text = String::from_utf8(bytes).ok()?;
             (!text.contains('\0')).then_some(text)
         }

@@ -11,7 +11,7 @@ use crate::fs::feed::map_parallel;
 use crate::fs::ops::FsError;
 use crate::fs::read::{Expected, Observation, probe_expecting, unreadable_file};
 use crate::model::Hash;
-use crate::model::{Origin, RACY_NS, StatKey, State, format_time};
+use crate::model::{Content, Origin, RACY_NS, StatKey, State, format_time};
 use crate::paths::RelPath;
 use crate::sessions::Lineage;
 use crate::store::journal::{self, LaterVersion};
@@ -55,7 +55,7 @@ impl Step {
             (State::Dir, State::Absent) => Action::RemoveDir,
             (_, State::Absent) => Action::Delete,
             (State::Absent, _) => Action::Create,
-            (State::File(c), State::File(t)) if c.hash == t.hash => Action::SetMode,
+            (State::File(c), State::File(t)) if c.hash() == t.hash() => Action::SetMode,
             (State::Symlink { .. }, State::Symlink { .. }) => Action::Relink,
             _ => Action::Restore,
         }
@@ -252,7 +252,7 @@ fn content_not_stored(step: &Step) -> Option<Note> {
     let State::File(current) = &step.current else {
         return None;
     };
-    (current.too_large && step.action() != Action::SetMode).then(|| Note {
+    (current.is_too_large() && step.action() != Action::SetMode).then(|| Note {
         path: step.path.clone(),
         code: NoteCode::ContentNotStored,
         reason: format!(
@@ -405,28 +405,31 @@ fn load_target(
             reason,
         })
     };
-    if file.unreadable {
-        let reason = "filewatchd could not read it then (permission denied): its content was never recorded";
-        return note(NoteCode::Unreadable, reason.into());
-    }
-    if matches!(&step.current, State::File(c) if c.hash == file.hash) {
+    let hash = match file.content {
+        Content::Unreadable => {
+            let reason =
+                "filewatchd could not read it then (permission denied): its content was never recorded";
+            return note(NoteCode::Unreadable, reason.into());
+        }
+        // Only its bits change.
+        _ if matches!(&step.current, State::File(c) if c.hash() == file.hash()) => return None,
+        Content::TooLarge(_) => {
+            return note(
+                NoteCode::TooLarge,
+                format!(
+                    "it was over max_file_size ({} bytes): only its size and hash were recorded",
+                    file.size
+                ),
+            );
+        }
+        Content::Stored(hash) => hash,
+    };
+    if contents.contains_key(&hash) {
         return None;
     }
-    if file.too_large {
-        return note(
-            NoteCode::TooLarge,
-            format!(
-                "it was over max_file_size ({} bytes): only its size and hash were recorded",
-                file.size
-            ),
-        );
-    }
-    if contents.contains_key(&file.hash) {
-        return None;
-    }
-    match read_blob(conn, &ws.blobs, file.hash) {
+    match read_blob(conn, &ws.blobs, hash) {
         Ok(bytes) => {
-            contents.insert(file.hash, bytes);
+            contents.insert(hash, bytes);
             None
         }
         Err(e) => note(

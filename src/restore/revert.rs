@@ -21,7 +21,7 @@ use similar::{Algorithm, DiffOp, DiffTag, DiffableStr, TextDiff};
 use super::plan::{self, Note, NoteCode, Plan, Step};
 use super::{RollbackError, Workspace, chain::Resolved};
 use crate::history::{self, ChangeKind};
-use crate::model::{FileState, Hash, Origin, State};
+use crate::model::{Content, FileState, Hash, Origin, State};
 use crate::paths::RelPath;
 use crate::sessions::Lineage;
 use crate::sessions::turns::{self, TurnSelector};
@@ -192,7 +192,7 @@ fn hunk_plan(
         return Ok(refused(conn, ws, here, current, change, &reason));
     }
     let (file, now) = match &current {
-        State::File(f) if !f.too_large && !f.unreadable => (f.clone(), text(conn, ws, &current, &path)?),
+        State::File(f) if f.stored().is_some() => (f.clone(), text(conn, ws, &current, &path)?),
         _ => {
             return Ok(refused(
                 conn,
@@ -212,7 +212,7 @@ fn hunk_plan(
         }
     };
     let target = State::File(FileState {
-        hash: Hash::of(&bytes),
+        content: Content::Stored(Hash::of(&bytes)),
         size: bytes.len() as u64,
         ..file
     });
@@ -389,8 +389,11 @@ fn text(conn: &Connection, ws: &Workspace, state: &State, path: &str) -> Result<
     let not_text = || RevertError::NotText(format!("{path} is not text: revert the whole file instead"));
     match state {
         State::Absent => Ok(String::new()),
-        State::File(f) if !f.too_large && !f.unreadable => {
-            let bytes = read_blob(conn, &ws.blobs, f.hash).map_err(|e| store_error(e.into_io()))?;
+        State::File(FileState {
+            content: Content::Stored(hash),
+            ..
+        }) => {
+            let bytes = read_blob(conn, &ws.blobs, *hash).map_err(|e| store_error(e.into_io()))?;
             String::from_utf8(bytes)
                 .ok()
                 .filter(|t| !t.contains('\0'))

@@ -5,7 +5,7 @@
 use super::OnConflict;
 use super::plan::{Action, Decision, Note, NoteCode, Plan, Step, decide};
 use crate::model::fixtures::{file, path};
-use crate::model::{FileState, Hash, RollbackKind, State};
+use crate::model::{Content, FileState, Hash, RollbackKind, State};
 use crate::store::journal::{RollbackRow, Status};
 
 fn step(p: &str, current: State, target: State) -> Step {
@@ -78,12 +78,10 @@ fn each_step_has_the_action_its_two_states_call_for() {
         assert_eq!(step("p", current, target).action(), action, "{described}");
     }
     let mut exec = FileState {
-        hash: Hash([1; 32]),
+        content: Content::Stored(Hash([1; 32])),
         size: 1,
         executable: true,
         mode: Some(0o755),
-        too_large: false,
-        unreadable: false,
     };
     let plain = State::File(exec.clone());
     (exec.executable, exec.mode) = (false, Some(0o644));

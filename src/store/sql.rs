@@ -3,7 +3,7 @@
 use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
 
 use crate::model::Hash;
-use crate::model::{FileState, Kind, Origin, StatKey, State};
+use crate::model::{Content, FileState, Kind, Origin, StatKey, State};
 use crate::paths::RelPath;
 use crate::store::blobs::{Codec, NewBlob};
 
@@ -79,16 +79,21 @@ pub(crate) fn state_at_column(row: &Row<'_>, at: usize) -> Result<State> {
             let size = u64::try_from(row.get::<_, i64>(at + 2)?).unwrap_or(0);
             let executable = row.get(at + 3)?;
             let mode: Option<u16> = row.get(at + 6)?;
+            let content = match hash.as_deref() {
+                None => Content::Unreadable,
+                Some(bytes) => {
+                    let hash = Hash::from_slice(bytes).unwrap_or(Hash([0; 32]));
+                    match row.get(at + 5)? {
+                        true => Content::TooLarge(hash),
+                        false => Content::Stored(hash),
+                    }
+                }
+            };
             State::File(FileState {
-                hash: hash
-                    .as_deref()
-                    .and_then(Hash::from_slice)
-                    .unwrap_or(Hash([0; 32])),
+                content,
                 size,
                 executable,
                 mode,
-                too_large: hash.is_some() && row.get(at + 5)?,
-                unreadable: hash.is_none(),
             })
         }
         Some(Kind::Symlink) => State::Symlink {
@@ -251,11 +256,11 @@ pub fn insert_version(
 ) -> Result<i64> {
     let (hash, size, executable, link, too_large) = match state {
         State::File(f) => (
-            (!f.unreadable).then(|| f.hash.0.to_vec()),
+            f.hash().map(|hash| hash.0.to_vec()),
             Some(f.size as i64),
             f.executable,
             None,
-            f.too_large,
+            f.is_too_large(),
         ),
         State::Symlink { target } => (None, None, false, Some(target.clone()), false),
         State::Dir | State::Absent | State::Untracked => (None, None, false, None, false),
