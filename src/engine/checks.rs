@@ -61,9 +61,7 @@ impl Worker {
         let Some(pending) = self.owed.rollback.take() else {
             return true;
         };
-        let mut ws = self.ctx.workspace();
-        let retried = pending.retry(&mut self.conn, &mut ws);
-        self.ctx.apply(ws.take_effects());
+        let retried = pending.retry(&mut self.conn, &self.ctx.workspace());
         match retried {
             Ok(None) => {
                 tracing::info!("a rollback applied during a storage fault is recorded now");

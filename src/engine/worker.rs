@@ -134,10 +134,9 @@ impl Worker {
         let (tx, inbox) = channel;
         if checked(&mut check, journal::needs_recovery(&conn))? {
             check.wait_correcting(&conn)?;
-            let mut ws = ctx.workspace();
-            let recovered = crate::restore::recover::recover(&mut conn, &mut ws);
-            ctx.apply(ws.take_effects());
-            for outcome in recovered? {
+            let (recovered, effects) = crate::restore::recover::recover(&mut conn, &ctx.workspace())?;
+            ctx.apply(effects);
+            for outcome in recovered {
                 tracing::warn!(rollback = ?outcome.rollback_id, note = ?outcome.recovery, "recovered a rollback");
             }
         }
@@ -513,9 +512,11 @@ impl Worker {
                 let _ = reply.send(self.ctx.rules.explain(&path, is_dir));
             }
             Command::Rollback { request, reply } => {
-                let mut ws = self.ctx.workspace();
-                let result = crate::restore::perform(&mut self.conn, &mut ws, &request);
-                self.ctx.apply(ws.take_effects());
+                let result = crate::restore::perform(&mut self.conn, &self.ctx.workspace(), &request);
+                let result = result.map(|(concluded, effects)| {
+                    self.ctx.apply(effects);
+                    concluded
+                });
                 let result = self.answer_rollback(result);
                 match &result {
                     Err(err) if err.is_fault() => tracing::warn!(error = %err, "rollback failed"),

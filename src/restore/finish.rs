@@ -16,7 +16,7 @@ use super::apply::{Applied, Cause, Check, Finished, execute};
 use super::journaled::to_json;
 use super::outcome::{ActionStatus, Outcome, PathLine};
 use super::plan::{NoteCode, Ordered, Step};
-use super::{OnConflict, RollbackError};
+use super::{Effects, OnConflict, RollbackError};
 use crate::fs::read::{Observation, probe};
 use crate::fs::temp::TempNames;
 use crate::model::{FileState, StatKey, State, now_ms, now_ns, permission_bits};
@@ -84,11 +84,12 @@ impl std::fmt::Display for Failure {
     }
 }
 
-/// Ends an applied rollback: committed (recorded), or failed and put back.
+/// Ends an applied rollback: committed (recorded), or failed and put back. A committed one
+/// comes back with what its steps changed for the watcher, recorded yet or not.
 #[allow(clippy::too_many_arguments)]
 pub fn conclude(
     conn: &mut Connection,
-    ws: &mut Workspace,
+    ws: &Workspace,
     on_conflict: OnConflict,
     id: i64,
     temps: &TempNames,
@@ -96,7 +97,7 @@ pub fn conclude(
     applied: Applied,
     outcome: Outcome,
     status: Status,
-) -> Result<Concluded, RollbackError> {
+) -> Result<(Concluded, Effects), RollbackError> {
     let failure = applied.results.iter().find_map(|r| match r {
         Finished::Failed(note, cause) => Some((note.clone(), cause.clone())),
         _ => None,
@@ -108,9 +109,10 @@ pub fn conclude(
         outcome.temps_left = Some(temps.left_note());
     }
     if failure.is_none() && !late_conflict {
-        let committed = commit(conn, ws, id, steps, &applied, &mut outcome, status);
-        return match committed {
-            Ok(()) => Ok(Concluded::Recorded(outcome)),
+        let effects = Effects::of(steps, &applied.results);
+        let committed = commit(conn, id, steps, &applied, &mut outcome, status);
+        let concluded = match committed {
+            Ok(()) => Concluded::Recorded(outcome),
             Err(err) => pending_or(
                 err,
                 Pending::Commit {
@@ -120,31 +122,26 @@ pub fn conclude(
                     outcome: Box::new(outcome),
                     status,
                 },
-            ),
+            )?,
         };
+        return Ok((concluded, effects));
     }
     let (back, reverted) = revert(conn, ws, id, temps, steps, &applied.results);
     let temps_left = applied.temps_left || back.temps_left;
     let journaled = journal_failure(conn, ws, id, steps, reverted, temps_left);
     if let Err(err) = journaled {
-        return pending_or(
-            err,
-            Pending::Failed {
-                id,
-                steps: steps.to_vec(),
-                reverted,
-            },
-        );
+        let pending = Pending::Failed {
+            id,
+            steps: steps.to_vec(),
+            reverted,
+        };
+        return Ok((pending_or(err, pending)?, Effects::default()));
     }
     let Some((first, cause)) = failure else {
         // Under abort, a path someone changed while the rollback ran refuses it whole, as a
         // conflict found before the first change would have.
-        return Ok(Concluded::Recorded(refused_late(
-            conn,
-            id,
-            &applied.results,
-            outcome,
-        )?));
+        let refused = refused_late(conn, id, &applied.results, outcome)?;
+        return Ok((Concluded::Recorded(refused), Effects::default()));
     };
     let paths = if reverted {
         Vec::new()
@@ -221,10 +218,11 @@ pub enum Pending {
 
 impl Pending {
     /// Records it now: `None` once it is, what is still not recorded while the store fails.
+    /// Its effects came back when it was applied.
     pub fn retry(
         mut self,
         conn: &mut Connection,
-        ws: &mut Workspace,
+        ws: &Workspace,
     ) -> Result<Option<Box<NotRecorded>>, RollbackError> {
         let done = match &mut self {
             Pending::Commit {
@@ -233,7 +231,7 @@ impl Pending {
                 applied,
                 outcome,
                 status,
-            } => commit(conn, ws, *id, steps, applied, outcome, *status),
+            } => commit(conn, *id, steps, applied, outcome, *status),
             Pending::Failed { id, steps, reverted } => {
                 journal_failure(conn, ws, *id, steps, *reverted, false)
             }
@@ -260,7 +258,6 @@ impl Pending {
 /// Records a rollback every step of which was done, and commits it.
 fn commit(
     conn: &mut Connection,
-    ws: &mut Workspace,
     id: i64,
     steps: &[Ordered],
     applied: &Applied,
@@ -269,7 +266,7 @@ fn commit(
 ) -> rusqlite::Result<()> {
     // On a copy: a record the store refuses is tried again from the same planned answer.
     let mut recorded = outcome.clone();
-    record(conn, ws, id, steps, &applied.results, &mut recorded, status)?;
+    record(conn, id, steps, &applied.results, &mut recorded, status)?;
     *outcome = recorded;
     journal::set_temps_left(conn, id, applied.temps_left)
 }
@@ -442,7 +439,6 @@ pub(super) fn record_partial(
 /// stores the answer; the rollback is then committed.
 pub fn record(
     conn: &mut Connection,
-    ws: &mut Workspace,
     rollback_id: i64,
     steps: &[Ordered],
     results: &[Finished],
@@ -459,7 +455,6 @@ pub fn record(
                 let state = as_written(&step.target, *stat);
                 let seq = journal::insert_rollback_version(&tx, step.path_id, &state, rollback_id, now)?;
                 set_stat(&tx, step, seq, *stat, checked_ns)?;
-                update_watch(ws, step);
                 outcome.set_status(&index, &path, ActionStatus::Done);
             }
             Finished::Skipped(note) | Finished::Failed(note, _) => {
@@ -505,20 +500,10 @@ fn set_stat(
     }
 }
 
-/// A directory the step created is to be watched, one it removed unwatched (by the caller).
-fn update_watch(ws: &mut Workspace, step: &Step) {
-    if step.target.is_dir() {
-        ws.effects.watch.push(step.path.clone());
-    } else if step.current.is_dir() {
-        ws.effects.unwatch.push(step.path.clone());
-    }
-}
-
 /// Records a revert finished at start-up: a path put back gets a version of origin `rollback`
 /// unless its latest version already says so.
 pub fn record_reverted(
     conn: &mut Connection,
-    ws: &mut Workspace,
     rollback_id: i64,
     inverse: &[Ordered],
     results: &[Finished],
@@ -535,7 +520,6 @@ pub fn record_reverted(
         let state = as_written(&step.target, *stat);
         let seq = journal::insert_rollback_version(&tx, step.path_id, &state, rollback_id, now)?;
         set_stat(&tx, step, seq, *stat, checked_ns)?;
-        update_watch(ws, step);
     }
     tx.commit()
 }

@@ -10,7 +10,8 @@
 //!   then changes the files through `crate::fs::ops` (confined, symlink-free, temp + fsync +
 //!   rename, no clobber) and checks each against its target (`apply::verify`); `finish`
 //!   records the result as versions of origin `rollback` and commits, or puts back what a
-//!   failed one changed (all or nothing, G12).
+//!   failed one changed (all or nothing, G12). A committed one returns its `Effects`, the
+//!   directories it made or removed, for the caller to watch or unwatch.
 //! - `redo` plans a redo: only the paths the rollback it names changed, each back to its
 //!   state just before it; any of them changed since by anything else is a conflict.
 //! - `revert` plans the revert of one file of a turn, or of one hunk of it (a new blob).
@@ -48,17 +49,16 @@ use crate::paths::RelPath;
 use crate::sessions::turns::TurnSelector;
 
 /// What a rollback works with: the workspace's root held open, the blob store and the size
-/// limit, and what it leaves for its caller to apply (`Effects`). It needs no watcher.
+/// limit. It needs no watcher: what the watcher is to do after it comes back as `Effects`.
 pub struct Workspace {
     pub root: Arc<RootDir>,
     pub blobs: Arc<BlobDir>,
     pub max_file_size: u64,
-    pub effects: Effects,
 }
 
-/// What a rollback changed that its caller applies: directories it created are to be watched,
-/// those it removed (a directory turned into a file or removed) unwatched.
-#[derive(Debug, Default)]
+/// What a rollback changed on disk that its caller applies: directories it created are to be
+/// watched, those it removed (a directory turned into a file or removed) unwatched.
+#[derive(Debug, Default, PartialEq, Eq)]
 pub struct Effects {
     pub watch: Vec<RelPath>,
     pub unwatch: Vec<RelPath>,
@@ -70,13 +70,30 @@ impl Workspace {
             root,
             blobs,
             max_file_size,
-            effects: Effects::default(),
         }
     }
+}
 
-    /// The effects so far, handed to the caller.
-    pub fn take_effects(&mut self) -> Effects {
-        std::mem::take(&mut self.effects)
+impl Effects {
+    /// What the steps done changed: a directory a step created, or one it removed.
+    pub fn of(steps: &[plan::Ordered], results: &[apply::Finished]) -> Self {
+        let mut effects = Self::default();
+        for (plan::Ordered { step, .. }, finished) in steps.iter().zip(results) {
+            if !matches!(finished, apply::Finished::Done(_)) {
+                continue;
+            }
+            if step.target.is_dir() {
+                effects.watch.push(step.path.clone());
+            } else if step.current.is_dir() {
+                effects.unwatch.push(step.path.clone());
+            }
+        }
+        effects
+    }
+
+    pub fn extend(&mut self, more: Effects) {
+        self.watch.extend(more.watch);
+        self.unwatch.extend(more.unwatch);
     }
 }
 

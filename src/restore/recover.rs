@@ -12,15 +12,17 @@ use super::apply::{self, Check, Finished};
 use super::chain::{Target, TargetTo};
 use super::outcome::Outcome;
 use super::plan::{Ordered, Step};
-use super::{OnConflict, RollbackError, Workspace, finish, outside};
+use super::{Effects, OnConflict, RollbackError, Workspace, finish, outside};
 use crate::fs::read::{Observation, probe};
 use crate::fs::temp::TempNames;
 use crate::store::journal::{self, RollbackRow, Status};
 
 /// Finishes every interrupted rollback, then every revert a failure left unfinished, then
-/// removes the temp files a read-only file system kept; returns the answers.
-pub fn recover(conn: &mut Connection, ws: &mut Workspace) -> rusqlite::Result<Vec<Outcome>> {
+/// removes the temp files a read-only file system kept; returns the answers, and what the
+/// watcher is to do about the directories they changed.
+pub fn recover(conn: &mut Connection, ws: &Workspace) -> rusqlite::Result<(Vec<Outcome>, Effects)> {
     let mut finished = Vec::new();
+    let mut effects = Effects::default();
     for row in journal::prepared_rollbacks(conn)? {
         let steps = unfinished_steps(conn, &row)?;
         let temps = TempNames::of_rollback(row.id, row.temp_tag.clone());
@@ -37,7 +39,7 @@ pub fn recover(conn: &mut Connection, ws: &mut Workspace) -> rusqlite::Result<Ve
             applied.results.len() - left
         ));
         // Recovery goes forward whatever the conflicts: skip is what it can do with them.
-        let concluded = finish::conclude(
+        let mut concluded = finish::conclude(
             conn,
             ws,
             OnConflict::Skip,
@@ -48,7 +50,10 @@ pub fn recover(conn: &mut Connection, ws: &mut Workspace) -> rusqlite::Result<Ve
             outcome,
             Status::Recovered,
         );
-        match concluded {
+        if let Ok((_, done)) = &mut concluded {
+            effects.extend(std::mem::take(done));
+        }
+        match concluded.map(|(concluded, _)| concluded) {
             Ok(finish::Concluded::Recorded(outcome)) => finished.push(outcome),
             Ok(finish::Concluded::NotRecorded(not_recorded)) => tracing::warn!(
                 rollback = row.id,
@@ -67,7 +72,7 @@ pub fn recover(conn: &mut Connection, ws: &mut Workspace) -> rusqlite::Result<Ve
         );
     }
     for row in journal::reverting_rollbacks(conn)? {
-        finish_revert(conn, ws, &row)?;
+        effects.extend(finish_revert(conn, ws, &row)?);
     }
     for row in journal::with_temps_left(conn)? {
         let steps = all_steps(conn, &row)?;
@@ -80,19 +85,19 @@ pub fn recover(conn: &mut Connection, ws: &mut Workspace) -> rusqlite::Result<Ve
         let swept = row.temp_tag.is_none() || temps.sweep(&ws.root);
         journal::set_temps_left(conn, row.id, !(forward && reverse && swept))?;
     }
-    Ok(finished)
+    Ok((finished, effects))
 }
 
 /// A failed rollback whose putting back could not finish: every path still at the rollback's
 /// target goes back to its state before it.
-fn finish_revert(conn: &mut Connection, ws: &mut Workspace, row: &RollbackRow) -> rusqlite::Result<()> {
+fn finish_revert(conn: &mut Connection, ws: &Workspace, row: &RollbackRow) -> rusqlite::Result<Effects> {
     let steps = all_steps(conn, row)?;
     let inverse = finish::inverse(&steps);
     let temps = TempNames::of_rollback(row.id, row.temp_tag.clone()).reverting();
     remove_temps(conn, ws, &temps, &inverse)?;
     let back = apply::execute(conn, ws, &temps, &inverse, &mut HashMap::new(), Check::Recovery);
     let done = finish::all_put_back(&back.results);
-    finish::record_reverted(conn, ws, row.id, &inverse, &back.results)?;
+    finish::record_reverted(conn, row.id, &inverse, &back.results)?;
     if done {
         journal::set_status(conn, row.id, Status::Reverted)?;
     } else {
@@ -108,7 +113,7 @@ fn finish_revert(conn: &mut Connection, ws: &mut Workspace, row: &RollbackRow) -
         done,
         "putting back a failed rollback at start-up"
     );
-    Ok(())
+    Ok(Effects::of(&inverse, &back.results))
 }
 
 fn all_steps(conn: &Connection, row: &RollbackRow) -> rusqlite::Result<Vec<Ordered>> {
@@ -150,7 +155,7 @@ fn steps_of(
 /// (G12). False when one could not be removed.
 fn remove_temps(
     conn: &mut Connection,
-    ws: &mut Workspace,
+    ws: &Workspace,
     temps: &TempNames,
     steps: &[Ordered],
 ) -> rusqlite::Result<bool> {

@@ -8,7 +8,8 @@ use super::finish::Concluded;
 use super::outcome::Outcome;
 use super::plan::{self, Ordered, Plan, Step};
 use super::{
-    OnConflict, Operation, Request, RollbackError, Workspace, chain, finish, journaled, outside, redo, revert,
+    Effects, OnConflict, Operation, Request, RollbackError, Workspace, chain, finish, journaled, outside,
+    redo, revert,
 };
 use crate::fs::temp::TempNames;
 use crate::model::RollbackKind;
@@ -17,13 +18,14 @@ use crate::store::journal::{self, Status};
 use crate::store::sql;
 
 /// Runs a request; the caller has already recorded every write made before it (barrier).
+/// Returns its answer with what the watcher is to do about the directories it changed.
 pub fn perform(
     conn: &mut Connection,
-    ws: &mut Workspace,
+    ws: &Workspace,
     request: &Request,
-) -> Result<Concluded, RollbackError> {
+) -> Result<(Concluded, Effects), RollbackError> {
     if let Some(stored) = repeated(conn, request)? {
-        return Ok(Concluded::Recorded(stored));
+        return Ok((Concluded::Recorded(stored), Effects::default()));
     }
     let started = std::time::Instant::now();
     let resolved = chain::resolve(conn, request)?;
@@ -55,7 +57,7 @@ pub fn perform(
             };
             outcome.predict_kept(&ws.root.path, would_apply);
         }
-        return Ok(Concluded::Recorded(outcome));
+        return Ok((Concluded::Recorded(outcome), Effects::default()));
     }
     let steps: Vec<Ordered> = decision
         .apply
@@ -71,7 +73,7 @@ pub fn perform(
     let applied = apply::execute(conn, ws, &temps, &steps, &mut contents, Check::Planned);
     let applied_at = started.elapsed();
     let on_conflict = request.on_conflict;
-    let concluded = finish::conclude(
+    let (concluded, effects) = finish::conclude(
         conn,
         ws,
         on_conflict,
@@ -96,7 +98,7 @@ pub fn perform(
         paths = steps.len(),
         "rollback applied"
     );
-    Ok(concluded)
+    Ok((concluded, effects))
 }
 
 /// Runs a plan's queries in one transaction: SQLite takes its locks once instead of once per
