@@ -17,7 +17,6 @@ use super::journaled::to_json;
 use super::outcome::{ActionStatus, Outcome, PathLine};
 use super::plan::{NoteCode, Ordered, Step};
 use super::{Effects, OnConflict, RollbackError};
-use crate::fs::read::{Observation, probe};
 use crate::fs::temp::TempNames;
 use crate::model::{FileState, StatKey, State, now_ms, now_ns, permission_bits};
 use crate::store::journal::{self, Status};
@@ -379,7 +378,7 @@ fn paths_now(ws: &Workspace, steps: &[Ordered]) -> Vec<PathNow> {
         .iter()
         .map(|Ordered { step, .. }| PathNow {
             path: step.path.to_text(),
-            state: match on_disk(ws, step) {
+            state: match ws.state_of(&step.path) {
                 _ if behind_a_symlink(ws, step) => PathState::Unreachable,
                 Some(s) if s == step.current => PathState::AsBefore,
                 Some(s) if s == step.target => PathState::RolledBack,
@@ -397,14 +396,6 @@ fn behind_a_symlink(ws: &Workspace, step: &Step) -> bool {
     )
 }
 
-fn on_disk(ws: &Workspace, step: &Step) -> Option<State> {
-    match probe(&ws.root, &step.path, ws.max_file_size) {
-        Observation::Absent => Some(State::Absent),
-        Observation::Present(p) => Some(p.state),
-        _ => None,
-    }
-}
-
 /// A revert that could not finish: the paths still at the rollback's target (or between a
 /// removal and its re-creation) are recorded as its versions, so the record equals the disk
 /// and capture does not take them for someone else's writes.
@@ -417,7 +408,7 @@ pub(super) fn record_partial(
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let now = now_ms();
     for Ordered { step, .. } in steps {
-        let state = match on_disk(ws, step) {
+        let state = match ws.state_of(&step.path) {
             // Not seen (the rollback's write may be in the directory swapped away): the next
             // start puts it back once it is.
             _ if behind_a_symlink(ws, step) => continue,

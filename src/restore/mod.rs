@@ -72,6 +72,17 @@ impl Workspace {
             max_file_size,
         }
     }
+
+    /// What `path` holds on disk now; `None` when that cannot be told (it kept changing while
+    /// read, it is a FIFO or a device, it cannot be read, the store refused its content).
+    pub fn state_of(&self, path: &RelPath) -> Option<crate::model::State> {
+        use crate::fs::read::{Observation, probe};
+        match probe(&self.root, path, self.max_file_size) {
+            Observation::Absent => Some(crate::model::State::Absent),
+            Observation::Present(present) => Some(present.state),
+            _ => None,
+        }
+    }
 }
 
 impl Effects {

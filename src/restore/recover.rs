@@ -13,8 +13,8 @@ use super::chain::{Target, TargetTo};
 use super::outcome::Outcome;
 use super::plan::{Ordered, Step};
 use super::{Effects, OnConflict, RollbackError, Workspace, finish, outside};
-use crate::fs::read::{Observation, probe};
 use crate::fs::temp::TempNames;
+use crate::model::State;
 use crate::store::journal::{self, RollbackRow, Status};
 
 /// Finishes every interrupted rollback, then every revert a failure left unfinished, then
@@ -186,10 +186,7 @@ fn remove_temps(
 /// mid-write); after it, the path holds the new content in full (synced before any exchange)
 /// and the temp what was at the path. A swap back puts our content under the temp again.
 fn swapped_out_foreign(ws: &Workspace, step: &Step, temp: &crate::paths::RelPath) -> bool {
-    let state_of = |path: &crate::paths::RelPath| match probe(&ws.root, path, ws.max_file_size) {
-        Observation::Present(p) => Some(p.state),
-        _ => None,
-    };
+    let state_of = |path: &crate::paths::RelPath| ws.state_of(path).filter(State::is_present);
     let Some(held) = state_of(temp) else {
         return false;
     };

@@ -3,8 +3,6 @@
 
 use super::{Finished, note};
 use crate::fs::feed::map_parallel;
-use crate::fs::read::{Observation, probe};
-use crate::model::State;
 use crate::restore::Workspace;
 use crate::restore::plan::{NoteCode, Ordered};
 use crate::store::fault::{FaultCause, io_cause};
@@ -55,12 +53,7 @@ pub fn verify(ws: &Workspace, steps: &[Ordered], results: &mut [Finished]) {
         .filter(|&i| matches!(results[i], Finished::Done(_)))
         .collect();
     let found = map_parallel(done.len(), VERIFY_THREADS, |k| {
-        let step = &steps[done[k]].step;
-        match probe(&ws.root, &step.path, ws.max_file_size) {
-            Observation::Absent => Some(State::Absent),
-            Observation::Present(p) => Some(p.state),
-            _ => None,
-        }
+        ws.state_of(&steps[done[k]].step.path)
     });
     for (i, state) in done.into_iter().zip(found) {
         let step = &steps[i].step;
