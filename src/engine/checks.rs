@@ -47,8 +47,7 @@ impl Worker {
     fn hold_pending_rollback(&mut self, fault: StorageFault, pending: Pending) {
         let paths = pending.paths();
         self.ctx.stats.storage_failed(&fault);
-        self.ctx.stats.set_storage(Some((&fault, &paths)));
-        self.owed.unrecorded = Some(Unrecorded { fault, paths });
+        self.owe(fault, paths);
         self.owed.rollback = Some(pending);
         // Woken with nothing else pending: the flush retries the rollback's record.
         self.batch.requeue([], Instant::now());
@@ -84,6 +83,13 @@ impl Worker {
         }
     }
 
+    /// A storage fault in force: `paths` (none, for a walk that must run again whole) are not
+    /// recorded, and every command that changes the record is refused until they are (G12).
+    pub(super) fn owe(&mut self, fault: StorageFault, paths: Vec<RelPath>) {
+        self.ctx.stats.set_storage(Some((&fault, &paths)));
+        self.owed.unrecorded = Some(Unrecorded { fault, paths });
+    }
+
     /// After a batch: paths the store failed stay pending and are retried with back-off; with
     /// none, the fault (if any) is over.
     pub(super) fn storage_outcome(&mut self, failed: Vec<RelPath>, fault: Option<StorageFault>) {
@@ -94,10 +100,9 @@ impl Worker {
             }
             return;
         };
-        self.ctx.stats.set_storage(Some((&fault, &failed)));
         self.batch.requeue(failed.iter().cloned(), Instant::now());
         self.batch.failed(Instant::now());
-        self.owed.unrecorded = Some(Unrecorded { fault, paths: failed });
+        self.owe(fault, failed);
     }
 
     /// Runs a command whose barrier has passed, unless the root was lost meanwhile, once
@@ -158,11 +163,7 @@ impl Worker {
                 // before the next command, which is refused until it succeeds (G12).
                 let fault = StorageFault::of_batch(&err);
                 self.ctx.stats.storage_failed(&fault);
-                self.ctx.stats.set_storage(Some((&fault, &[])));
-                self.owed.unrecorded = Some(Unrecorded {
-                    fault,
-                    paths: Vec::new(),
-                });
+                self.owe(fault, Vec::new());
                 self.owed.rescan = true;
             }
         }

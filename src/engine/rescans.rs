@@ -10,7 +10,7 @@ use crate::capture::record::Attribution;
 use crate::capture::rescan::{rescan, rescan_into_view};
 use crate::capture::tracked::RulesChanged;
 use crate::paths::RelPath;
-use crate::store::fault::{StorageFault, Unrecorded};
+use crate::store::fault::StorageFault;
 use crate::watch::filter::IgnoreRules;
 
 impl Worker {
@@ -49,9 +49,7 @@ impl Worker {
                 // Owed until one succeeds; meanwhile commands are refused (G12).
                 let fault = StorageFault::of_batch(&err);
                 self.ctx.stats.storage_failed(&fault);
-                let paths: Vec<RelPath> = dir.cloned().into_iter().collect();
-                self.ctx.stats.set_storage(Some((&fault, &paths)));
-                self.owed.unrecorded = Some(Unrecorded { fault, paths });
+                self.owe(fault, dir.cloned().into_iter().collect());
                 self.owed.rescan = true;
                 self.batch.failed(Instant::now());
                 false
