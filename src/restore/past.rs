@@ -7,7 +7,7 @@ use rusqlite::Connection;
 use super::chain::Target;
 use super::outcome::Outcome;
 use crate::model::RollbackKind;
-use crate::store::briefs::{self, BriefRow};
+use crate::store::briefs::{self, RollbackBrief};
 /// Where a past rollback stands (the journal's status).
 pub use crate::store::journal::Status;
 use crate::store::journal::{self, RollbackRow};
@@ -64,7 +64,7 @@ fn as_time<S: serde::Serializer>(ms: &i64, serializer: S) -> Result<S::Ok, S::Er
 }
 
 impl Summary {
-    fn read(row: BriefRow) -> Self {
+    fn read(row: RollbackBrief) -> Self {
         let brief = row.brief;
         let target = brief.as_ref().and_then(|b| b.target.as_deref());
         let count = |n: i64| usize::try_from(n).unwrap_or(0);

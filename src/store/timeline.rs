@@ -1,12 +1,11 @@
-//! SQL of the timeline: sessions with their agent, first prompt and latest
-//! activity, the paths a rollback was restricted to, and rollbacks in brief (without their
-//! stored answers, which can be large: those are read one by one, for the entries shown);
-//! and the writes outside any turn between two turn boundaries.
+//! SQL of the timeline: sessions with their agent, first prompt and latest activity, the
+//! paths a rollback was restricted to, a rollback's stored answer (read one by one, for the
+//! entries shown: the rollbacks themselves are `store::briefs`), and the writes outside any
+//! turn between two turn boundaries.
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use crate::model::{Origin, RollbackKind};
-use crate::store::journal::{Status, word};
+use crate::model::Origin;
 use crate::store::sql::{
     AFTER_VERSION_ROW, Result, SessionRow, TURN_SELECT, TurnRow, VERSION_COLUMNS, VersionRow, turn_from_row,
     version_from_row,
@@ -59,52 +58,6 @@ pub fn set_rollback_paths(conn: &Connection, rollback_id: i64, paths_json: &str)
     conn.prepare_cached("UPDATE rollbacks SET paths = ?2 WHERE id = ?1")?
         .execute(params![rollback_id, paths_json])?;
     Ok(())
-}
-
-/// A rollback as the timeline places it: everything but its stored answer.
-#[derive(Debug, Clone)]
-pub struct RollbackBrief {
-    pub id: i64,
-    pub session_id: Option<i64>,
-    pub session: Option<String>,
-    pub kind: RollbackKind,
-    pub target_seq: i64,
-    pub from_seq: i64,
-    pub position: Option<i64>,
-    pub prev_position: Option<i64>,
-    pub redo_of: Option<i64>,
-    pub status: Status,
-    pub created_at: i64,
-    /// The JSON array of the paths it was restricted to; `None`: the whole workspace.
-    pub paths: Option<String>,
-}
-
-/// Every rollback of the journal, oldest first.
-pub fn rollbacks(conn: &Connection) -> Result<Vec<RollbackBrief>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT r.id, r.session_id, s.name, r.kind, r.target_seq, r.from_seq, r.position,
-                r.prev_position, r.redo_of, r.status, r.created_at, r.paths
-         FROM rollbacks r LEFT JOIN sessions s ON s.id = r.session_id ORDER BY r.id",
-    )?;
-    let rows = stmt.query_map([], brief_from_row)?;
-    rows.collect()
-}
-
-fn brief_from_row(r: &Row<'_>) -> Result<RollbackBrief> {
-    Ok(RollbackBrief {
-        id: r.get(0)?,
-        session_id: r.get(1)?,
-        session: r.get(2)?,
-        kind: word(r, 3, RollbackKind::from_name)?,
-        target_seq: r.get(4)?,
-        from_seq: r.get(5)?,
-        position: r.get(6)?,
-        prev_position: r.get(7)?,
-        redo_of: r.get(8)?,
-        status: word(r, 9, Status::from_name)?,
-        created_at: r.get(10)?,
-        paths: r.get(11)?,
-    })
 }
 
 /// The answer stored with one rollback (JSON), if any.

@@ -19,8 +19,9 @@ use crate::history::{self, Change, Counts};
 use crate::model::RollbackKind;
 use crate::restore::outcome::Outcome;
 use crate::sessions::{self, Lineage, turns::LookupError};
+use crate::store::briefs::{self, RollbackBrief};
 use crate::store::sql::TurnRow;
-use crate::store::timeline::{self as sql, OriginSpan, RollbackBrief};
+use crate::store::timeline::{self as sql, OriginSpan};
 
 pub use outside::{OutsideEntry, OutsideKind};
 
@@ -245,7 +246,7 @@ fn rollback_entry(
 /// restores, which act on the whole workspace).
 fn of_session(conn: &Connection, lineage: &Lineage) -> rusqlite::Result<Rows> {
     let turns = lineage.turns(conn)?;
-    let rollbacks: Vec<RollbackBrief> = sql::rollbacks(conn)?
+    let rollbacks: Vec<RollbackBrief> = briefs::all(conn)?
         .into_iter()
         .filter(|r| r.session_id.is_none() || lineage.owns(r.session_id, r.from_seq))
         .collect();
@@ -262,7 +263,7 @@ fn of_session(conn: &Connection, lineage: &Lineage) -> rusqlite::Result<Rows> {
 /// undone as its own session's history has it (with the rollbacks of no session, which act on
 /// every session's turns).
 fn of_all(conn: &Connection) -> rusqlite::Result<Rows> {
-    let rollbacks = sql::rollbacks(conn)?;
+    let rollbacks = briefs::all(conn)?;
     let mut undone = HashSet::new();
     for session in sessions::list(conn)? {
         let lineage = Lineage::of(conn, session.id)?;

@@ -20,9 +20,9 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::rc::Rc;
 
 use crate::model::RollbackKind;
+use crate::store::briefs::RollbackBrief;
 use crate::store::journal::Status;
 use crate::store::sql::TurnRow;
-use crate::store::timeline::RollbackBrief;
 
 type Numbers = Rc<BTreeSet<i64>>;
 
@@ -214,6 +214,7 @@ mod tests {
             status: Status::Committed,
             created_at: at,
             paths: None,
+            brief: None,
         }
     }
 
