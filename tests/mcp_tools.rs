@@ -194,6 +194,25 @@ fn turns_history_blame_and_diff_since_answer_from_the_record() {
     assert_eq!(error["error"]["code"], "bad_argument", "{error:#}");
 }
 
+/// A new project's first turn starts before any version (seq 0): what changed since then is
+/// everything it made.
+#[test]
+fn diff_since_the_first_turn_of_a_project_that_began_empty() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start_in_home(&ws);
+    daemon.turn_start("s1", "scaffold");
+    ws.sh("mkdir src && echo 'fn main() {}' > src/main.rs");
+    daemon.turn_end("s1");
+    assert_eq!(daemon.turn("s1", 1, false)["start_seq"], 0);
+    let Some(mut mcp) = Mcp::start(&ws, &[], &[]) else {
+        return;
+    };
+    let since = mcp.ok("diff_since", json!({"before": 1}));
+    assert_eq!(since["since"]["seq"], 0, "{since:#}");
+    assert_eq!(paths_of(&since, "changes"), ["src", "src/main.rs"], "{since:#}");
+    assert_eq!(since["counts"]["added"], 2, "{since:#}");
+}
+
 /// Without `allow_rollback`, a preview says what an undo would do, each conflict with its
 /// reason, and the exact command to ask the user to run; nothing changes.
 #[test]

@@ -219,7 +219,9 @@ fn seq_target(
         ));
     }
     let latest = sql::latest_seq(conn)?;
-    if !(1..=latest).contains(&seq) {
+    // Seq 0 is the workspace before its first version: empty, for a history that began so
+    // (the start of a new project's first turn); for any other the check below refuses it.
+    if !(0..=latest).contains(&seq) {
         return Err(RollbackError::BadSeq(format!(
             "seq {seq} names no recorded state: versions are numbered 1 to {latest} (`filewatchd history PATH` lists a path's)"
         )));
