@@ -247,6 +247,37 @@ fn restoring_a_path_never_recorded_is_an_error_not_an_empty_plan() {
     assert_eq!(ws.read("a.txt"), b"before\n");
 }
 
+/// A restore and a revert say which path they are about, not "rollback of session": the
+/// whole workspace is not what they roll back.
+#[test]
+fn a_restore_and_a_revert_are_headed_by_their_path() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "one\n");
+    let _daemon = Daemon::start_in_home(&ws);
+    ok(ws.cli(".", &["turn", "start", "--session", "s"]));
+    ws.write("a.txt", "two\n");
+    ok(ws.cli(".", &["turn", "end", "--session", "s"]));
+    let heads = [
+        (
+            &["restore", "a.txt", "--before", "1", "--dry-run"][..],
+            "restore of a.txt (session s): back to before turn 1 (dry run: nothing changed)",
+        ),
+        (
+            &["revert", "--turn", "1", "a.txt", "--dry-run"][..],
+            "revert of a.txt (session s): back to",
+        ),
+        (
+            &["undo", "--dry-run"][..],
+            "undo of session s: back to before turn 1 (dry run: nothing changed)",
+        ),
+    ];
+    for (args, head) in heads {
+        let out = ok(ws.cli(".", args));
+        let first = out.lines().next().unwrap_or_default().to_string();
+        assert!(first.starts_with(head), "{args:?}: {out}");
+    }
+}
+
 #[test]
 fn text_output_quotes_odd_names_shows_link_targets_and_says_each_skip_once() {
     let ws = Workspace::new();

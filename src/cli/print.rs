@@ -191,7 +191,9 @@ fn version_what(v: &Version) -> String {
     }
 }
 
-pub fn rollback(answer: &RollbackAnswer) {
+/// A rollback's answer; `what` names it when it is not the whole workspace's (`restore of
+/// a.txt`, `revert of a.txt`), where its operation would (`undo`, `rollback`).
+pub fn rollback(answer: &RollbackAnswer, what: Option<&str>) {
     let a = &answer.outcome;
     let target = &a.target;
     let boundary = match target.to {
@@ -212,12 +214,16 @@ pub fn rollback(answer: &RollbackAnswer) {
     } else {
         ""
     };
+    let (head, whose) = match what {
+        Some(what) => (what, " (session {})"),
+        None => (a.operation.name(), " of session {}"),
+    };
     let whose = a
         .session
         .as_deref()
-        .map(|s| format!(" of session {}", escape::text(s)))
+        .map(|s| whose.replace("{}", &escape::text(s)))
         .unwrap_or_default();
-    println!("{}{whose}: back to {boundary}{mode}", a.operation.name());
+    println!("{head}{whose}: back to {boundary}{mode}");
     if a.actions.is_empty() {
         println!("  nothing to change");
     }

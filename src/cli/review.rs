@@ -47,7 +47,11 @@ pub fn revert(client: &Client, args: &ServeArgs, cmd: RevertCmd) -> anyhow::Resu
         encode(&session),
         encode(&cmd.turn)
     );
-    rollback::post_plan(client, &route, &body, cmd.json.json)
+    let what = match cmd.hunk {
+        Some(hunk) => format!("revert of hunk {hunk} of {}", escape::quoted(&path)),
+        None => format!("revert of {}", escape::quoted(&path)),
+    };
+    rollback::post_plan(client, &route, &body, cmd.json.json, Some(&what))
 }
 
 #[derive(Debug, Args)]

@@ -8,7 +8,7 @@ use anyhow::{Context, bail};
 use serde_json::{Value, json};
 
 use super::flags::{ConflictFlags, JsonFlag, ServeArgs, SessionArg, valid_duration, valid_time};
-use super::{ApiFailure, Client, Hint, print, resolve_session, session_names, workspace_relative};
+use super::{ApiFailure, Client, Hint, escape, print, resolve_session, session_names, workspace_relative};
 use crate::wire::error::ErrorCode;
 use crate::wire::rollback::RollbackAnswer;
 
@@ -207,12 +207,28 @@ fn send(
     if let Some(op_id) = flags.op_id {
         body["op_id"] = json!(op_id);
     }
-    post_plan(client, route, &body, flags.json.json)
+    let what = restored(&paths);
+    post_plan(client, route, &body, flags.json.json, what.as_deref())
 }
 
-/// Posts a rollback-like request and prints its plan or answer; exit 3 when refused, or when
-/// a dry run would be.
-pub(super) fn post_plan(client: &Client, route: &str, body: &Value, json: bool) -> anyhow::Result<ExitCode> {
+/// `restore of a.txt` (`of a.txt and 2 more`): what a rollback restricted to paths is.
+fn restored(paths: &[String]) -> Option<String> {
+    let first = escape::quoted(paths.first()?);
+    Some(match paths.len() {
+        1 => format!("restore of {first}"),
+        n => format!("restore of {first} and {} more", n - 1),
+    })
+}
+
+/// Posts a rollback-like request and prints its plan or answer (headed by `what`, see
+/// `print::rollback`); exit 3 when refused, or when a dry run would be.
+pub(super) fn post_plan(
+    client: &Client,
+    route: &str,
+    body: &Value,
+    json: bool,
+    what: Option<&str>,
+) -> anyhow::Result<ExitCode> {
     let not_found = match body.get("pin") {
         Some(_) => super::LIST_PINS,
         None => super::LIST_TURNS,
@@ -228,7 +244,7 @@ pub(super) fn post_plan(client: &Client, route: &str, body: &Value, json: bool) 
             Err(err) => return Err(err),
         },
     };
-    print::answer(&answer, json, print::rollback)?;
+    print::answer(&answer, json, |a| print::rollback(a, what))?;
     Ok(if answer.refused() || answer.dry_run_would_be_refused() {
         ExitCode::from(EXIT_CONFLICTS)
     } else {
