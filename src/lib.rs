@@ -16,7 +16,7 @@
 //! Layers, bottom up: no module imports one above it, and no two files of one module import
 //! each other (`python3 ../shared/tools/layers.py --files`). `test_knobs`, `paths`, `config`,
 //! `model`, `queue`, `log_file` → `store` → `refusal`, `stats`, `state`, `instance`, `fs`, `sessions`,
-//! `watch` → `retention` → `history` → `pins` → `restore` → `wire`, `timeline`, `capture` →
+//! `watch` → `retention` → `history` → `pins` → `restore` → `timeline` → `wire` → `capture` →
 //! `engine` → `api` → `daemon`; `client` → `lifecycle` → `hook` → `mcp` → `cli`.
 //!
 //! The daemon:
@@ -45,8 +45,7 @@
 //!
 //! Its clients:
 //! - [`wire`]: the answers of the API as types, serialized by `api` and read back by every
-//!   client (so far the error codes, a turn, a rollback's answer, the sessions, the pins and
-//!   a path's versions; the other answers are still read by key).
+//!   client: the CLI and the MCP server read no answer by key.
 //! - [`client`]: the HTTP client of the CLI, the hooks and the MCP server.
 //! - [`lifecycle`]: the daemon seen from outside: which workspace a directory belongs to,
 //!   whether its daemon runs, starting it in the background (logging through [`log_file`]),
