@@ -8,6 +8,13 @@
 #
 # Used to show that a redesign changes no byte on the wire (issue 30).
 set -u
+for bin in "$@"; do
+    # `stop` signals only a process whose executable is named filewatchd.
+    if [ "$(basename "$bin")" != filewatchd ]; then
+        echo "wire-compare: $bin: give each build as a path ending in /filewatchd" >&2
+        exit 2
+    fi
+done
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 work=$(mktemp -d /tmp/wire-compare.XXXXXX)

@@ -72,17 +72,27 @@ pub(super) fn heading(t: &TurnSummary) -> String {
     )
 }
 
-pub(super) fn change_line(c: &Change) -> String {
-    let mark = match c.change {
+/// A change's letter in the lists of `show`, `turn` and `log --paths` (`LEGEND`).
+pub(super) fn change_letter(change: ChangeKind) -> &'static str {
+    match change {
         ChangeKind::Added => "A",
         ChangeKind::Modified => "M",
         ChangeKind::Deleted => "D",
         ChangeKind::Renamed => "R",
-    };
-    let path = match &c.from {
-        None => escape::quoted(&c.path).into_owned(),
-        Some(from) => format!("{} -> {}", escape::quoted(from), escape::quoted(&c.path)),
-    };
+    }
+}
+
+/// A changed path as one line, a rename as `from -> to`.
+pub(super) fn changed_path(path: &str, from: Option<&str>) -> String {
+    match from {
+        None => escape::quoted(path).into_owned(),
+        Some(from) => format!("{} -> {}", escape::quoted(from), escape::quoted(path)),
+    }
+}
+
+pub(super) fn change_line(c: &Change) -> String {
+    let mark = change_letter(c.change);
+    let path = changed_path(&c.path, c.from.as_deref());
     let mut notes = vec![match &c.state.target {
         Some(target) => format!("symlink to {}", escape::quoted(target)),
         None => c.kind.name().to_string(),
@@ -214,15 +224,12 @@ pub fn rollback(answer: &RollbackAnswer, what: Option<&str>) {
     } else {
         ""
     };
-    let (head, whose) = match what {
-        Some(what) => (what, " (session {})"),
-        None => (a.operation.name(), " of session {}"),
+    let whose = match (a.session.as_deref(), what) {
+        (Some(session), Some(_)) => format!(" (session {})", escape::text(session)),
+        (Some(session), None) => format!(" of session {}", escape::text(session)),
+        (None, _) => String::new(),
     };
-    let whose = a
-        .session
-        .as_deref()
-        .map(|s| whose.replace("{}", &escape::text(s)))
-        .unwrap_or_default();
+    let head = what.unwrap_or(a.operation.name());
     println!("{head}{whose}: back to {boundary}{mode}");
     if a.actions.is_empty() {
         println!("  nothing to change");

@@ -258,10 +258,7 @@ impl View {
     }
 
     fn path_line(&self, c: &PathChange) -> String {
-        let path = match &c.from {
-            None => escape::quoted(&c.path).into_owned(),
-            Some(from) => format!("{} -> {}", escape::quoted(from), escape::quoted(&c.path)),
-        };
+        let path = print::changed_path(&c.path, c.from.as_deref());
         self.with_detail(change_mark(c.change), path, turn_path_detail(c))
     }
 
@@ -353,13 +350,12 @@ fn rollback_counts(c: &RollbackCounts) -> String {
 }
 
 fn change_mark(change: ChangeKind) -> String {
-    let (mark, colour) = match change {
-        ChangeKind::Added => ("A", Paint::Added),
-        ChangeKind::Deleted => ("D", Paint::Deleted),
-        ChangeKind::Renamed => ("R", Paint::Changed),
-        ChangeKind::Modified => ("M", Paint::Changed),
+    let colour = match change {
+        ChangeKind::Added => Paint::Added,
+        ChangeKind::Deleted => Paint::Deleted,
+        ChangeKind::Renamed | ChangeKind::Modified => Paint::Changed,
     };
-    paint(mark, colour)
+    paint(print::change_letter(change), colour)
 }
 
 fn action_mark(action: Action) -> String {

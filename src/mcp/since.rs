@@ -171,7 +171,8 @@ fn diff_since(daemon: &Reached, since: Value, args: &DiffSinceArgs) -> Result<Va
         "changes": page.items,
         "more": page.more,
     });
-    if let n @ 1.. = plan.conflicts.len() {
+    let n = plan.conflicts.len();
+    if n > 0 {
         answer["not_yet_recorded"] = json!(format!(
             "{n} paths differ on disk from their latest recorded version (just written?)"
         ));

@@ -443,17 +443,21 @@ impl Run<'_> {
         // replacement gets the default).
         let keep = step.current.is_present() && !step.current.is_dir() && !step.current.is_unreadable();
         let mode = file_mode(now.map(|s| s.st_mode).filter(|_| keep), file);
-        // The plan names a version whose content was not stored (`plan::load_target`).
-        let Some(hash) = file.stored() else {
-            let source = std::io::Error::other("its content was never stored");
-            let path = step.path.to_text();
-            return Err(skipped(step, &FsError::Io { path, source }));
+        let unreadable = |why: String| {
+            let source = std::io::Error::other(why);
+            skipped(
+                step,
+                &FsError::Io {
+                    path: step.path.to_text(),
+                    source,
+                },
+            )
         };
-        if let Err(e) = self.content(hash) {
-            let source = std::io::Error::other(e);
-            let path = step.path.to_text();
-            return Err(skipped(step, &FsError::Io { path, source }));
-        }
+        // The plan names a version whose content was not stored (`plan::load_target`).
+        let hash = file
+            .stored()
+            .ok_or_else(|| unreadable("its content was never stored".into()))?;
+        self.content(hash).map_err(|e| unreadable(e.to_string()))?;
         Ok(Some(TempWrite { temp, hash, mode }))
     }
 

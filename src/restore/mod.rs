@@ -58,7 +58,7 @@ pub struct Workspace {
 
 /// What a rollback changed on disk that its caller applies: directories it created are to be
 /// watched, those it removed (a directory turned into a file or removed) unwatched.
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default)]
 pub struct Effects {
     pub watch: Vec<RelPath>,
     pub unwatch: Vec<RelPath>,

@@ -39,7 +39,7 @@ pub fn recover(conn: &mut Connection, ws: &Workspace) -> rusqlite::Result<(Vec<O
             applied.results.len() - left
         ));
         // Recovery goes forward whatever the conflicts: skip is what it can do with them.
-        let mut concluded = finish::conclude(
+        let concluded = finish::conclude(
             conn,
             ws,
             OnConflict::Skip,
@@ -49,11 +49,12 @@ pub fn recover(conn: &mut Connection, ws: &Workspace) -> rusqlite::Result<(Vec<O
             applied,
             outcome,
             Status::Recovered,
-        );
-        if let Ok((_, done)) = &mut concluded {
-            effects.extend(std::mem::take(done));
-        }
-        match concluded.map(|(concluded, _)| concluded) {
+        )
+        .map(|(concluded, done)| {
+            effects.extend(done);
+            concluded
+        });
+        match concluded {
             Ok(finish::Concluded::Recorded(outcome)) => finished.push(outcome),
             Ok(finish::Concluded::NotRecorded(not_recorded)) => tracing::warn!(
                 rollback = row.id,
