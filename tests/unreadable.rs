@@ -138,7 +138,10 @@ fn an_unreadable_file_is_listed_by_its_turn_and_named_by_a_rollback() {
 }
 
 /// `--force` rolls an unreadable file back too, as for any conflict: the undo deletes the file
-/// it made and puts back the one it hid.
+/// it made and puts back the one it hid. Their mtimes are an hour old, so the recorded stat
+/// proves them unchanged and the plan does not open them: they are still conflicts (the plan
+/// once took "unchanged since recorded unreadable" for "as recorded", whenever the undo came
+/// long enough after the writes).
 #[test]
 fn a_forced_undo_rolls_unreadable_files_back_too() {
     let ws = Workspace::new();
@@ -149,7 +152,15 @@ fn a_forced_undo_rolls_unreadable_files_back_too() {
     daemon.turn_start("alpha", "hide things");
     ws.sh("printf 'hidden\\n' > secret.txt && chmod 000 secret.txt");
     ws.sh("umask 077 && printf 'root only\\n' > roots.txt");
+    ws.sh("touch -m -d '1 hour ago' secret.txt roots.txt");
     daemon.turn_end("alpha");
+    let (status, refused) = daemon.undo("alpha", json!({}));
+    assert_eq!(status, 409, "{refused:#}");
+    assert_eq!(
+        listed_paths(&refused, "conflicts"),
+        set(["secret.txt", "roots.txt"]),
+        "{refused:#}"
+    );
 
     let answer = expect(200, daemon.undo("alpha", json!({"on_conflict": "force"})));
     assert_eq!(answer["applied"], true, "{answer:#}");

@@ -356,8 +356,20 @@ fn check_disk(ws: &Workspace, step: &Step, expected: Option<&Expected>) -> (Opti
     if let Err(err @ FsError::SymlinkInTheWay(_)) = ws.root.parent_of(&step.path) {
         return (conflict(NoteCode::SymlinkInTheWay, err.to_string()), None);
     }
+    let unreadable = |why: &str, checked: Option<StatKey>| {
+        let reason = format!(
+            "cannot read it ({why}): filewatchd can neither check it nor keep what it holds, so only force replaces it, and its content is then lost"
+        );
+        (conflict(NoteCode::Unreadable, reason), checked)
+    };
     let (on_disk, checked) = match probe_expecting(&ws.root, &step.path, ws.max_file_size, expected) {
         Observation::Absent => (State::Absent, None),
+        // Its stat proves it unchanged since it was recorded unreadable: it still is. The
+        // shortcut proves nothing it can keep.
+        Observation::Present(present) if present.state.is_unreadable() => {
+            let checked = (present.state == step.current).then_some(present.stat);
+            return unreadable("unchanged since it was recorded so", checked);
+        }
         Observation::Present(present) => (present.state, Some(present.stat)),
         Observation::Unstable => {
             return (
@@ -374,10 +386,7 @@ fn check_disk(ws: &Workspace, step: &Step, expected: Option<&Expected>) -> (Opti
             let checked = unreadable_file(&ws.root, &step.path)
                 .filter(|seen| seen.state == step.current)
                 .map(|seen| seen.stat);
-            let reason = format!(
-                "cannot read it ({e}): filewatchd can neither check it nor keep what it holds, so only force replaces it, and its content is then lost"
-            );
-            return (conflict(NoteCode::Unreadable, reason), checked);
+            return unreadable(&e.to_string(), checked);
         }
     };
     if on_disk == step.current {
