@@ -10,19 +10,18 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::access::JsonBody;
-use super::answer::{failed_rollback, recovery};
 use super::error::{ApiError, ErrorCode};
-use super::listing::Listing;
 use super::{AppState, render};
 use crate::capture::verify::VerifyError;
 use crate::engine::Command;
 use crate::history;
 use crate::paths::RelPath;
-use crate::restore::past;
 use crate::sessions;
 use crate::sessions::turns::{self, TurnMarker, TurnSelector};
+use crate::store::{briefs, journal};
+use crate::wire::listing::{Listing, RollbackSummary};
 use crate::wire::session::{Forked, Sessions};
-use crate::wire::status::{Filesystem, OpenTurn, Status};
+use crate::wire::status::{FailedRollback, Filesystem, OpenTurn, Recovery, Status};
 use crate::wire::turn::TurnStarted;
 use crate::wire::upkeep::{GcReport, Verified};
 
@@ -66,8 +65,11 @@ pub async fn status(State(state): State<Arc<AppState>>) -> Result<Json<Status>, 
                 watcher: state.stats.snapshot(),
                 workspace_lost: state.stats.workspace_lost(),
                 verify: state.stats.verify(),
-                recovery: past::last_recovered(conn)?.as_ref().map(recovery),
-                failed_rollbacks: past::reverting(conn)?.iter().map(failed_rollback).collect(),
+                recovery: journal::last_recovered(conn)?.as_ref().map(Recovery::of),
+                failed_rollbacks: journal::reverting_rollbacks(conn)?
+                    .iter()
+                    .map(FailedRollback::of)
+                    .collect(),
                 filesystem: crate::fs::mode::describe(&state.root).map(|fs| Filesystem {
                     kind: fs.kind,
                     install_mode: fs.mode.name().to_string(),
@@ -271,7 +273,8 @@ pub async fn list_turns(
             let turns = turns
                 .map(|(turn, counts)| render::turn_summary(turn, counts))
                 .collect();
-            let rollbacks = past::of_session(conn, lineage.session_id())?;
+            let rollbacks = briefs::of_session(conn, lineage.session_id())?;
+            let rollbacks = rollbacks.into_iter().map(RollbackSummary::of).collect();
             Ok(Json(Listing {
                 session,
                 turns,

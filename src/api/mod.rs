@@ -1,16 +1,14 @@
 //! The HTTP API (PRODUCT.md 5.2) on axum: routes and access checks. A handler parses the
 //! request, asks history, sessions, restore or retention (queries on read-only SQLite
 //! connections in blocking tasks) or sends a command to the capture worker, and renders what
-//! it gets as the API's own answer types (`answer`, `render`); errors carry an `ErrorCode`.
+//! it gets as the answer types of `wire` (built by `render`); errors carry an `ErrorCode`.
 
 mod access;
-mod answer;
 mod blame;
 mod content;
 pub mod error;
 mod handlers;
 mod ignored;
-mod listing;
 pub mod offline;
 mod peer;
 mod pins;

@@ -12,7 +12,6 @@ use tokio::sync::oneshot;
 
 use super::AppState;
 use super::access::JsonBody;
-use super::answer::FailureDetails;
 use super::error::{ApiError, ErrorCode};
 use super::handlers::valid_session;
 use crate::engine::Command;
@@ -256,7 +255,7 @@ impl From<RollbackError> for ApiError {
             RollbackError::AppliedNotRecorded(_) => Self::storage(message),
             RollbackError::Failed(failure) => {
                 tracing::warn!(error = %message, "rollback failed");
-                let details = serde_json::to_value(FailureDetails::of(&failure)).unwrap_or_default();
+                let details = serde_json::to_value(&failure).unwrap_or_default();
                 // The root moved away mid-rollback: what it had changed was put back there.
                 let code = if failure.cause == Cause::WorkspaceLost {
                     ErrorCode::WorkspaceLost

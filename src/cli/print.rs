@@ -9,7 +9,7 @@ use crate::history::ChangeKind;
 use crate::model::Kind;
 use crate::restore::chain::TargetTo;
 use crate::restore::outcome::{ActionStatus, PathLine};
-use crate::restore::past::Status;
+use crate::store::journal::Status;
 use crate::wire::history::{History, Version};
 use crate::wire::rollback::RollbackAnswer;
 use crate::wire::turn::{Change, TurnStarted, TurnSummary};

@@ -22,22 +22,25 @@ use crate::model::{FileState, StatKey, State, now_ms, now_ns, permission_bits};
 use crate::store::journal::{self, Status};
 use crate::store::sql;
 
-/// A rollback that failed: the first failure, and where every path of it ended.
-#[derive(Debug, Clone)]
+/// A rollback that failed: the first failure, and where every path of it ended. Its JSON is
+/// what a `rollback_failed` (or `workspace_lost`) error adds to its code and message.
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct Failure {
     pub rollback_id: i64,
     pub cause: Cause,
     pub path: String,
+    #[serde(rename = "detail")]
     pub message: String,
     /// True when every path it had changed was put back: the rollback did not happen.
     pub reverted: bool,
     /// When not reverted: each path the plan names, with its state now.
     pub paths: Vec<PathNow>,
     /// Temp files that could not be removed (`TempNames::left_note`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub temps_left: Option<String>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct PathNow {
     pub path: String,
     pub state: PathState,

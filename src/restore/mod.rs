@@ -16,8 +16,8 @@
 //!   state just before it; any of them changed since by anything else is a conflict.
 //! - `revert` plans the revert of one file of a turn, or of one hunk of it (a new blob).
 //! - `recover` finishes, at start-up, a rollback a crash interrupted.
-//! - `outcome` is the answer: what was (or would be) done, path by path; `past` reads the
-//!   journal's rollbacks back with their stored answers.
+//! - `outcome` is the answer: what was (or would be) done, path by path, as stored with the
+//!   rollback and answered (`wire::rollback`).
 
 pub mod apply;
 pub mod chain;
@@ -25,7 +25,6 @@ pub mod finish;
 mod journaled;
 pub mod outcome;
 mod outside;
-pub mod past;
 mod pause;
 pub mod plan;
 pub mod recover;

@@ -4,7 +4,7 @@
 //! Each type's fields are in the order the answer shows them; a field an answer leaves out
 //! when it is empty or false is left out here too.
 //!
-//! So far: the error codes ([`error`]), a turn ([`turn`]), a line's blame ([`blame`]), a rollback's answer
+//! So far: the error codes ([`error`]), a turn ([`turn`]), a session's turns listing ([`listing`]), a line's blame ([`blame`]), a rollback's answer
 //! ([`rollback`]), the sessions ([`session`]), the pins ([`pin`]), a path's versions
 //! ([`history`]), the status ([`status`]), the timeline ([`timeline`]) and the upkeep's
 //! answers, gc and verify ([`upkeep`]), with a fork ([`session::Forked`]), the review marks
@@ -15,6 +15,7 @@
 pub mod blame;
 pub mod error;
 pub mod history;
+pub mod listing;
 pub mod pin;
 pub mod rollback;
 pub mod session;

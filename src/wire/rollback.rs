@@ -52,3 +52,7 @@ impl RollbackAnswer {
             && (!o.conflicts.is_empty() || !o.not_restorable.is_empty())
     }
 }
+
+#[cfg(test)]
+#[path = "rollback_tests.rs"]
+mod tests;

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::model::RollbackKind;
-use crate::restore::outcome::PathLine;
+use crate::restore::outcome::{Outcome, PathLine};
 use crate::store::fault::FaultCause;
-use crate::store::journal::Status as RollbackStatus;
+use crate::store::journal::{RollbackRow, Status as RollbackStatus};
 
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Status {
@@ -143,6 +143,19 @@ pub struct Recovery {
     pub left: Option<Vec<PathLine>>,
 }
 
+impl Recovery {
+    pub fn of(row: &RollbackRow) -> Self {
+        let outcome = Outcome::stored(row);
+        Self {
+            rollback_id: row.id,
+            operation: row.kind,
+            outcome: "finished".into(),
+            note: outcome.as_ref().and_then(|o| o.recovery.clone()),
+            left: outcome.map(|o| o.skipped),
+        }
+    }
+}
+
 /// A rollback that failed and is not fully put back yet (G12).
 #[derive(Debug, Serialize, Deserialize)]
 pub struct FailedRollback {
@@ -150,6 +163,17 @@ pub struct FailedRollback {
     pub operation: RollbackKind,
     pub status: RollbackStatus,
     pub note: String,
+}
+
+impl FailedRollback {
+    pub fn of(row: &RollbackRow) -> Self {
+        Self {
+            rollback_id: row.id,
+            operation: row.kind,
+            status: row.status,
+            note: "it failed and could not put back every path it had changed; the next start of the daemon finishes putting them back".into(),
+        }
+    }
 }
 
 /// The file system holding the root, and how a rollback installs files there.

@@ -8,8 +8,8 @@ use crate::model::{Kind, RollbackKind};
 use crate::restore::Actor;
 use crate::restore::chain::Target;
 use crate::restore::outcome::ActionStatus;
-use crate::restore::past::Status;
 use crate::restore::plan::Action;
+use crate::store::journal::Status;
 use crate::timeline::{OutsideKind, RollbackEntryKind};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -1,0 +1,55 @@
+//! A session's turns listing (`GET /v1/sessions/{s}/turns`): every turn with its counts, then
+//! the session's rollbacks, each read from its brief (which SQLite derives from the stored
+//! answer whenever it is written, migration 0014: the one place that rule lives). It is
+//! serialized straight into the answer: a long session has thousands of turns.
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::RollbackKind;
+use crate::restore::chain::Target;
+use crate::store::briefs::RollbackBrief;
+use crate::store::journal::Status;
+use crate::wire::turn::TurnSummary;
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Listing {
+    pub session: String,
+    pub turns: Vec<TurnSummary>,
+    pub rollbacks: Vec<RollbackSummary>,
+}
+
+/// One rollback as the listing shows it: what it did and how it ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RollbackSummary {
+    pub rollback_id: i64,
+    pub operation: RollbackKind,
+    /// `None` when no answer was stored or it cannot be read.
+    pub target: Option<Target>,
+    pub status: Status,
+    pub time: String,
+    pub paths_done: usize,
+    pub skipped: usize,
+    pub recovery: Option<String>,
+}
+
+impl RollbackSummary {
+    pub fn of(row: RollbackBrief) -> Self {
+        let brief = row.brief;
+        let target = brief.as_ref().and_then(|b| b.target.as_deref());
+        let count = |n: i64| usize::try_from(n).unwrap_or(0);
+        Self {
+            rollback_id: row.id,
+            operation: row.kind,
+            target: target.and_then(|json| serde_json::from_str(json).ok()),
+            status: row.status,
+            time: crate::model::format_time(row.created_at),
+            paths_done: brief.as_ref().map_or(0, |b| count(b.done)),
+            skipped: brief.as_ref().map_or(0, |b| count(b.skipped)),
+            recovery: brief.and_then(|b| b.recovery),
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "listing_tests.rs"]
+mod tests;
