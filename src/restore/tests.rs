@@ -176,6 +176,7 @@ fn op(id: i64, kind: RollbackKind) -> RollbackRow {
     RollbackRow {
         id,
         session_id: Some(1),
+        session: Some("s".into()),
         kind,
         target_seq: 0,
         from_seq: 0,
@@ -183,9 +184,11 @@ fn op(id: i64, kind: RollbackKind) -> RollbackRow {
         prev_position: None,
         redo_of: None,
         status: Status::Committed,
-        outcome: None,
         created_at: 0,
+        paths: None,
+        brief: None,
         temp_tag: None,
+        outcome: None,
     }
 }
 

@@ -74,10 +74,14 @@ impl TryFrom<String> for Status {
     }
 }
 
+/// One rollback of the journal. Its stored answer can be large: the reads of many rollbacks at
+/// once (the timeline, a session's listing: `store::briefs`) leave it out, and read its brief.
 #[derive(Debug, Clone)]
 pub struct RollbackRow {
     pub id: i64,
     pub session_id: Option<i64>,
+    /// The session's name.
+    pub session: Option<String>,
     pub kind: RollbackKind,
     pub target_seq: i64,
     pub from_seq: i64,
@@ -85,10 +89,26 @@ pub struct RollbackRow {
     pub prev_position: Option<i64>,
     pub redo_of: Option<i64>,
     pub status: Status,
-    pub outcome: Option<String>,
     pub created_at: i64,
+    /// The JSON array of the paths it was restricted to; `None`: the whole workspace.
+    pub paths: Option<String>,
+    /// `None` when no answer is stored or it is not JSON.
+    pub brief: Option<Brief>,
     /// Its temp files' tag (`restore::TempNames`); `None` for rollbacks journaled before tags.
     pub temp_tag: Option<String>,
+    /// The stored answer (`None` also where the read left it out).
+    pub outcome: Option<String>,
+}
+
+/// The listing's part of a stored answer, which SQLite derives from it whenever it is written
+/// (migration 0014).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Brief {
+    /// The answer's `target`, as JSON (`None`: the answer has none).
+    pub target: Option<String>,
+    pub done: i64,
+    pub skipped: i64,
+    pub recovery: Option<String>,
 }
 
 /// What a new rollback row says.
@@ -248,23 +268,49 @@ pub fn insert_rollback_version(
     Ok(seq)
 }
 
-const ROLLBACK_SELECT: &str = "SELECT id, session_id, kind, target_seq, from_seq, position,
-        prev_position, redo_of, status, outcome, created_at, temp_tag FROM rollbacks";
+/// A read of rollbacks, with `answer` the column of their stored answers: `outcome`, or `NULL`
+/// for the reads that leave it out (`store::briefs`). `rollback_from_row` reads each row.
+macro_rules! select_rollbacks {
+    ($answer:literal) => {
+        concat!(
+            "SELECT id, session_id, (SELECT name FROM sessions s WHERE s.id = rollbacks.session_id),
+                kind, target_seq, from_seq, position, prev_position, redo_of, status, created_at,
+                paths, brief_target, brief_done, brief_skipped, brief_recovery, temp_tag, ",
+            $answer,
+            " FROM rollbacks"
+        )
+    };
+}
+pub(crate) use select_rollbacks;
 
-fn rollback_from_row(r: &Row<'_>) -> Result<RollbackRow> {
+const ROLLBACK_SELECT: &str = select_rollbacks!("outcome");
+
+pub(crate) fn rollback_from_row(r: &Row<'_>) -> Result<RollbackRow> {
+    let brief = match r.get::<_, Option<i64>>(13)? {
+        Some(done) => Some(Brief {
+            target: r.get(12)?,
+            done,
+            skipped: r.get::<_, Option<i64>>(14)?.unwrap_or(0),
+            recovery: r.get(15)?,
+        }),
+        None => None,
+    };
     Ok(RollbackRow {
         id: r.get(0)?,
         session_id: r.get(1)?,
-        kind: word(r, 2, RollbackKind::from_name)?,
-        target_seq: r.get(3)?,
-        from_seq: r.get(4)?,
-        position: r.get(5)?,
-        prev_position: r.get(6)?,
-        redo_of: r.get(7)?,
-        status: word(r, 8, Status::from_name)?,
-        outcome: r.get(9)?,
+        session: r.get(2)?,
+        kind: word(r, 3, RollbackKind::from_name)?,
+        target_seq: r.get(4)?,
+        from_seq: r.get(5)?,
+        position: r.get(6)?,
+        prev_position: r.get(7)?,
+        redo_of: r.get(8)?,
+        status: word(r, 9, Status::from_name)?,
         created_at: r.get(10)?,
-        temp_tag: r.get(11)?,
+        paths: r.get(11)?,
+        brief,
+        temp_tag: r.get(16)?,
+        outcome: r.get(17)?,
     })
 }
 
@@ -441,14 +487,6 @@ pub fn mark_history_begins(conn: &Connection, now_ms: i64) -> Result<()> {
 pub fn seq_at_time(conn: &Connection, at_ms: i64) -> Result<i64> {
     conn.prepare_cached("SELECT coalesce(max(seq), 0) FROM versions WHERE recorded_at <= ?1")?
         .query_row([at_ms], |r| r.get(0))
-}
-
-/// Every rollback of a session, oldest first.
-pub fn session_rollbacks(conn: &Connection, session_id: i64) -> Result<Vec<RollbackRow>> {
-    let sql = format!("{ROLLBACK_SELECT} WHERE session_id = ?1 ORDER BY id");
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map([session_id], rollback_from_row)?;
-    rows.collect()
 }
 
 /// The latest rollback that recovery finished at a start-up.

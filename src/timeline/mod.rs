@@ -19,7 +19,8 @@ use crate::history::{self, Change, Counts};
 use crate::model::RollbackKind;
 use crate::restore::outcome::Outcome;
 use crate::sessions::{self, Lineage, turns::LookupError};
-use crate::store::briefs::{self, RollbackBrief};
+use crate::store::briefs;
+use crate::store::journal::RollbackRow;
 use crate::store::sql::TurnRow;
 use crate::store::timeline::{self as sql, OriginSpan};
 
@@ -96,7 +97,7 @@ pub enum RollbackEntryKind {
 }
 
 impl RollbackEntryKind {
-    fn of(rollback: &RollbackBrief, paths: &[String]) -> Self {
+    fn of(rollback: &RollbackRow, paths: &[String]) -> Self {
         match rollback.kind {
             RollbackKind::Undo => Self::Undo,
             RollbackKind::Redo => Self::Redo,
@@ -119,7 +120,7 @@ pub struct TurnEntry {
 pub struct RollbackEntry {
     pub cursor: Cursor,
     pub kind: RollbackEntryKind,
-    pub rollback: RollbackBrief,
+    pub rollback: RollbackRow,
     /// The paths it was restricted to (empty: the whole workspace).
     pub paths: Vec<String>,
     /// Its stored answer: what it did, path by path (`None` when none can be read).
@@ -142,7 +143,7 @@ pub struct Page {
 /// What the page is chosen from: rows, and which turns are undone.
 struct Rows {
     turns: Vec<TurnRow>,
-    rollbacks: Vec<RollbackBrief>,
+    rollbacks: Vec<RollbackRow>,
     undone: HashSet<i64>,
     outside: Vec<OriginSpan>,
 }
@@ -221,11 +222,7 @@ fn turn_entry(
     })
 }
 
-fn rollback_entry(
-    conn: &Connection,
-    at: Cursor,
-    rollback: &RollbackBrief,
-) -> rusqlite::Result<RollbackEntry> {
+fn rollback_entry(conn: &Connection, at: Cursor, rollback: &RollbackRow) -> rusqlite::Result<RollbackEntry> {
     let paths: Vec<String> = rollback
         .paths
         .as_deref()
@@ -246,7 +243,7 @@ fn rollback_entry(
 /// restores, which act on the whole workspace).
 fn of_session(conn: &Connection, lineage: &Lineage) -> rusqlite::Result<Rows> {
     let turns = lineage.turns(conn)?;
-    let rollbacks: Vec<RollbackBrief> = briefs::all(conn)?
+    let rollbacks: Vec<RollbackRow> = briefs::all(conn)?
         .into_iter()
         .filter(|r| r.session_id.is_none() || lineage.owns(r.session_id, r.from_seq))
         .collect();
@@ -268,7 +265,7 @@ fn of_all(conn: &Connection) -> rusqlite::Result<Rows> {
     for session in sessions::list(conn)? {
         let lineage = Lineage::of(conn, session.id)?;
         let turns = lineage.turns(conn)?;
-        let own: Vec<&RollbackBrief> = rollbacks
+        let own: Vec<&RollbackRow> = rollbacks
             .iter()
             .filter(|r| r.session_id.is_none() || lineage.owns(r.session_id, r.from_seq))
             .collect();

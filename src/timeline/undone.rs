@@ -20,7 +20,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::rc::Rc;
 
 use crate::model::RollbackKind;
-use crate::store::briefs::RollbackBrief;
+use crate::store::journal::RollbackRow;
 use crate::store::journal::Status;
 use crate::store::sql::TurnRow;
 
@@ -30,7 +30,7 @@ type Numbers = Rc<BTreeSet<i64>>;
 enum Event<'a> {
     Start(&'a TurnRow),
     End(&'a TurnRow),
-    Roll(&'a RollbackBrief),
+    Roll(&'a RollbackRow),
 }
 
 /// The boundary a rollback went to.
@@ -41,7 +41,7 @@ enum Boundary {
 
 /// The ids of the turns of `turns` (one session's history, inherited turns included) that
 /// `rollbacks` (that history's own, and the rollbacks of no session) leave undone.
-pub fn undone(turns: &[TurnRow], rollbacks: &[&RollbackBrief]) -> HashSet<i64> {
+pub fn undone(turns: &[TurnRow], rollbacks: &[&RollbackRow]) -> HashSet<i64> {
     let mut walk = Walk::default();
     for event in events(turns, rollbacks) {
         match event {
@@ -64,7 +64,7 @@ pub fn undone(turns: &[TurnRow], rollbacks: &[&RollbackBrief]) -> HashSet<i64> {
 
 /// Turn starts, turn ends and the rollbacks that count, in time order (a start before an end
 /// before a rollback in the same millisecond).
-fn events<'a>(turns: &'a [TurnRow], rollbacks: &[&'a RollbackBrief]) -> Vec<Event<'a>> {
+fn events<'a>(turns: &'a [TurnRow], rollbacks: &[&'a RollbackRow]) -> Vec<Event<'a>> {
     let mut timed: Vec<((i64, u8), Event<'a>)> = Vec::new();
     for turn in turns {
         timed.push(((turn.started_at, 0), Event::Start(turn)));
@@ -81,7 +81,7 @@ fn events<'a>(turns: &'a [TurnRow], rollbacks: &[&'a RollbackBrief]) -> Vec<Even
 }
 
 /// A rollback of the whole workspace that was applied.
-fn counts(rollback: &RollbackBrief) -> bool {
+fn counts(rollback: &RollbackRow) -> bool {
     let applied = matches!(rollback.status, Status::Committed | Status::Recovered);
     let whole = rollback.paths.as_deref().is_none_or(|p| p == "[]");
     applied && whole
@@ -106,7 +106,7 @@ struct Walk {
 }
 
 impl Walk {
-    fn roll(&mut self, turns: &[TurnRow], rollback: &RollbackBrief) {
+    fn roll(&mut self, turns: &[TurnRow], rollback: &RollbackRow) {
         let after = match rollback.kind {
             RollbackKind::Redo => rollback.redo_of.and_then(|id| self.redone(id)),
             // An undo goes to `before N`, N the turn that was in effect last.
@@ -169,7 +169,7 @@ impl Walk {
 
 /// A rollback leaving `position` turns in effect went to `before position+1` when that is
 /// its sequence number, else to `after position`.
-fn rollback_boundary(turns: &[TurnRow], rollback: &RollbackBrief, position: i64) -> Boundary {
+fn rollback_boundary(turns: &[TurnRow], rollback: &RollbackRow, position: i64) -> Boundary {
     let next_starts_there = turns
         .iter()
         .any(|t| t.number == position + 1 && t.start_seq == rollback.target_seq);
@@ -200,8 +200,8 @@ mod tests {
         }
     }
 
-    fn rollback(id: i64, at: i64, kind: RollbackKind, moved: (i64, i64), target_seq: i64) -> RollbackBrief {
-        RollbackBrief {
+    fn rollback(id: i64, at: i64, kind: RollbackKind, moved: (i64, i64), target_seq: i64) -> RollbackRow {
+        RollbackRow {
             id,
             session_id: Some(1),
             session: Some("s".into()),
@@ -215,11 +215,13 @@ mod tests {
             created_at: at,
             paths: None,
             brief: None,
+            temp_tag: None,
+            outcome: None,
         }
     }
 
-    fn numbers(turns: &[TurnRow], rollbacks: &[RollbackBrief]) -> Vec<i64> {
-        let refs: Vec<&RollbackBrief> = rollbacks.iter().collect();
+    fn numbers(turns: &[TurnRow], rollbacks: &[RollbackRow]) -> Vec<i64> {
+        let refs: Vec<&RollbackRow> = rollbacks.iter().collect();
         let ids = undone(turns, &refs);
         let mut out: Vec<i64> = turns
             .iter()
@@ -237,7 +239,7 @@ mod tests {
         let undo2 = rollback(2, 37, RollbackKind::Undo, (2, 1), 200);
         assert_eq!(numbers(&turns, std::slice::from_ref(&undo3)), vec![3]);
         assert_eq!(numbers(&turns, &[undo3.clone(), undo2.clone()]), vec![2, 3]);
-        let redo = RollbackBrief {
+        let redo = RollbackRow {
             redo_of: Some(2),
             ..rollback(3, 38, RollbackKind::Redo, (1, 2), 0)
         };
@@ -264,15 +266,15 @@ mod tests {
     #[test]
     fn restores_and_failed_rollbacks_undo_no_turn() {
         let turns: Vec<TurnRow> = (1..=2).map(turn).collect();
-        let restore = RollbackBrief {
+        let restore = RollbackRow {
             paths: Some(r#"["a.txt"]"#.into()),
             ..rollback(1, 26, RollbackKind::Undo, (2, 1), 200)
         };
-        let failed = RollbackBrief {
+        let failed = RollbackRow {
             status: Status::Reverted,
             ..rollback(2, 27, RollbackKind::Undo, (2, 1), 200)
         };
-        let in_time = RollbackBrief {
+        let in_time = RollbackRow {
             session_id: None,
             paths: Some(r#"["b.txt"]"#.into()),
             ..rollback(3, 28, RollbackKind::Rollback, (2, 0), 100)
@@ -281,8 +283,8 @@ mod tests {
     }
 
     /// A rollback of no session to a sequence number (a time or a pin).
-    fn to_seq(id: i64, at: i64, target_seq: i64, from_seq: i64) -> RollbackBrief {
-        RollbackBrief {
+    fn to_seq(id: i64, at: i64, target_seq: i64, from_seq: i64) -> RollbackRow {
+        RollbackRow {
             session_id: None,
             position: None,
             prev_position: None,
@@ -301,7 +303,7 @@ mod tests {
         assert_eq!(numbers(&turns, std::slice::from_ref(&after1)), vec![2, 3]);
         let inside2 = to_seq(1, 36, 220, 350);
         assert_eq!(numbers(&turns, std::slice::from_ref(&inside2)), vec![3]);
-        let redo = RollbackBrief {
+        let redo = RollbackRow {
             session_id: None,
             redo_of: Some(1),
             from_seq: 360,
@@ -311,7 +313,7 @@ mod tests {
 
         // Turn 3 undone (its versions from 351 on), then the workspace back to seq 350: before
         // the undo, so turn 3 is in effect again; to seq 370, after it: turn 3 stays undone.
-        let undo3 = RollbackBrief {
+        let undo3 = RollbackRow {
             from_seq: 350,
             ..rollback(1, 36, RollbackKind::Undo, (3, 2), 300)
         };
@@ -327,12 +329,12 @@ mod tests {
     fn a_redo_keeps_what_later_rollbacks_changed() {
         let turns: Vec<TurnRow> = (1..=3).map(turn).collect();
         let in_time = to_seq(1, 36, 350, 350);
-        let undo3 = RollbackBrief {
+        let undo3 = RollbackRow {
             from_seq: 360,
             ..rollback(2, 37, RollbackKind::Undo, (3, 2), 300)
         };
         let early = to_seq(3, 38, 150, 370);
-        let redo_early = RollbackBrief {
+        let redo_early = RollbackRow {
             session_id: None,
             redo_of: Some(3),
             ..rollback(4, 39, RollbackKind::Redo, (0, 0), 370)

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::RollbackKind;
 use crate::restore::chain::Target;
-use crate::store::briefs::RollbackBrief;
+use crate::store::journal::RollbackRow;
 use crate::store::journal::Status;
 use crate::wire::turn::TurnSummary;
 
@@ -33,7 +33,7 @@ pub struct RollbackSummary {
 }
 
 impl RollbackSummary {
-    pub fn of(row: RollbackBrief) -> Self {
+    pub fn of(row: RollbackRow) -> Self {
         let brief = row.brief;
         let target = brief.as_ref().and_then(|b| b.target.as_deref());
         let count = |n: i64| usize::try_from(n).unwrap_or(0);

@@ -103,6 +103,7 @@ fn a_recovered_rollback_says_what_its_stored_answer_says() {
     let row = RollbackRow {
         id: 3,
         session_id: Some(1),
+        session: Some("s1".into()),
         kind: RollbackKind::Undo,
         target_seq: 41,
         from_seq: 42,
@@ -110,9 +111,11 @@ fn a_recovered_rollback_says_what_its_stored_answer_says() {
         prev_position: None,
         redo_of: None,
         status: Status::Recovered,
-        outcome: Some(serde_json::to_string(&outcome(false)).expect("stored")),
         created_at: 0,
+        paths: None,
+        brief: None,
         temp_tag: None,
+        outcome: Some(serde_json::to_string(&outcome(false)).expect("stored")),
     };
     let recovered = serde_json::to_string(&Recovery::of(&row)).expect("recovery");
     let expected = r#"{"rollback_id":3,"operation":"undo","outcome":"finished","note":"finished at start-up","left":[{"path":"b.rs","code":"changed_by_other","reason":"b.rs is in the way"}]}"#;
