@@ -23,7 +23,8 @@
 //! - [`watch`]: one non-recursive inotify watch per tracked directory, the ignore rules
 //!   ([`watch::filter`]); its callback only forwards hints.
 //! - [`engine`]: the single-writer loop. Hints and commands reach one thread in order; every
-//!   command waits for its barrier cookie (G1), so writes are attributed by position.
+//!   command waits for its barrier cookie (G1), so writes are attributed by position. A burst's
+//!   files are read while it goes on, at idle priority, and recorded ahead of the marker.
 //! - [`capture`]: hints to facts (versions): bursts, the first index and the restart's walk,
 //!   rescans after lost events, the verification pass.
 //! - [`restore`]: rollback, undo, redo, restore and revert: chain, plan (the dry run),

@@ -30,6 +30,9 @@ pub struct Stats {
     /// Hinted files read and hashed but not stored again: the latest version holds their
     /// content (a rollback's own writes, a byte-for-byte rewrite).
     pub unchanged_by_hash: AtomicU64,
+    /// Hinted files read while the burst that wrote them still went on (`engine::early`),
+    /// rather than when it was recorded.
+    pub read_early: AtomicU64,
     /// Store failures (disk full, file size limit, I/O error): each one left a path pending.
     pub storage_errors: AtomicU64,
     storage: Mutex<Option<StorageStatus>>,
@@ -193,6 +196,7 @@ impl Stats {
             unstable: get(&self.unstable),
             unchanged_by_stat: get(&self.unchanged_by_stat),
             unchanged_by_hash: get(&self.unchanged_by_hash),
+            read_early: get(&self.read_early),
             too_large: get(&self.too_large),
             storage_errors: get(&self.storage_errors),
             storage_error: self.storage(),

@@ -38,9 +38,9 @@ pub fn report(o: &Opts, b: &Bench, rows: &[Samples], started: Instant, load_star
         sysinfo::loadavg()
     );
     println!(
-        "| command | with filewatchd | without | ratio (medians) | median of pair ratios | goal | pass | end marker after it | daemon CPU during it | captured |"
+        "| command | with filewatchd | without | ratio (medians) | median of pair ratios | goal | end marker after it | shadow snapshot after it, unwatched | marker ÷ shadow | command + marker ÷ command alone | pass | daemon CPU during it | captured |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for s in rows {
         println!("{}", line(s));
     }
@@ -52,16 +52,24 @@ fn line(s: &Samples) -> String {
         None => format!("exact in {}/{}", s.captured_ok, s.watched.len()),
         Some(bad) => format!("**{}/{} exact** (first: {bad})", s.captured_ok, s.watched.len()),
     };
+    let marker_goal = s
+        .kind
+        .marker_goal()
+        .map_or(String::new(), |g| format!(" (goal ≤ {g:.2}×)"));
     format!(
-        "| {} | {} | {} | {} | {} | ≤ {:.2}× | {} | {} | {} | {} |",
+        "| {} | {} | {} | {} | {} | ≤ {:.2}× | {} | {} | {}{} | {} | {} | {} | {} |",
         s.kind.title(),
         fmt_med_p95(&s.watched),
         fmt_med_p95(&s.plain),
         fmt_ratio(s.ratio()),
         fmt_ratio(median_f64(&s.pair_ratios)),
         s.kind.goal(),
-        pass(s.pass()),
         fmt_med_p95(&s.end),
+        fmt_med_p95(&s.shadow),
+        fmt_ratio(s.marker_ratio()),
+        marker_goal,
+        fmt_ratio(s.waited_ratio()),
+        pass(s.pass()),
         fmt_dur(median(&s.daemon_cpu)),
         captured
     )

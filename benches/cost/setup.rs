@@ -9,6 +9,7 @@ use super::opts::Opts;
 use crate::common::checkout;
 use crate::common::daemon::{self, Daemon};
 use crate::common::gentree::{self, GenTree};
+use crate::common::shadow::Shadow;
 use crate::common::stats::{fmt_bytes, fmt_dur, fmt_int};
 
 pub struct Bench {
@@ -17,6 +18,9 @@ pub struct Bench {
     pub watched: PathBuf,
     pub plain: PathBuf,
     pub daemon: Daemon,
+    /// An opencode-style shadow git of the unwatched copy: what an agent without filewatchd
+    /// waits for after each command instead of the end marker.
+    pub shadow: Shadow,
     pub g: GenTree,
     pub tck: u64,
     pub bin: PathBuf,
@@ -52,6 +56,8 @@ impl Bench {
         );
         make_repo(&watched, &g)?;
         sh(&base, &format!("cp -a {} {}", quote(&watched), quote(&plain)))?;
+        let shadow = Shadow::init(&base.join("shadow.git"), &plain)?;
+        shadow.snapshot()?;
         let state = base.join("state");
         let log = base.join("daemon.log");
         let (daemon, ready) = Daemon::spawn(&o.bin, &watched, &state, &log, Duration::from_secs(600))?;
@@ -61,6 +67,7 @@ impl Bench {
             watched,
             plain,
             daemon,
+            shadow,
             g,
             tck: daemon::clk_tck(),
             bin: o.bin.clone(),
@@ -83,7 +90,9 @@ impl Bench {
 fn make_repo(tree: &Path, g: &GenTree) -> Result<(), String> {
     std::fs::write(tree.join(".gitignore"), "node_modules/\n")
         .map_err(|e| format!("write .gitignore: {e}"))?;
-    let git = "git -c user.name=bench -c user.email=bench@localhost -c core.autocrlf=false";
+    // No automatic gc: one in the background would pack objects while `cp -a` copies them.
+    let git = "git -c user.name=bench -c user.email=bench@localhost -c core.autocrlf=false \
+               -c gc.auto=0 -c maintenance.auto=false";
     sh(
         tree,
         &format!("git init -q -b main && {git} add -A && {git} commit -q -m base"),

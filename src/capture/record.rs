@@ -96,13 +96,15 @@ const READERS: usize = 8;
 /// observed between the `mkdir` and the write finds `d/a` absent, and only the listing after
 /// `d` is armed finds it. The rounds end: each one's paths lie strictly beneath directories
 /// armed in the round before.
+/// `early` holds what was read of some of the paths already (`engine::early`): those are not
+/// read again.
 pub fn record(
     conn: &mut Connection,
     ctx: &mut Context,
     work: Vec<RelPath>,
     who: Attribution,
     priority: Priority,
-    progress: Option<&ProgressBar>,
+    mut early: HashMap<RelPath, Observation>,
 ) -> rusqlite::Result<Recorded> {
     let observer = ctx.observer();
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -110,7 +112,7 @@ pub fn record(
     let mut work = once_each(work);
     while !work.is_empty() {
         let known = latest_of(&tx, &work)?;
-        let observed = observer.observe_all(&work, &known, priority, progress);
+        let observed = observer.observe_all(&work, &known, priority, &mut early);
         batch.known = Some(known);
         work = once_each(batch.apply_round(&tx, ctx, work, observed)?);
     }
@@ -247,29 +249,46 @@ impl Observer {
     }
 
     /// Observes every path, in parallel when there are many, in the order given, skipping
-    /// what `known` proves (`observe_expecting`).
+    /// what `known` proves (`observe_expecting`) and taking what `early` read already.
     fn observe_all(
         &self,
         work: &[RelPath],
         known: &HashMap<RelPath, Latest>,
         priority: Priority,
-        progress: Option<&ProgressBar>,
+        early: &mut HashMap<RelPath, Observation>,
+    ) -> Vec<Observation> {
+        let mut read: Vec<Option<Observation>> = work.iter().map(|p| early.remove(p)).collect();
+        let left: Vec<&RelPath> = work
+            .iter()
+            .zip(&read)
+            .filter(|(_, r)| r.is_none())
+            .map(|(p, _)| p)
+            .collect();
+        let mut observed = self.observe_left(&left, known, priority).into_iter();
+        for slot in read.iter_mut().filter(|r| r.is_none()) {
+            // As many as were left: `Unstable` (read again later) never stands in.
+            *slot = Some(observed.next().unwrap_or(Observation::Unstable));
+        }
+        read.into_iter().flatten().collect()
+    }
+
+    fn observe_left(
+        &self,
+        work: &[&RelPath],
+        known: &HashMap<RelPath, Latest>,
+        priority: Priority,
     ) -> Vec<Observation> {
         let one = |i: usize| {
-            let path = &work[i];
+            let path = work[i];
             super::panic_if_asked(path);
             let expected = known.get(path).map(expected);
-            let observed = observe_expecting(
+            observe_expecting(
                 &self.root,
                 path,
                 self.max_file_size,
                 &self.blobs,
                 expected.as_ref(),
-            );
-            if let Some(bar) = progress {
-                bar.inc(1);
-            }
-            observed
+            )
         };
         if work.len() <= PARALLEL_ABOVE {
             return (0..work.len()).map(one).collect();
@@ -329,10 +348,17 @@ impl Batch {
 
     /// Makes the batch's blob files durable, then commits its rows.
     fn finish(self, tx: rusqlite::Transaction<'_>, ctx: &Context) -> rusqlite::Result<Recorded> {
+        let t = std::time::Instant::now();
         if let Err(e) = ctx.blobs.sync_dirs(&self.file_blobs) {
             return Err(rusqlite::Error::ToSqlConversionFailure(Box::new(e)));
         }
+        let s = t.elapsed();
         tx.commit()?;
+        tracing::debug!(
+            sync_us = s.as_micros() as u64,
+            commit_us = (t.elapsed() - s).as_micros() as u64,
+            "finish timing"
+        );
         Ok(self.out)
     }
 

@@ -12,10 +12,10 @@ use crate::paths::RelPath;
 /// Quiet time after the last hint before a batch is recorded (editors' save bursts, `sed -i`
 /// temp files). A turn marker does not wait for it.
 pub const SETTLE: Duration = Duration::from_millis(20);
-/// A continuous stream of hints is still recorded at least this often. Long enough that an
-/// agent's command (`sed -i` over thousands of files, a checkout, a code generator) is mostly
-/// done before its files are read: each is read once, after its last write, and not while the
-/// command still needs the CPU. A turn marker does not wait for it.
+/// A continuous stream of hints is still recorded at least this often. What the stream wrote
+/// is read meanwhile at idle priority, each file once it has been quiet for a moment
+/// (`engine::early`), and recorded ahead in blocks; this bounds what is left. A turn marker
+/// does not wait for it.
 pub const MAX_DELAY: Duration = Duration::from_secs(2);
 pub const MAX_PENDING: usize = 20_000;
 /// Back-off after a batch failed (disk full, I/O error) before trying again: doubled at
@@ -61,6 +61,16 @@ impl Batch {
     pub fn take(&mut self) -> Vec<RelPath> {
         self.first = None;
         std::mem::take(&mut self.pending).into_iter().collect()
+    }
+
+    /// Takes `paths` out of the batch: they are recorded apart, ahead of it.
+    pub fn remove(&mut self, paths: &[RelPath]) {
+        for path in paths {
+            self.pending.remove(path);
+        }
+        if self.pending.is_empty() {
+            self.first = None;
+        }
     }
 
     /// Drops what is pending (a full rescan is to see it all, or capture stopped).

@@ -138,6 +138,7 @@ impl Worker {
         };
         tracing::error!(root = %lost.root, what = %lost.what, "the workspace root is lost; capture has stopped");
         self.batch.clear();
+        self.early.clear();
         for (cookie, command) in self.barrier.drain() {
             lost_root::remove_cookie(&self.ctx.root, &cookie);
             refuse_lost(command, &lost);

@@ -3,7 +3,9 @@
 //! once its barrier cookie comes back (`barrier`, G1). The worker (`worker`) owns the SQLite
 //! writer and decides when each piece of work runs: it calls capture (hints to facts),
 //! restore (rollbacks, returning their effects, which it applies) and retention; none of
-//! them calls it back. `batch` holds the hinted paths and says when they are due; `checks` is
+//! them calls it back. `batch` holds the hinted paths and says when they are due; `early`
+//! reads them while the command that wrote them still runs (idle priority), so the batch a
+//! marker waits for finds them read, and records those ahead of it in blocks; `checks` is
 //! what a command passes before it runs and what a failed batch leaves
 //! (`crate::store::fault::StorageFault::of_batch`); `owed` (a type the worker owns) what the
 //! store failed to take, which refuses commands with a `crate::refusal::Refusal` meanwhile;
@@ -16,6 +18,7 @@
 pub mod barrier;
 mod batch;
 mod checks;
+mod early;
 mod lost;
 mod owed;
 mod queued;

@@ -71,6 +71,7 @@ impl Worker {
             return;
         }
         self.batch.clear();
+        self.early.clear();
         self.ctx.stats.rescans.fetch_add(1, Ordering::Relaxed);
         tracing::warn!("events may have been lost; rescanning the workspace");
         let began = self.lost.rescan_begins();

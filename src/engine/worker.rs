@@ -1,6 +1,7 @@
 //! The worker loop: drain hints, let a burst settle, record it in one batch; run rescans when
 //! events were lost; execute turn markers when their cookie comes back.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
@@ -10,6 +11,7 @@ use rusqlite::Connection;
 
 use super::barrier::Barrier;
 use super::batch::Batch;
+use super::early::EarlyReads;
 use super::lost::LostEvents;
 use super::owed::Owed;
 use super::schedule::{Schedule, Sent};
@@ -18,7 +20,9 @@ use super::{Command, Msg};
 use crate::capture::record::{Attribution, Priority, attribution, record};
 use crate::capture::rescan::{record_survey, survey};
 use crate::capture::{Context, TRIM_AFTER, release_freed_memory};
+use crate::fs::read::Observation;
 use crate::model::RACY_NS;
+use crate::paths::RelPath;
 use crate::refusal::Refusal;
 use crate::sessions::turns;
 use crate::store::db::IntegrityCheck;
@@ -92,6 +96,8 @@ pub struct Worker {
     pub(super) lost: LostEvents,
     /// The paths hinted and not yet recorded, and when they are due.
     pub(super) batch: Batch,
+    /// What of them was read already, while the command that wrote them ran.
+    pub(super) early: EarlyReads,
     /// What the store failed to take: commands that change the record are refused meanwhile.
     pub(super) owed: Owed,
     pub(super) barrier: Barrier,
@@ -160,6 +166,7 @@ impl Worker {
         ctx.stats
             .set_verify_schedule(interval_ms, ctx.verify.quiet.as_millis() as u64);
         let sent = Sent::default();
+        let early = EarlyReads::new(ctx.observer(), ctx.stats.clone());
         let worker = Self {
             conn,
             ctx,
@@ -167,6 +174,7 @@ impl Worker {
             queued,
             lost: LostEvents::new(overflow),
             batch: Batch::new(Instant::now()),
+            early,
             owed: Owed::default(),
             barrier: Barrier::default(),
             open,
@@ -266,6 +274,8 @@ impl Worker {
                 // the one watched, and is armed and walked when its hint is recorded.
                 if self.ctx.watches.is_watched(&path) {
                     self.ctx.watches.unwatch_tree(&path);
+                    // What was read beneath it may be gone with it, and no event says so.
+                    self.early.clear();
                 }
                 self.handle(Msg::Hint(path));
             }
@@ -284,8 +294,15 @@ impl Worker {
                             self.run_command(command);
                             self.release_waiting();
                         } else {
+                            let t = Instant::now();
                             self.flush(Priority::Waited);
+                            let f = t.elapsed();
                             self.run_command(command);
+                            tracing::debug!(
+                                flush_us = f.as_micros() as u64,
+                                command_us = (t.elapsed() - f).as_micros() as u64,
+                                "marker timing"
+                            );
                         }
                     }
                     return;
@@ -293,7 +310,9 @@ impl Worker {
                 if self.lost.hint_is_stale() {
                     return;
                 }
-                self.batch.hint(path, Instant::now());
+                let now = Instant::now();
+                self.early.hinted(&path, now);
+                self.batch.hint(path, now);
             }
             Msg::Queued(name) => {
                 if self.ctx.stats.is_workspace_lost() {
@@ -339,6 +358,8 @@ impl Worker {
         if self.batch.due(now) && !self.root_lost() {
             self.flush(Priority::Background);
         }
+        self.early.ask_quiet(now);
+        self.record_ahead();
         self.trim_when_idle(now);
         self.verify_when_due(now);
         let waiting = self.waiting();
@@ -386,6 +407,7 @@ impl Worker {
     fn next_deadline(&self) -> Option<Instant> {
         [
             self.batch.deadline(),
+            self.early.deadline(),
             self.barrier.next_deadline(),
             self.batch.retry_at().filter(|_| self.owed.rescan),
             Some(self.upkeep.deadline(self.waiting())),
@@ -411,10 +433,30 @@ impl Worker {
         if work.is_empty() {
             return;
         }
+        let early = self.early.take();
+        self.record_work(work, priority, early);
+    }
+
+    /// Records what was read early once enough of it waits, the burst still going on: the
+    /// marker after it finds only its tail left (`early`). Not while anything is owed.
+    fn record_ahead(&mut self) {
+        let owes = self.owed.refusal().is_some() || self.owed.rollback.is_some() || self.owed.rescan;
+        if owes || self.lost.signalled() || !self.early.ready() {
+            return;
+        }
+        let early = self.early.take_ready();
+        let mut work: Vec<RelPath> = early.keys().cloned().collect();
+        work.sort_unstable();
+        self.batch.remove(&work);
+        self.record_work(work, Priority::Background, early);
+    }
+
+    fn record_work(&mut self, work: Vec<RelPath>, priority: Priority, early: HashMap<RelPath, Observation>) {
+        tracing::debug!(paths = work.len(), read_early = early.len(), ?priority, "batch");
         let who = self.who();
         self.since_trim += work.len();
         self.trim_at = None;
-        match record(&mut self.conn, &mut self.ctx, work.clone(), who, priority, None) {
+        match record(&mut self.conn, &mut self.ctx, work.clone(), who, priority, early) {
             Ok(recorded) => {
                 if !recorded.requeue.is_empty() {
                     self.batch.requeue(recorded.requeue, Instant::now());

@@ -50,6 +50,8 @@ pub struct Watcher {
     pub unstable: u64,
     pub unchanged_by_stat: u64,
     pub unchanged_by_hash: u64,
+    /// Hinted files read while the burst that wrote them still went on.
+    pub read_early: u64,
     pub too_large: u64,
     pub storage_errors: u64,
     pub storage_error: Option<StorageStatus>,
