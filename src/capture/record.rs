@@ -68,6 +68,9 @@ pub struct Recorded {
     /// Paths read but not stored: the store failed (`fault`). Retried until recorded.
     pub failed: Vec<RelPath>,
     pub fault: Option<StorageFault>,
+    /// A directory was recorded gone (or replaced): what was read beneath it ahead of this
+    /// batch may stand for nothing now (`engine::early`).
+    pub dirs_gone: bool,
 }
 
 impl Recorded {
@@ -76,6 +79,7 @@ impl Recorded {
         self.requeue.extend(other.requeue);
         self.failed.extend(other.failed);
         self.fault = other.fault.or(self.fault.take());
+        self.dirs_gone |= other.dirs_gone;
         match (&mut self.rules_changed, other.rules_changed) {
             (Some(mine), Some(theirs)) => mine.dirs.extend(theirs.dirs),
             (mine @ None, theirs) => *mine = theirs,
@@ -97,14 +101,15 @@ const READERS: usize = 8;
 /// `d` is armed finds it. The rounds end: each one's paths lie strictly beneath directories
 /// armed in the round before.
 /// `early` holds what was read of some of the paths already (`engine::early`): those are not
-/// read again.
+/// read again, unless the directory they were read in is no longer watched (moved away or
+/// removed since, maybe in this very batch): then they are.
 pub fn record(
     conn: &mut Connection,
     ctx: &mut Context,
     work: Vec<RelPath>,
     who: Attribution,
     priority: Priority,
-    mut early: HashMap<RelPath, Observation>,
+    mut early: HashMap<RelPath, ReadEarly>,
 ) -> rusqlite::Result<Recorded> {
     let observer = ctx.observer();
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -118,6 +123,15 @@ pub fn record(
     }
     batch.finish(tx, ctx)
 }
+
+/// A path read ahead of its batch (`engine::early`), and when that read began.
+pub struct ReadEarly {
+    pub observed: Observation,
+    pub at_ns: i64,
+}
+
+/// An observation, and when it was taken if that was before its batch.
+type Observed = (Observation, Option<i64>);
 
 /// `paths` without repeats, in their first order.
 fn once_each(paths: Vec<RelPath>) -> Vec<RelPath> {
@@ -202,6 +216,7 @@ pub fn record_walked(
                 let paths: Vec<RelPath> = chunk.iter().map(|w| w.path.clone()).collect();
                 let chunk_known = paths.iter().filter_map(|p| known.remove_entry(p)).collect();
                 batch.known = Some(chunk_known);
+                let observed = observed.into_iter().map(|obs| (obs, None)).collect();
                 batch.apply_round(&tx, ctx, paths, observed)?;
             }
             all.absorb(batch.finish(tx, ctx)?);
@@ -255,9 +270,12 @@ impl Observer {
         work: &[RelPath],
         known: &HashMap<RelPath, Latest>,
         priority: Priority,
-        early: &mut HashMap<RelPath, Observation>,
-    ) -> Vec<Observation> {
-        let mut read: Vec<Option<Observation>> = work.iter().map(|p| early.remove(p)).collect();
+        early: &mut HashMap<RelPath, ReadEarly>,
+    ) -> Vec<Observed> {
+        let mut read: Vec<Option<Observed>> = work
+            .iter()
+            .map(|p| early.remove(p).map(|e| (e.observed, Some(e.at_ns))))
+            .collect();
         let left: Vec<&RelPath> = work
             .iter()
             .zip(&read)
@@ -267,7 +285,7 @@ impl Observer {
         let mut observed = self.observe_left(&left, known, priority).into_iter();
         for slot in read.iter_mut().filter(|r| r.is_none()) {
             // As many as were left: `Unstable` (read again later) never stands in.
-            *slot = Some(observed.next().unwrap_or(Observation::Unstable));
+            *slot = Some((observed.next().unwrap_or(Observation::Unstable), None));
         }
         read.into_iter().flatten().collect()
     }
@@ -308,18 +326,22 @@ struct Batch {
     who: Attribution,
     now_ms: i64,
     checked_ns: i64,
+    /// When the observation being applied was taken: `checked_ns`, or its early read's time.
+    read_at: i64,
     file_blobs: Vec<Hash>,
     out: Recorded,
 }
 
 impl Batch {
     fn new(who: Attribution, follow_new_dirs: bool) -> Self {
+        let checked_ns = now_ns();
         Self {
             follow_new_dirs,
             known: None,
             who,
             now_ms: now_ms(),
-            checked_ns: now_ns(),
+            checked_ns,
+            read_at: checked_ns,
             file_blobs: Vec::new(),
             out: Recorded::default(),
         }
@@ -331,7 +353,7 @@ impl Batch {
         conn: &Connection,
         ctx: &mut Context,
         work: Vec<RelPath>,
-        observed: Vec<Observation>,
+        observed: Vec<Observed>,
     ) -> rusqlite::Result<Vec<RelPath>> {
         let mut next = Vec::new();
         // Removals first: a directory moved away must drop its watches before the same
@@ -339,8 +361,20 @@ impl Batch {
         let (gone, here): (Vec<_>, Vec<_>) = work
             .into_iter()
             .zip(observed)
-            .partition(|(_, obs)| matches!(obs, Observation::Absent | Observation::Special));
-        for (path, obs) in gone.into_iter().chain(here) {
+            .partition(|(_, (obs, _))| matches!(obs, Observation::Absent | Observation::Special));
+        for (path, (obs, early_at)) in gone.into_iter().chain(here) {
+            let (obs, read_at) = match early_at {
+                // Read early in a directory since moved away or removed: no event says what
+                // became of it there, so it is read again.
+                Some(_) if !in_watched_dir(ctx, &path) => {
+                    discard_streamed_of(ctx, &obs);
+                    let now = now_ns();
+                    (observe(&ctx.root, &path, ctx.max_file_size, &ctx.blobs), now)
+                }
+                Some(at) => (obs, at),
+                None => (obs, self.checked_ns),
+            };
+            self.read_at = read_at;
             self.apply(conn, ctx, &path, obs, &mut next)?;
         }
         Ok(next)
@@ -348,17 +382,10 @@ impl Batch {
 
     /// Makes the batch's blob files durable, then commits its rows.
     fn finish(self, tx: rusqlite::Transaction<'_>, ctx: &Context) -> rusqlite::Result<Recorded> {
-        let t = std::time::Instant::now();
         if let Err(e) = ctx.blobs.sync_dirs(&self.file_blobs) {
             return Err(rusqlite::Error::ToSqlConversionFailure(Box::new(e)));
         }
-        let s = t.elapsed();
         tx.commit()?;
-        tracing::debug!(
-            sync_us = s.as_micros() as u64,
-            commit_us = (t.elapsed() - s).as_micros() as u64,
-            "finish timing"
-        );
         Ok(self.out)
     }
 
@@ -440,7 +467,7 @@ impl Batch {
         let latest = self.latest(conn, path)?;
         if let Some(latest) = latest.as_ref().filter(|l| l.state == present.state) {
             discard_streamed(ctx, &present);
-            sql::set_path_state(conn, latest.path_id, latest.seq, &present.stat, self.checked_ns)?;
+            sql::set_path_state(conn, latest.path_id, latest.seq, &present.stat, self.read_at)?;
             if is_dir && !ctx.watches.is_watched(path) {
                 // A directory unwatched since it was recorded: maybe not the one recorded (it
                 // was removed or moved away and another made in its place), so
@@ -470,7 +497,7 @@ impl Batch {
             self.who.turn_id,
             self.now_ms,
         )?;
-        sql::set_path_state(conn, path_id, seq, &present.stat, self.checked_ns)?;
+        sql::set_path_state(conn, path_id, seq, &present.stat, self.read_at)?;
         self.out.versions += 1;
         if matches!(&present.state, State::File(f) if f.is_too_large()) {
             ctx.stats.too_large.fetch_add(1, Ordering::Relaxed);
@@ -532,6 +559,7 @@ impl Batch {
         dir: &RelPath,
     ) -> rusqlite::Result<()> {
         ctx.watches.unwatch_tree(dir);
+        self.out.dirs_gone = true;
         for (_, latest) in sql::present_under::<Vec<_>>(conn, dir)? {
             self.insert_absent(conn, latest.path_id)?;
         }
@@ -562,6 +590,17 @@ fn count_saved(ctx: &Context, saved: Saved) {
         Saved::Store => {
             ctx.stats.unchanged_by_hash.fetch_add(1, Ordering::Relaxed);
         }
+    }
+}
+
+/// The path lies in the workspace root or in a directory still watched.
+fn in_watched_dir(ctx: &Context, path: &RelPath) -> bool {
+    path.parent().is_none_or(|dir| ctx.watches.is_watched(&dir))
+}
+
+fn discard_streamed_of(ctx: &Context, observed: &Observation) {
+    if let Observation::Present(present) = observed {
+        discard_streamed(ctx, present);
     }
 }
 

@@ -24,10 +24,12 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use crate::capture::record::Observer;
+use crate::capture::record::{Observer, ReadEarly};
 use crate::fs::read::{Observation, observe};
+use crate::model::{State, now_ns};
 use crate::paths::RelPath;
 use crate::stats::Stats;
+use crate::store::blobs::INLINE_MAX;
 
 /// How long a path goes without a hint before it is read early: a file written in several
 /// chunks is read once, after the last.
@@ -41,6 +43,8 @@ const RECORD_AHEAD: usize = 512;
 const RECORD_AHEAD_BYTES: usize = 4 << 20;
 /// Readers: the command has one core; the rest, when idle, read.
 const READERS: usize = 2;
+/// Hints waiting to be quiet, at most: past it, the batch reads the rest itself.
+const MAX_QUEUED: usize = 4 * MAX_HELD;
 
 struct Job {
     path: RelPath,
@@ -52,28 +56,25 @@ struct Done {
     path: RelPath,
     hint: u64,
     epoch: u64,
-    observed: Observation,
-}
-
-/// What the readers and the worker share.
-struct Shared {
-    epoch: AtomicU64,
-    done: Mutex<Vec<Done>>,
+    read: ReadEarly,
 }
 
 pub struct EarlyReads {
-    observer: Observer,
     stats: Arc<Stats>,
     /// `None` once no reader could be started: nothing is read early.
     jobs: Option<Sender<Job>>,
-    shared: Arc<Shared>,
+    /// The readers' results, through a channel: a reader at idle priority preempted while
+    /// holding a lock would hold up the worker, and a marker with it.
+    done: Receiver<Done>,
+    /// Bumped when a batch takes everything: jobs of an older epoch are skipped.
+    epoch: Arc<AtomicU64>,
     /// Each pending path's latest hint, by number.
     hinted: HashMap<RelPath, u64>,
     /// The hints in the order they came: the path, its number, when.
     queue: VecDeque<(RelPath, u64, Instant)>,
     next_hint: u64,
     /// Reads of the current epoch taken from the readers, each for its path's latest hint.
-    held: HashMap<RelPath, Observation>,
+    held: HashMap<RelPath, ReadEarly>,
     held_bytes: usize,
     /// Asked for in the current epoch and not taken back yet.
     asked: usize,
@@ -81,25 +82,23 @@ pub struct EarlyReads {
 
 impl EarlyReads {
     pub fn new(observer: Observer, stats: Arc<Stats>) -> Self {
-        let shared = Arc::new(Shared {
-            epoch: AtomicU64::new(0),
-            done: Mutex::new(Vec::new()),
-        });
+        let epoch = Arc::new(AtomicU64::new(0));
         let (tx, rx) = channel::<Job>();
+        let (done_tx, done) = channel::<Done>();
         let rx = Arc::new(Mutex::new(rx));
         let started = (0..READERS).filter(|i| {
-            let (observer, shared, rx) = (observer.clone(), shared.clone(), rx.clone());
+            let (observer, epoch, rx, done) = (observer.clone(), epoch.clone(), rx.clone(), done_tx.clone());
             std::thread::Builder::new()
                 .name(format!("early-read-{i}"))
-                .spawn(move || serve(&observer, &shared, &rx))
+                .spawn(move || serve(&observer, &epoch, &rx, &done))
                 .is_ok()
         });
         let jobs = (started.count() > 0).then_some(tx);
         Self {
-            observer,
             stats,
             jobs,
-            shared,
+            done,
+            epoch,
             hinted: HashMap::new(),
             queue: VecDeque::new(),
             next_hint: 0,
@@ -116,11 +115,12 @@ impl EarlyReads {
         }
         self.next_hint += 1;
         self.hinted.insert(path.clone(), self.next_hint);
-        self.queue.push_back((path.clone(), self.next_hint, now));
+        if self.queue.len() < MAX_QUEUED {
+            self.queue.push_back((path.clone(), self.next_hint, now));
+        }
         // What was read before this write does not stand for the path any more.
         if let Some(read) = self.held.remove(path) {
-            self.held_bytes = self.held_bytes.saturating_sub(inline_bytes(&read));
-            self.discard(read);
+            self.held_bytes = self.held_bytes.saturating_sub(inline_bytes(&read.observed));
         }
     }
 
@@ -130,7 +130,7 @@ impl EarlyReads {
             return;
         }
         self.collect();
-        let epoch = self.shared.epoch.load(Ordering::Acquire);
+        let epoch = self.epoch.load(Ordering::Acquire);
         while self.has_room() {
             let Some((path, hint, at)) = self.queue.pop_front() else {
                 return;
@@ -160,18 +160,17 @@ impl EarlyReads {
     }
 
     /// What was read early of the pending paths, for the batch taking them all; the epoch ends.
-    pub fn take(&mut self) -> HashMap<RelPath, Observation> {
+    pub fn take(&mut self) -> HashMap<RelPath, ReadEarly> {
         self.collect();
         let held = std::mem::take(&mut self.held);
         self.end_epoch();
         held
     }
 
-    /// Drops everything: the pending paths are to be read another way (a rescan).
+    /// Drops everything: the pending paths are to be read another way (a rescan), or what
+    /// was read may stand for nothing (a directory gone).
     pub fn clear(&mut self) {
-        for (_, observed) in self.take() {
-            self.discard(observed);
-        }
+        self.take();
     }
 
     fn has_room(&self) -> bool {
@@ -186,7 +185,7 @@ impl EarlyReads {
 
     /// What was read early, for those paths to be recorded now, apart from the rest of the
     /// batch; a later hint of one of them asks for it again.
-    pub fn take_ready(&mut self) -> HashMap<RelPath, Observation> {
+    pub fn take_ready(&mut self) -> HashMap<RelPath, ReadEarly> {
         let held = std::mem::take(&mut self.held);
         for path in held.keys() {
             self.hinted.remove(path);
@@ -196,7 +195,7 @@ impl EarlyReads {
     }
 
     fn end_epoch(&mut self) {
-        self.shared.epoch.fetch_add(1, Ordering::AcqRel);
+        self.epoch.fetch_add(1, Ordering::AcqRel);
         self.hinted.clear();
         self.queue.clear();
         self.held_bytes = 0;
@@ -206,39 +205,39 @@ impl EarlyReads {
     /// Takes the readers' results: those still standing for their path are held, the rest
     /// dropped.
     fn collect(&mut self) {
-        let done = std::mem::take(&mut *self.shared.done.lock().unwrap_or_else(PoisonError::into_inner));
-        let epoch = self.shared.epoch.load(Ordering::Acquire);
-        for d in done {
+        let epoch = self.epoch.load(Ordering::Acquire);
+        while let Ok(d) = self.done.try_recv() {
             if d.epoch != epoch {
-                self.discard(d.observed);
                 continue;
             }
             self.asked = self.asked.saturating_sub(1);
-            let usable = matches!(d.observed, Observation::Present(_) | Observation::Absent);
-            if !usable || self.hinted.get(&d.path) != Some(&d.hint) {
-                self.discard(d.observed);
+            if !usable(&d.read.observed) || self.hinted.get(&d.path) != Some(&d.hint) {
                 continue;
             }
-            self.held_bytes += inline_bytes(&d.observed);
+            self.held_bytes += inline_bytes(&d.read.observed);
             self.stats.read_early.fetch_add(1, Ordering::Relaxed);
-            if let Some(older) = self.held.insert(d.path, d.observed) {
-                self.discard(older);
+            if let Some(older) = self.held.insert(d.path, d.read) {
+                self.held_bytes = self.held_bytes.saturating_sub(inline_bytes(&older.observed));
             }
-        }
-    }
-
-    fn discard(&self, observed: Observation) {
-        if let Observation::Present(present) = observed
-            && let Some(tmp) = &present.streamed
-        {
-            self.observer.blobs.discard(tmp);
         }
     }
 }
 
-impl Drop for EarlyReads {
-    fn drop(&mut self) {
-        self.clear();
+/// What can stand for a path at its batch: a file whose content is held in memory (inline, so
+/// nothing was written to the store's directory that a dropped read would leave behind), a
+/// directory, a symlink, or nothing there.
+fn usable(observed: &Observation) -> bool {
+    match observed {
+        Observation::Absent => true,
+        Observation::Present(p) => match &p.state {
+            State::File(f) => {
+                !f.is_too_large()
+                    && p.streamed.is_none()
+                    && p.blob.as_ref().is_none_or(|b| b.inline.is_some())
+            }
+            _ => true,
+        },
+        _ => false,
     }
 }
 
@@ -260,28 +259,31 @@ fn asked_to_fail(path: &RelPath) -> bool {
 }
 
 /// A reader: at idle priority, reads what it is asked for until the worker is gone, skipping
-/// what an epoch ended since it was asked.
-fn serve(observer: &Observer, shared: &Shared, jobs: &Mutex<Receiver<Job>>) {
+/// what an epoch ended since it was asked. Files larger than an inline blob are left to the
+/// batch (read here as too large, which is not used): their content would be written to the
+/// store's directory, and a read dropped later would leave it there.
+fn serve(observer: &Observer, epoch: &AtomicU64, jobs: &Mutex<Receiver<Job>>, done: &Sender<Done>) {
     crate::fs::priority::lower_own_priority();
+    let max_file_size = observer.max_file_size.min(INLINE_MAX as u64);
     loop {
         let job = jobs.lock().unwrap_or_else(PoisonError::into_inner).recv();
         let Ok(job) = job else {
             return;
         };
-        if job.epoch != shared.epoch.load(Ordering::Acquire) {
+        if job.epoch != epoch.load(Ordering::Acquire) {
             continue;
         }
-        let observed = observe(&observer.root, &job.path, observer.max_file_size, &observer.blobs);
-        let done = Done {
+        let at_ns = now_ns();
+        let observed = observe(&observer.root, &job.path, max_file_size, &observer.blobs);
+        let read = ReadEarly { observed, at_ns };
+        let sent = done.send(Done {
             path: job.path,
             hint: job.hint,
             epoch: job.epoch,
-            observed,
-        };
-        shared
-            .done
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(done);
+            read,
+        });
+        if sent.is_err() {
+            return;
+        }
     }
 }

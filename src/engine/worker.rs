@@ -17,10 +17,9 @@ use super::owed::Owed;
 use super::schedule::{Schedule, Sent};
 use super::upkeep::{Upkeep, Waiting};
 use super::{Command, Msg};
-use crate::capture::record::{Attribution, Priority, attribution, record};
+use crate::capture::record::{Attribution, Priority, ReadEarly, attribution, record};
 use crate::capture::rescan::{record_survey, survey};
 use crate::capture::{Context, TRIM_AFTER, release_freed_memory};
-use crate::fs::read::Observation;
 use crate::model::RACY_NS;
 use crate::paths::RelPath;
 use crate::refusal::Refusal;
@@ -294,15 +293,8 @@ impl Worker {
                             self.run_command(command);
                             self.release_waiting();
                         } else {
-                            let t = Instant::now();
                             self.flush(Priority::Waited);
-                            let f = t.elapsed();
                             self.run_command(command);
-                            tracing::debug!(
-                                flush_us = f.as_micros() as u64,
-                                command_us = (t.elapsed() - f).as_micros() as u64,
-                                "marker timing"
-                            );
                         }
                     }
                     return;
@@ -441,7 +433,8 @@ impl Worker {
     /// marker after it finds only its tail left (`early`). Not while anything is owed.
     fn record_ahead(&mut self) {
         let owes = self.owed.refusal().is_some() || self.owed.rollback.is_some() || self.owed.rescan;
-        if owes || self.lost.signalled() || !self.early.ready() {
+        // The root is checked before every batch recorded (`lost_root`).
+        if owes || self.lost.signalled() || !self.early.ready() || self.root_lost() {
             return;
         }
         let early = self.early.take_ready();
@@ -451,13 +444,16 @@ impl Worker {
         self.record_work(work, Priority::Background, early);
     }
 
-    fn record_work(&mut self, work: Vec<RelPath>, priority: Priority, early: HashMap<RelPath, Observation>) {
+    fn record_work(&mut self, work: Vec<RelPath>, priority: Priority, early: HashMap<RelPath, ReadEarly>) {
         tracing::debug!(paths = work.len(), read_early = early.len(), ?priority, "batch");
         let who = self.who();
         self.since_trim += work.len();
         self.trim_at = None;
         match record(&mut self.conn, &mut self.ctx, work.clone(), who, priority, early) {
             Ok(recorded) => {
+                if recorded.dirs_gone {
+                    self.early.clear();
+                }
                 if !recorded.requeue.is_empty() {
                     self.batch.requeue(recorded.requeue, Instant::now());
                 }
