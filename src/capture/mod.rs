@@ -1,4 +1,5 @@
-//! Hints to facts: what a path is now becomes a version (`record`); the first index, the
+//! Hints to facts: what a path is now becomes a version (`record`, reading its paths through
+//! `observe`, which takes what `crate::engine::early` read ahead as it is); the first index, the
 //! restart reconcile and rescans share one walk (`rescan`, `walk`); the directories the watch
 //! limit left unwatched are verified by a stat walk (`unwatched`); the verification pass finds
 //! what no event reported (`verify`); `tracked` records when a path leaves or enters the
@@ -19,6 +20,7 @@
 //! (`crate::store::verified`); every rollback leaves a path alone at a moment it was untracked.
 
 pub mod lost_root;
+mod observe;
 pub mod record;
 pub mod rescan;
 pub mod tracked;

@@ -3,22 +3,20 @@
 
 use std::collections::{HashMap, HashSet};
 use std::os::unix::ffi::OsStrExt;
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use indicatif::ProgressBar;
 use rusqlite::{Connection, TransactionBehavior};
 
 use super::Context;
+use super::observe::READERS;
+pub use super::observe::{Observed, Observer, Priority, ReadEarly};
 use super::tracked::{RulesChanged, ignored_with_parents, untrack};
-use crate::fs::feed::{CancelOnDrop, Feed, map_parallel, map_parallel_at_idle};
-use crate::fs::read::{
-    Expected, Observation, Present, RootDir, Saved, observe, observe_expecting, observe_file, unreadable_file,
-};
+use crate::fs::feed::{CancelOnDrop, Feed};
+use crate::fs::read::{Observation, Present, Saved, observe, unreadable_file};
 use crate::model::Hash;
-use crate::model::{Origin, RACY_NS, State, now_ms, now_ns};
+use crate::model::{Origin, State, now_ms, now_ns};
 use crate::paths::RelPath;
-use crate::store::blobs::BlobDir;
 use crate::store::fault::StorageFault;
 use crate::store::sql::{self, Latest};
 use crate::watch::filter::IgnoreRules;
@@ -88,9 +86,6 @@ impl Recorded {
     }
 }
 
-const PARALLEL_ABOVE: usize = 16;
-const READERS: usize = 8;
-
 /// Records the current state of every path in `work`, following new directories down.
 ///
 /// Each round observes its paths, then arms the directories it found unwatched and lists
@@ -124,28 +119,10 @@ pub fn record(
     batch.finish(tx, ctx)
 }
 
-/// A path read ahead of its batch (`engine::early`), and when that read began.
-pub struct ReadEarly {
-    pub observed: Observation,
-    pub at_ns: i64,
-}
-
-/// An observation, and when it was taken if that was before its batch.
-type Observed = (Observation, Option<i64>);
-
 /// `paths` without repeats, in their first order.
 fn once_each(paths: Vec<RelPath>) -> Vec<RelPath> {
     let mut seen: HashSet<RelPath> = HashSet::with_capacity(paths.len());
     paths.into_iter().filter(|p| seen.insert(p.clone())).collect()
-}
-
-/// Who waits for a batch: nobody (it settled by itself, and the agent's command may still be
-/// running: readers at idle priority, beside the worker reading at its own), or a command
-/// (everyone at normal priority).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Priority {
-    Background,
-    Waited,
 }
 
 /// The latest recorded state of each path, read once for the readers (what they can skip)
@@ -158,15 +135,6 @@ fn latest_of(conn: &Connection, work: &[RelPath]) -> rusqlite::Result<HashMap<Re
         }
     }
     Ok(known)
-}
-
-/// What the readers may skip for a path the index knows.
-fn expected(latest: &Latest) -> Expected {
-    Expected {
-        stat: latest.stat,
-        stat_proves: latest.stat.mtime_ns + RACY_NS < latest.checked_ns,
-        state: latest.state.clone(),
-    }
 }
 
 /// A path a walk found (or recorded and not found), with its latest recorded state.
@@ -229,94 +197,6 @@ const WALKED_BATCH: usize = 2048;
 /// Walked batches per transaction: every commit rewrites the index pages its random hash keys
 /// touched, so fewer, larger commits write far less.
 const CHUNKS_PER_COMMIT: usize = 8;
-
-/// What reading a path needs, shareable with reader threads.
-#[derive(Clone)]
-pub struct Observer {
-    pub root: Arc<RootDir>,
-    pub blobs: Arc<BlobDir>,
-    pub max_file_size: u64,
-}
-
-impl Context {
-    pub fn observer(&self) -> Observer {
-        Observer {
-            root: self.root.clone(),
-            blobs: self.blobs.clone(),
-            max_file_size: self.max_file_size,
-        }
-    }
-}
-
-impl Observer {
-    /// Reads one path; `file` when a walk has just seen a regular file there.
-    fn observe_one(&self, path: &RelPath, file: bool, progress: Option<&ProgressBar>) -> Observation {
-        super::panic_if_asked(path);
-        let observed = if file {
-            observe_file(&self.root, path, self.max_file_size, &self.blobs)
-        } else {
-            observe(&self.root, path, self.max_file_size, &self.blobs)
-        };
-        if let Some(bar) = progress {
-            bar.inc(1);
-        }
-        observed
-    }
-
-    /// Observes every path, in parallel when there are many, in the order given, skipping
-    /// what `known` proves (`observe_expecting`) and taking what `early` read already.
-    fn observe_all(
-        &self,
-        work: &[RelPath],
-        known: &HashMap<RelPath, Latest>,
-        priority: Priority,
-        early: &mut HashMap<RelPath, ReadEarly>,
-    ) -> Vec<Observed> {
-        let mut read: Vec<Option<Observed>> = work
-            .iter()
-            .map(|p| early.remove(p).map(|e| (e.observed, Some(e.at_ns))))
-            .collect();
-        let left: Vec<&RelPath> = work
-            .iter()
-            .zip(&read)
-            .filter(|(_, r)| r.is_none())
-            .map(|(p, _)| p)
-            .collect();
-        let mut observed = self.observe_left(&left, known, priority).into_iter();
-        for slot in read.iter_mut().filter(|r| r.is_none()) {
-            // As many as were left: `Unstable` (read again later) never stands in.
-            *slot = Some((observed.next().unwrap_or(Observation::Unstable), None));
-        }
-        read.into_iter().flatten().collect()
-    }
-
-    fn observe_left(
-        &self,
-        work: &[&RelPath],
-        known: &HashMap<RelPath, Latest>,
-        priority: Priority,
-    ) -> Vec<Observation> {
-        let one = |i: usize| {
-            let path = work[i];
-            super::panic_if_asked(path);
-            let expected = known.get(path).map(expected);
-            observe_expecting(
-                &self.root,
-                path,
-                self.max_file_size,
-                &self.blobs,
-                expected.as_ref(),
-            )
-        };
-        if work.len() <= PARALLEL_ABOVE {
-            return (0..work.len()).map(one).collect();
-        }
-        match priority {
-            Priority::Background => map_parallel_at_idle(work.len(), READERS, one),
-            Priority::Waited => map_parallel(work.len(), READERS, one),
-        }
-    }
-}
 
 struct Batch {
     follow_new_dirs: bool,
