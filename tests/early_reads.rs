@@ -17,6 +17,15 @@ fn read_early(daemon: &Daemon) -> u64 {
         .unwrap_or_else(|| panic!("status has no watcher.read_early: {status:#}"))
 }
 
+/// Writes `path` and waits until the daemon has read it early (its `read_early` past `before`).
+fn write_and_wait_early(ws: &Workspace, daemon: &Daemon, before: u64, path: &str, bytes: &str) {
+    ws.write(path, bytes);
+    let read = poll_until(Duration::from_secs(10), || {
+        (read_early(daemon) > before).then_some(())
+    });
+    assert!(read.is_some(), "{path} was never read early");
+}
+
 /// The change of `path` in a turn's answer.
 fn change<'a>(turn: &'a Value, path: &str) -> &'a Value {
     let changes = turn["changes"].as_array().expect("changes");
@@ -65,11 +74,7 @@ fn a_file_written_again_after_its_early_read_ends_the_turn_with_its_last_content
     daemon.turn_start("s1", "write twice");
     let before = read_early(&daemon);
     in_a_burst(&ws, || {
-        ws.write("a.txt", "first write\n");
-        let read = poll_until(Duration::from_secs(10), || {
-            (read_early(&daemon) > before).then_some(())
-        });
-        assert!(read.is_some(), "a.txt was never read early");
+        write_and_wait_early(&ws, &daemon, before, "a.txt", "first write\n");
         ws.write("a.txt", "the second and last write\n");
     });
     let turn = daemon.turn_end("s1");
@@ -138,11 +143,7 @@ fn files_read_early_in_a_directory_moved_away_are_deleted_by_the_turn() {
     daemon.turn_start("s1", "edit, then move d away");
     let before = read_early(&daemon);
     in_a_burst(&ws, || {
-        ws.write("d/x.txt", "edited\n");
-        let read = poll_until(Duration::from_secs(10), || {
-            (read_early(&daemon) > before).then_some(())
-        });
-        assert!(read.is_some(), "d/x.txt was never read early");
+        write_and_wait_early(&ws, &daemon, before, "d/x.txt", "edited\n");
         std::fs::rename(ws.path("d"), away.path().join("d")).expect("move d away");
     });
     let turn = daemon.turn_end("s1");

@@ -9,8 +9,9 @@ use indicatif::ProgressBar;
 use rusqlite::{Connection, TransactionBehavior};
 
 use super::Context;
+use super::observe::Observed;
 use super::observe::READERS;
-pub use super::observe::{Observed, Observer, Priority, ReadEarly};
+pub use super::observe::{Observer, Priority, ReadEarly};
 use super::tracked::{RulesChanged, ignored_with_parents, untrack};
 use crate::fs::feed::{CancelOnDrop, Feed};
 use crate::fs::read::{Observation, Present, Saved, observe, unreadable_file};
@@ -247,7 +248,6 @@ impl Batch {
                 // Read early in a directory since moved away or removed: no event says what
                 // became of it there, so it is read again.
                 Some(_) if !in_watched_dir(ctx, &path) => {
-                    discard_streamed_of(ctx, &obs);
                     let now = now_ns();
                     (observe(&ctx.root, &path, ctx.max_file_size, &ctx.blobs), now)
                 }
@@ -476,12 +476,6 @@ fn count_saved(ctx: &Context, saved: Saved) {
 /// The path lies in the workspace root or in a directory still watched.
 fn in_watched_dir(ctx: &Context, path: &RelPath) -> bool {
     path.parent().is_none_or(|dir| ctx.watches.is_watched(&dir))
-}
-
-fn discard_streamed_of(ctx: &Context, observed: &Observation) {
-    if let Observation::Present(present) = observed {
-        discard_streamed(ctx, present);
-    }
 }
 
 fn discard_streamed(ctx: &Context, present: &Present) {
