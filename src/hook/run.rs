@@ -57,17 +57,20 @@ fn handle(agent: Agent, args: &[String], state_dir: Option<&Path>) -> Result<Opt
     if event.action == Action::StartDaemon {
         return autostart::start_early(&event, state_dir, until);
     }
-    let said = match autostart::reach(agent, &event, state_dir, until)? {
-        Reached::Answering(client) => apply(&client, agent, &event)
+    let said = match autostart::reach(agent, &event, state_dir, until) {
+        Ok(Reached::Answering(client)) => apply(&client, agent, &event)
             .map(|()| None)
-            .map_err(|e| format!("{e:#}"))?,
-        Reached::Queued { note } => note,
+            .map_err(|e| format!("{e:#}")),
+        Ok(Reached::Queued { note }) => Ok(note),
+        Err(message) => Err(message),
     };
-    // The daemon has the session now: the MCP server the same agent process runs can find it.
+    // The agent process reported the session, whether or not the daemon answered in time (a
+    // daemon slow under load still takes the request): the MCP server the same agent process
+    // runs can find it.
     if let Some(dir) = autostart::state_dir_of(&event, state_dir) {
         agents::record(&dir, agent.name(), &event.session, crate::model::now_ms());
     }
-    Ok(said)
+    said
 }
 
 /// The JSON payload: the last argument when it is JSON (Codex `notify`), else stdin.
