@@ -422,7 +422,6 @@ pub async fn verify(
         .map_err(|err| match err {
             VerifyError::Store(e) => ApiError::from(e),
             VerifyError::Refused(why) => ApiError::from(why),
-            other => ApiError::internal(other),
         })?;
     Ok(Json(found))
 }

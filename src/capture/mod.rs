@@ -11,14 +11,15 @@
 //! (`crate::fs::read::observe_expecting`: a stat that proves a file unchanged spares the
 //! open; content the latest version holds is hashed but not stored again). A burst nobody
 //! waits for is read by helpers at idle priority beside the worker, so the agent's command
-//! keeps the CPU. The walk stats nothing when the index is empty, else compares with the stat
-//! cache alone (a 16-byte print of each stat: a million paths in 48 MB); readers observe its
-//! paths ahead of the writer in large transactions. At start-up it runs beside the index's
-//! integrity check (`crate::store::db::IntegrityCheck`); nothing is written before that
-//! passes. A clean exit settles the racy stat-cache entries so the next start re-reads
+//! keeps the CPU. The walk stats nothing when the index is empty, else is compared with the
+//! stat cache, read beside it (`known`: 40 bytes a path), each walker dropping what the cache
+//! proves unchanged as soon as it lists it; readers observe its paths ahead of the writer in
+//! large transactions. At start-up it runs beside the index's integrity check
+//! (`crate::store::db::IntegrityCheck`); nothing is written before that passes. A clean exit settles the racy stat-cache entries so the next start re-reads
 //! nothing unchanged. What the verification pass finds is attributed by the time it changed
 //! (`crate::store::verified`); every rollback leaves a path alone at a moment it was untracked.
 
+mod known;
 pub mod lost_root;
 mod observe;
 pub mod record;

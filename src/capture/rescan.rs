@@ -2,21 +2,21 @@
 //! rule changes. A stat walk finds what may have changed; only that is re-read (W6).
 
 use std::io::IsTerminal;
-use std::sync::atomic::Ordering;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use rusqlite::Connection;
-use rustix::fs::FileType;
 
 use super::Context;
+use super::known::{Known, found};
 use super::record::{Attribution, Recorded, Walked, record_walked};
 use super::tracked::{ignored_with_parents, mark_entering};
-use super::walk::{Entry, EntryKind, walk_from_unless};
-use crate::model::{RACY_NS, StatPrint};
+use super::walk::{Entry, Listed, Walk, walk};
+use crate::fs::priority::lower_own_priority;
 use crate::paths::RelPath;
 use crate::stats::RescanReport;
-use crate::store::cache::{Cached, each_cached};
 use crate::store::sql;
 use crate::watch::filter::IgnoreRules;
 
@@ -86,110 +86,131 @@ pub struct Survey {
 }
 
 /// The first half of a rescan: walks `under` (arming each directory's watch right before
-/// listing it), then merges the walk with the index's side, read one row at a time.
+/// listing it) beside the index's side (`Known`, read meanwhile), which drops each entry it
+/// proves unchanged as soon as it is listed; then compares what is left.
 pub fn survey(conn: &Connection, ctx: &mut Context, under: Option<&RelPath>) -> rusqlite::Result<Survey> {
-    let started = Instant::now();
-    let (entries, _) = walk_tracked(conn, ctx, under, &|| false)?;
-    let walk_ms = started.elapsed().as_millis() as u64;
-    let survey = merge_with_index(conn, under, entries, started)?;
-    tracing::debug!(walk_ms, survey_ms = survey.survey_ms, "survey");
-    Ok(survey)
+    match survey_unless(conn, ctx, vec![under.cloned()], false, &|| false)? {
+        Some(survey) => Ok(survey),
+        None => unreachable!("a survey that is never told to stop is complete"),
+    }
 }
 
-/// `survey` beneath several directories at once, none beneath another, in the order of the
-/// paths beneath them (as `Watches::unwatched_tops` gives them): what to record, and how many
-/// paths were walked.
+/// `survey` beneath several directories at once, none beneath another (as
+/// `Watches::unwatched_tops` gives them): what to record, and how many paths were walked.
 pub fn survey_dirs(
     conn: &Connection,
     ctx: &mut Context,
     dirs: &[RelPath],
 ) -> rusqlite::Result<(Vec<Walked>, usize)> {
-    let started = Instant::now();
-    let starts: Vec<Option<RelPath>> = dirs.iter().cloned().map(Some).collect();
-    let (entries, _) = walk_starts(ctx, starts.clone(), true, &|| false);
-    let survey = merge_starts(conn, &starts, entries, started, None)?;
-    Ok((survey.work, survey.walked))
+    let starts = dirs.iter().cloned().map(Some).collect();
+    match survey_unless(conn, ctx, starts, false, &|| false)? {
+        Some(survey) => Ok((survey.work, survey.walked)),
+        None => unreachable!("a survey that is never told to stop is complete"),
+    }
 }
 
-/// The survey's walk, abandoned as soon as `stop` says so (then the entries are incomplete
-/// and the second value is true); `merge_with_index` completes it.
-pub fn walk_tracked(
+/// `survey` beneath each start (`None`: the root), abandoned (`None`) as soon as `stop` says
+/// so; with `idle` the walk runs at idle CPU and I/O priority (its thread, and the walkers it
+/// starts, end with it), while the index's side is read and compared at the caller's.
+pub fn survey_unless(
     conn: &Connection,
-    ctx: &mut Context,
-    under: Option<&RelPath>,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> rusqlite::Result<(Vec<Entry>, bool)> {
-    // With nothing recorded (a first index) there is no stat to compare: the walk skips it.
-    let with_stat = under.is_some() || !sql::index_is_empty(conn)?;
-    Ok(walk_starts(ctx, vec![under.cloned()], with_stat, stop))
-}
-
-fn walk_starts(
     ctx: &mut Context,
     starts: Vec<Option<RelPath>>,
-    with_stat: bool,
+    idle: bool,
     stop: &(dyn Fn() -> bool + Sync),
-) -> (Vec<Entry>, bool) {
-    let watches = &mut ctx.watches;
-    let arm = |dirs: &[RelPath]| watches.watch_all(dirs);
-    let (entries, unreadable, stopped) =
-        walk_from_unless(&ctx.root.path, starts, &mut ctx.rules, arm, with_stat, stop);
-    if unreadable > 0 {
-        ctx.stats
-            .unreadable
-            .fetch_add(unreadable as u64, Ordering::Relaxed);
-    }
-    (entries, stopped)
-}
-
-/// The survey's comparison of a complete walk with the index; `started`: when the walk began.
-pub fn merge_with_index(
-    conn: &Connection,
-    under: Option<&RelPath>,
-    entries: Vec<Entry>,
-    started: Instant,
-) -> rusqlite::Result<Survey> {
-    merge_starts(
-        conn,
-        &[under.cloned()],
-        entries,
-        started,
-        under.map(RelPath::to_text),
-    )
-}
-
-fn merge_starts(
-    conn: &Connection,
-    starts: &[Option<RelPath>],
-    entries: Vec<Entry>,
-    started: Instant,
-    dir: Option<String>,
-) -> rusqlite::Result<Survey> {
-    let walked = entries.len();
+) -> rusqlite::Result<Option<Survey>> {
+    let started = Instant::now();
+    let dir = match starts.as_slice() {
+        [Some(dir)] => Some(dir.to_text()),
+        _ => None,
+    };
     if starts == [None] && sql::index_is_empty(conn)? {
-        // A first index: everything is new, and the walk's list becomes the work in place
-        // (a million paths: no second list beside the first).
-        return Ok(Survey {
+        // A first index: nothing to compare, nothing stat'ed; everything is new, and the
+        // walk's list becomes the work in place (a million paths: no second list beside it).
+        let how = Walk {
+            with_stat: false,
+            stop,
+            keep: &|_| true,
+        };
+        let listed = walk_starts(ctx, starts, how);
+        return Ok((!listed.stopped).then(|| Survey {
             dir,
-            work: all_new(entries),
-            walked,
+            walked: listed.count,
+            work: all_new(listed.entries),
             survey_ms: started.elapsed().as_millis() as u64,
             started,
-        });
+        }));
     }
-    // The index's side is never held whole: at 130,000 paths it was a third of the peak.
-    // Subtree after subtree, in path order, as the merge needs it.
-    let mut merge = Merge::new(entries);
-    for start in starts {
-        each_cached(conn, start.as_ref(), |path, cached| merge.known(path, cached))?;
-    }
-    Ok(Survey {
+    let Some((listed, known)) = walk_beside_index(conn, ctx, &starts, idle, stop)? else {
+        return Ok(None);
+    };
+    let walk_ms = started.elapsed().as_millis() as u64;
+    let kept = listed.entries.len();
+    let work = known.merge(conn, &starts, listed.entries)?;
+    let survey_ms = started.elapsed().as_millis() as u64;
+    tracing::debug!(walk_ms, survey_ms, walked = listed.count, kept, "survey");
+    Ok(Some(Survey {
         dir,
-        work: merge.finish(conn)?,
-        walked,
-        survey_ms: started.elapsed().as_millis() as u64,
+        work,
+        walked: listed.count,
         started,
-    })
+        survey_ms,
+    }))
+}
+
+/// The walk on a thread of its own, the index's side read on this one meanwhile; from the
+/// moment it is read, the walkers keep only what it does not prove unchanged. `None` when
+/// `stop` said so.
+fn walk_beside_index(
+    conn: &Connection,
+    ctx: &mut Context,
+    starts: &[Option<RelPath>],
+    idle: bool,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> rusqlite::Result<Option<(Listed, Known)>> {
+    let known: OnceLock<Known> = OnceLock::new();
+    let unread = AtomicBool::new(false);
+    let stop_walk = || stop() || unread.load(Ordering::Relaxed);
+    let keep = |entry: &Entry| known.get().is_none_or(|known| known.keeps(entry));
+    let (listed, read) = std::thread::scope(|scope| {
+        let walker = scope.spawn(|| {
+            if idle {
+                lower_own_priority();
+            }
+            let how = Walk {
+                with_stat: true,
+                stop: &stop_walk,
+                keep: &keep,
+            };
+            walk_starts(ctx, starts.to_vec(), how)
+        });
+        let read = Known::read(conn, starts, stop).map(|read| read.map(|read| known.set(read)));
+        if !matches!(read, Ok(Some(_))) {
+            // The walk is of no use without the index's side: it stops too.
+            unread.store(true, Ordering::Relaxed);
+        }
+        let listed = walker
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (listed, read)
+    });
+    read?;
+    match known.into_inner() {
+        Some(known) if !listed.stopped && !stop() => Ok(Some((listed, known))),
+        _ => Ok(None),
+    }
+}
+
+fn walk_starts(ctx: &mut Context, starts: Vec<Option<RelPath>>, how: Walk<'_>) -> Listed {
+    let watches = &mut ctx.watches;
+    let arm = |dirs: &[RelPath]| watches.watch_all(dirs);
+    let listed = walk(&ctx.root.path, starts, &mut ctx.rules, arm, how);
+    if listed.unreadable > 0 {
+        ctx.stats
+            .unreadable
+            .fetch_add(listed.unreadable as u64, Ordering::Relaxed);
+    }
+    listed
 }
 
 impl Survey {
@@ -277,62 +298,6 @@ fn record_each(
     Ok(all)
 }
 
-/// The comparison of a walk with the index's stat cache, both in path order: paths whose stat
-/// differs from the cache, new paths, and recorded paths not found. Only those that differ or
-/// are gone get their latest version looked up (`fill_latest`): at a restart nearly none. The
-/// work comes out in path order: a new directory is recorded before what it holds.
-struct Merge {
-    walked: std::iter::Peekable<std::vec::IntoIter<Entry>>,
-    work: Vec<Walked>,
-    /// Indices into `work` of recorded paths, whose latest version is still to be read.
-    recorded: Vec<usize>,
-}
-
-impl Merge {
-    fn new(mut entries: Vec<Entry>) -> Self {
-        entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
-        Self {
-            walked: entries.into_iter().peekable(),
-            work: Vec::new(),
-            recorded: Vec::new(),
-        }
-    }
-
-    /// The index's next path, which must come after the one before it.
-    fn known(&mut self, path: RelPath, cached: Cached) {
-        while let Some(new) = self.walked.next_if(|entry| entry.path < path) {
-            self.work.push(found(new));
-        }
-        let walked = match self.walked.next_if(|entry| entry.path == path) {
-            Some(entry) if unchanged(&cached, entry.kind, entry.stat.as_ref()) => return,
-            Some(entry) => found(entry),
-            None => Walked {
-                path,
-                latest: None,
-                file: false,
-            },
-        };
-        self.recorded.push(self.work.len());
-        self.work.push(walked);
-    }
-
-    /// The work, the recorded paths in it with their latest versions.
-    fn finish(self, conn: &Connection) -> rusqlite::Result<Vec<Walked>> {
-        let (mut work, recorded) = self.split();
-        for at in recorded {
-            let walked = &mut work[at];
-            walked.latest = sql::latest(conn, &walked.path)?.map(Box::new);
-        }
-        Ok(work)
-    }
-
-    /// The work, and which of it the index has recorded.
-    fn split(mut self) -> (Vec<Walked>, Vec<usize>) {
-        self.work.extend(self.walked.map(found));
-        (self.work, self.recorded)
-    }
-}
-
 /// Every entry as new work, in path order, in the walk's own allocation.
 fn all_new(mut entries: Vec<Entry>) -> Vec<Walked> {
     entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
@@ -340,30 +305,6 @@ fn all_new(mut entries: Vec<Entry>) -> Vec<Walked> {
     // Collected in the walk's allocation, sized for entries: give back the difference.
     work.shrink_to_fit();
     work
-}
-
-fn found(entry: Entry) -> Walked {
-    Walked {
-        file: entry.kind == EntryKind::File,
-        path: entry.path,
-        latest: None,
-    }
-}
-
-/// The entry's kind and stat are what the cache holds, and the cache proves it (not racy).
-fn unchanged(cached: &Cached, kind: EntryKind, stat: Option<&StatPrint>) -> bool {
-    let same_kind = matches!(
-        (FileType::from_raw_mode(cached.stat.mode), kind),
-        (FileType::RegularFile, EntryKind::File)
-            | (FileType::Symlink, EntryKind::Symlink)
-            | (FileType::Directory, EntryKind::Dir)
-    );
-    if kind == EntryKind::Dir {
-        // A directory's own stat changes with every entry; its children are checked anyway.
-        return same_kind;
-    }
-    let racy = cached.stat.mtime_ns + RACY_NS >= cached.checked_ns;
-    same_kind && stat == Some(&cached.stat.print()) && !racy
 }
 
 /// The start-up walk's bar: drawn on a terminal for a large tree, else hidden (it still
@@ -382,73 +323,4 @@ fn progress_bar(show: bool, total: usize) -> Option<ProgressBar> {
         bar.set_style(style);
     }
     Some(bar)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::StatKey;
-
-    fn stat(ino: u64) -> StatKey {
-        StatKey {
-            dev: 1,
-            ino,
-            size: 10,
-            mtime_ns: 1_000,
-            ctime_ns: 1_000,
-            mode: 0o100644,
-        }
-    }
-
-    fn path(text: &str) -> RelPath {
-        RelPath::parse(text).expect("a valid path")
-    }
-
-    fn on_disk(text: &str, ino: u64) -> Entry {
-        Entry {
-            path: path(text),
-            kind: EntryKind::File,
-            stat: Some(stat(ino).print()),
-        }
-    }
-
-    fn recorded(text: &str, ino: u64) -> (RelPath, Cached) {
-        let cached = Cached {
-            stat: stat(ino),
-            checked_ns: 1_000 + RACY_NS + 1,
-        };
-        (path(text), cached)
-    }
-
-    #[test]
-    fn the_merge_finds_new_edited_and_gone_paths_in_path_order() {
-        // The walk comes in no order; the index in path order.
-        let entries = vec![on_disk("d/same", 2), on_disk("d/new", 9), on_disk("d/edited", 4)];
-        let known = vec![
-            recorded("a-gone", 1),
-            recorded("d/edited", 3),
-            recorded("d/gone-between", 5),
-            recorded("d/same", 2),
-            recorded("z-gone", 6),
-        ];
-        let mut merge = Merge::new(entries);
-        for (path, cached) in known {
-            merge.known(path, cached);
-        }
-        let (work, recorded) = merge.split();
-        let listed: Vec<(String, bool)> = work
-            .iter()
-            .enumerate()
-            .map(|(i, w)| (w.path.to_text(), recorded.contains(&i)))
-            .collect();
-        let expected = [
-            ("a-gone", true),
-            ("d/edited", true),
-            ("d/gone-between", true),
-            ("d/new", false),
-            ("z-gone", true),
-        ];
-        let expected: Vec<(String, bool)> = expected.iter().map(|(p, k)| (p.to_string(), *k)).collect();
-        assert_eq!(listed, expected);
-    }
 }

@@ -21,9 +21,7 @@ use rusqlite::Connection;
 
 use super::Context;
 use super::record::{Attribution, Recorded, Walked, record_walked};
-use super::rescan::{Survey, merge_with_index, survey, walk_tracked};
-use super::walk::Entry;
-use crate::fs::priority::lower_own_priority;
+use super::rescan::{Survey, survey, survey_unless};
 use crate::model::{Origin, now_ms};
 use crate::stats::VerifyRun;
 use crate::store::sql;
@@ -44,8 +42,6 @@ pub struct Pass {
 pub enum VerifyError {
     #[error("the index failed: {0}")]
     Store(#[from] rusqlite::Error),
-    #[error("cannot start the verification thread: {0}")]
-    Thread(std::io::Error),
     #[error(transparent)]
     Refused(#[from] crate::refusal::Refusal),
 }
@@ -65,7 +61,9 @@ pub fn pass_at_idle(
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Result<Option<Pass>, VerifyError> {
     let (started, before) = (Instant::now(), sql::latest_seq(conn)?);
-    let Some(survey) = survey_at_idle(conn, ctx, stop)? else {
+    // The walk at idle priority, the comparison with the index on the worker at normal
+    // priority: a command that arrives meanwhile waits for neither a starved walk nor a read.
+    let Some(survey) = survey_unless(conn, ctx, vec![None], true, stop)? else {
         ctx.stats.verify_yielded();
         return Ok(None);
     };
@@ -121,44 +119,6 @@ fn record_attributed(
         recorded.absorb(record_walked(conn, ctx, group, who, None)?);
     }
     Ok(recorded)
-}
-
-/// The survey with its walk on a thread of its own at idle priority (the worker waits for it),
-/// and its comparison with the index back on the worker at normal priority: a command that
-/// arrives meanwhile waits for the comparison only, not for a starved walk.
-fn survey_at_idle(
-    conn: &mut Connection,
-    ctx: &mut Context,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> Result<Option<Survey>, VerifyError> {
-    let started = Instant::now();
-    let Some(entries) = walk_at_idle(conn, ctx, stop)? else {
-        return Ok(None);
-    };
-    if stop() {
-        return Ok(None);
-    }
-    Ok(Some(merge_with_index(conn, None, entries, started)?))
-}
-
-fn walk_at_idle(
-    conn: &mut Connection,
-    ctx: &mut Context,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> Result<Option<Vec<Entry>>, VerifyError> {
-    std::thread::scope(|scope| {
-        let walker = std::thread::Builder::new()
-            .name("verify".into())
-            .spawn_scoped(scope, move || {
-                lower_own_priority();
-                walk_tracked(conn, ctx, None, stop)
-            })
-            .map_err(VerifyError::Thread)?;
-        let (entries, stopped) = walker
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
-        Ok((!stopped).then_some(entries))
-    })
 }
 
 /// The found paths in path order, cut into runs of the same attribution: each run is

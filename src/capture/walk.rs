@@ -35,63 +35,37 @@ const _: () = assert!(std::mem::size_of::<Entry>() <= 48);
 /// Directories listed at the same time.
 const WALKERS: usize = 4;
 
-/// Every tracked entry beneath `start` (the root when `None`), `start` itself excluded, in no
-/// particular order. Directories whose listing fails are skipped
-/// and counted. Every directory below the root is armed (`arm`, a batch at a time) before it is
-/// listed, so a file created in it after the listing has its own event. Without `with_stat` the kinds
-/// come from the listing itself and no entry is stat'ed: a first index reads every file anyway.
+/// How a walk lists: whether it stats each entry, when it gives up, and which entries it
+/// keeps (a survey drops, as it lists, what the index proves unchanged: `super::known`).
+#[derive(Clone, Copy)]
+pub struct Walk<'a> {
+    /// Without it the kinds come from the listing itself and no entry is stat'ed: a first
+    /// index reads every file anyway.
+    pub with_stat: bool,
+    /// Asked before each directory is listed: once true, the walk ends unfinished (the
+    /// verification pass yields this way to a command waiting for the worker).
+    pub stop: &'a (dyn Fn() -> bool + Sync),
+    pub keep: &'a (dyn Fn(&Entry) -> bool + Sync),
+}
+
+/// Every tracked entry beneath each start (`None`: the root), the starts themselves excluded,
+/// in no particular order, that `how.keep` keeps. Directories whose listing fails are skipped
+/// and counted. Every directory below the root is armed (`arm`, a batch at
+/// a time) before it is listed, so a file created in it after the listing has its own event.
 pub fn walk(
-    root: &Path,
-    start: Option<&RelPath>,
-    rules: &mut IgnoreRules,
-    arm: impl FnMut(&[RelPath]) + Send,
-    with_stat: bool,
-) -> (Vec<Entry>, usize) {
-    walk_from(root, vec![start.cloned()], rules, arm, with_stat)
-}
-
-/// `walk` beneath each of several directories (`None`: the root) at once.
-pub fn walk_from(
-    root: &Path,
-    starts: Vec<Option<RelPath>>,
-    rules: &mut IgnoreRules,
-    arm: impl FnMut(&[RelPath]) + Send,
-    with_stat: bool,
-) -> (Vec<Entry>, usize) {
-    let (entries, unreadable, _) = walk_from_unless(root, starts, rules, arm, with_stat, &|| false);
-    (entries, unreadable)
-}
-
-/// `walk`, abandoned as soon as `stop` says so (asked before each directory is listed): the
-/// third value says whether it was, and then the entries are incomplete (the verification
-/// pass yields this way to a command waiting for the worker).
-pub fn walk_unless(
-    root: &Path,
-    start: Option<&RelPath>,
-    rules: &mut IgnoreRules,
-    arm: impl FnMut(&[RelPath]) + Send,
-    with_stat: bool,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> (Vec<Entry>, usize, bool) {
-    walk_from_unless(root, vec![start.cloned()], rules, arm, with_stat, stop)
-}
-
-pub fn walk_from_unless(
     root: &Path,
     starts: Vec<Option<RelPath>>,
     rules: &mut IgnoreRules,
     mut arm: impl FnMut(&[RelPath]) + Send,
-    with_stat: bool,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> (Vec<Entry>, usize, bool) {
+    how: Walk<'_>,
+) -> Listed {
     let below_root: Vec<RelPath> = starts.iter().flatten().cloned().collect();
     if !below_root.is_empty() {
         arm(&below_root);
     }
     let shared = Shared {
         root,
-        with_stat,
-        stop,
+        how,
         rules: RwLock::new(rules),
         arm: Mutex::new(arm),
         queue: Mutex::new(Queue {
@@ -103,20 +77,32 @@ pub fn walk_from_unless(
         }),
         ready: Condvar::new(),
     };
-    let found: Vec<(Vec<Entry>, usize)> = std::thread::scope(|scope| {
+    let found: Vec<Listed> = std::thread::scope(|scope| {
         let walkers: Vec<_> = (0..WALKERS).map(|_| scope.spawn(|| shared.run())).collect();
         walkers
             .into_iter()
             .map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
             .collect()
     });
-    let stopped = shared.queue.lock().unwrap_or_else(|p| p.into_inner()).stopped;
-    let unreadable = found.iter().map(|(_, n)| n).sum();
-    (
-        concat(found.into_iter().map(|(e, _)| e).collect()),
-        unreadable,
-        stopped,
-    )
+    Listed {
+        count: found.iter().map(|part| part.count).sum(),
+        unreadable: found.iter().map(|part| part.unreadable).sum(),
+        stopped: shared.queue.lock().unwrap_or_else(|p| p.into_inner()).stopped,
+        entries: concat(found.into_iter().map(|part| part.entries).collect()),
+    }
+}
+
+/// What a walk (or one of its walkers) listed.
+#[derive(Default)]
+pub struct Listed {
+    /// The entries `Walk::keep` kept.
+    pub entries: Vec<Entry>,
+    /// Entries listed, kept or not.
+    pub count: usize,
+    /// Directories that could not be listed.
+    pub unreadable: usize,
+    /// `Walk::stop` ended the walk: the entries are incomplete.
+    pub stopped: bool,
 }
 
 /// The walkers' lists as one, exactly sized, grown from the largest: never a second copy of
@@ -137,8 +123,7 @@ fn concat(mut parts: Vec<Vec<Entry>>) -> Vec<Entry> {
 
 struct Shared<'a, A> {
     root: &'a Path,
-    with_stat: bool,
-    stop: &'a (dyn Fn() -> bool + Sync),
+    how: Walk<'a>,
     rules: RwLock<&'a mut IgnoreRules>,
     arm: Mutex<A>,
     queue: Mutex<Queue>,
@@ -160,20 +145,20 @@ struct Queue {
 
 impl<A: FnMut(&[RelPath])> Shared<'_, A> {
     /// One walker: lists directories until none is left and no other walker can add one.
-    fn run(&self) -> (Vec<Entry>, usize) {
+    fn run(&self) -> Listed {
         let _panic = StopOnPanic(&self.queue, &self.ready);
-        let (mut entries, mut unreadable) = (Vec::new(), 0);
+        let mut listed = Listed::default();
         while let Some(dir) = self.next_dir() {
-            let subdirs = match self.list(&dir, &mut entries) {
+            let subdirs = match self.list(&dir, &mut listed) {
                 Some(subdirs) => subdirs,
                 None => {
-                    unreadable += 1;
+                    listed.unreadable += 1;
                     Vec::new()
                 }
             };
             self.done_with(subdirs);
         }
-        (entries, unreadable)
+        listed
     }
 
     fn next_dir(&self) -> Option<Option<RelPath>> {
@@ -182,7 +167,7 @@ impl<A: FnMut(&[RelPath])> Shared<'_, A> {
             if queue.failed || queue.stopped {
                 return None;
             }
-            if (self.stop)() {
+            if (self.how.stop)() {
                 queue.stopped = true;
                 self.ready.notify_all();
                 return None;
@@ -215,9 +200,9 @@ impl<A: FnMut(&[RelPath])> Shared<'_, A> {
         }
     }
 
-    /// Lists one directory into `entries`; returns its tracked subdirectories, armed, or
+    /// Lists one directory into `listed`; returns its tracked subdirectories, armed, or
     /// `None` when it cannot be listed.
-    fn list(&self, dir: &Option<RelPath>, entries: &mut Vec<Entry>) -> Option<Vec<RelPath>> {
+    fn list(&self, dir: &Option<RelPath>, listed: &mut Listed) -> Option<Vec<RelPath>> {
         let abs = dir
             .as_ref()
             .map_or_else(|| self.root.to_path_buf(), |d| d.to_abs(self.root));
@@ -234,7 +219,7 @@ impl<A: FnMut(&[RelPath])> Shared<'_, A> {
         let kept = self.tracked(dir, children);
         let mut subdirs = Vec::new();
         for (path, child, kind) in kept {
-            let (kind, stat) = if self.with_stat {
+            let (kind, stat) = if self.how.with_stat {
                 // DirEntry::metadata is an fstatat(AT_SYMLINK_NOFOLLOW) on Linux: never follows.
                 let Ok(meta) = child.metadata() else { continue };
                 let Some(kind) = kind_of(meta.file_type()) else {
@@ -247,7 +232,11 @@ impl<A: FnMut(&[RelPath])> Shared<'_, A> {
             if kind == EntryKind::Dir {
                 subdirs.push(path.clone());
             }
-            entries.push(Entry { path, kind, stat });
+            let entry = Entry { path, kind, stat };
+            listed.count += 1;
+            if (self.how.keep)(&entry) {
+                listed.entries.push(entry);
+            }
         }
         if !subdirs.is_empty() {
             (self.arm.lock().unwrap_or_else(|p| p.into_inner()))(&subdirs);
@@ -311,9 +300,16 @@ mod tests {
             std::fs::write(root.path().join(dir).join("f"), "x").expect("write");
         }
         let mut rules = IgnoreRules::new(root.path(), state.path(), &[]).expect("rules");
-        let (entries, _, stopped) = walk_unless(root.path(), None, &mut rules, |_| {}, true, &|| false);
-        assert_eq!((entries.len(), stopped), (5, false));
-        let (entries, _, stopped) = walk_unless(root.path(), None, &mut rules, |_| {}, true, &|| true);
-        assert_eq!((entries.len(), stopped), (0, true));
+        let mut walk_unless = |stop: bool| {
+            let how = Walk {
+                with_stat: true,
+                stop: &move || stop,
+                keep: &|_| true,
+            };
+            let listed = walk(root.path(), vec![None], &mut rules, |_| {}, how);
+            (listed.entries.len(), listed.stopped)
+        };
+        assert_eq!(walk_unless(false), (5, false));
+        assert_eq!(walk_unless(true), (0, true));
     }
 }

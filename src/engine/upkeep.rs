@@ -1,8 +1,10 @@
 //! The worker's upkeep between hints: a collection (retention) a step at a time, hints
 //! recorded between its steps; the counts of each turn stored when it ends, and those
 //! missing (turns ended before counts were stored, rows a collection or a late version made
-//! stale) filled a few turns at a time while nothing else waits.
+//! stale) filled a few turns at a time while nothing else waits; once a start, the store size
+//! counter checked against its blob rows at idle priority, and corrected.
 
+use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
@@ -10,8 +12,10 @@ use tokio::sync::oneshot;
 use rusqlite::Connection;
 
 use crate::capture::Context;
+use crate::fs::priority::lower_own_priority;
 use crate::history::counts;
 use crate::retention::{self, Collection, GcReport, Progress};
+use crate::store::size;
 use crate::store::sql::TurnRow;
 
 /// The daemon collects garbage on its own once a day (and `filewatchd gc` any time).
@@ -30,12 +34,55 @@ struct GcRun {
 /// While `FILEWATCHD_TEST_GC_HOLD` holds a collection, the worker looks again this often.
 const HOLD_POLL: Duration = Duration::from_millis(10);
 
+/// While the store size counter's drift is being measured, the worker looks for it this often.
+const DRIFT_POLL: Duration = Duration::from_millis(250);
+
+/// The store size counter's drift from its blob rows (`store::size::drift`), measured on a
+/// thread of its own at idle priority with its own connection: a scan of every blob row (a
+/// million files: 0.6 s of CPU) that a restart need not wait for.
+struct DriftCheck(Receiver<anyhow::Result<Option<i64>>>);
+
+impl DriftCheck {
+    fn start(db: &std::path::Path) -> Self {
+        let (tx, rx) = mpsc::channel();
+        let db = db.to_path_buf();
+        let spawned = std::thread::Builder::new()
+            .name("store-size".into())
+            .spawn(move || {
+                lower_own_priority();
+                let measure = || Ok(size::drift(&crate::store::db::open_reader(&db)?)?);
+                let _ = tx.send(measure());
+            });
+        if let Err(err) = spawned {
+            tracing::warn!(%err, "cannot check the store size counter this start");
+        }
+        Self(rx)
+    }
+
+    /// Corrects the counter once the drift has arrived; true when nothing is left to do.
+    fn correct(&self, conn: &Connection) -> bool {
+        let result = match self.0.try_recv() {
+            Err(TryRecvError::Empty) => return false,
+            Err(TryRecvError::Disconnected) => return true,
+            Ok(drift) => drift.and_then(|drift| Ok(size::correct_drift(conn, drift)?)),
+        };
+        if let Err(err) = result {
+            tracing::warn!(
+                err = format!("{err:#}"),
+                "cannot check the store size counter this start"
+            );
+        }
+        true
+    }
+}
+
 /// The worker's upkeep, a type of its own the worker owns: the daily collection and the one
 /// under way, and whether ended turns may lack stored counts.
 pub(super) struct Upkeep {
     next_gc: Instant,
     gc: Option<GcRun>,
     counts_owed: bool,
+    drift: Option<DriftCheck>,
 }
 
 /// What the worker has waiting, which upkeep yields to.
@@ -48,12 +95,16 @@ pub(super) struct Waiting {
 }
 
 impl Upkeep {
-    /// At start: the first daily collection a day away, every turn's counts to be checked.
-    pub(super) fn new(now: Instant) -> Self {
+    /// At start, once the start has recorded what changed (a first index sets the store size
+    /// counter from the sum: a drift measured before it would be corrected twice): the first
+    /// daily collection a day away, every turn's counts to be checked, the counter's drift
+    /// measured beside the worker (`db`: the index; `None`: in memory, nothing to check).
+    pub(super) fn new(now: Instant, db: Option<&std::path::Path>) -> Self {
         Self {
             next_gc: now + GC_INTERVAL,
             gc: None,
             counts_owed: true,
+            drift: db.map(DriftCheck::start),
         }
     }
 
@@ -97,6 +148,9 @@ impl Upkeep {
     /// few turns' missing counts when idle. A command waiting for its cookie goes first: the
     /// step would hold it up.
     pub(super) fn run(&mut self, conn: &mut Connection, ctx: &Context, waiting: Waiting) {
+        if self.drift.as_ref().is_some_and(|drift| drift.correct(conn)) {
+            self.drift = None;
+        }
         if Instant::now() >= self.next_gc {
             self.collect(conn, ctx, false, None);
         }
@@ -137,6 +191,7 @@ impl Upkeep {
             (Some(_), _) if waiting.command => None,
             (Some(_), _) => Some(Instant::now()),
             (None, true) if !waiting.hints && !waiting.command => Some(Instant::now()),
+            _ if self.drift.is_some() => Some(Instant::now() + DRIFT_POLL),
             _ => None,
         };
         now.map_or(self.next_gc, |at| at.min(self.next_gc))

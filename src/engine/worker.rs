@@ -138,7 +138,7 @@ impl Worker {
     ) -> anyhow::Result<(Self, WorkerHandle)> {
         let (tx, inbox) = channel;
         if checked(&mut check, journal::needs_recovery(&conn))? {
-            check.wait_correcting(&conn)?;
+            check.wait()?;
             let (recovered, effects) = crate::restore::recover::recover(&mut conn, &ctx.workspace())?;
             ctx.apply(effects);
             for outcome in recovered {
@@ -148,7 +148,7 @@ impl Worker {
         let offline = Attribution::FOUND;
         let started = Instant::now();
         let survey = checked(&mut check, survey(&conn, &mut ctx, None))?;
-        check.wait_correcting(&conn)?;
+        check.wait()?;
         let recorded = unjournaled::build(&mut conn, |conn| {
             record_survey(conn, &mut ctx, survey, offline, true)
         })?;
@@ -166,6 +166,8 @@ impl Worker {
             .set_verify_schedule(interval_ms, ctx.verify.quiet.as_millis() as u64);
         let sent = Sent::default();
         let early = EarlyReads::new(ctx.observer(), ctx.stats.clone());
+        let db = conn.path().filter(|p| !p.is_empty()).map(std::path::Path::new);
+        let upkeep = Upkeep::new(Instant::now(), db);
         let worker = Self {
             conn,
             ctx,
@@ -177,7 +179,7 @@ impl Worker {
             owed: Owed::default(),
             barrier: Barrier::default(),
             open,
-            upkeep: Upkeep::new(Instant::now()),
+            upkeep,
             since_trim: 0,
             trim_at: None,
             verify,

@@ -17,11 +17,12 @@ pub struct Cached {
 
 /// `sql::each_present` without the versions: a restart's merge compares stats only, and looks up
 /// the latest version of the few paths that differ (`sql::latest`). One join instead of two: a
-/// million paths are read in about half the time.
+/// million paths are read in about half the time. Each path's bytes are lent to `each`, which
+/// says whether to go on.
 pub fn each_cached(
     conn: &Connection,
     under: Option<&RelPath>,
-    mut each: impl FnMut(RelPath, Cached),
+    mut each: impl FnMut(&[u8], Cached) -> bool,
 ) -> Result<()> {
     let (filter, bounds) = beneath(under);
     let sql = format!(
@@ -35,7 +36,12 @@ pub fn each_cached(
             stat: stat_at_column(row, 0)?,
             checked_ns: row.get(6)?,
         };
-        each(RelPath::from_fs_bytes(row.get(7)?), cached);
+        let path = row.get_ref(7)?.as_bytes().map_err(|err| {
+            rusqlite::Error::FromSqlConversionFailure(7, rusqlite::types::Type::Blob, Box::new(err))
+        })?;
+        if !each(path, cached) {
+            break;
+        }
     }
     Ok(())
 }

@@ -81,12 +81,9 @@ fn set_up_writer(path: &Path, shown: &str) -> Result<(Connection, IntegrityCheck
     Ok((conn, check))
 }
 
-/// The integrity check (`quick_check`), running in a thread of its own, and then the store size counter
-/// compared with the blob rows it counts (`store::size::drift`).
+/// The integrity check (`quick_check`), running in a thread of its own.
 pub struct IntegrityCheck {
-    thread: Option<std::thread::JoinHandle<Result<Option<i64>, DbError>>>,
-    /// The counter's drift, once the check is done, until the writer corrects it.
-    drift: Option<i64>,
+    thread: Option<std::thread::JoinHandle<Result<(), DbError>>>,
 }
 
 impl IntegrityCheck {
@@ -94,43 +91,26 @@ impl IntegrityCheck {
         let path = path.to_path_buf();
         let thread = std::thread::spawn(move || {
             let conn = open_reader(&path)?;
-            check_integrity(&conn, &path.display().to_string())?;
-            Ok(crate::store::size::drift(&conn)?)
+            check_integrity(&conn, &path.display().to_string())
         });
-        Self {
-            thread: Some(thread),
-            drift: None,
-        }
+        Self { thread: Some(thread) }
     }
 
     /// Waits for the check; `Ok` once the index is known sound (at once when already known).
     pub fn wait(&mut self) -> Result<(), DbError> {
         match self.thread.take().map(std::thread::JoinHandle::join) {
             None => Ok(()),
-            Some(Ok(result)) => {
-                self.drift = result?;
-                Ok(())
-            }
+            Some(Ok(result)) => result,
             Some(Err(panic)) => std::panic::resume_unwind(panic),
         }
     }
 
-    /// `wait`, then corrects the store size counter if the check found it drifted: call it on
-    /// the writer before anything is written, so the drift is still that of the check's
-    /// snapshot.
+    /// `wait`, then corrects the store size counter if it drifted from its blob rows (a scan of
+    /// every blob row: the daemon does it after its start, at idle priority instead).
     pub fn wait_correcting(&mut self, conn: &Connection) -> Result<(), DbError> {
         self.wait()?;
-        match self.drift.take() {
-            Some(drift) if drift != 0 => {
-                tracing::warn!(
-                    drift,
-                    "the store size counter had drifted from its blob rows; corrected"
-                );
-                crate::store::size::correct(conn, drift)?;
-            }
-            _ => {}
-        }
-        Ok(())
+        let drift = crate::store::size::drift(conn)?;
+        Ok(crate::store::size::correct_drift(conn, drift)?)
     }
 }
 

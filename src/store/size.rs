@@ -1,7 +1,8 @@
 //! The store's size: the sum of the blobs' stored sizes, kept as a counter by triggers on the
-//! blob rows (migration 0013), so reading it costs one row, not a scan of every blob. The
-//! start-up integrity check measures how far the counter drifted from the sum (it never
-//! should) and the writer corrects it.
+//! blob rows (migration 0013), so reading it costs one row, not a scan of every blob. After
+//! each start the daemon measures how far the counter drifted from the sum (it never should)
+//! and the writer corrects it. The triggers change the counter and the sum alike, so a drift
+//! measured in any snapshot is still the one to correct when the writer gets it.
 
 use rusqlite::{Connection, OptionalExtension};
 
@@ -16,7 +17,7 @@ pub fn store_bytes(conn: &Connection) -> Result<i64> {
 }
 
 /// How many bytes the counter lacks against the sum over every blob row (0: it agrees);
-/// `None` before migration 0013 made it. Reads every blob row: for the start-up check only.
+/// `None` before migration 0013 made it. Reads every blob row: once a start.
 pub fn drift(conn: &Connection) -> Result<Option<i64>> {
     let tx = conn.unchecked_transaction()?;
     let exists: bool = tx.query_row(
@@ -35,8 +36,8 @@ pub fn drift(conn: &Connection) -> Result<Option<i64>> {
     Ok(Some(drift))
 }
 
-/// Adds `drift` to the counter (making its row if it went missing). The writer applies it
-/// before it writes anything else, so the drift is still that of its own snapshot.
+/// Adds `drift` to the counter (making its row if it went missing). A drift measured before
+/// `counted_after` set the counter from the sum is no longer the one to correct.
 pub fn correct(conn: &Connection, drift: i64) -> Result<()> {
     conn.execute(
         "INSERT INTO store_size (id, bytes) VALUES (0, ?1)
@@ -44,6 +45,20 @@ pub fn correct(conn: &Connection, drift: i64) -> Result<()> {
         [drift],
     )?;
     Ok(())
+}
+
+/// Corrects a measured drift, if there is one, saying so in the log.
+pub fn correct_drift(conn: &Connection, drift: Option<i64>) -> Result<()> {
+    match drift {
+        Some(drift) if drift != 0 => {
+            tracing::warn!(
+                drift,
+                "the store size counter had drifted from its blob rows; corrected"
+            );
+            correct(conn, drift)
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Runs `build` (the first index into an empty index: a million blob inserts) with the
