@@ -334,7 +334,8 @@ impl StatKey {
 
 impl StatKey {
     /// A 128-bit digest of the whole key, for lists that hold a million of them only to ask
-    /// "is it still the same?" (a walk's entries: 16 bytes instead of 48). Never zero.
+    /// "is it still the same?" (a walk's entries: 16 bytes instead of 48), within one process
+    /// (its keys are drawn at random for each). Never zero.
     pub fn print(&self) -> StatPrint {
         let mut bytes = [0u8; 44];
         for (at, field) in [self.dev, self.ino, self.size].into_iter().enumerate() {
@@ -343,10 +344,12 @@ impl StatKey {
         bytes[24..32].copy_from_slice(&self.mtime_ns.to_le_bytes());
         bytes[32..40].copy_from_slice(&self.ctime_ns.to_le_bytes());
         bytes[40..44].copy_from_slice(&self.mode.to_le_bytes());
-        let digest = blake3::hash(&bytes);
-        let d = digest.as_bytes();
-        let word = |at: usize| u64::from_le_bytes(d[at..at + 8].try_into().unwrap_or([0; 8]));
-        StatPrint(std::num::NonZeroU64::MIN | word(0), word(8))
+        // Two SipHashes with keys drawn once a process: a print never leaves the process, and
+        // a restart makes two million of them (a BLAKE3 hash cost three times as much).
+        static KEYS: std::sync::OnceLock<[std::hash::RandomState; 2]> = std::sync::OnceLock::new();
+        let keys = KEYS.get_or_init(|| [std::hash::RandomState::new(), std::hash::RandomState::new()]);
+        let word = |at: usize| std::hash::BuildHasher::hash_one(&keys[at], bytes);
+        StatPrint(std::num::NonZeroU64::MIN | word(0), word(1))
     }
 }
 

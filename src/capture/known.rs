@@ -1,6 +1,6 @@
 //! What the index knows of the paths a survey walks: the stat cache of every present path,
 //! held as one 40-byte row a path (a 128-bit key of its bytes, its stat print, its kind),
-//! sorted by key. The worker reads it while the walk runs; each walker then drops every entry
+//! sorted by key, and a 4-byte bucket start a row. The worker reads it while the walk runs; each walker then drops every entry
 //! the index proves unchanged as soon as it has listed it, so a restart holds neither the
 //! index's side nor the million unchanged entries of the walk, only what differs.
 //!
@@ -28,6 +28,11 @@ const STOP_EVERY: usize = 4096;
 pub struct Known {
     keys: (RandomState, RandomState),
     rows: Vec<Row>,
+    /// Where the rows of each bucket (the key's top `64 - shift` bits) begin, and one past the
+    /// last bucket's end: a lookup touches one bucket of about one row, where a binary search
+    /// of a million rows missed the cache some 20 times (a tenth of a restart's CPU).
+    buckets: Vec<u32>,
+    shift: u32,
     /// One bit a row: the walk found its path (same or changed).
     found: Vec<AtomicU64>,
 }
@@ -96,8 +101,35 @@ impl Known {
     fn of(keys: (RandomState, RandomState), mut rows: Vec<Row>) -> Self {
         rows.sort_unstable_by_key(|row| row.key);
         rows.shrink_to_fit();
+        // About one row a bucket: 4 bytes a row more.
+        let bits = rows.len().max(2).ilog2().min(32);
+        let shift = 64 - bits;
+        let mut buckets = vec![0u32; (1 << bits) + 1];
+        for row in &rows {
+            buckets[(row.key[0] >> shift) as usize + 1] += 1;
+        }
+        for at in 1..buckets.len() {
+            buckets[at] += buckets[at - 1];
+        }
         let found = (0..rows.len().div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
-        Self { keys, rows, found }
+        Self {
+            keys,
+            rows,
+            buckets,
+            shift,
+            found,
+        }
+    }
+
+    /// The row of `path`, if the index has it.
+    fn position(&self, path: &[u8]) -> Option<usize> {
+        let key = key_of(&self.keys, path);
+        let bucket = (key[0] >> self.shift) as usize;
+        let (from, to) = (self.buckets[bucket] as usize, self.buckets[bucket + 1] as usize);
+        self.rows[from..to]
+            .iter()
+            .position(|row| row.key == key)
+            .map(|at| from + at)
     }
 
     /// Whether the walk must keep `entry` (it is not proven unchanged); a walker asks as it
@@ -107,8 +139,7 @@ impl Known {
     }
 
     fn verdict(&self, entry: &Entry) -> Verdict {
-        let key = key_of(&self.keys, entry.path.as_bytes());
-        let Ok(at) = self.rows.binary_search_by_key(&key, |row| row.key) else {
+        let Some(at) = self.position(entry.path.as_bytes()) else {
             return Verdict::New;
         };
         self.found[at / 64].fetch_or(1 << (at % 64), Ordering::Relaxed);
@@ -173,9 +204,8 @@ impl Known {
     ) -> rusqlite::Result<()> {
         for start in starts {
             each_cached(conn, start.as_ref(), |path, _| {
-                let key = key_of(&self.keys, path);
-                let at = self.rows.binary_search_by_key(&key, |row| row.key);
-                if at.is_ok_and(|at| self.found[at / 64].load(Ordering::Relaxed) & (1 << (at % 64)) == 0) {
+                let at = self.position(path);
+                if at.is_some_and(|at| self.found[at / 64].load(Ordering::Relaxed) & (1 << (at % 64)) == 0) {
                     each(RelPath::from_fs_bytes(path.to_vec()));
                 }
                 true
@@ -264,5 +294,20 @@ mod tests {
             .map(|(path, ino)| known.verdict(&on_disk(path, ino)))
             .collect();
         assert_eq!(verdicts, [Verdict::New, Verdict::Differs, Verdict::Differs]);
+    }
+
+    #[test]
+    fn every_recorded_path_is_found_in_its_bucket() {
+        let keys = (RandomState::new(), RandomState::new());
+        let late = 1_000 + RACY_NS + 1;
+        let paths: Vec<String> = (0..5_000).map(|i| format!("d{}/f{i}", i % 70)).collect();
+        let rows = paths.iter().map(|p| recorded(&keys, p, 2, late)).collect();
+        let known = Known::of(keys, rows);
+        assert!(
+            paths.iter().all(|p| !known.keeps(&on_disk(p, 2))),
+            "each unchanged"
+        );
+        assert_eq!(known.gone(), 0);
+        assert_eq!(known.verdict(&on_disk("d0/never", 2)), Verdict::New);
     }
 }

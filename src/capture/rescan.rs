@@ -89,7 +89,17 @@ pub struct Survey {
 /// listing it) beside the index's side (`Known`, read meanwhile), which drops each entry it
 /// proves unchanged as soon as it is listed; then compares what is left.
 pub fn survey(conn: &Connection, ctx: &mut Context, under: Option<&RelPath>) -> rusqlite::Result<Survey> {
-    match survey_unless(conn, ctx, vec![under.cloned()], false, &|| false)? {
+    survey_at(conn, ctx, vec![under.cloned()], Pace::Fast)
+}
+
+/// `survey_unless` never told to stop.
+pub fn survey_at(
+    conn: &Connection,
+    ctx: &mut Context,
+    starts: Vec<Option<RelPath>>,
+    pace: Pace,
+) -> rusqlite::Result<Survey> {
+    match survey_unless(conn, ctx, starts, pace, &|| false)? {
         Some(survey) => Ok(survey),
         None => unreachable!("a survey that is never told to stop is complete"),
     }
@@ -103,20 +113,31 @@ pub fn survey_dirs(
     dirs: &[RelPath],
 ) -> rusqlite::Result<(Vec<Walked>, usize)> {
     let starts = dirs.iter().cloned().map(Some).collect();
-    match survey_unless(conn, ctx, starts, false, &|| false)? {
-        Some(survey) => Ok((survey.work, survey.walked)),
-        None => unreachable!("a survey that is never told to stop is complete"),
-    }
+    let survey = survey_at(conn, ctx, starts, Pace::Fast)?;
+    Ok((survey.work, survey.walked))
 }
 
-/// `survey` beneath each start (`None`: the root), abandoned (`None`) as soon as `stop` says
-/// so; with `idle` the walk runs at idle CPU and I/O priority (its thread, and the walkers it
-/// starts, end with it), while the index's side is read and compared at the caller's.
+/// How a survey spends the machine.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Pace {
+    /// Soonest: the index's side read while the walk runs, which keeps every entry it lists
+    /// until then (a start, a rescan: someone waits; at a million paths a third of them).
+    Fast,
+    /// Least memory: the index's side read first, so the walk keeps only what differs (a
+    /// verification pass, beside a daemon that holds its own memory already).
+    Lean,
+    /// `Lean`, the walk at idle CPU and I/O priority (its thread, and the walkers it starts,
+    /// end with it), the index's side read and compared at the caller's (a background pass).
+    LeanAtIdle,
+}
+
+/// `survey` beneath each start (`None`: the root) at `pace`, abandoned (`None`) as soon as
+/// `stop` says so.
 pub fn survey_unless(
     conn: &Connection,
     ctx: &mut Context,
     starts: Vec<Option<RelPath>>,
-    idle: bool,
+    pace: Pace,
     stop: &(dyn Fn() -> bool + Sync),
 ) -> rusqlite::Result<Option<Survey>> {
     let started = Instant::now();
@@ -141,7 +162,7 @@ pub fn survey_unless(
             started,
         }));
     }
-    let Some((listed, known)) = walk_beside_index(conn, ctx, &starts, idle, stop)? else {
+    let Some((listed, known)) = walk_beside_index(conn, ctx, &starts, pace, stop)? else {
         return Ok(None);
     };
     let walk_ms = started.elapsed().as_millis() as u64;
@@ -158,23 +179,29 @@ pub fn survey_unless(
     }))
 }
 
-/// The walk on a thread of its own, the index's side read on this one meanwhile; from the
-/// moment it is read, the walkers keep only what it does not prove unchanged. `None` when
-/// `stop` said so.
+/// The walk on a thread of its own, the index's side read on this one meanwhile (`Fast`) or
+/// before (`Lean`); from the moment it is read, the walkers keep only what it does not prove
+/// unchanged. `None` when `stop` said so.
 fn walk_beside_index(
     conn: &Connection,
     ctx: &mut Context,
     starts: &[Option<RelPath>],
-    idle: bool,
+    pace: Pace,
     stop: &(dyn Fn() -> bool + Sync),
 ) -> rusqlite::Result<Option<(Listed, Known)>> {
     let known: OnceLock<Known> = OnceLock::new();
+    if pace != Pace::Fast {
+        let Some(read) = Known::read(conn, starts, stop)? else {
+            return Ok(None);
+        };
+        let _ = known.set(read);
+    }
     let unread = AtomicBool::new(false);
     let stop_walk = || stop() || unread.load(Ordering::Relaxed);
     let keep = |entry: &Entry| known.get().is_none_or(|known| known.keeps(entry));
     let (listed, read) = std::thread::scope(|scope| {
         let walker = scope.spawn(|| {
-            if idle {
+            if pace == Pace::LeanAtIdle {
                 lower_own_priority();
             }
             let how = Walk {
@@ -184,7 +211,10 @@ fn walk_beside_index(
             };
             walk_starts(ctx, starts.to_vec(), how)
         });
-        let read = Known::read(conn, starts, stop).map(|read| read.map(|read| known.set(read)));
+        let read = match known.get() {
+            Some(_) => Ok(Some(Ok(()))),
+            None => Known::read(conn, starts, stop).map(|read| read.map(|read| known.set(read))),
+        };
         if !matches!(read, Ok(Some(_))) {
             // The walk is of no use without the index's side: it stops too.
             unread.store(true, Ordering::Relaxed);

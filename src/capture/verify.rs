@@ -21,7 +21,7 @@ use rusqlite::Connection;
 
 use super::Context;
 use super::record::{Attribution, Recorded, Walked, record_walked};
-use super::rescan::{Survey, survey, survey_unless};
+use super::rescan::{Pace, Survey, survey_at, survey_unless};
 use crate::model::{Origin, now_ms};
 use crate::stats::VerifyRun;
 use crate::store::sql;
@@ -49,7 +49,7 @@ pub enum VerifyError {
 /// A pass now, at normal priority (on demand: someone waits for the answer).
 pub fn pass(conn: &mut Connection, ctx: &mut Context) -> Result<Pass, VerifyError> {
     let (started, before) = (Instant::now(), sql::latest_seq(conn)?);
-    let survey = survey(conn, ctx, None)?;
+    let survey = survey_at(conn, ctx, vec![None], Pace::Lean)?;
     record_found(conn, ctx, survey, started, before)
 }
 
@@ -63,7 +63,7 @@ pub fn pass_at_idle(
     let (started, before) = (Instant::now(), sql::latest_seq(conn)?);
     // The walk at idle priority, the comparison with the index on the worker at normal
     // priority: a command that arrives meanwhile waits for neither a starved walk nor a read.
-    let Some(survey) = survey_unless(conn, ctx, vec![None], true, stop)? else {
+    let Some(survey) = survey_unless(conn, ctx, vec![None], Pace::LeanAtIdle, stop)? else {
         ctx.stats.verify_yielded();
         return Ok(None);
     };
