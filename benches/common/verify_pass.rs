@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::daemon::Daemon;
 use super::report::Row;
-use super::stats::{fmt_dur, fmt_int, median};
+use super::stats::{fmt_bytes, fmt_dur, fmt_int, median};
 
 const PASSES: usize = 3;
 
@@ -19,6 +19,10 @@ pub struct VerifyOut {
     pub changed: u64,
     /// Daemon CPU over all the passes.
     pub cpu: Duration,
+    /// The daemon's peak RSS (VmHWM) before the passes and after them (issue 32: ≤ 200 MB
+    /// at every moment at t1m).
+    pub peak_before: u64,
+    pub peak_after: u64,
 }
 
 pub fn run(name: &str, d: &Daemon, tck: u64) -> Result<VerifyOut, String> {
@@ -28,6 +32,8 @@ pub fn run(name: &str, d: &Daemon, tck: u64) -> Result<VerifyOut, String> {
         walked: 0,
         changed: 0,
         cpu: Duration::ZERO,
+        peak_before: d.rss().1,
+        peak_after: 0,
     };
     let before = d.sample();
     for _ in 0..PASSES {
@@ -47,6 +53,7 @@ pub fn run(name: &str, d: &Daemon, tck: u64) -> Result<VerifyOut, String> {
     }
     let ticks = d.sample().ticks.saturating_sub(before.ticks);
     out.cpu = Duration::from_secs_f64(ticks as f64 / tck.max(1) as f64);
+    out.peak_after = d.rss().1;
     Ok(out)
 }
 
@@ -64,9 +71,11 @@ pub fn row(name: &str, out: &VerifyOut) -> Row {
     );
     row.goal = "info".into();
     row.correct = format!(
-        "{} paths walked, {} versions recorded",
+        "{} paths walked, {} versions recorded; peak RSS {} before the passes, {} after",
         fmt_int(out.walked),
-        fmt_int(out.changed)
+        fmt_int(out.changed),
+        fmt_bytes(out.peak_before),
+        fmt_bytes(out.peak_after)
     );
     row
 }
