@@ -1,12 +1,13 @@
 //! What the index knows of the paths a survey walks: the stat cache of every present path,
 //! held as one 40-byte row a path (a 128-bit key of its bytes, its stat print, its kind),
-//! sorted by key, and a 4-byte bucket start a row. The worker reads it while the walk runs; each walker then drops every entry
-//! the index proves unchanged as soon as it has listed it, so a restart holds neither the
-//! index's side nor the million unchanged entries of the walk, only what differs.
+//! sorted by key, and a 4-byte bucket start a row. The worker reads it while the walk runs
+//! (`Pace::Fast`) or before (`Pace::Lean`); each walker then drops every entry the index
+//! proves unchanged as soon as it has listed it, so a restart holds neither the index's side
+//! as rows of paths nor the million unchanged entries of the walk, only what differs.
 //!
 //! Two paths have the same key with a chance of about n² / 2^129 (a million paths: 10^-27),
-//! the chance `StatKey::print` already takes for two stats. The keys are keyed SipHash with
-//! keys drawn for each table, so no file name can be chosen to collide.
+//! the chance `StatKey::print` already takes for two stats. The keys are SipHash keyed with
+//! the process's random keys (`RandomState`), so no file name can be chosen to collide.
 
 use std::hash::{BuildHasher, RandomState};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -168,12 +169,12 @@ impl Known {
         for entry in entries {
             match self.verdict(&entry) {
                 Verdict::Unchanged => {}
-                Verdict::Differs => work.push((found(entry), true)),
-                Verdict::New => work.push((found(entry), false)),
+                Verdict::Differs => work.push((as_work(entry), true)),
+                Verdict::New => work.push((as_work(entry), false)),
             }
         }
-        if self.gone() > 0 {
-            self.each_gone(conn, starts, |path| work.push((gone(path), true)))?;
+        if self.unfound() > 0 {
+            self.each_gone(conn, starts, |path| work.push((gone_work(path), true)))?;
         }
         work.sort_unstable_by(|(a, _), (b, _)| a.path.cmp(&b.path));
         work.into_iter()
@@ -187,7 +188,7 @@ impl Known {
     }
 
     /// Rows whose path the walk did not find.
-    fn gone(&self) -> usize {
+    fn unfound(&self) -> usize {
         let found: usize = self
             .found
             .iter()
@@ -220,7 +221,7 @@ fn key_of(keys: &(RandomState, RandomState), path: &[u8]) -> [u64; 2] {
 }
 
 /// A walked entry as work.
-pub fn found(entry: Entry) -> Walked {
+pub fn as_work(entry: Entry) -> Walked {
     Walked {
         file: entry.kind == EntryKind::File,
         path: entry.path,
@@ -228,7 +229,7 @@ pub fn found(entry: Entry) -> Walked {
     }
 }
 
-fn gone(path: RelPath) -> Walked {
+fn gone_work(path: RelPath) -> Walked {
     Walked {
         path,
         latest: None,
@@ -287,7 +288,7 @@ mod tests {
             .map(|(path, _)| *path)
             .collect();
         assert_eq!(kept, ["d/new", "d/edited", "d/racy"]);
-        assert_eq!(known.gone(), 1, "a-gone was never walked");
+        assert_eq!(known.unfound(), 1, "a-gone was never walked");
         let verdicts: Vec<Verdict> = kept
             .iter()
             .zip([9, 4, 7])
@@ -307,7 +308,7 @@ mod tests {
             paths.iter().all(|p| !known.keeps(&on_disk(p, 2))),
             "each unchanged"
         );
-        assert_eq!(known.gone(), 0);
+        assert_eq!(known.unfound(), 0);
         assert_eq!(known.verdict(&on_disk("d0/never", 2)), Verdict::New);
     }
 }

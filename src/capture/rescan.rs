@@ -10,7 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rusqlite::Connection;
 
 use super::Context;
-use super::known::{Known, found};
+use super::known::{Known, as_work};
 use super::record::{Attribution, Recorded, Walked, record_walked};
 use super::tracked::{ignored_with_parents, mark_entering};
 use super::walk::{Entry, Listed, Walk, walk};
@@ -85,8 +85,8 @@ pub struct Survey {
     survey_ms: u64,
 }
 
-/// The first half of a rescan: walks `under` (arming each directory's watch right before
-/// listing it) beside the index's side (`Known`, read meanwhile), which drops each entry it
+/// The first half of a rescan: walks `under` (arming each directory's watch before listing
+/// it) beside the index's side (`Known`, read meanwhile), which drops each entry it
 /// proves unchanged as soon as it is listed; then compares what is left.
 pub fn survey(conn: &Connection, ctx: &mut Context, under: Option<&RelPath>) -> rusqlite::Result<Survey> {
     survey_at(conn, ctx, vec![under.cloned()], Pace::Fast)
@@ -331,7 +331,7 @@ fn record_each(
 /// Every entry as new work, in path order, in the walk's own allocation.
 fn all_new(mut entries: Vec<Entry>) -> Vec<Walked> {
     entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
-    let mut work: Vec<Walked> = entries.into_iter().map(found).collect();
+    let mut work: Vec<Walked> = entries.into_iter().map(as_work).collect();
     // Collected in the walk's allocation, sized for entries: give back the difference.
     work.shrink_to_fit();
     work

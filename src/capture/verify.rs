@@ -1,5 +1,5 @@
 //! The verification pass (G2): a stat walk of the whole workspace compared with the index's
-//! stat cache (`rescan::survey`), for changes no event reported. A process that writes
+//! stat cache (`rescan::survey_at`), for changes no event reported. A process that writes
 //! through a shared mapping (mmap `MAP_SHARED`, msync) and never closes the file makes no
 //! inotify event at all; the kernel still updates the file's mtime and ctime (lazily: at the
 //! first write to a page after it was written back), so the stat cache sees it, and the

@@ -144,8 +144,9 @@ struct Queue {
     unarmed: Vec<RelPath>,
     /// Walkers listing a directory or arming a batch (either may add directories).
     busy: usize,
-    /// Walkers waiting for a directory: only they are woken, and only as many as there are
-    /// new directories (a walk of 71,428 directories woke every walker after each).
+    /// Walkers waiting for a directory: only they are woken, one to arm a listing's new
+    /// directories, and as many as it armed (a walk of 71,428 directories woke every walker
+    /// after each).
     waiting: usize,
     /// A walker panicked: the others stop instead of waiting for it (the scope re-raises).
     failed: bool,
@@ -339,5 +340,38 @@ mod tests {
         };
         assert_eq!(walk_unless(false), (5, false));
         assert_eq!(walk_unless(true), (0, true));
+    }
+
+    #[test]
+    fn every_directory_is_armed_before_it_is_listed() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let state = tempfile::tempdir().expect("tempdir");
+        // More directories than one batch, nested, so arming runs in several exchanges.
+        for i in 0..(ARM_BATCH + 40) {
+            let dir = root.path().join(format!("d{}/e{i}", i % 7));
+            std::fs::create_dir_all(&dir).expect("mkdir");
+            std::fs::write(dir.join("f"), "x").expect("write");
+        }
+        let mut rules = IgnoreRules::new(root.path(), state.path(), &[]).expect("rules");
+        let armed = Mutex::new(std::collections::HashSet::new());
+        let listed_unarmed = Mutex::new(Vec::new());
+        let keep = |entry: &Entry| {
+            if let Some(parent) = entry.path.parent()
+                && !armed.lock().expect("armed").contains(&parent)
+            {
+                listed_unarmed.lock().expect("listed").push(entry.path.to_text());
+            }
+            true
+        };
+        let how = Walk {
+            with_stat: true,
+            stop: &|| false,
+            keep: &keep,
+        };
+        let arm = |dirs: &[RelPath]| armed.lock().expect("armed").extend(dirs.iter().cloned());
+        let listed = walk(root.path(), vec![None], &mut rules, arm, how);
+        assert_eq!(listed.count, 7 + 2 * (ARM_BATCH + 40));
+        assert_eq!(listed_unarmed.into_inner().expect("listed"), Vec::<String>::new());
+        assert_eq!(armed.into_inner().expect("armed").len(), 7 + ARM_BATCH + 40);
     }
 }

@@ -18,6 +18,7 @@
 pub mod barrier;
 mod batch;
 mod checks;
+mod drift;
 mod early;
 mod lost;
 mod owed;

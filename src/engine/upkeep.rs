@@ -2,20 +2,18 @@
 //! recorded between its steps; the counts of each turn stored when it ends, and those
 //! missing (turns ended before counts were stored, rows a collection or a late version made
 //! stale) filled a few turns at a time while nothing else waits; once a start, the store size
-//! counter checked against its blob rows at idle priority, and corrected.
+//! counter corrected when its check (`super::drift`) has measured it.
 
-use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
 use rusqlite::Connection;
 
+use super::drift::{DRIFT_POLL, DriftCheck};
 use crate::capture::Context;
-use crate::fs::priority::lower_own_priority;
 use crate::history::counts;
 use crate::retention::{self, Collection, GcReport, Progress};
-use crate::store::size;
 use crate::store::sql::TurnRow;
 
 /// The daemon collects garbage on its own once a day (and `filewatchd gc` any time).
@@ -33,48 +31,6 @@ struct GcRun {
 
 /// While `FILEWATCHD_TEST_GC_HOLD` holds a collection, the worker looks again this often.
 const HOLD_POLL: Duration = Duration::from_millis(10);
-
-/// While the store size counter's drift is being measured, the worker looks for it this often.
-const DRIFT_POLL: Duration = Duration::from_millis(250);
-
-/// The store size counter's drift from its blob rows (`store::size::drift`), measured on a
-/// thread of its own at idle priority with its own connection: a scan of every blob row (a
-/// million files: 0.6 s of CPU) that a restart need not wait for.
-struct DriftCheck(Receiver<anyhow::Result<Option<i64>>>);
-
-impl DriftCheck {
-    fn start(db: &std::path::Path) -> Self {
-        let (tx, rx) = mpsc::channel();
-        let db = db.to_path_buf();
-        let spawned = std::thread::Builder::new()
-            .name("store-size".into())
-            .spawn(move || {
-                lower_own_priority();
-                let measure = || Ok(size::drift(&crate::store::db::open_reader(&db)?)?);
-                let _ = tx.send(measure());
-            });
-        if let Err(err) = spawned {
-            tracing::warn!(%err, "cannot check the store size counter this start");
-        }
-        Self(rx)
-    }
-
-    /// Corrects the counter once the drift has arrived; true when nothing is left to do.
-    fn correct(&self, conn: &Connection) -> bool {
-        let result = match self.0.try_recv() {
-            Err(TryRecvError::Empty) => return false,
-            Err(TryRecvError::Disconnected) => return true,
-            Ok(drift) => drift.and_then(|drift| Ok(size::correct_drift(conn, drift)?)),
-        };
-        if let Err(err) = result {
-            tracing::warn!(
-                err = format!("{err:#}"),
-                "cannot check the store size counter this start"
-            );
-        }
-        true
-    }
-}
 
 /// The worker's upkeep, a type of its own the worker owns: the daily collection and the one
 /// under way, and whether ended turns may lack stored counts.
@@ -203,6 +159,12 @@ impl Upkeep {
             tracing::warn!(%err, turn = turn.number, "cannot store turn counts; they are computed on read");
             self.counts_owed = true;
         }
+    }
+
+    /// At a stop, before the writer closes: the drift check's connection is closed first, so the
+    /// writer's close is the last and checkpoints the log away.
+    pub(super) fn stop(&mut self) {
+        self.drift = None;
     }
 
     /// Versions were recorded into ended turns (a verification pass): their counts are owed.

@@ -216,6 +216,7 @@ impl Worker {
             self.flush(Priority::Waited);
             self.settle_racy();
         }
+        self.upkeep.stop();
         tracing::info!("capture stopped");
     }
 

@@ -36,6 +36,16 @@ pub fn lower_own_priority() {
     }
 }
 
+/// The lowest CPU priority of the normal class (nice 19) for the calling thread, and so for the
+/// threads it starts: for work that holds a resource while it runs (a read snapshot of the
+/// index), which an idle class could starve for as long as the machine is busy. Best effort.
+pub fn nice_own_thread() {
+    // SAFETY: setpriority on the calling thread (0) only changes its nice value.
+    if unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 19) } != 0 {
+        tracing::debug!("thread priority not lowered");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

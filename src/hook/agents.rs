@@ -141,8 +141,17 @@ fn write_record(
     session: &str,
     now_ms: i64,
 ) -> std::io::Result<()> {
+    // Only beside a daemon's state: a hook the daemon refused (run from the home directory,
+    // autostart off) makes no state directory for a workspace that has none.
+    if !state_dir.is_dir() {
+        return Ok(());
+    }
     let dir = state_dir.join(AGENTS_DIR);
-    std::fs::create_dir_all(&dir)?;
+    if let Err(err) = std::fs::create_dir(&dir)
+        && err.kind() != std::io::ErrorKind::AlreadyExists
+    {
+        return Err(err);
+    }
     // Hooks of one agent process can run at once (opencode's): one writer at a time, or one
     // would write back a record without the other's session.
     let held = locked(&dir)?;

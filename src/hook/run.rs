@@ -57,16 +57,15 @@ fn handle(agent: Agent, args: &[String], state_dir: Option<&Path>) -> Result<Opt
     if event.action == Action::StartDaemon {
         return autostart::start_early(&event, state_dir, until);
     }
-    let said = match autostart::reach(agent, &event, state_dir, until) {
-        Ok(Reached::Answering(client)) => apply(&client, agent, &event)
+    let said = autostart::reach(agent, &event, state_dir, until).and_then(|reached| match reached {
+        Reached::Answering(client) => apply(&client, agent, &event)
             .map(|()| None)
             .map_err(|e| format!("{e:#}")),
-        Ok(Reached::Queued { note }) => Ok(note),
-        Err(message) => Err(message),
-    };
+        Reached::Queued { note } => Ok(note),
+    });
     // The agent process reported the session, whether or not the daemon answered in time (a
     // daemon slow under load still takes the request): the MCP server the same agent process
-    // runs can find it.
+    // runs can find it. Only beside an existing state directory (`agents::record`).
     if let Some(dir) = autostart::state_dir_of(&event, state_dir) {
         agents::record(&dir, agent.name(), &event.session, crate::model::now_ms());
     }

@@ -2,7 +2,8 @@
 //! blob rows (migration 0013), so reading it costs one row, not a scan of every blob. After
 //! each start the daemon measures how far the counter drifted from the sum (it never should)
 //! and the writer corrects it. The triggers change the counter and the sum alike, so a drift
-//! measured in any snapshot is still the one to correct when the writer gets it.
+//! measured in any snapshot is still the one to correct when the writer gets it (while the
+//! counter's row exists).
 
 use rusqlite::{Connection, OptionalExtension};
 
@@ -36,11 +37,13 @@ pub fn drift(conn: &Connection) -> Result<Option<i64>> {
     Ok(Some(drift))
 }
 
-/// Adds `drift` to the counter (making its row if it went missing). A drift measured before
-/// `counted_after` set the counter from the sum is no longer the one to correct.
+/// Adds `drift` to the counter; a row gone missing is made from the sum as it is now (the
+/// triggers update no missing row, so a drift measured earlier no longer says what it lacks).
+/// A drift measured before `counted_after` set the counter from the sum is no longer the one
+/// to correct.
 pub fn correct(conn: &Connection, drift: i64) -> Result<()> {
     conn.execute(
-        "INSERT INTO store_size (id, bytes) VALUES (0, ?1)
+        "INSERT INTO store_size (id, bytes) VALUES (0, (SELECT coalesce(sum(stored_size), 0) FROM blobs))
          ON CONFLICT (id) DO UPDATE SET bytes = bytes + ?1",
         [drift],
     )?;
