@@ -12,8 +12,8 @@
 //! `lost` the lost events as the queue sees them; `schedule` when the background verification
 //! pass runs; `queued` the turn markers hooks queued while the daemon was starting
 //! (`crate::queue`), each applied at its place among the hints; `upkeep` (a type the worker
-//! owns) a collection a step at a time between hints, and the turn counts stored when turns
-//! end.
+//! owns) a collection a step at a time between hints, the turn counts stored when turns
+//! end, and the store size counter corrected once `drift` has measured it after the start.
 
 pub mod barrier;
 mod batch;
