@@ -9,8 +9,7 @@ use indicatif::ProgressBar;
 use rusqlite::{Connection, TransactionBehavior};
 
 use super::Context;
-use super::observe::Observed;
-use super::observe::READERS;
+use super::observe::{Observed, READERS};
 pub use super::observe::{Observer, Priority, ReadEarly};
 use super::tracked::{RulesChanged, ignored_with_parents, untrack};
 use crate::fs::feed::{CancelOnDrop, Feed};

@@ -19,6 +19,11 @@ pub struct Owed {
 }
 
 impl Owed {
+    /// Nothing is owed.
+    pub fn is_empty(&self) -> bool {
+        self.unrecorded.is_none() && self.rollback.is_none() && !self.rescan
+    }
+
     /// Why a command that changes the record cannot run now, if anything is owed.
     pub fn refusal(&self) -> Option<Refusal> {
         self.unrecorded.clone().map(Refusal::Unrecorded)

@@ -435,9 +435,8 @@ impl Worker {
     /// Records what was read early once enough of it waits, the burst still going on: the
     /// marker after it finds only its tail left (`early`). Not while anything is owed.
     fn record_ahead(&mut self) {
-        let owes = self.owed.refusal().is_some() || self.owed.rollback.is_some() || self.owed.rescan;
         // The root is checked before every batch recorded (`lost_root`).
-        if owes || self.lost.signalled() || !self.early.ready() || self.root_lost() {
+        if !self.owed.is_empty() || self.lost.signalled() || !self.early.ready() || self.root_lost() {
             return;
         }
         let early = self.early.take_ready();

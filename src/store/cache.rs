@@ -43,9 +43,7 @@ pub fn each_cached(
             stat: stat_at_column(row, 0)?,
             checked_ns: row.get(6)?,
         };
-        let path = row.get_ref(7)?.as_bytes().map_err(|err| {
-            rusqlite::Error::FromSqlConversionFailure(7, rusqlite::types::Type::Blob, Box::new(err))
-        })?;
+        let path = row.get_ref(7)?.as_bytes()?;
         if !each(path, cached) {
             break;
         }

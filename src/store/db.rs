@@ -106,7 +106,8 @@ impl IntegrityCheck {
     }
 
     /// `wait`, then corrects the store size counter if it drifted from its blob rows (a scan of
-    /// every blob row: the daemon does it after its start, at idle priority instead).
+    /// every blob row: the daemon does it after its start, on a thread of its own, instead:
+    /// `engine::drift`).
     pub fn wait_correcting(&mut self, conn: &Connection) -> Result<(), DbError> {
         self.wait()?;
         let drift = crate::store::size::drift(conn)?;
