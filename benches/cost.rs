@@ -1,11 +1,11 @@
-//! What filewatchd costs the agent while it works (issue 19, part 1): the agent's own
+//! What filewatchd costs the agent while it works: the agent's own
 //! commands timed in a watched copy of a tree (the release daemon running on it) and in an
 //! unwatched copy of the same tree, alternating the two pair by pair, in one run. Each
 //! watched command runs inside a turn whose end marker must list exactly the files it changed
 //! (every write captured), and the marker's answer time is reported beside it, with what an
 //! agent without filewatchd waits for instead: an opencode-style shadow-git snapshot
 //! (`git add -A && git write-tree`) of the unwatched copy after the same command. What counts
-//! is what the agent waits for, command and marker (issue 32): both are in the table.
+//! is what the agent waits for, command and marker: both are in the table.
 //!
 //! ```sh
 //! cargo build --release

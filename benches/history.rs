@@ -1,4 +1,4 @@
-//! Long-history benchmark (issue 19.3): one session of 5,000 turns over 1,000,000 versions,
+//! Long-history benchmark: one session of 5,000 turns over 1,000,000 versions,
 //! generated through the API (turn markers over HTTP, files written between them, one path
 //! written twice a turn so that it has 10,000 versions), then each goal timed as the median
 //! of several runs with its floor or peer beside it: the turns listing, `log`, `history` of

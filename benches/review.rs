@@ -1,4 +1,4 @@
-//! The review API's costs (issue 18), measured on the library the handlers call, in one read
+//! The review API's costs, measured on the library the handlers call, in one read
 //! snapshot as the API reads: blame of a file with 500 versions, one page (100 entries) of
 //! the timeline of a 1,000-turn session with each turn's reviewed mark, and the net changes
 //! and marks of a turn of 2,000 files (what `GET /v1/sessions/{s}/turns/{n}` renders).

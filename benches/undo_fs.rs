@@ -1,4 +1,4 @@
-//! Undo against `git restore` on each Linux file system (issue 28.4). For every file system a
+//! Undo against `git restore` on each Linux file system. For every file system a
 //! user may have (this machine's disk, and as root loop-mounted images of a journaled ext4 with
 //! `mkfs` defaults, xfs and btrfs, and a tmpfs), a workspace of N files in 100 directories, its
 //! state dir on the same file system, one turn rewriting every file; then, alternating which

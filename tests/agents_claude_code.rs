@@ -1,7 +1,8 @@
-//! The real-CLI tier for Claude Code (issue 15): the pinned `@anthropic-ai/claude-code` of
-//! tests/agents/claude-code/, driven offline by the scripted model server (tests/common/model.rs,
-//! the Anthropic Messages API of model_anthropic.rs), with filewatchd's hooks installed as the
-//! README says. Skips (and says why) when `npm ci` has not been run in tests/agents/claude-code.
+//! The real-CLI tier for Claude Code (fixtures shaped from the docs miss what the agent really
+//! does): the pinned `@anthropic-ai/claude-code` of tests/agents/claude-code/, driven offline by
+//! the scripted model server (tests/common/model.rs, the Anthropic Messages API of
+//! model_anthropic.rs), with filewatchd's hooks installed as the README says. Skips (and says
+//! why) when `npm ci` has not been run in tests/agents/claude-code.
 
 #[path = "common/agent_cli.rs"]
 mod agent_cli;
@@ -181,9 +182,10 @@ fn requested(server: &model::ModelServer, needle: &str) -> bool {
     requests.iter().any(|r| r["body"].to_string().contains(needle))
 }
 
-/// Issue 15.7 with the real CLI: the answer to the tool call reports a nearly full context,
-/// Claude Code auto-compacts before its next request (PreCompact, SessionStart `compact`,
-/// PostCompact) and goes on with the same turn from the summary.
+/// With the real CLI, an auto-compaction inside a turn does not end it: the answer to the tool
+/// call reports a nearly full context, Claude Code auto-compacts before its next request
+/// (PreCompact, SessionStart `compact`, PostCompact) and goes on with the same turn from the
+/// summary.
 #[test]
 fn claude_auto_compaction_in_a_turn_keeps_the_turn_whole() {
     let Some(argv) = claude_bin() else { return };
@@ -246,9 +248,10 @@ fn assert_compacted_turn(daemon: &Daemon, ws: &Workspace, server: &model::ModelS
     assert_tree_eq(after_first, &snapshot(ws.root()), "undo of the compacted turn");
 }
 
-/// Issue 20 with the real CLI: after its `sed`, the model calls filewatchd's MCP tool
-/// `turn_changes` (`mcp__filewatchd__turn_changes`, the server from `.mcp.json` as
-/// `hook install claude-code --mcp` wrote and approved it) and gets back what that command changed.
+/// With the real CLI, the agent can ask what it changed: after its `sed`, the model calls
+/// filewatchd's MCP tool `turn_changes` (`mcp__filewatchd__turn_changes`, the server from
+/// `.mcp.json` as `hook install claude-code --mcp` wrote and approved it) and gets back what
+/// that command changed.
 #[test]
 fn claude_sees_what_its_sed_changed_through_turn_changes() {
     let Some(argv) = claude_bin() else { return };

@@ -1,7 +1,7 @@
-//! The real-CLI tier for Codex (issue 15): the pinned `@openai/codex` of tests/agents/codex/,
-//! driven offline by the scripted model server (tests/common/model.rs), with filewatchd's
-//! hooks installed as the README says. Skips (and says why) when `npm ci` has not been run
-//! in tests/agents/codex.
+//! The real-CLI tier for Codex (fixtures shaped from the docs miss what the agent really
+//! does): the pinned `@openai/codex` of tests/agents/codex/, driven offline by the scripted
+//! model server (tests/common/model.rs), with filewatchd's hooks installed as the README says.
+//! Skips (and says why) when `npm ci` has not been run in tests/agents/codex.
 
 #[path = "common/agent_cli.rs"]
 mod agent_cli;
@@ -117,9 +117,10 @@ fn recorded_events(home: &Path) -> Vec<String> {
     agent_cli::recorded_events(&home.join("events.jsonl"), &["source", "trigger"])
 }
 
-/// Issue 15.7 with the real CLI: the answer to the tool call reports more tokens than
-/// `model_auto_compact_token_limit`, Codex compacts inside the turn (its local compaction: a
-/// summary request to the same server) and goes on with the same turn from the summary.
+/// With the real CLI, an auto-compaction inside a turn does not end it: the answer to the tool
+/// call reports more tokens than `model_auto_compact_token_limit`, Codex compacts inside the
+/// turn (its local compaction: a summary request to the same server) and goes on with the same
+/// turn from the summary.
 #[test]
 fn codex_auto_compaction_in_a_turn_keeps_the_turn_whole() {
     let Some(bin) = codex_bin() else { return };
@@ -181,9 +182,10 @@ fn assert_compacted_turn(daemon: &Daemon, ws: &Workspace, after_first: &Tree) {
     assert_tree_eq(after_first, &snapshot(ws.root()), "undo of the compacted turn");
 }
 
-/// Issue 20 with the real CLI: after its `sed`, the model calls filewatchd's MCP tool
-/// `turn_changes` (the `[mcp_servers.filewatchd]` that `hook install codex --mcp` wrote in the
-/// trusted project's `.codex/config.toml`) and gets back what that command changed.
+/// With the real CLI, the agent can ask what it changed: after its `sed`, the model calls
+/// filewatchd's MCP tool `turn_changes` (the `[mcp_servers.filewatchd]` that `hook install
+/// codex --mcp` wrote in the trusted project's `.codex/config.toml`) and gets back what that
+/// command changed.
 #[test]
 fn codex_sees_what_its_sed_changed_through_turn_changes() {
     let Some(bin) = codex_bin() else { return };

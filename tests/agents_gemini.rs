@@ -1,8 +1,9 @@
-//! The real-CLI tier for Gemini CLI (issue 15): the pinned `@google/gemini-cli` of
-//! tests/agents/gemini-cli/, headless (`gemini -p`, then `gemini -p --resume latest`), driven
-//! offline by the scripted model server speaking the Gemini API (tests/common/model_gemini.rs)
-//! through `GOOGLE_GEMINI_BASE_URL`, with filewatchd's project hooks installed as the README
-//! says. Skips (and says why) when `npm ci` has not been run in tests/agents/gemini-cli.
+//! The real-CLI tier for Gemini CLI (fixtures shaped from the docs miss what the agent really
+//! does): the pinned `@google/gemini-cli` of tests/agents/gemini-cli/, headless (`gemini -p`,
+//! then `gemini -p --resume latest`), driven offline by the scripted model server speaking the
+//! Gemini API (tests/common/model_gemini.rs) through `GOOGLE_GEMINI_BASE_URL`, with filewatchd's
+//! project hooks installed as the README says. Skips (and says why) when `npm ci` has not been
+//! run in tests/agents/gemini-cli.
 
 #[path = "common/agent_cli.rs"]
 mod agent_cli;
@@ -97,14 +98,14 @@ fn recorded_events(log: &Path) -> Vec<String> {
     agent_cli::recorded_events(log, &["source", "trigger", "reason"])
 }
 
-/// Issue 15.7 with the real CLI: in the resumed session, the answer carrying the turn's tool
-/// call reports 900k prompt tokens (more than half of gemini-2.5-flash's 1,048,576-token
-/// window), so at the request sending the tool's result Gemini CLI compresses the chat inside
-/// the turn (two unary `generateContent` calls asking for a `<state_snapshot>`, answered with
-/// the summary) and goes on from the summary with a second tool call. The warm-up prompt gives
-/// the compression something to fold: it never folds the turn's own prompt, and a first prompt
-/// shares its content with the environment context. Both writes are in the prompt's one turn,
-/// and its undo is exact.
+/// With the real CLI, an auto-compaction inside a turn does not end it: in the resumed session,
+/// the answer carrying the turn's tool call reports 900k prompt tokens (more than half of
+/// gemini-2.5-flash's 1,048,576-token window), so at the request sending the tool's result Gemini
+/// CLI compresses the chat inside the turn (two unary `generateContent` calls asking for a
+/// `<state_snapshot>`, answered with the summary) and goes on from the summary with a second tool
+/// call. The warm-up prompt gives the compression something to fold: it never folds the turn's
+/// own prompt, and a first prompt shares its content with the environment context. Both writes
+/// are in the prompt's one turn, and its undo is exact.
 #[test]
 fn gemini_chat_compression_in_a_turn_keeps_one_turn_with_every_write() {
     let Some(bin) = agent_bin("gemini-cli", "gemini") else {
@@ -153,9 +154,10 @@ fn gemini_chat_compression_in_a_turn_keeps_one_turn_with_every_write() {
     assert_two_turns_and_undo(&daemon, &session, prompts, paths, &after_first, ws.root());
 }
 
-/// Issue 20 with the real CLI: after its `sed`, the model calls filewatchd's MCP tool
-/// `turn_changes` (`mcp_filewatchd_turn_changes`, the server `hook install gemini-cli --mcp`
-/// wrote in `.gemini/settings.json`) and gets back what that command changed.
+/// With the real CLI, the agent can ask what it changed: after its `sed`, the model calls
+/// filewatchd's MCP tool `turn_changes` (`mcp_filewatchd_turn_changes`, the server `hook
+/// install gemini-cli --mcp` wrote in `.gemini/settings.json`) and gets back what that command
+/// changed.
 #[test]
 fn gemini_sees_what_its_sed_changed_through_turn_changes() {
     let Some(bin) = agent_bin("gemini-cli", "gemini") else {

@@ -1,8 +1,9 @@
-//! The real-CLI tier for opencode (issue 15): the pinned `opencode-ai` of tests/agents/opencode/,
-//! non-interactive (`opencode run`, then `opencode run --continue`), driven offline by the
-//! scripted model server speaking OpenAI Chat Completions (tests/common/model_chat.rs) through
-//! a custom openai-compatible provider, with filewatchd's plugin installed as the README says.
-//! Skips (and says why) when the package is not installed in tests/agents/opencode.
+//! The real-CLI tier for opencode (fixtures shaped from the docs miss what the agent really
+//! does): the pinned `opencode-ai` of tests/agents/opencode/, non-interactive (`opencode run`,
+//! then `opencode run --continue`), driven offline by the scripted model server speaking OpenAI
+//! Chat Completions (tests/common/model_chat.rs) through a custom openai-compatible provider,
+//! with filewatchd's plugin installed as the README says. Skips (and says why) when the package
+//! is not installed in tests/agents/opencode.
 
 #[path = "common/agent_cli.rs"]
 mod agent_cli;
@@ -144,9 +145,10 @@ fn opencode_compaction_mid_prompt_keeps_one_turn_with_every_write() {
     assert_one_compacted_turn_and_undo(&daemon, &server, &label, &paths, &before, ws.root(), ".opencode");
 }
 
-/// Issue 20 with the real CLI: after its `sed`, the model calls filewatchd's MCP tool
-/// `turn_changes` (`filewatchd_turn_changes`, the server `hook install opencode --mcp` wrote in
-/// the project's `opencode.json`) and gets back what that command changed.
+/// With the real CLI, the agent can ask what it changed: after its `sed`, the model calls
+/// filewatchd's MCP tool `turn_changes` (`filewatchd_turn_changes`, the server `hook install
+/// opencode --mcp` wrote in the project's `opencode.json`) and gets back what that command
+/// changed.
 #[test]
 fn opencode_sees_what_its_sed_changed_through_turn_changes() {
     let Some(bin) = agent_bin("opencode", "opencode") else {

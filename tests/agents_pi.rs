@@ -1,8 +1,9 @@
-//! The real-CLI tier for pi (issue 15): the pinned `@mariozechner/pi-coding-agent` of
-//! tests/agents/pi/, in print mode (`pi -p`, then `pi -p --continue`), driven offline by the
-//! scripted model server speaking OpenAI Chat Completions (tests/common/model_chat.rs) through
-//! a custom provider in pi's models.json, with filewatchd's extension installed as the README
-//! says. Skips (and says why) when `npm ci` has not been run in tests/agents/pi.
+//! The real-CLI tier for pi (fixtures shaped from the docs miss what the agent really does): the
+//! pinned `@mariozechner/pi-coding-agent` of tests/agents/pi/, in print mode (`pi -p`, then
+//! `pi -p --continue`), driven offline by the scripted model server speaking OpenAI Chat
+//! Completions (tests/common/model_chat.rs) through a custom provider in pi's models.json, with
+//! filewatchd's extension installed as the README says. Skips (and says why) when `npm ci` has
+//! not been run in tests/agents/pi.
 
 #[path = "common/agent_cli.rs"]
 mod agent_cli;

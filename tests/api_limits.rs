@@ -1,4 +1,4 @@
-//! The HTTP server's limits (SEC-07): stalled or oversized requests and too many connections
+//! The HTTP server's limits: stalled or oversized requests and too many connections
 //! never tie the daemon up. The timeouts are shortened with `FILEWATCHD_TEST_HTTP_TIMEOUT_MS`.
 
 mod common;

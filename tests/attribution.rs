@@ -1,7 +1,7 @@
-//! Every write in the right turn, and every answer about it up to date (issue 15, items 1, 2
-//! and 5): an open turn's listing passes the barrier, a write made while turns of several
-//! sessions were open is listed by each of them (marked `ambiguous`), and a conflict names the
-//! latest foreign change with the count of the others.
+//! Every write in the right turn, and every answer about it up to date: an open turn's
+//! listing passes the barrier, a write made while turns of several sessions were open is
+//! listed by each of them (marked `ambiguous`), and a conflict names the latest foreign change
+//! with the count of the others.
 
 mod common;
 

@@ -233,7 +233,7 @@ fn session_start_hook(ws: &Workspace, cmd: Command, fixture: &str) -> HookRun {
     run
 }
 
-/// A session's start starts the daemon (issue 31.13), so its first index runs while the user
+/// A session's start starts the daemon, so its first index runs while the user
 /// types and the first prompt's turn opens at once; a second session start, and the restart
 /// after a compaction, start nothing more.
 #[test]

@@ -34,9 +34,9 @@ fn write_before_start_is_outside_the_turn() {
     }
 }
 
-/// Issue 14 item 9: a name that starts like a cookie does not make a cookie. The user's files
-/// named so are kept at start-up and recorded like any other; only this daemon's own cookies
-/// (their names carry its instance id) are left out.
+/// The daemon deletes no file it did not make: a name that starts like a cookie does not make
+/// a cookie. The user's files named so are kept at start-up and recorded like any other; only
+/// this daemon's own cookies (their names carry its instance id) are left out.
 #[test]
 fn a_user_file_named_like_a_cookie_is_kept_and_recorded() {
     let ws = Workspace::new();
@@ -63,8 +63,8 @@ fn a_user_file_named_like_a_cookie_is_kept_and_recorded() {
     assert_eq!(changed_paths(&turn), set([".filewatchd-cookie-later"]));
 }
 
-/// Issue 14 item 9: a cookie a killed daemon left is recognised by the instance id its state
-/// directory recorded, removed at the next start and never recorded.
+/// A cookie a killed daemon left is its own, not the user's: it is recognised by the instance
+/// id its state directory recorded, removed at the next start and never recorded.
 #[test]
 fn a_cookie_a_killed_daemon_left_is_removed_at_the_next_start() {
     let ws = Workspace::new();

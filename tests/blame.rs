@@ -1,4 +1,4 @@
-//! Blame (issue 18): `GET /v1/blame` and `filewatchd blame` attribute each line of a text
+//! Blame: `GET /v1/blame` and `filewatchd blame` attribute each line of a text
 //! version to the version that introduced it: a turn (with its prompt) whatever wrote it in
 //! the turn (a shell's `sed -i`, `echo >>`), an outside edit, a file found at start-up, a
 //! write while two sessions had turns open; an older version by `seq` or `at`; a recreated

@@ -1,6 +1,7 @@
-//! Issue 14 item 10: a blob directory the store creates is durable before a row names it:
-//! the `mkdir` of `blobs/ab` is followed by an fsync of `blobs/` itself, seen in the real
-//! daemon's system calls (strace attached to it).
+//! A blob directory the store creates is durable before a row names it (else a power cut can
+//! leave a committed row naming a blob whose directory entry is gone): the `mkdir` of
+//! `blobs/ab` is followed by an fsync of `blobs/` itself, seen in the real daemon's system
+//! calls (strace attached to it).
 
 mod common;
 

@@ -99,7 +99,7 @@ fn ignored_paths_have_no_history() {
     ws.sh(SCRIPT);
     daemon.turn_end("s1");
 
-    // Each is named as ignored, with the rule that hides it (issue 17).
+    // Each is named as ignored, with the rule that hides it.
     for path in ["node_modules/pkg/index.js", "build.log", "deep/trace.log"] {
         assert_error(404, "ignored", daemon.history_reply(path));
     }

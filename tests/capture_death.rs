@@ -1,4 +1,4 @@
-//! Issue 14 item 10: a dead capture thread ends the daemon. A reader that panics (made to by
+//! A dead capture thread ends the daemon. A reader that panics (made to by
 //! `FILEWATCHD_TEST_PANIC_ON`) must not leave an HTTP server up whose markers all fail while
 //! `status` calls it healthy: the daemon exits non-zero with one clear line, and the next
 //! start recovers as after a crash.

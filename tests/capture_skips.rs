@@ -1,8 +1,8 @@
-//! Issue 19: what capture does not do twice. Content whose hash is the latest version's (a
-//! rollback's own writes, a byte-for-byte rewrite) is read and hashed but not compressed or
-//! stored again, and the record stays exact. (A hinted file whose stat the index proves
-//! unchanged is not even opened: `fs::read`'s unit tests, since no event the watcher asks for
-//! leaves a file's stat as it was.)
+//! What capture does not do twice (work the agent would pay for). Content whose hash is the
+//! latest version's (a rollback's own writes, a byte-for-byte rewrite) is read and hashed but not
+//! compressed or stored again, and the record stays exact. (A hinted file whose stat the index
+//! proves unchanged is not even opened: `fs::read`'s unit tests, since no event the watcher asks
+//! for leaves a file's stat as it was.)
 
 mod common;
 

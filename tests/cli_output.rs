@@ -41,7 +41,7 @@ fn listed_commands(ws: &Workspace) -> BTreeSet<String> {
         .collect()
 }
 
-/// Issue 15.15: each command, its stdout closed, ends with exit 0 or SIGPIPE, never a panic
+/// Each command, its stdout closed, ends with exit 0 or SIGPIPE, never a panic
 /// ("failed printing to stdout"). `serve` is the one left out: it prints nothing on stdout and
 /// runs until stopped.
 #[test]
@@ -131,7 +131,7 @@ fn every_command_ends_quietly_on_a_closed_stdout() {
     }
 }
 
-/// Issue 15.16: an opencode event without a session id says so in plain words.
+/// An opencode event without a session id says so in plain words.
 #[test]
 fn a_hook_payload_without_a_session_id_says_so() {
     let ws = Workspace::new();

@@ -1,4 +1,4 @@
-//! Issue 17, conventions: the shell completions and the man pages come from the clap
+//! CLI conventions: the shell completions and the man pages come from the clap
 //! definitions and cover every command; every flag and argument has help text.
 
 mod common;

@@ -1,4 +1,4 @@
-//! Issue 17, conventions: a command run with `--json` that fails says so in JSON on stdout, with
+//! CLI conventions: a command run with `--json` that fails says so in JSON on stdout, with
 //! the exit code it has without `--json`; a missing config file is said once; a user's mistake
 //! is not a WARN in the daemon's log.
 

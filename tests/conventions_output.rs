@@ -1,4 +1,4 @@
-//! Issue 17, conventions: colour only where it is wanted (`--color`, `NO_COLOR`, a terminal or
+//! CLI conventions: colour only where it is wanted (`--color`, `NO_COLOR`, a terminal or
 //! not), sizes in human units and counts with the right plural in text output, `--json`
 //! unchanged.
 

@@ -1,4 +1,4 @@
-//! `filewatchd doctor` (issue 17): every check with its verdict and fix; exit 0 when nothing is
+//! `filewatchd doctor`: every check with its verdict and fix; exit 0 when nothing is
 //! a problem, 1 when something is. A healthy workspace, no daemon, a state directory open to
 //! others, a damaged index, an inotify watch limit below the tree's directory count (in a user
 //! namespace of its own), and installed hooks that run a missing, foreign-version or trusted

@@ -1,6 +1,6 @@
-//! Issue 32: the files of a burst are read while the command that writes them still runs
-//! (`engine::early`), so the end marker after it finds them read; what was read early of a path
-//! stands only while no later write named it.
+//! The files of a burst are read while the command that writes them still runs
+//! (`engine::early`), so the end marker after it finds them read and the agent does not wait
+//! for them; what was read early of a path stands only while no later write named it.
 
 mod common;
 

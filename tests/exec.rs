@@ -1,4 +1,4 @@
-//! `filewatchd exec -- CMD` (issue 17): any command as one turn. Its writes are one turn
+//! `filewatchd exec -- CMD`: any command as one turn. Its writes are one turn
 //! labelled with the command line, its exit code is passed through (127 when it cannot be
 //! found, 128 + N when signal N kills it), its stdin and stdout are its own, the turn's summary
 //! is one line on stderr, and the turn ends even when Ctrl-C or SIGTERM stops the command.

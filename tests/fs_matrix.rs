@@ -1,4 +1,4 @@
-//! G13 on every Linux file system a user has (issue 28.2): on journaled ext4, xfs and btrfs
+//! G13 on every Linux file system a user has: on journaled ext4, xfs and btrfs
 //! (loop images made by the test), a tmpfs, an overlayfs mounted as containers mount it, and
 //! LazyFS (FUSE, where `RENAME_EXCHANGE` is refused), each scenario of
 //! `fs_matrix/scenarios.rs` runs through the real daemon: record with the barrier, undo, redo,

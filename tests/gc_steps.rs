@@ -1,5 +1,5 @@
 //! A collection runs a step at a time, each its own transaction, with hints recorded between
-//! steps (issue 19.3): it must keep exactly what the one statement of earlier releases kept
+//! steps: it must keep exactly what the one statement of earlier releases kept
 //! (the same versions, paths, journal rows and blobs), and capture must go on while it runs.
 
 mod common;

@@ -136,7 +136,7 @@ fn a_file_install_created_is_removed_by_uninstall() {
     assert!(t.ws.path(".claude/commands/review.md").is_file());
 }
 
-/// Issue 15.11: a file without filewatchd's entries is not rewritten by uninstall.
+/// A file without filewatchd's entries is not rewritten by uninstall.
 #[test]
 fn uninstall_without_our_entries_leaves_the_file_byte_for_byte() {
     let t = Installer::new();
@@ -154,7 +154,7 @@ fn uninstall_without_our_entries_leaves_the_file_byte_for_byte() {
     }
 }
 
-/// Issue 15.11: install adds filewatchd's lines and changes none of the user's.
+/// Install adds filewatchd's lines and changes none of the user's.
 #[test]
 fn install_keeps_the_users_formatting() {
     let t = Installer::new();
@@ -175,7 +175,7 @@ fn install_keeps_the_users_formatting() {
     assert_eq!(read(&t.ws.path(rel)), before);
 }
 
-/// Issue 15.12: Gemini accepts comments in settings.json, so install and uninstall do too.
+/// Gemini accepts comments in settings.json, so install and uninstall do too.
 #[test]
 fn gemini_settings_with_comments_are_edited_keeping_them() {
     let t = Installer::new();
@@ -198,7 +198,7 @@ fn gemini_settings_with_comments_are_edited_keeping_them() {
     assert_eq!(after, before.replace("// my theme", "// my new theme"));
 }
 
-/// Issue 15.14: the original is kept in filewatchd's state directory, never in the workspace,
+/// The original is kept in filewatchd's state directory, never in the workspace,
 /// and uninstall leaves no backup behind, whether or not the file was edited since.
 #[test]
 fn backups_live_in_the_state_directory_and_go_with_uninstall() {

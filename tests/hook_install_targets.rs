@@ -10,7 +10,7 @@ use common::install::*;
 const OPENCODE_PLUGIN: &str = include_str!("../integrations/opencode/filewatchd.js");
 const PI_EXTENSION: &str = include_str!("../integrations/pi/filewatchd.ts");
 
-/// Issue 15.9: `.claude/settings.json` is committed by teams; the project install goes to
+/// `.claude/settings.json` is committed by teams; the project install goes to
 /// Claude Code's local settings with this machine's path, and says so.
 #[test]
 fn claude_code_project_install_writes_the_local_settings() {
@@ -51,7 +51,7 @@ fn claude_code_hooks_move_out_of_the_shared_settings() {
     assert!(!t.ws.path(".claude/settings.local.json").exists());
 }
 
-/// Issue 15.9: the other agents have no local project file, so their project files name
+/// The other agents have no local project file, so their project files name
 /// `filewatchd` on PATH (they work on any machine); `--user` files name this binary.
 #[test]
 fn project_files_without_a_local_variant_work_on_any_machine() {
@@ -90,7 +90,7 @@ fn project_files_without_a_local_variant_work_on_any_machine() {
     assert!(read(&user).contains(&this), "the user's plugin names this binary");
 }
 
-/// Issue 15.13: `--user` follows each agent's own override of its directory.
+/// `--user` follows each agent's own override of its directory.
 #[test]
 fn user_scope_follows_the_agents_directory_overrides() {
     let dirs = tempfile::tempdir().unwrap();
@@ -136,7 +136,7 @@ fn user_scope_writes_under_home() {
     assert!(!t.home().join(".gemini/settings.json").exists());
 }
 
-/// Issue 15.10: entries an earlier install wrote for a binary that has moved since are pointed
+/// Entries an earlier install wrote for a binary that has moved since are pointed
 /// at this one (not kept as "already installed"), and uninstall removes them wherever they
 /// point.
 #[test]
@@ -193,7 +193,7 @@ fn codex_notify_of_a_moved_binary_is_replaced_and_removed() {
     assert_eq!(read(&config), before);
 }
 
-/// Issue 15.10: a plugin an earlier install wrote is not "the original": a reinstall replaces
+/// A plugin an earlier install wrote is not "the original": a reinstall replaces
 /// it and uninstall removes it (or puts back the user's own file it had replaced).
 #[test]
 fn a_plugin_from_an_earlier_install_is_never_taken_for_the_original() {

@@ -1,6 +1,7 @@
-//! Issue 15.7 and 15.8: each agent's real event sequence around an auto-compaction in the
-//! middle of a turn (read from the agents' sources, see tests/fixtures/hooks/README.md) keeps
-//! the turn open, and Codex `notify` labels a resumed thread's turn with its own prompt.
+//! An auto-compaction in the middle of a turn must not end it (what is written after it would
+//! fall outside any turn, and the undo be refused): each agent's real event sequence around one
+//! (read from the agents' sources, see tests/fixtures/hooks/README.md) keeps the turn open, and
+//! Codex `notify` labels a resumed thread's turn with its own prompt, not all the thread's.
 
 mod common;
 

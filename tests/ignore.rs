@@ -41,7 +41,7 @@ fn filewatchdignore_nested_gitignore_and_config_globs_are_honoured() {
 
 /// Files an ignore rule hid existed before the turn that lifted the rule: undoing that turn
 /// must never delete them. They are found (`offline`) and were untracked, not absent, before
-/// the turn (issue 15.4): the undo brings the rule back and leaves them on disk, no conflict.
+/// the turn: the undo brings the rule back and leaves them on disk, no conflict.
 #[test]
 fn undoing_a_turn_that_stops_ignoring_files_never_deletes_them() {
     let ws = Workspace::new();

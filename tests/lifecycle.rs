@@ -241,7 +241,7 @@ fn cli_json(ws: &Workspace, args: &[&str]) -> serde_json::Value {
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: {e}: {out}"))
 }
 
-/// Issue 29.8: a symlink where the workspace's tree lock goes (`/tmp/filewatchd-<uid>/trees/`)
+/// A symlink where the workspace's tree lock goes (`/tmp/filewatchd-<uid>/trees/`)
 /// neither makes `start` report a failure nor `stop` say "not running" while the daemon runs:
 /// the lock is refused (and said so) and the state directory's lock stands in.
 #[test]

@@ -1,4 +1,4 @@
-//! Issue 29, items 1, 3, 4 and 8: another local user cannot take a workspace's daemon from
+//! A shared machine is not a way in: another local user cannot take a workspace's daemon from
 //! its owner. Each test makes two fresh users, a victim and an attacker (`useradd`, removed
 //! after), and the attacker does what it can: it plants and holds tree locks in the world-
 //! writable directory locks used to live in, takes the name of the victim's private directory
@@ -153,7 +153,7 @@ impl Scene {
     }
 }
 
-/// `/tmp/.filewatchd-trees`, made as the code before issue 29 made it where it is missing
+/// `/tmp/.filewatchd-trees`, made as earlier releases made it where it is missing
 /// (root's, sticky, world-writable), so the attacker can plant there.
 fn shared_lock_dir() -> PathBuf {
     let dir = PathBuf::from(SHARED_LOCK_DIR);
@@ -225,9 +225,9 @@ fn answer_one(mut stream: std::net::TcpStream) -> String {
     format!("{first} {}", String::from_utf8_lossy(&body))
 }
 
-/// Item 1: a UserPromptSubmit hook never sends the prompt to the attacker's server; the
-/// victim's own daemon (started by the hook) records the turn, and the planted private
-/// directory is said to be ignored.
+/// A planted tree lock hijacks no hook: a UserPromptSubmit hook never sends the prompt to the
+/// attacker's server; the victim's own daemon (started by the hook) records the turn, and the
+/// planted private directory is said to be ignored.
 #[test]
 fn a_planted_lock_does_not_take_a_hooks_prompt() {
     let Some(mut scene) = Scene::new() else { return };
@@ -268,7 +268,7 @@ fn a_planted_lock_does_not_take_a_hooks_prompt() {
     assert!(server.requests().is_empty(), "{:?}", server.requests());
 }
 
-/// Item 1: a state directory, `daemon.json` and `token` of another user's are not believed,
+/// A state directory, `daemon.json` and `token` of another user's are not believed,
 /// even when named outright, and the refusal says whose they are.
 #[test]
 fn another_users_state_dir_is_not_believed() {
@@ -288,7 +288,7 @@ fn another_users_state_dir_is_not_believed() {
     );
 }
 
-/// Item 1: `filewatchd mcp` never answers from the attacker's server.
+/// `filewatchd mcp` never answers from the attacker's server (its text would reach the agent).
 #[test]
 fn a_planted_lock_does_not_answer_for_the_mcp_server() {
     let Some(mut scene) = Scene::new() else { return };
@@ -344,9 +344,10 @@ fn mcp_tool_call(mut cmd: Command, tool: &str) -> String {
     answer
 }
 
-/// Items 1 and 8: `start` neither refuses nor names the attacker's state directory; with the
-/// private directory's name taken, `$XDG_RUNTIME_DIR` holds the locks instead (still one
-/// daemon per tree), and the lock note is the victim's alone (0600 in a 0700 directory).
+/// Nothing another user planted steers `start`: it neither refuses nor names the attacker's state
+/// directory; with the private directory's name taken, `$XDG_RUNTIME_DIR` holds the locks instead
+/// (still one daemon per tree), and the lock note is the victim's alone (0600 in a 0700
+/// directory).
 #[test]
 fn a_planted_lock_does_not_make_start_refuse() {
     let Some(mut scene) = Scene::new() else { return };
@@ -408,7 +409,8 @@ fn a_planted_lock_does_not_make_start_refuse() {
     assert!(!said.contains("kill "), "{said}");
 }
 
-/// Item 3: a planted note naming a process of the victim's never gets it signalled.
+/// `stop` signals only the workspace's own daemon: a planted note naming a process of the
+/// victim's never gets it signalled.
 #[test]
 fn stop_never_signals_a_pid_another_user_named() {
     let Some(mut scene) = Scene::new() else { return };
@@ -427,8 +429,8 @@ fn stop_never_signals_a_pid_another_user_named() {
     assert!(!stderr.contains("kill "), "{stderr}");
 }
 
-/// Item 4: another user's daemon on a tree holding the victim's project is that user's
-/// business: the victim's daemon starts, and nothing tells it to `kill` anything.
+/// Another user's daemon on a tree holding the victim's project is that user's business, not a
+/// refusal: the victim's daemon starts, and nothing tells it to `kill` anything.
 #[test]
 fn another_users_daemon_around_the_project_does_not_block_it() {
     let Some(scene) = Scene::new() else { return };
@@ -454,7 +456,7 @@ fn another_users_daemon_around_the_project_does_not_block_it() {
     scene.victim_answering();
 }
 
-/// Item 8: a symlink planted as the lock file neither fails `start` nor makes `stop` say
+/// A symlink planted as the lock file neither fails `start` nor makes `stop` say
 /// "not running" while the daemon runs.
 #[test]
 fn a_symlink_planted_as_the_lock_changes_nothing() {

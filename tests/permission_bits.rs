@@ -50,8 +50,8 @@ fn write_with_mode(ws: &Workspace, rel: &str, bytes: &str, mode: u32) {
     std::fs::set_permissions(ws.path(rel), std::fs::Permissions::from_mode(mode)).expect("chmod");
 }
 
-/// The report: `.env` made 0600, removed by a command the agent ran, undone from the
-/// CLI. It comes back 0600 (it came back 0644: a secret made world-readable by an undo), and
+/// `.env` made 0600, removed by a command the agent ran, undone from the CLI. It comes back
+/// 0600 (it came back 0644: a secret made world-readable by an undo), and
 /// its history shows the bits.
 #[test]
 fn an_undo_from_the_cli_brings_a_0600_secret_back_0600() {

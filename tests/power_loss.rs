@@ -1,4 +1,4 @@
-//! G13 after a power cut (issue 28.3): the workspace and the state dir on LazyFS, which drops
+//! G13 after a power cut: the workspace and the state dir on LazyFS, which drops
 //! every write not fsynced when told to (`lazyfs.sh crash`), as a power cut does. The power is
 //! cut (the daemon killed with `kill -9`, LazyFS's unsynced writes dropped, the file system
 //! unmounted and mounted again) during capture, right after a turn end answered 200, during a

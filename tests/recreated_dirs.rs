@@ -1,6 +1,6 @@
 //! A directory removed (or moved away) and made again under the same name within
 //! milliseconds, as `git checkout` does when a commit empties a directory and adds a file to
-//! it (issue 27.1): the new directory is watched and walked at once, its files are in the
+//! it: the new directory is watched and walked at once, its files are in the
 //! turn that made them, and nothing is left for the verification pass to find.
 
 mod common;
@@ -200,7 +200,7 @@ fn bursts_of_re_creation_leave_the_record_equal_to_the_disk() {
 }
 
 /// A file replaced by a directory of the same name (and back) is listed as what it is: the
-/// one deleted, the other added, in the answer, the counts and `show` (issue 27.5).
+/// one deleted, the other added, in the answer, the counts and `show`.
 #[test]
 fn a_file_replaced_by_a_directory_is_a_deletion_and_an_addition() {
     let ws = Workspace::new();

@@ -1,4 +1,4 @@
-//! A redo undoes exactly the rollback it names (issue 15.3): it touches only the paths that
+//! A redo undoes exactly the rollback it names: it touches only the paths that
 //! rollback changed, puts each back to its state just before it, and any of those paths changed
 //! since by anything but the rollback itself is a conflict. Work done after the rollback on
 //! other paths (an agent's turn, the user) is never touched. Session redos, time redos and
@@ -24,8 +24,9 @@ fn redo_time(ws: &Workspace, flags: &[&str]) -> (Option<i32>, Value) {
     (out.status.code(), answer)
 }
 
-/// The issue's scenario: `restore f.txt --at T`, then an agent turn writes g.txt and the user
-/// creates h.txt. The redo plans f.txt alone, and leaves g.txt and h.txt.
+/// The case in which a redo deleted later work unchecked: `restore f.txt --at T`, then an agent
+/// turn writes g.txt and the user creates h.txt. The redo plans f.txt alone, and leaves g.txt
+/// and h.txt.
 #[test]
 fn a_time_redo_of_a_one_path_restore_touches_only_that_path() {
     let ws = Workspace::new();

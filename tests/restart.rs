@@ -83,8 +83,9 @@ fn a_daemon_inside_or_around_a_watched_workspace_refuses_and_names_the_other() {
     inner.status();
 }
 
-/// Issue 14 item 8: the check is machine-wide per tree. A daemon keeping its state elsewhere
-/// (`--state-dir`) and one under another state home both see it; `kill -9` releases it.
+/// Two daemons on one tree would record each other's writes as `outside`, so the check is
+/// machine-wide per tree. A daemon keeping its state elsewhere (`--state-dir`) and one under
+/// another state home both see it; `kill -9` releases it.
 #[test]
 fn one_daemon_per_tree_whatever_the_state_directory() {
     let ws = Workspace::new();
@@ -169,7 +170,7 @@ fn a_daemon_still_in_its_first_index_counts_and_the_cli_says_it_is_indexing() {
         stderr.contains("a filewatchd that is still indexing already watches"),
         "{stderr}"
     );
-    // `status` shows the index under way (issue 17); the other commands say to wait.
+    // `status` shows the index under way; the other commands say to wait.
     let out = ws.cli("sub", &["status"]);
     let shown = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success() && shown.contains("indexing"), "{out:?}");

@@ -1,4 +1,4 @@
-//! Revert one file of a turn, or one hunk of it (issue 18): `POST
+//! Revert one file of a turn, or one hunk of it: `POST
 //! /v1/sessions/{s}/turns/{n}/revert` and `filewatchd revert`. A rollback of the session
 //! restricted to that path, with the rollback's conflict checks and answer, that `redo` takes
 //! back exactly; a dry run changes nothing.

@@ -1,4 +1,4 @@
-//! Reviewed marks (issue 18): `PUT /v1/sessions/{s}/turns/{n}/review` and `filewatchd review`
+//! Reviewed marks: `PUT /v1/sessions/{s}/turns/{n}/review` and `filewatchd review`
 //! mark a turn or one file of it reviewed; the turn's answer, its changes and the timeline say
 //! so; `?unreviewed=true` lists only the turns not reviewed; `--undo` takes a mark away.
 

@@ -1,7 +1,8 @@
-//! The turns listing summarises each of the session's rollbacks from a brief SQLite keeps
-//! beside its stored answer (issue 19.3): the summary must say what the rollback's own answer
-//! said (its target, the paths it did and skipped), and stay the same after a redo, after
-//! retention and after a restart that finds an index from before briefs were kept.
+//! The turns listing and the timeline summarise each of the session's rollbacks from a brief
+//! SQLite keeps beside its stored answer (so a long history's listing never reads the large
+//! answers): the summary must say what the rollback's own answer said (its target, the paths it
+//! added, modified, deleted, skipped and kept), and stay the same after a redo, after retention
+//! and after a restart that finds an index from before briefs were kept.
 
 mod common;
 
@@ -37,15 +38,61 @@ fn listed(daemon: &Daemon, answers: &[Value]) -> Vec<Value> {
     rollbacks
 }
 
+/// What the timeline must count of a rollback, from the answer the request got.
+fn counts_of(answer: &Value) -> Value {
+    let done = |actions: &[&str]| {
+        answer["actions"].as_array().map_or(0, |all| {
+            let of = |a: &&Value| a["status"] == "done" && actions.iter().any(|name| a["action"] == *name);
+            all.iter().filter(of).count()
+        })
+    };
+    json!({
+        "added": done(&["create"]),
+        "modified": done(&["restore", "set_mode", "relink"]),
+        "deleted": done(&["delete", "remove_dir"]),
+        "skipped": answer["skipped"].as_array().map_or(0, Vec::len),
+        "kept": answer["kept"].as_array().map_or(0, Vec::len),
+    })
+}
+
+/// The timeline's rollback entries, oldest first, each checked against its answer: its target
+/// and counts, with and without paths.
+fn timelined(daemon: &Daemon, answers: &[Value]) -> Vec<Value> {
+    let mut entries = Vec::new();
+    for paths in ["false", "true"] {
+        let page = expect(200, daemon.get(&format!("/v1/timeline?session=s1&paths={paths}")));
+        let mut rollbacks: Vec<Value> = page["entries"]
+            .as_array()
+            .expect("entries")
+            .iter()
+            .filter(|e| !e["rollback_id"].is_null())
+            .cloned()
+            .collect();
+        rollbacks.reverse();
+        assert_eq!(rollbacks.len(), answers.len(), "{page:#}");
+        for (entry, answer) in rollbacks.iter().zip(answers) {
+            assert_eq!(entry["rollback_id"], answer["rollback_id"], "{entry:#}");
+            assert_eq!(entry["target"], answer["target"], "{entry:#} against {answer:#}");
+            assert_eq!(entry["counts"], counts_of(answer), "{entry:#} against {answer:#}");
+        }
+        entries.extend(rollbacks);
+    }
+    entries
+}
+
 /// Makes the index one of an older release: no briefs, no permission bits, schema version 13.
 fn forget_briefs(ws: &Workspace) {
     let conn = rusqlite::Connection::open(ws.state_dir().join("index.sqlite")).expect("open");
     conn.execute_batch(
         "DROP TRIGGER rollbacks_brief;
          ALTER TABLE rollbacks DROP COLUMN brief_target;
-         ALTER TABLE rollbacks DROP COLUMN brief_done;
+         ALTER TABLE rollbacks DROP COLUMN brief_added;
+         ALTER TABLE rollbacks DROP COLUMN brief_modified;
+         ALTER TABLE rollbacks DROP COLUMN brief_deleted;
          ALTER TABLE rollbacks DROP COLUMN brief_skipped;
+         ALTER TABLE rollbacks DROP COLUMN brief_kept;
          ALTER TABLE rollbacks DROP COLUMN brief_recovery;
+         ALTER TABLE rollbacks DROP COLUMN brief_actor;
          ALTER TABLE versions DROP COLUMN mode;
          PRAGMA user_version = 13;",
     )
@@ -83,6 +130,7 @@ fn the_listing_summarises_each_rollback_as_its_answer_did_after_a_redo_gc_and_re
 
     answers.push(expect(200, daemon.redo("s1", skip)));
     let after_redo = listed(&daemon, &answers);
+    let timeline = timelined(&daemon, &answers);
     assert_eq!(
         after_redo[..before.len()],
         before[..],
@@ -100,5 +148,10 @@ fn the_listing_summarises_each_rollback_as_its_answer_did_after_a_redo_gc_and_re
         listed(&daemon, &answers),
         after_redo,
         "after a restart on an older index"
+    );
+    assert_eq!(
+        timelined(&daemon, &answers),
+        timeline,
+        "the timeline after a restart on an older index"
     );
 }

@@ -1,7 +1,8 @@
-//! How a rollback's writes are made durable (CRASH-02): the temp files on the workspace's own
-//! file system by one `syncfs` before the first rename, the renames by a second; a file on
-//! another file system mounted inside the workspace, which that `syncfs` does not cover, and
-//! its directory, by an `fsync` of their own. (The sync failing: `rollback_faults.rs`.)
+//! How a rollback's writes are made durable, so that no file is installed before its content
+//! is on disk: the temp files on the workspace's own file system by one `syncfs` before the
+//! first rename, the renames by a second; a file on another file system mounted inside the
+//! workspace, which that `syncfs` does not cover, and its directory, by an `fsync` of their
+//! own. (The sync failing: `rollback_faults.rs`.)
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! Issue 14.2-14.5 and 14.9 (G12): a rollback is all or nothing under real faults, injected
+//! G12: a rollback is all or nothing under real faults, injected
 //! into the running daemon with strace. An error before the first rename changes nothing; one
 //! after some renames puts every changed path back; one that even putting back meets leaves
 //! the journal pending, says which path is where, and the next start-up finishes putting
@@ -85,7 +85,7 @@ fn a_temp_files_sync_error_changes_nothing() {
     let (d, after) = turn_to_undo(&ws);
     let root = ws.root().display().to_string();
     // The one syncfs(2) that makes every temp file durable before the first rename fails:
-    // none of them may be installed (CRASH-02).
+    // none of them may be installed (no file replaced by content not known to be on disk).
     let Some(strace) = syncfs_fails(d.pid, &root, "1") else {
         return;
     };

@@ -1,4 +1,4 @@
-//! Issue 28.1 (G12, G13): undo, redo and conflicts on a file system that refuses
+//! G12, G13: undo, redo and conflicts on a file system that refuses
 //! `renameat2(RENAME_EXCHANGE)`: on LazyFS (FUSE), through the real daemon, and on any disk
 //! with the call refused by strace, where a failed rollback's put-back completes without it.
 //! Where LazyFS cannot be built or mounted the test says why and skips; under CI=true a skip

@@ -47,10 +47,11 @@ fn linked_turn(ws: &Workspace, body: &[u8]) -> (Daemon, tempfile::TempDir, std::
     (daemon, outside, victim)
 }
 
-/// The reproduction: `m.sh` made executable in the turn, then replaced by a hard link
-/// to an executable file outside with the same content. The undo's mode-only step chmodded
-/// the outside file 755 -> 644 through the link; now `m.sh` is a file of its own at 0644 and
-/// the outside file is untouched. The redo (the reverse: 644 -> 755) leaves it alone too.
+/// An undo never chmods a file outside through a hard link: `m.sh` made executable in the turn,
+/// then replaced by a hard link to an executable file outside with the same content. The undo's
+/// mode-only step chmodded the outside file 755 -> 644 through the link; now `m.sh` is a file of
+/// its own at 0644 and the outside file is untouched. The redo (the reverse: 644 -> 755) leaves
+/// it alone too.
 #[test]
 fn undo_of_a_chmod_never_changes_a_hard_linked_file_outside() {
     let ws = Workspace::new();

@@ -1,4 +1,4 @@
-//! Which session a command means (issue 17): with several, the one with the latest activity,
+//! Which session a command means: with several, the one with the latest activity,
 //! said in one line on stderr; a unique prefix or `last` names one; `$FILEWATCHD_SESSION`
 //! wins; `sessions` shows each one's agent and first prompt.
 

@@ -1,4 +1,4 @@
-//! Issue 14.1 (G12): a store that cannot take a version (file size limit, disk full) never
+//! G12: a store that cannot take a version (file size limit, disk full) never
 //! drops it. The path stays pending and is retried; a turn marker that cannot record every
 //! write made before it answers 503 `storage_error` naming the path, never 200 without it;
 //! once the store takes writes again the next marker succeeds, the version in its turn.

@@ -1,4 +1,4 @@
-//! The store's size is a counter the blob rows' triggers keep (issue 19.3): `status` and a
+//! The store's size is a counter the blob rows' triggers keep: `status` and a
 //! collection read one row instead of summing every blob. It follows every blob written and
 //! collected, and a start finds and corrects a counter that drifted from the rows.
 

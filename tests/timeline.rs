@@ -1,4 +1,4 @@
-//! The timeline (issue 17): `GET /v1/timeline` and `filewatchd log` put turns, undos, redos,
+//! The timeline: `GET /v1/timeline` and `filewatchd log` put turns, undos, redos,
 //! rollbacks, time rollbacks and restores in time order, mark undone turns, page, and print
 //! one line per entry; `turn end` prints one line; `show` groups many paths.
 

@@ -1,9 +1,9 @@
-//! The counts the turns listing gives are stored when a turn ends (issue 19.3): they must be
-//! the numbers the turn's own answer computes from its net changes, over a varied history
-//! (a write made while turns of two sessions were open, renames, deletions, an undo and its
-//! redo, a fork, an open turn) and after retention has collapsed the oldest turns' history.
-//! Each ended turn's row in the index is compared too, so the listing cannot pass by
-//! computing everything on read.
+//! The counts the turns listing gives are stored when a turn ends (so a long session lists fast):
+//! they must be the numbers the turn's own answer computes from its net changes, over a varied
+//! history (a write made while turns of two sessions were open, renames, deletions, an undo and
+//! its redo, a fork, an open turn) and after retention has collapsed the oldest turns' history.
+//! Each ended turn's row in the index is compared too, so the listing cannot pass by computing
+//! everything on read.
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! The review page's door (issue 18, docs/api.md "The review page"): one-time login codes, the
+//! The review page's door (docs/api.md "The review page"): one-time login codes, the
 //! cookie session, the CSRF token and Origin a change from the page needs, and the headers of
 //! every `/ui` answer. Real daemon, raw HTTP over loopback.
 

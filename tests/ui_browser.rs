@@ -1,4 +1,4 @@
-//! The review page in a real browser (issue 18): headless Chromium driven by playwright-core
+//! The review page in a real browser: headless Chromium driven by playwright-core
 //! under node's test runner (tests/ui/*.test.mjs), against this very daemon binary, in a
 //! workspace whose turns are real bash commands run by `filewatchd exec`. Each test here has a
 //! workspace and daemon of its own and runs one of those files. Skipped, saying why, when

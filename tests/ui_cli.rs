@@ -1,4 +1,4 @@
-//! `filewatchd ui` (issue 18): the real binary asks the daemon for a one-time login link.
+//! `filewatchd ui`: the real binary asks the daemon for a one-time login link.
 
 mod common;
 
@@ -44,9 +44,9 @@ fn without_a_daemon_it_says_what_to_do() {
     );
 }
 
-/// Issue 29: the opener runs with the page's path, never the code (which any local user reads
-/// in `/proc/PID/cmdline` or `environ` while it runs); the page it gets, readable by this user
-/// only, leads to a link that logs in.
+/// No other local user may catch the login code: the opener runs with the page's path, never
+/// the code (which any local user reads in `/proc/PID/cmdline` or `environ` while it runs); the
+/// page it gets, readable by this user only, leads to a link that logs in.
 #[test]
 fn without_print_url_the_opener_gets_a_private_page_and_never_the_code() {
     let ws = Workspace::new();

@@ -1,4 +1,4 @@
-//! A file the daemon cannot read (issue 15, item 6): it is recorded by what `stat` says, so
+//! A file the daemon cannot read: it is recorded by what `stat` says, so
 //! its turn lists it (`unreadable: true`) and a rollback that would touch it names it per path
 //! (code `unreadable`), never silently leaves it out.
 //!

@@ -1,4 +1,4 @@
-//! Untracked is not absent (issue 15.4): history records when a path leaves the tracked set
+//! Untracked is not absent: history records when a path leaves the tracked set
 //! (an ignore rule added) and enters it (a rule lifted), as versions of kind `untracked`, and
 //! every rollback leaves a path alone at a moment it was untracked: turn boundaries, time
 //! rollbacks, one-path restores.

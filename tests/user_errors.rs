@@ -1,4 +1,4 @@
-//! Issue 17, conventions: a user's mistake is said once and plainly. A missing config file is
+//! CLI conventions: a user's mistake is said once and plainly. A missing config file is
 //! one line, not the OS error twice; a refused rollback, an unknown session or a bad ignore
 //! line is INFO in the daemon's log, WARN and ERROR being kept for faults.
 

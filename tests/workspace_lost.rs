@@ -1,5 +1,5 @@
-//! The workspace root replaced or removed while the daemon runs (PRODUCT.md G7, G12; issue 14
-//! item 6): the daemon enters `workspace_lost`, refuses every marker and rollback with 503,
+//! The workspace root replaced or removed while the daemon runs (PRODUCT.md G7, G12): the
+//! daemon enters `workspace_lost`, refuses every marker and rollback with 503,
 //! writes nothing anywhere (above all not in the moved directory, outside the root), says so
 //! in `status`, keeps serving its history, and stops cleanly. A subdirectory moved out of the
 //! root stays an ordinary deletion.

@@ -1,4 +1,4 @@
-//! The degraded mode at the inotify watch limit (issue 14 item 7): the tree's daemon restarted
+//! The degraded mode at the inotify watch limit: the tree's daemon restarted
 //! in a user namespace of its own whose watch limit (`user.max_inotify_watches`, counted per
 //! namespace) covers half the tree's directories. Nothing reports changes in the other half, so
 //! every turn end walks it (a stat walk of the unwatched directories only); the row is the turn

@@ -1,4 +1,4 @@
-//! The verification pass's cost (issue 14 item 11): `POST /v1/verify` on the tree as the
+//! The verification pass's cost: `POST /v1/verify` on the tree as the
 //! workloads left it, a few times; an info row. The pass is the stat walk of the whole tree
 //! compared with the index that finds writes no event reported (mmap); with nothing changed it
 //! records nothing, so this is its cost when it finds nothing, which is the usual case.
@@ -19,7 +19,7 @@ pub struct VerifyOut {
     pub changed: u64,
     /// Daemon CPU over all the passes.
     pub cpu: Duration,
-    /// The daemon's peak RSS (VmHWM) before the passes and after them (issue 32: ≤ 200 MB
+    /// The daemon's peak RSS (VmHWM) before the passes and after them (the goal: ≤ 200 MB
     /// at every moment at t1m).
     pub peak_before: u64,
     pub peak_after: u64,

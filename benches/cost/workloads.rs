@@ -48,13 +48,13 @@ impl Kind {
         }
     }
 
-    /// Goal: the command's median wall time watched ≤ this × unwatched (issue 32).
+    /// Goal: the command's median wall time watched ≤ this × unwatched.
     pub fn goal(self) -> f64 {
         1.05
     }
 
     /// Goal for the end marker after the command: ≤ this × the shadow snapshot after the same
-    /// command in the unwatched copy (issue 32: the 2,000-file sed).
+    /// command in the unwatched copy (the 2,000-file sed).
     pub fn marker_goal(self) -> Option<f64> {
         (self == Kind::Sed).then_some(0.10)
     }

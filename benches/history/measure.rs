@@ -1,4 +1,4 @@
-//! Each goal of issue 19.3 timed as the median of several runs, its floor or peer beside it:
+//! Each long-history goal timed as the median of several runs, its floor or peer beside it:
 //! the turns listing, `log` (a terminal's page, and every entry), `history` of the busiest
 //! path, a rollback of many files against `git restore` of the same files (alternating), and
 //! a gc with capture probed all along (a write and a barrier, again and again).

@@ -42,7 +42,7 @@ const T100K: TreeSpec = TreeSpec {
     seed: 2,
 };
 
-/// Issue 19: a monorepo's size, source-like small files (opt-in: `--only t1m`).
+/// A real monorepo's size, source-like small files (opt-in: `--only t1m`).
 const T1M: TreeSpec = TreeSpec {
     name: "t1m",
     n: 1_000_000,

@@ -195,8 +195,9 @@ impl Parent {
         }
     }
 
-    /// Issue 28.1, mode `rename`: a second name `temp` for the file at the path (its inode
-    /// kept, to be compared once a plain rename has replaced it). The path gone is `Appeared`.
+    /// Mode `rename` (a file system that refuses `RENAME_EXCHANGE`): a second name `temp` for
+    /// the file at the path (its inode kept, to be compared once a plain rename has replaced
+    /// it). The path gone is `Appeared`.
     pub fn link_aside(&self, path: &RelPath, temp: &str) -> Result<(), FsError> {
         match rustix::fs::linkat(&self.fd, self.name(), &self.fd, temp, AtFlags::empty()) {
             Ok(()) => Ok(()),

@@ -1,8 +1,8 @@
 //! How a rollback ends (G12: all or nothing). `apply` has checked every path against its
 //! target after applying. A step that failed (an I/O error, a path not at its target), or,
 //! under `abort`, a conflict found while applying, makes the whole rollback fail: every path
-//! it had changed is put back to its state before the rollback, from the journal (issue
-//! 14.2), and the failure is answered as what it is. If putting back fails too, the journal
+//! it had changed is put back to its state before the rollback, from the journal, and the
+//! failure is answered as what it is. If putting back fails too, the journal
 //! stays `reverting`, the answer says which path is in which state, and the next start-up
 //! finishes putting back. A rollback that succeeds is recorded as versions of origin
 //! `rollback` and committed.

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::{HTTP_TIMEOUT, START_DEADLINE, Workspace, poll_until};
 
-/// What the issue promises an agent: a hook is done (exit 0) within this, whatever happens.
+/// What filewatchd promises an agent: a hook is done (exit 0) within this, whatever happens.
 pub const HOOK_DEADLINE: Duration = Duration::from_secs(2);
 
 /// Kills, when dropped, every filewatchd whose `FILEWATCHD_HOME` is the workspace's.

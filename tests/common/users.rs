@@ -1,8 +1,9 @@
-//! Other local users (issue 29): a fresh unprivileged user made with `useradd` for one test,
-//! removed when the test ends (its processes killed first, by pid), commands run as it
-//! (`setpriv`), and the tree locks such a user can plant and hold (`F_OFD_SETLK`, from Perl:
-//! `perl-base` is on every Debian). Needs root, `useradd`, `userdel`, `setpriv` and `perl`:
-//! without them a test skips and says why, and under `CI=true` it fails instead.
+//! Other local users (who must not get in through filewatchd): a fresh unprivileged user made
+//! with `useradd` for one test, removed when the test ends (its processes killed first, by pid),
+//! commands run as it (`setpriv`), and the tree locks such a user can plant and hold
+//! (`F_OFD_SETLK`, from Perl: `perl-base` is on every Debian). Needs root, `useradd`, `userdel`,
+//! `setpriv` and `perl`: without them a test skips and says why, and under `CI=true` it fails
+//! instead.
 
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
@@ -16,7 +17,7 @@ use super::poll_until;
 /// How long `useradd` and `userdel` are retried while another test holds `/etc/passwd`.
 const ACCOUNTS_DEADLINE: Duration = Duration::from_secs(60);
 
-/// The sticky, world-writable directory the tree locks lived in before issue 29: every test
+/// The sticky, world-writable directory earlier releases kept the tree locks in: every test
 /// plants there too, so going back to trusting it fails them.
 pub const SHARED_LOCK_DIR: &str = "/tmp/.filewatchd-trees";
 

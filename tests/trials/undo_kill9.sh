@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Issue 27.2, by hand (not part of `cargo test`: its kill lands at a random moment): TRIALS
-# times, a 2,000-file undo is killed with kill -9 at a random moment (up to MAXDELAY s), the
-# daemon restarted, and the same undo retried with its op id: it must succeed (no conflict
+# A killed undo's retry, by hand (not part of `cargo test`: its kill lands at a random moment):
+# TRIALS times, a 2,000-file undo is killed with kill -9 at a random moment (up to MAXDELAY s),
+# the daemon restarted, and the same undo retried with its op id: it must succeed (no conflict
 # with the killed undo's own writes) and leave every file as before the turn.
 # Usage: cargo build && tests/trials/undo_kill9.sh   (TRIALS=20 MAXDELAY=0.6 by default)
 set -u

@@ -95,10 +95,11 @@ impl Disk<'_> {
         Ok(())
     }
 
-    /// Issue 14.5: the new content is swapped in (`RENAME_EXCHANGE`), so the inode it replaced
-    /// survives under the temp name. If that is not what the plan checked (a process wrote the
-    /// path after its last check), it is swapped back: the other process's bytes stay at
-    /// their path and the step is a conflict. Only then is the temp name unlinked.
+    /// A write racing the install is never lost: the new content is swapped in
+    /// (`RENAME_EXCHANGE`), so the inode it replaced survives under the temp name. If that is
+    /// not what the plan checked (a process wrote the path after its last check), it is swapped
+    /// back: the other process's bytes stay at their path and the step is a conflict. Only then
+    /// is the temp name unlinked.
     fn exchange(&self, parent: &Parent, step: &Step, temp: &str) -> Result<(), Finished> {
         if let Err(e) = parent.exchange(&step.path, temp) {
             // Refused, nothing changed: this file system installs by rename from now on.

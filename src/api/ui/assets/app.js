@@ -1,4 +1,4 @@
-// The review page of filewatchd (issue 18): the timeline, a turn, a file, and the actions, all
+// The review page of filewatchd: the timeline, a turn, a file, and the actions, all
 // through the daemon's HTTP API with the page's cookie and CSRF token. No framework; text is
 // always set with textContent (nothing from the API is ever parsed as HTML), its controls made
 // visible (`visible`).
