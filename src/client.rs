@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, anyhow, bail};
-use serde::Deserialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::wire::error::ErrorCode;
@@ -165,36 +165,47 @@ impl Client {
         }
     }
 
-    pub fn get(&self, path: &str) -> anyhow::Result<Value> {
+    /// `GET path`, the answer read as its `crate::wire` type.
+    pub fn get_as<T: DeserializeOwned>(&self, path: &str) -> anyhow::Result<T> {
         if let Some(local) = &self.local {
             let (status, bytes) = local.get(path)?;
-            return self.judge(status, &bytes);
+            return typed(path, self.judge(status, &bytes)?);
         }
-        let request = self
-            .agent
-            .get(format!("{}{path}", self.url))
-            .header("Authorization", format!("Bearer {}", self.token));
-        self.answer(request.call())
+        typed(path, self.call("GET", path, None)?)
     }
 
-    /// `get`, the answer read as its `crate::wire` type.
-    pub fn get_as<T: DeserializeOwned>(&self, path: &str) -> anyhow::Result<T> {
-        typed(path, self.get(path)?)
+    /// `POST path` with `body`, the answer read as its `crate::wire` type.
+    pub fn post_as<T: DeserializeOwned>(&self, path: &str, body: &impl Serialize) -> anyhow::Result<T> {
+        typed(path, self.call("POST", path, Some(serde_json::to_vec(body)?))?)
     }
 
-    /// `post`, the answer read as its `crate::wire` type.
-    pub fn post_as<T: DeserializeOwned>(&self, path: &str, body: &Value) -> anyhow::Result<T> {
-        typed(path, self.post(path, body)?)
+    /// `PUT path` with `body`, the answer read as its `crate::wire` type.
+    pub fn put_as<T: DeserializeOwned>(&self, path: &str, body: &impl Serialize) -> anyhow::Result<T> {
+        typed(path, self.call("PUT", path, Some(serde_json::to_vec(body)?))?)
     }
 
-    /// `put`, the answer read as its `crate::wire` type.
-    pub fn put_as<T: DeserializeOwned>(&self, path: &str, body: &Value) -> anyhow::Result<T> {
-        typed(path, self.put(path, body)?)
-    }
-
-    /// `delete`, the answer read as its `crate::wire` type.
+    /// `DELETE path`, the answer read as its `crate::wire` type.
     pub fn delete_as<T: DeserializeOwned>(&self, path: &str) -> anyhow::Result<T> {
-        typed(path, self.delete(path)?)
+        typed(path, self.call("DELETE", path, None)?)
+    }
+
+    /// One request to the daemon: a body is JSON. Only reads are answered without a daemon.
+    fn call(&self, method: &str, path: &str, body: Option<Vec<u8>>) -> anyhow::Result<Value> {
+        if method != "GET" {
+            self.check_daemon()?;
+        }
+        let request = ureq::http::Request::builder()
+            .method(method)
+            .uri(format!("{}{path}", self.url))
+            .header("Authorization", format!("Bearer {}", self.token));
+        let sent = match body {
+            Some(body) => request
+                .header("Content-Type", "application/json")
+                .body(body)
+                .map(|request| self.agent.run(request)),
+            None => request.body(()).map(|request| self.agent.run(request)),
+        };
+        self.answer(sent.with_context(|| format!("{method} {path} is not a request"))?)
     }
 
     /// A raw answer (file content); errors are still JSON.
@@ -224,35 +235,6 @@ impl Client {
             self.url
         ))
         .into()
-    }
-
-    pub fn post(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
-        self.check_daemon()?;
-        let request = self
-            .agent
-            .post(format!("{}{path}", self.url))
-            .header("Authorization", format!("Bearer {}", self.token))
-            .header("Content-Type", "application/json");
-        self.answer(request.send(serde_json::to_vec(body)?))
-    }
-
-    pub fn put(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
-        self.check_daemon()?;
-        let request = self
-            .agent
-            .put(format!("{}{path}", self.url))
-            .header("Authorization", format!("Bearer {}", self.token))
-            .header("Content-Type", "application/json");
-        self.answer(request.send(serde_json::to_vec(body)?))
-    }
-
-    pub fn delete(&self, path: &str) -> anyhow::Result<Value> {
-        self.check_daemon()?;
-        let request = self
-            .agent
-            .delete(format!("{}{path}", self.url))
-            .header("Authorization", format!("Bearer {}", self.token));
-        self.answer(request.call())
     }
 
     fn answer(&self, sent: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> anyhow::Result<Value> {

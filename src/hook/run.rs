@@ -8,6 +8,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use serde::de::IgnoredAny;
 use serde_json::{Value, json};
 
 use super::agents;
@@ -94,7 +95,7 @@ fn apply(client: &Client, agent: Agent, event: &HookEvent) -> anyhow::Result<()>
     let session = &event.session;
     match &event.action {
         Action::StartTurn { label, turn_ref } => {
-            client.post(
+            client.post_as::<IgnoredAny>(
                 &format!("/v1/sessions/{session}/turns"),
                 &json!({"label": label, "ref": turn_ref, "agent": agent.name()}),
             )?;
@@ -102,7 +103,7 @@ fn apply(client: &Client, agent: Agent, event: &HookEvent) -> anyhow::Result<()>
         Action::EndTurn | Action::CloseStale => end_open_turn(client, session, None)?,
         Action::CompleteAndContinue { label, next_ref } => {
             end_open_turn(client, session, label.as_deref())?;
-            client.post(
+            client.post_as::<IgnoredAny>(
                 &format!("/v1/sessions/{session}/turns"),
                 &json!({"ref": next_ref, "agent": agent.name()}),
             )?;
@@ -118,7 +119,7 @@ fn end_open_turn(client: &Client, session: &str, label: Option<&str>) -> anyhow:
         Some(label) => json!({"label": label}),
         None => json!({}),
     };
-    match client.post(&format!("/v1/sessions/{session}/turns/current/end"), &body) {
+    match client.post_as::<IgnoredAny>(&format!("/v1/sessions/{session}/turns/current/end"), &body) {
         Ok(_) => Ok(()),
         Err(err) => match err.downcast::<ApiFailure>() {
             Ok(failure) if matches!(failure.status, 404 | 409) => Ok(()),

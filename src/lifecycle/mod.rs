@@ -236,5 +236,6 @@ fn probe_once(loc: &Located, ask: bool) -> Running {
 }
 
 fn answers(dir: &Path) -> bool {
-    Client::at(dir, PROBE_TIMEOUT).is_ok_and(|client| client.get("/v1/status").is_ok())
+    Client::at(dir, PROBE_TIMEOUT)
+        .is_ok_and(|client| client.get_as::<serde::de::IgnoredAny>("/v1/status").is_ok())
 }
