@@ -13,8 +13,7 @@ use super::handlers::{sync_if, valid_session};
 use super::render::first_line;
 use crate::history::Counts;
 use crate::model::format_time;
-use crate::restore::outcome::{ActionLine, ActionStatus, Outcome};
-use crate::restore::plan::Action;
+use crate::restore::outcome::{ActionLine, Outcome};
 use crate::sessions::{review, turns};
 use crate::timeline::{self, Cursor, Entry, OutsideEntry, RollbackEntry, Scope, TurnEntry};
 use crate::wire::timeline::{
@@ -175,8 +174,8 @@ fn path_change(change: &crate::history::Change) -> PathChange {
 
 fn rollback_of(entry: &RollbackEntry, with_paths: bool) -> wire::RollbackEntry {
     let rollback = &entry.rollback;
-    let outcome = entry.outcome.as_ref();
-    let changes = with_paths.then(|| outcome.map(rollback_paths).unwrap_or_default());
+    let brief = rollback.brief.as_ref();
+    let changes = with_paths.then(|| entry.outcome.as_ref().map(rollback_paths).unwrap_or_default());
     wire::RollbackEntry {
         kind: entry.kind,
         time: format_time(rollback.created_at),
@@ -184,31 +183,15 @@ fn rollback_of(entry: &RollbackEntry, with_paths: bool) -> wire::RollbackEntry {
         session: rollback.session.clone(),
         rollback_id: rollback.id,
         operation: rollback.kind,
-        target: outcome.map(|o| o.target.clone()),
+        target: brief.and_then(|b| serde_json::from_str(b.target.as_deref()?).ok()),
         status: rollback.status,
         paths: (!entry.paths.is_empty()).then(|| entry.paths.clone()),
         redo_of: rollback.redo_of,
-        counts: outcome.map(rollback_counts),
-        recovery: outcome.and_then(|o| o.recovery.clone()),
-        actor: outcome.and_then(|o| o.actor),
+        counts: brief.map(RollbackCounts::of),
+        recovery: brief.and_then(|b| b.recovery.clone()),
+        actor: brief.and_then(|b| serde_json::from_value(serde_json::Value::from(b.actor.clone()?)).ok()),
         changes,
     }
-}
-
-fn rollback_counts(outcome: &Outcome) -> RollbackCounts {
-    let mut counts = RollbackCounts {
-        skipped: outcome.skipped.len(),
-        kept: outcome.kept.len(),
-        ..RollbackCounts::default()
-    };
-    for action in outcome.actions.iter().filter(|a| a.status == ActionStatus::Done) {
-        match action.action {
-            Action::Create => counts.added += 1,
-            Action::Restore | Action::SetMode | Action::Relink => counts.modified += 1,
-            Action::Delete | Action::RemoveDir => counts.deleted += 1,
-        }
-    }
-    counts
 }
 
 fn rollback_paths(outcome: &Outcome) -> Vec<RollbackPath> {

@@ -1,7 +1,7 @@
 //! Rollbacks in brief: every column of a rollback but its stored answer, which can be large,
-//! and the listing's part of that answer (target, paths done and skipped, recovery note,
-//! `journal::Brief`), which SQLite derives from it whenever it is written (migration 0014):
-//! the timeline and a session's listing read these, never the answers themselves.
+//! and the brief SQLite derives from that answer whenever it is written (`journal::Brief`,
+//! migrations 0014 and 0016): the timeline and a session's listing read these; only the
+//! timeline's paths read the answers themselves.
 
 use rusqlite::{Connection, Result};
 

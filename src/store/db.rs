@@ -24,6 +24,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0013_store_size.sql"),
     include_str!("../../migrations/0014_rollback_briefs.sql"),
     include_str!("../../migrations/0015_permission_bits.sql"),
+    include_str!("../../migrations/0016_rollback_counts.sql"),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -255,7 +256,7 @@ mod tests {
         assert_eq!(tables, 1);
     }
 
-    /// Migration 14 gives the rollbacks recorded before it their briefs, from their answers.
+    /// Migrations 14 and 16 give the rollbacks recorded before them their briefs, from their answers.
     #[test]
     fn the_rollbacks_of_an_older_index_get_their_briefs_when_it_is_opened() {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -264,7 +265,7 @@ mod tests {
         for sql in &MIGRATIONS[..12] {
             old.execute_batch(sql).expect("migration");
         }
-        let answer = r#"{"target":{"to":"before","turn":2,"seq":7},"actions":[{"status":"done"},{"status":"skipped"},{"status":"done"}],"skipped":[{"path":"b"}],"recovery":"finished at start-up"}"#;
+        let answer = r#"{"target":{"to":"before","turn":2,"seq":7},"actions":[{"action":"create","status":"done"},{"action":"delete","status":"skipped"},{"action":"set_mode","status":"done"},{"action":"remove_dir","status":"done"}],"skipped":[{"path":"b"}],"kept":[{"path":"d"}],"recovery":"finished at start-up","actor":"mcp"}"#;
         old.execute_batch(&format!(
             "PRAGMA user_version = 12;
              INSERT INTO sessions (id, name, created_at) VALUES (1, 's', 0);
@@ -280,8 +281,17 @@ mod tests {
             brief.target.as_deref(),
             Some(r#"{"to":"before","turn":2,"seq":7}"#)
         );
-        assert_eq!((brief.done, brief.skipped), (2, 1));
+        let counts = (
+            brief.added,
+            brief.modified,
+            brief.deleted,
+            brief.skipped,
+            brief.kept,
+        );
+        assert_eq!(counts, (1, 1, 1, 1, 1));
+        assert_eq!(brief.done(), 3);
         assert_eq!(brief.recovery.as_deref(), Some("finished at start-up"));
+        assert_eq!(brief.actor.as_deref(), Some("mcp"));
         assert_eq!(briefs[1].brief, None);
     }
 

@@ -100,15 +100,28 @@ pub struct RollbackRow {
     pub outcome: Option<String>,
 }
 
-/// The listing's part of a stored answer, which SQLite derives from it whenever it is written
-/// (migration 0014).
+/// What the timeline and a session's listing show of a stored answer, which SQLite derives
+/// from it whenever it is written (migrations 0014 and 0016): the one rule for these counts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Brief {
     /// The answer's `target`, as JSON (`None`: the answer has none).
     pub target: Option<String>,
-    pub done: i64,
-    pub skipped: i64,
+    /// The paths it created, restored (content, mode or link target) and deleted.
+    pub added: usize,
+    pub modified: usize,
+    pub deleted: usize,
+    pub skipped: usize,
+    pub kept: usize,
     pub recovery: Option<String>,
+    /// Who asked for it, when not the user (`mcp`).
+    pub actor: Option<String>,
+}
+
+impl Brief {
+    /// The paths it changed.
+    pub fn done(&self) -> usize {
+        self.added + self.modified + self.deleted
+    }
 }
 
 /// What a new rollback row says.
@@ -275,7 +288,8 @@ macro_rules! select_rollbacks {
         concat!(
             "SELECT id, session_id, (SELECT name FROM sessions s WHERE s.id = rollbacks.session_id),
                 kind, target_seq, from_seq, position, prev_position, redo_of, status, created_at,
-                paths, brief_target, brief_done, brief_skipped, brief_recovery, temp_tag, ",
+                paths, brief_target, brief_added, brief_modified, brief_deleted, brief_skipped,
+                brief_kept, brief_recovery, brief_actor, temp_tag, ",
             $answer,
             " FROM rollbacks"
         )
@@ -286,12 +300,20 @@ pub(crate) use select_rollbacks;
 const ROLLBACK_SELECT: &str = select_rollbacks!("outcome");
 
 pub(crate) fn rollback_from_row(r: &Row<'_>) -> Result<RollbackRow> {
+    let count = |i| {
+        r.get::<_, Option<i64>>(i)
+            .map(|n| usize::try_from(n.unwrap_or(0)).unwrap_or(0))
+    };
     let brief = match r.get::<_, Option<i64>>(13)? {
-        Some(done) => Some(Brief {
+        Some(_) => Some(Brief {
             target: r.get(12)?,
-            done,
-            skipped: r.get::<_, Option<i64>>(14)?.unwrap_or(0),
-            recovery: r.get(15)?,
+            added: count(13)?,
+            modified: count(14)?,
+            deleted: count(15)?,
+            skipped: count(16)?,
+            kept: count(17)?,
+            recovery: r.get(18)?,
+            actor: r.get(19)?,
         }),
         None => None,
     };
@@ -309,8 +331,8 @@ pub(crate) fn rollback_from_row(r: &Row<'_>) -> Result<RollbackRow> {
         created_at: r.get(10)?,
         paths: r.get(11)?,
         brief,
-        temp_tag: r.get(16)?,
-        outcome: r.get(17)?,
+        temp_tag: r.get(20)?,
+        outcome: r.get(21)?,
     })
 }
 

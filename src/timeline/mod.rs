@@ -123,7 +123,8 @@ pub struct RollbackEntry {
     pub rollback: RollbackRow,
     /// The paths it was restricted to (empty: the whole workspace).
     pub paths: Vec<String>,
-    /// Its stored answer: what it did, path by path (`None` when none can be read).
+    /// Its stored answer, read when the query asked for paths: what it did, path by path
+    /// (`None` when none can be read). The counts are in `rollback.brief`.
     pub outcome: Option<Outcome>,
 }
 
@@ -173,7 +174,12 @@ pub fn page(conn: &Connection, query: &Query) -> Result<Page, LookupError> {
     for (at, i) in placed {
         entries.push(match at.rank {
             0 => Entry::Turn(turn_entry(conn, at, &turns[i], &undone, query.with_paths)?),
-            1 => Entry::Rollback(Box::new(rollback_entry(conn, at, &rollbacks[i])?)),
+            1 => Entry::Rollback(Box::new(rollback_entry(
+                conn,
+                at,
+                &rollbacks[i],
+                query.with_paths,
+            )?)),
             _ => Entry::Outside(outside::entry(conn, at, &outside[i])?),
         });
     }
@@ -222,13 +228,21 @@ fn turn_entry(
     })
 }
 
-fn rollback_entry(conn: &Connection, at: Cursor, rollback: &RollbackRow) -> rusqlite::Result<RollbackEntry> {
+fn rollback_entry(
+    conn: &Connection,
+    at: Cursor,
+    rollback: &RollbackRow,
+    with_paths: bool,
+) -> rusqlite::Result<RollbackEntry> {
     let paths: Vec<String> = rollback
         .paths
         .as_deref()
         .and_then(|json| serde_json::from_str(json).ok())
         .unwrap_or_default();
-    let outcome = sql::rollback_outcome(conn, rollback.id)?.and_then(|json| serde_json::from_str(&json).ok());
+    let outcome = match with_paths {
+        true => sql::rollback_outcome(conn, rollback.id)?.and_then(|json| serde_json::from_str(&json).ok()),
+        false => None,
+    };
     Ok(RollbackEntry {
         cursor: at,
         kind: RollbackEntryKind::of(rollback, &paths),

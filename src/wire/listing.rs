@@ -1,14 +1,13 @@
 //! A session's turns listing (`GET /v1/sessions/{s}/turns`): every turn with its counts, then
-//! the session's rollbacks, each read from its brief (which SQLite derives from the stored
-//! answer whenever it is written, migration 0014: the one place that rule lives). It is
-//! serialized straight into the answer: a long session has thousands of turns.
+//! the session's rollbacks, each read from its brief (`journal::Brief`, which SQLite derives
+//! from the stored answer whenever it is written). It is serialized straight into the answer:
+//! a long session has thousands of turns.
 
 use serde::{Deserialize, Serialize};
 
 use crate::model::RollbackKind;
 use crate::restore::chain::Target;
-use crate::store::journal::RollbackRow;
-use crate::store::journal::Status;
+use crate::store::journal::{Brief, RollbackRow, Status};
 use crate::wire::turn::TurnSummary;
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -36,15 +35,14 @@ impl RollbackSummary {
     pub fn of(row: RollbackRow) -> Self {
         let brief = row.brief;
         let target = brief.as_ref().and_then(|b| b.target.as_deref());
-        let count = |n: i64| usize::try_from(n).unwrap_or(0);
         Self {
             rollback_id: row.id,
             operation: row.kind,
             target: target.and_then(|json| serde_json::from_str(json).ok()),
             status: row.status,
             time: crate::model::format_time(row.created_at),
-            paths_done: brief.as_ref().map_or(0, |b| count(b.done)),
-            skipped: brief.as_ref().map_or(0, |b| count(b.skipped)),
+            paths_done: brief.as_ref().map_or(0, Brief::done),
+            skipped: brief.as_ref().map_or(0, |b| b.skipped),
             recovery: brief.and_then(|b| b.recovery),
         }
     }

@@ -147,6 +147,18 @@ pub struct RollbackCounts {
     pub kept: usize,
 }
 
+impl RollbackCounts {
+    pub fn of(brief: &crate::store::journal::Brief) -> Self {
+        Self {
+            added: brief.added,
+            modified: brief.modified,
+            deleted: brief.deleted,
+            skipped: brief.skipped,
+            kept: brief.kept,
+        }
+    }
+}
+
 /// One path a rollback acted on.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RollbackPath {
