@@ -64,8 +64,7 @@ impl Worker {
         match retried {
             Ok(None) => {
                 tracing::info!("a rollback applied during a storage fault is recorded now");
-                self.owed.unrecorded = None;
-                self.ctx.stats.set_storage(None);
+                self.fault_over();
                 true
             }
             Ok(Some(not_recorded)) => {
@@ -83,6 +82,23 @@ impl Worker {
         }
     }
 
+    /// A walk the store failed: what it would have recorded is owed, `paths` among it, and
+    /// the walk runs again (a whole rescan) before the next command, which is refused until
+    /// it succeeds (G12).
+    pub(super) fn owe_walk(&mut self, err: &rusqlite::Error, paths: Vec<RelPath>) {
+        let fault = StorageFault::of_batch(err);
+        self.ctx.stats.storage_failed(&fault);
+        self.owe(fault, paths);
+        self.owed.rescan = true;
+    }
+
+    /// A storage fault over: nothing is unrecorded now.
+    fn fault_over(&mut self) {
+        if self.owed.unrecorded.take().is_some() {
+            self.ctx.stats.set_storage(None);
+        }
+    }
+
     /// A storage fault in force: `paths` (none, for a walk that must run again whole) are not
     /// recorded, and every command that changes the record is refused until they are (G12).
     pub(super) fn owe(&mut self, fault: StorageFault, paths: Vec<RelPath>) {
@@ -95,9 +111,7 @@ impl Worker {
     pub(super) fn storage_outcome(&mut self, failed: Vec<RelPath>, fault: Option<StorageFault>) {
         let (false, Some(fault)) = (failed.is_empty(), fault) else {
             self.batch.succeeded();
-            if self.owed.unrecorded.take().is_some() {
-                self.ctx.stats.set_storage(None);
-            }
+            self.fault_over();
             return;
         };
         self.batch.requeue(failed.iter().cloned(), Instant::now());
@@ -159,14 +173,7 @@ impl Worker {
                 }
                 self.also_failed(recorded.failed, recorded.fault);
             }
-            Err(err) => {
-                // What the walk would have recorded is owed: the whole rescan runs again
-                // before the next command, which is refused until it succeeds (G12).
-                let fault = StorageFault::of_batch(&err);
-                self.ctx.stats.storage_failed(&fault);
-                self.owe(fault, Vec::new());
-                self.owed.rescan = true;
-            }
+            Err(err) => self.owe_walk(&err, Vec::new()),
         }
     }
 }

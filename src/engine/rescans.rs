@@ -10,7 +10,6 @@ use crate::capture::record::Attribution;
 use crate::capture::rescan::{rescan, rescan_into_view};
 use crate::capture::tracked::RulesChanged;
 use crate::paths::RelPath;
-use crate::store::fault::StorageFault;
 use crate::watch::filter::IgnoreRules;
 
 impl Worker {
@@ -46,11 +45,7 @@ impl Worker {
                 false
             }
             Err(err) => {
-                // Owed until one succeeds; meanwhile commands are refused (G12).
-                let fault = StorageFault::of_batch(&err);
-                self.ctx.stats.storage_failed(&fault);
-                self.owe(fault, dir.cloned().into_iter().collect());
-                self.owed.rescan = true;
+                self.owe_walk(&err, dir.cloned().into_iter().collect());
                 self.batch.failed(Instant::now());
                 false
             }
