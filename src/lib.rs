@@ -45,8 +45,9 @@
 //!   workspace-relative byte paths; the words of PRODUCT.md 2 as types.
 //!
 //! Its clients:
-//! - [`wire`]: the answers of the API as types, serialized by `api` and read back by every
-//!   client: the CLI and the MCP server read no answer by key.
+//! - [`wire`]: the API's requests and answers as types, read and written by `api` and by
+//!   every client: the CLI, the hooks and the MCP server build no request and read no answer
+//!   by key.
 //! - [`client`]: the HTTP client of the CLI, the hooks and the MCP server.
 //! - [`lifecycle`]: the daemon seen from outside: which workspace a directory belongs to,
 //!   whether its daemon runs, starting it in the background (logging through [`log_file`]),

@@ -6,7 +6,6 @@ use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use serde::Deserialize;
-use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::access::JsonBody;
@@ -20,6 +19,7 @@ use crate::sessions;
 use crate::sessions::turns::{self, TurnMarker, TurnSelector};
 use crate::store::{briefs, journal};
 use crate::wire::listing::{Listing, RollbackSummary};
+use crate::wire::request::{Fork, Gc, TurnEnd, TurnStart, Verify};
 use crate::wire::session::{Forked, Sessions};
 use crate::wire::status::{FailedRollback, Filesystem, OpenTurn, Recovery, Status};
 use crate::wire::turn::TurnStarted;
@@ -80,16 +80,6 @@ pub async fn status(State(state): State<Arc<AppState>>) -> Result<Json<Status>, 
         .await
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TurnStartBody {
-    #[serde(rename = "ref")]
-    turn_ref: Option<String>,
-    label: Option<String>,
-    /// The agent whose hook sends the marker (`claude-code`, ...), stored on the session.
-    agent: Option<String>,
-}
-
 /// What `agent` may be: 1 to 64 characters of `A-Za-z0-9._:-`.
 fn valid_agent(agent: Option<&str>) -> Result<(), ApiError> {
     let fits = |a: &str| {
@@ -109,7 +99,7 @@ fn valid_agent(agent: Option<&str>) -> Result<(), ApiError> {
 pub async fn start_turn(
     State(state): State<Arc<AppState>>,
     Path(session): Path<String>,
-    JsonBody(body): JsonBody<TurnStartBody>,
+    JsonBody(body): JsonBody<TurnStart>,
 ) -> Result<(StatusCode, Json<TurnStarted>), ApiError> {
     valid_session(&session)?;
     valid_agent(body.agent.as_deref())?;
@@ -148,13 +138,6 @@ pub async fn start_turn(
     Ok((StatusCode::CREATED, Json(body)))
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TurnEndBody {
-    /// Sets the label of a turn that was started without one.
-    label: Option<String>,
-}
-
 /// Waits until every write made before the request is recorded (the barrier).
 pub async fn synced(state: &AppState) -> Result<(), ApiError> {
     // No daemon runs: nothing can change the index, every write is in it.
@@ -171,7 +154,7 @@ pub async fn synced(state: &AppState) -> Result<(), ApiError> {
 pub async fn end_turn(
     State(state): State<Arc<AppState>>,
     Path((session, turn)): Path<(String, String)>,
-    JsonBody(body): JsonBody<TurnEndBody>,
+    JsonBody(body): JsonBody<TurnEnd>,
 ) -> TurnAnswer {
     valid_session(&session)?;
     let (reply, answer) = oneshot::channel();
@@ -284,17 +267,10 @@ pub async fn list_turns(
         .await
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ForkBody {
-    new_session: Option<String>,
-    turn: Option<Value>,
-}
-
 pub async fn fork(
     State(state): State<Arc<AppState>>,
     Path(parent): Path<String>,
-    JsonBody(body): JsonBody<ForkBody>,
+    JsonBody(body): JsonBody<Fork>,
 ) -> Result<(StatusCode, Json<Forked>), ApiError> {
     valid_session(&parent)?;
     let (Some(new_session), Some(turn)) = (body.new_session, body.turn) else {
@@ -372,17 +348,10 @@ pub async fn method_not_allowed() -> ApiError {
     )
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GcBody {
-    #[serde(default)]
-    dry_run: bool,
-}
-
 /// `POST /v1/gc`: retention now (or what it would remove).
 pub async fn gc(
     State(state): State<Arc<AppState>>,
-    JsonBody(body): JsonBody<GcBody>,
+    JsonBody(body): JsonBody<Gc>,
 ) -> Result<Json<GcReport>, ApiError> {
     // With the workspace lost the history is all the user has left: retention waits.
     let lost = |state: &AppState| {
@@ -405,14 +374,10 @@ pub async fn gc(
     Ok(Json(report))
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct VerifyBody {}
-
 /// `POST /v1/verify`: a verification pass now (G2), behind the barrier: what it recorded.
 pub async fn verify(
     State(state): State<Arc<AppState>>,
-    JsonBody(_): JsonBody<VerifyBody>,
+    JsonBody(_): JsonBody<Verify>,
 ) -> Result<Json<Verified>, ApiError> {
     let (reply, answer) = oneshot::channel();
     state.worker.send(Command::Verify { reply })?;

@@ -6,8 +6,6 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use serde::Deserialize;
-use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::AppState;
@@ -19,6 +17,7 @@ use crate::model::format_time;
 use crate::pins::{self, PinError, Point};
 use crate::store::pins::PinRow;
 use crate::wire::pin::{Pin, Pins};
+use crate::wire::request::NewPin;
 
 /// A pin as the API shows it.
 fn view(pin: PinRow) -> Pin {
@@ -40,21 +39,10 @@ pub async fn list(State(state): State<Arc<AppState>>) -> Result<Json<Pins>, ApiE
     }))
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PinBody {
-    name: Option<String>,
-    /// The end of this turn (a number, a ref or `current`) of `session`.
-    turn: Option<Value>,
-    session: Option<String>,
-    /// An RFC 3339 time.
-    at: Option<String>,
-}
-
 /// `POST /v1/pins`: a pin at the end of a turn, at a time, or now; 201 with the pin.
 pub async fn create(
     State(state): State<Arc<AppState>>,
-    JsonBody(body): JsonBody<PinBody>,
+    JsonBody(body): JsonBody<NewPin>,
 ) -> Result<(StatusCode, Json<Pin>), ApiError> {
     let Some(name) = body.name.clone() else {
         return Err(ApiError::bad_request(
@@ -75,7 +63,7 @@ pub async fn create(
 }
 
 /// The point a pin request names: `turn` (with `session`), `at`, or neither (now).
-fn point(body: PinBody) -> Result<Point, ApiError> {
+fn point(body: NewPin) -> Result<Point, ApiError> {
     let bad = |message: &str| Err(ApiError::bad_request(ErrorCode::BadRequest, message));
     match (body.turn, body.session, body.at) {
         (Some(_), _, Some(_)) => bad("give \"turn\" (with \"session\") or \"at\", not both"),

@@ -5,7 +5,6 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{Path, State};
-use serde::Deserialize;
 use tokio::sync::oneshot;
 
 use super::AppState;
@@ -16,19 +15,13 @@ use crate::engine::Command;
 use crate::history;
 use crate::paths::RelPath;
 use crate::sessions::turns::{self, TurnSelector};
+use crate::wire::request;
 use crate::wire::turn::Review;
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ReviewBody {
-    reviewed: Option<bool>,
-    path: Option<String>,
-}
 
 pub async fn review(
     State(state): State<Arc<AppState>>,
     Path((session, turn)): Path<(String, String)>,
-    JsonBody(body): JsonBody<ReviewBody>,
+    JsonBody(body): JsonBody<request::Review>,
 ) -> Result<Json<Review>, ApiError> {
     valid_session(&session)?;
     let reviewed = body

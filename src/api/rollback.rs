@@ -6,8 +6,6 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use serde::Deserialize;
-use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::AppState;
@@ -18,40 +16,17 @@ use crate::engine::Command;
 use crate::paths::RelPath;
 use crate::restore::apply::Cause;
 use crate::restore::revert::RevertError;
-use crate::restore::{Actor, Boundary, OnConflict, Operation, Request, RollbackError};
+use crate::restore::{Operation, Request, RollbackError};
 use crate::sessions::turns::TurnSelector;
+use crate::wire::request::{Revert, Rollback};
 use crate::wire::rollback::RollbackAnswer;
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RollbackBody {
-    to: Option<Boundary>,
-    turn: Option<Value>,
-    #[serde(default)]
-    on_conflict: OnConflict,
-    #[serde(default)]
-    dry_run: bool,
-    #[serde(default)]
-    paths: Vec<String>,
-    op_id: Option<String>,
-    #[serde(default)]
-    diff: bool,
-    /// For `POST /v1/rollback`: an RFC 3339 time.
-    at: Option<String>,
-    /// For `POST /v1/rollback`: a pin's name (instead of `at`).
-    pin: Option<String>,
-    /// For `POST /v1/rollback`: a sequence number (with `paths`), instead of `at`.
-    seq: Option<i64>,
-    /// Who asks, when not the user: `mcp` for an agent through `filewatchd mcp`.
-    actor: Option<Actor>,
-}
 
 type Answer = Result<(StatusCode, Json<RollbackAnswer>), ApiError>;
 
 pub async fn rollback(
     state: State<Arc<AppState>>,
     Path(session): Path<String>,
-    JsonBody(body): JsonBody<RollbackBody>,
+    JsonBody(body): JsonBody<Rollback>,
 ) -> Answer {
     let (Some(to), Some(turn)) = (body.to, body.turn.as_ref()) else {
         return Err(ApiError::bad_request(
@@ -65,7 +40,7 @@ pub async fn rollback(
 
 /// `POST /v1/rollback`: the workspace as recorded at a time, or at the point a pin names, for
 /// users with no agent hooks.
-pub async fn rollback_in_time(state: State<Arc<AppState>>, JsonBody(body): JsonBody<RollbackBody>) -> Answer {
+pub async fn rollback_in_time(state: State<Arc<AppState>>, JsonBody(body): JsonBody<Rollback>) -> Answer {
     let operation = match (body.at.as_deref(), body.pin.clone(), body.seq) {
         (Some(at), None, None) => Operation::Time {
             at_ms: parse_time(at)?,
@@ -83,7 +58,7 @@ pub async fn rollback_in_time(state: State<Arc<AppState>>, JsonBody(body): JsonB
 }
 
 /// `POST /v1/redo`: undo the latest time rollback.
-pub async fn redo_in_time(state: State<Arc<AppState>>, JsonBody(body): JsonBody<RollbackBody>) -> Answer {
+pub async fn redo_in_time(state: State<Arc<AppState>>, JsonBody(body): JsonBody<Rollback>) -> Answer {
     run(state, None, Operation::Redo, body).await
 }
 
@@ -91,26 +66,12 @@ fn parse_time(text: &str) -> Result<i64, ApiError> {
     crate::model::parse_time(text).map_err(|e| ApiError::bad_request(ErrorCode::BadTime, e))
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RevertBody {
-    path: Option<String>,
-    hunk: Option<u16>,
-    #[serde(default)]
-    on_conflict: OnConflict,
-    #[serde(default)]
-    dry_run: bool,
-    op_id: Option<String>,
-    #[serde(default)]
-    diff: bool,
-}
-
 /// `POST /v1/sessions/{s}/turns/{n}/revert`: one file of a turn back to the turn's start, or
 /// one hunk of the turn's diff of it taken back; a rollback of the session.
 pub async fn revert(
     state: State<Arc<AppState>>,
     Path((session, turn)): Path<(String, String)>,
-    JsonBody(body): JsonBody<RevertBody>,
+    JsonBody(body): JsonBody<Revert>,
 ) -> Answer {
     let Some(path) = body.path else {
         return Err(ApiError::bad_request(
@@ -122,13 +83,13 @@ pub async fn revert(
         turn: TurnSelector::parse(&turn),
         hunk: body.hunk,
     };
-    let body = RollbackBody {
+    let body = Rollback {
         on_conflict: body.on_conflict,
         dry_run: body.dry_run,
         paths: vec![path],
         op_id: body.op_id,
         diff: body.diff,
-        ..RollbackBody::default()
+        ..Rollback::default()
     };
     run(state, Some(session), operation, body).await
 }
@@ -136,7 +97,7 @@ pub async fn revert(
 pub async fn undo(
     state: State<Arc<AppState>>,
     Path(session): Path<String>,
-    JsonBody(body): JsonBody<RollbackBody>,
+    JsonBody(body): JsonBody<Rollback>,
 ) -> Answer {
     run(state, Some(session), Operation::Undo, body).await
 }
@@ -144,7 +105,7 @@ pub async fn undo(
 pub async fn redo(
     state: State<Arc<AppState>>,
     Path(session): Path<String>,
-    JsonBody(body): JsonBody<RollbackBody>,
+    JsonBody(body): JsonBody<Rollback>,
 ) -> Answer {
     run(state, Some(session), Operation::Redo, body).await
 }
@@ -153,7 +114,7 @@ async fn run(
     State(state): State<Arc<AppState>>,
     session: Option<String>,
     operation: Operation,
-    body: RollbackBody,
+    body: Rollback,
 ) -> Answer {
     if let Some(session) = &session {
         valid_session(session)?;

@@ -18,12 +18,12 @@ use std::sync::atomic::{AtomicI32, Ordering};
 
 use anyhow::Context;
 use clap::Args;
-use serde_json::json;
 
 use super::flags::ServeArgs;
 use super::session::session_name;
 use super::style::counted;
 use super::{Client, escape};
+use crate::wire::request::{self, TurnStart};
 use crate::wire::turn::{Turn, TurnStarted};
 
 /// The session of `exec` turns when neither `--session` nor `$FILEWATCHD_SESSION` names one.
@@ -104,7 +104,10 @@ pub fn exec(args: &ServeArgs, cmd: ExecCmd) -> anyhow::Result<ExitCode> {
     let ran = run(&cmd.command);
     say_not_started(&cmd.command[0], &ran);
     let turn = answer.turn;
-    match client.post_as(&format!("/v1/sessions/{session}/turns/{turn}/end"), &json!({})) {
+    match client.post_as(
+        &format!("/v1/sessions/{session}/turns/{turn}/end"),
+        &request::TurnEnd::default(),
+    ) {
         Ok(ended) => eprintln!("{}", summary(&ended, &session)),
         Err(err) => {
             let err = format!("{err:#}");
@@ -162,8 +165,13 @@ fn runnable(path: &Path) -> std::io::Result<()> {
 /// Finds the daemon and starts the turn; says so when that ended the session's open turn.
 fn start_turn(args: &ServeArgs, session: &str, label: &str) -> anyhow::Result<(Client, TurnStarted)> {
     let client = Client::discover(args.root.as_deref(), args.state_dir.as_deref())?;
-    let answer: TurnStarted =
-        client.post_as(&format!("/v1/sessions/{session}/turns"), &json!({"label": label}))?;
+    let answer: TurnStarted = client.post_as(
+        &format!("/v1/sessions/{session}/turns"),
+        &TurnStart {
+            label: Some(label.to_string()),
+            ..TurnStart::default()
+        },
+    )?;
     if let Some(ended) = &answer.ended {
         eprintln!(
             "filewatchd: ended turn {} of {session} first (it was still open)",
@@ -283,6 +291,7 @@ fn run(words: &[OsString]) -> Ran {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn the_label_is_the_command_line_quoted_where_a_shell_needs_it() {

@@ -6,6 +6,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use crate::restore::OnConflict;
+
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
     /// The workspace root (default: the current directory).
@@ -39,11 +41,11 @@ pub struct ConflictFlags {
 
 impl ConflictFlags {
     /// The conflict policy as the API names it.
-    pub fn on_conflict(&self) -> &'static str {
+    pub fn on_conflict(&self) -> OnConflict {
         match (self.skip_conflicts, self.force) {
-            (true, _) => "skip",
-            (_, true) => "force",
-            _ => "abort",
+            (true, _) => OnConflict::Skip,
+            (_, true) => OnConflict::Force,
+            _ => OnConflict::Abort,
         }
     }
 }

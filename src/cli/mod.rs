@@ -35,11 +35,11 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{anyhow, bail};
-use serde_json::json;
 
 use crate::client::{ApiFailure, Client, Hint};
 use crate::daemon::{self, ServeOptions};
 use crate::wire::error::ErrorCode;
+use crate::wire::request;
 use crate::wire::session::Forked;
 use crate::wire::turn::{Turn, TurnStarted};
 pub use args::*;
@@ -125,11 +125,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Fork(cmd) => fork(&client, cmd),
         Command::Gc(cmd) => {
-            let answer = client.post_as("/v1/gc", &json!({"dry_run": cmd.dry_run}))?;
+            let answer = client.post_as("/v1/gc", &request::Gc { dry_run: cmd.dry_run })?;
             print::answer(&answer, cmd.json.json, print::gc)
         }
         Command::Verify(flag) => {
-            let answer = client.post_as("/v1/verify", &json!({}))?;
+            let answer = client.post_as("/v1/verify", &request::Verify {})?;
             print::answer(&answer, flag.json, print::verified)
         }
         Command::Rollback(cmd) => return rollback::rollback(&client, &args, cmd),
@@ -168,7 +168,11 @@ fn turn(client: &Client, cmd: TurnCmd) -> anyhow::Result<()> {
             json,
         } => {
             let session = session::resolve_for_turn_start(client, session.session)?;
-            let body = json!({"label": label, "ref": turn_ref});
+            let body = request::TurnStart {
+                label,
+                turn_ref,
+                agent: None,
+            };
             let answer: TurnStarted = client.post_as(&format!("/v1/sessions/{session}/turns"), &body)?;
             print::answer(&answer, json.json, print::turn_started)
         }
@@ -177,7 +181,7 @@ fn turn(client: &Client, cmd: TurnCmd) -> anyhow::Result<()> {
             let answer: Turn = client
                 .post_as(
                     &format!("/v1/sessions/{session}/turns/{}/end", encode(&turn)),
-                    &json!({}),
+                    &request::TurnEnd::default(),
                 )
                 .hint(ErrorCode::TurnNotOpen, "`filewatchd turn start` opens one")?;
             print::answer(&answer, json.json, show::turn_ended)
@@ -187,11 +191,10 @@ fn turn(client: &Client, cmd: TurnCmd) -> anyhow::Result<()> {
 
 fn fork(client: &Client, cmd: ForkCmd) -> anyhow::Result<()> {
     let parent = resolve_session(client, cmd.session.session)?;
-    let turn = cmd
-        .turn
-        .parse::<i64>()
-        .map_or_else(|_| json!(cmd.turn), |n| json!(n));
-    let body = json!({"new_session": cmd.new_session, "turn": turn});
+    let body = request::Fork {
+        new_session: Some(cmd.new_session),
+        turn: Some(request::turn(&cmd.turn)),
+    };
     let answer: Forked = client.post_as(&format!("/v1/sessions/{parent}/fork"), &body)?;
     print::answer(&answer, cmd.json.json, |a| {
         println!(

@@ -2,13 +2,13 @@
 //! `rollback --pin NAME` returns to.
 
 use clap::Args;
-use serde_json::json;
 
 use super::flags::{JsonFlag, SessionArg, valid_duration, valid_time};
 use super::style::{Paint, paint};
 use super::{Client, Hint, encode, escape, print, resolve_session, rollback};
 use crate::wire::error::ErrorCode;
 use crate::wire::pin::{Pin, Pins};
+use crate::wire::request::{self, NewPin};
 
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("point").args(["turn", "at", "ago"])))]
@@ -40,16 +40,19 @@ pub struct UnpinCmd {
 }
 
 pub fn pin(client: &Client, cmd: PinCmd) -> anyhow::Result<()> {
-    let mut body = json!({"name": cmd.name});
+    let mut body = NewPin {
+        name: Some(cmd.name),
+        ..NewPin::default()
+    };
     if let Some(turn) = &cmd.turn {
-        body["session"] = json!(resolve_session(client, cmd.session.session)?);
-        body["turn"] = turn.parse::<i64>().map_or_else(|_| json!(turn), |n| json!(n));
+        body.session = Some(resolve_session(client, cmd.session.session)?);
+        body.turn = Some(request::turn(turn));
     }
-    match (cmd.at, cmd.ago) {
-        (Some(at), _) => body["at"] = json!(at),
-        (_, Some(ago)) => body["at"] = json!(rollback::time_ago(&ago)?),
-        _ => {}
-    }
+    body.at = match (cmd.at, cmd.ago) {
+        (Some(at), _) => Some(at),
+        (_, Some(ago)) => Some(rollback::time_ago(&ago)?),
+        _ => None,
+    };
     let answer: Pin = client
         .post_as("/v1/pins", &body)
         .hint(ErrorCode::PinExists, "`filewatchd unpin NAME` frees the name")

@@ -5,12 +5,12 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use serde_json::json;
 
 use super::flags::{ConflictFlags, JsonFlag, ServeArgs, SessionArg};
 use super::style::{Paint, paint};
 use super::{Client, Hint, encode, escape, print, resolve_session, rollback, workspace_relative};
 use crate::wire::error::ErrorCode;
+use crate::wire::request;
 use crate::wire::turn::Review;
 
 #[derive(Debug, Args)]
@@ -22,7 +22,7 @@ pub struct RevertCmd {
     pub path: String,
     /// Only this hunk of the turn's diff of the file (0 is the first `@@` of `show --diff`).
     #[arg(long, value_name = "H")]
-    pub hunk: Option<usize>,
+    pub hunk: Option<u16>,
     #[command(flatten)]
     pub session: SessionArg,
     #[command(flatten)]
@@ -34,14 +34,13 @@ pub struct RevertCmd {
 pub fn revert(client: &Client, args: &ServeArgs, cmd: RevertCmd) -> anyhow::Result<ExitCode> {
     let session = resolve_session(client, cmd.session.session)?;
     let path = workspace_relative(client, args, &cmd.path)?;
-    let mut body = json!({
-        "path": path,
-        "on_conflict": cmd.conflicts.on_conflict(),
-        "dry_run": cmd.conflicts.dry_run,
-    });
-    if let Some(hunk) = cmd.hunk {
-        body["hunk"] = json!(hunk);
-    }
+    let body = request::Revert {
+        path: Some(path.clone()),
+        hunk: cmd.hunk,
+        on_conflict: cmd.conflicts.on_conflict(),
+        dry_run: cmd.conflicts.dry_run,
+        ..request::Revert::default()
+    };
     let route = format!(
         "/v1/sessions/{}/turns/{}/revert",
         encode(&session),
@@ -72,10 +71,11 @@ pub struct ReviewCmd {
 
 pub fn review(client: &Client, args: &ServeArgs, cmd: ReviewCmd) -> anyhow::Result<()> {
     let session = resolve_session(client, cmd.session.session)?;
-    let mut body = json!({"reviewed": !cmd.undo});
-    if let Some(path) = &cmd.path {
-        body["path"] = json!(workspace_relative(client, args, path)?);
-    }
+    let path = cmd.path.as_deref();
+    let body = request::Review {
+        reviewed: Some(!cmd.undo),
+        path: path.map(|p| workspace_relative(client, args, p)).transpose()?,
+    };
     let route = format!(
         "/v1/sessions/{}/turns/{}/review",
         encode(&session),

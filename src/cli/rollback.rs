@@ -5,11 +5,13 @@ use std::process::ExitCode;
 use std::time::SystemTime;
 
 use anyhow::{Context, bail};
-use serde_json::{Value, json};
+use serde::Serialize;
 
 use super::flags::{ConflictFlags, JsonFlag, ServeArgs, SessionArg, valid_duration, valid_time};
 use super::{ApiFailure, Client, Hint, escape, print, resolve_session, session_names, workspace_relative};
+use crate::restore::Boundary;
 use crate::wire::error::ErrorCode;
+use crate::wire::request::{self, Rollback};
 use crate::wire::rollback::RollbackAnswer;
 
 #[derive(Debug, Args)]
@@ -93,7 +95,7 @@ const EXIT_CONFLICTS: u8 = 3;
 /// Where a rollback goes.
 enum Goal {
     /// `before` or `after` a turn of a session.
-    Turn(&'static str, String),
+    Turn(Boundary, String),
     /// The state recorded at an RFC 3339 time.
     Time(String),
     /// The point a pin names.
@@ -102,8 +104,8 @@ enum Goal {
 
 fn goal(to: BoundaryArgs) -> anyhow::Result<Goal> {
     match (to.before, to.after, to.at, to.ago, to.pin) {
-        (Some(n), ..) => Ok(Goal::Turn("before", n)),
-        (_, Some(n), ..) => Ok(Goal::Turn("after", n)),
+        (Some(n), ..) => Ok(Goal::Turn(Boundary::Before, n)),
+        (_, Some(n), ..) => Ok(Goal::Turn(Boundary::After, n)),
         (_, _, Some(at), ..) => Ok(Goal::Time(at)),
         (_, _, _, Some(ago), _) => Ok(Goal::Time(time_ago(&ago)?)),
         (.., Some(pin)) => Ok(Goal::Pin(pin)),
@@ -123,17 +125,33 @@ pub fn rollback(client: &Client, args: &ServeArgs, cmd: RollbackCmd) -> anyhow::
     match goal(cmd.to)? {
         Goal::Turn(to, turn) => {
             let session = resolve_session(client, cmd.flags.session.session.clone())?;
-            let extra = json!({"to": to, "turn": turn_value(&turn)});
+            let body = Rollback {
+                to: Some(to),
+                turn: Some(request::turn(&turn)),
+                ..Rollback::default()
+            };
             send(
                 client,
                 args,
                 &format!("/v1/sessions/{session}/rollback"),
-                extra,
+                body,
                 cmd.flags,
             )
         }
-        Goal::Time(at) => send(client, args, "/v1/rollback", json!({"at": at}), cmd.flags),
-        Goal::Pin(pin) => send(client, args, "/v1/rollback", json!({"pin": pin}), cmd.flags),
+        Goal::Time(at) => {
+            let body = Rollback {
+                at: Some(at),
+                ..Rollback::default()
+            };
+            send(client, args, "/v1/rollback", body, cmd.flags)
+        }
+        Goal::Pin(pin) => {
+            let body = Rollback {
+                pin: Some(pin),
+                ..Rollback::default()
+            };
+            send(client, args, "/v1/rollback", body, cmd.flags)
+        }
     }
 }
 
@@ -143,7 +161,7 @@ pub fn undo(client: &Client, args: &ServeArgs, flags: RollbackFlags) -> anyhow::
         client,
         args,
         &format!("/v1/sessions/{session}/undo"),
-        json!({}),
+        Rollback::default(),
         flags,
     )
 }
@@ -154,14 +172,14 @@ pub fn redo(client: &Client, args: &ServeArgs, redo: RedoFlags) -> anyhow::Resul
     let flags = redo.flags;
     let no_sessions = flags.session.session.is_none() && session_names(client)?.is_empty();
     if redo.time || no_sessions {
-        return send(client, args, "/v1/redo", json!({}), flags);
+        return send(client, args, "/v1/redo", Rollback::default(), flags);
     }
     let session = resolve_session(client, flags.session.session.clone())?;
     send(
         client,
         args,
         &format!("/v1/sessions/{session}/redo"),
-        json!({}),
+        Rollback::default(),
         flags,
     )
 }
@@ -177,13 +195,13 @@ pub fn restore(client: &Client, args: &ServeArgs, cmd: RestoreCmd) -> anyhow::Re
         json: cmd.json,
     };
     if let Some(seq) = cmd.seq {
-        return send(client, args, "/v1/rollback", json!({"seq": seq}), flags);
+        let body = Rollback {
+            seq: Some(seq),
+            ..Rollback::default()
+        };
+        return send(client, args, "/v1/rollback", body, flags);
     }
     rollback(client, args, RollbackCmd { to: cmd.to, flags })
-}
-
-fn turn_value(turn: &str) -> Value {
-    turn.parse::<i64>().map_or_else(|_| json!(turn), |n| json!(n))
 }
 
 /// Posts the request with the common flags; prints the plan; exit 3 when refused, or when a
@@ -192,7 +210,7 @@ fn send(
     client: &Client,
     args: &ServeArgs,
     route: &str,
-    mut body: Value,
+    mut body: Rollback,
     flags: RollbackFlags,
 ) -> anyhow::Result<ExitCode> {
     let paths = flags
@@ -200,15 +218,17 @@ fn send(
         .iter()
         .map(|p| workspace_relative(client, args, p))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    body["on_conflict"] = json!(flags.conflicts.on_conflict());
-    body["dry_run"] = json!(flags.conflicts.dry_run);
-    body["paths"] = json!(paths);
-    body["diff"] = json!(flags.diff);
-    if let Some(op_id) = flags.op_id {
-        body["op_id"] = json!(op_id);
-    }
     let what = restored(&paths);
-    post_plan(client, route, &body, flags.json.json, what.as_deref())
+    body.on_conflict = flags.conflicts.on_conflict();
+    body.dry_run = flags.conflicts.dry_run;
+    body.paths = paths;
+    body.diff = flags.diff;
+    body.op_id = flags.op_id;
+    let not_found = match body.pin {
+        Some(_) => super::LIST_PINS,
+        None => super::LIST_TURNS,
+    };
+    post_plan_hinted(client, route, &body, not_found, flags.json.json, what.as_deref())
 }
 
 /// `restore of a.txt` (`of a.txt and 2 more`): what a rollback restricted to paths is.
@@ -225,14 +245,22 @@ fn restored(paths: &[String]) -> Option<String> {
 pub(super) fn post_plan(
     client: &Client,
     route: &str,
-    body: &Value,
+    body: &impl Serialize,
     json: bool,
     what: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
-    let not_found = match body.get("pin") {
-        Some(_) => super::LIST_PINS,
-        None => super::LIST_TURNS,
-    };
+    post_plan_hinted(client, route, body, super::LIST_TURNS, json, what)
+}
+
+/// `post_plan`, an unknown turn or pin answered with `not_found` (what lists them).
+fn post_plan_hinted(
+    client: &Client,
+    route: &str,
+    body: &impl Serialize,
+    not_found: &str,
+    json: bool,
+    what: Option<&str>,
+) -> anyhow::Result<ExitCode> {
     let sent = client.post_as(route, body).hint(ErrorCode::NotFound, not_found);
     let answer: RollbackAnswer = match sent {
         Ok(answer) => answer,

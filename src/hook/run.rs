@@ -9,12 +9,13 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use serde::de::IgnoredAny;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::agents;
 use super::autostart::{self, Reached};
 use super::events::{Action, Agent, HookEvent, parse};
 use crate::client::{ApiFailure, Client};
+use crate::wire::request::{TurnEnd, TurnStart};
 
 /// Every request of a hook, and a daemon it starts, together stay under the agents' patience
 /// (and our promise).
@@ -97,7 +98,11 @@ fn apply(client: &Client, agent: Agent, event: &HookEvent) -> anyhow::Result<()>
         Action::StartTurn { label, turn_ref } => {
             client.post_as::<IgnoredAny>(
                 &format!("/v1/sessions/{session}/turns"),
-                &json!({"label": label, "ref": turn_ref, "agent": agent.name()}),
+                &TurnStart {
+                    label: label.clone(),
+                    turn_ref: turn_ref.clone(),
+                    agent: Some(agent.name().to_string()),
+                },
             )?;
         }
         Action::EndTurn | Action::CloseStale => end_open_turn(client, session, None)?,
@@ -105,7 +110,11 @@ fn apply(client: &Client, agent: Agent, event: &HookEvent) -> anyhow::Result<()>
             end_open_turn(client, session, label.as_deref())?;
             client.post_as::<IgnoredAny>(
                 &format!("/v1/sessions/{session}/turns"),
-                &json!({"ref": next_ref, "agent": agent.name()}),
+                &TurnStart {
+                    turn_ref: next_ref.clone(),
+                    agent: Some(agent.name().to_string()),
+                    label: None,
+                },
             )?;
         }
         Action::StartDaemon | Action::Nothing => {}
@@ -115,9 +124,8 @@ fn apply(client: &Client, agent: Agent, event: &HookEvent) -> anyhow::Result<()>
 
 /// Ends the session's open turn; no open turn (or no session yet) is not an error.
 fn end_open_turn(client: &Client, session: &str, label: Option<&str>) -> anyhow::Result<()> {
-    let body = match label {
-        Some(label) => json!({"label": label}),
-        None => json!({}),
+    let body = TurnEnd {
+        label: label.map(str::to_string),
     };
     match client.post_as::<IgnoredAny>(&format!("/v1/sessions/{session}/turns/current/end"), &body) {
         Ok(_) => Ok(()),

@@ -9,8 +9,6 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
 use super::Options;
 use super::shape::Failure;
 use crate::client::{Client, NoDaemon};
@@ -103,7 +101,11 @@ impl Reached {
     }
 
     /// `post`, the answer read as its `crate::wire` type.
-    pub fn post_as<T: serde::de::DeserializeOwned>(&self, path: &str, body: &Value) -> Result<T, Failure> {
+    pub fn post_as<T: serde::de::DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &impl serde::Serialize,
+    ) -> Result<T, Failure> {
         self.client.post_as(path, body).map_err(Failure::from_client)
     }
 }

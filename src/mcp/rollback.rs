@@ -19,11 +19,10 @@ use super::reach::Reached;
 use super::session::Resolved;
 use super::shape::{self, Failure, page};
 use crate::restore::outcome::Outcome;
+use crate::restore::{Actor, Boundary};
 use crate::wire::error::ErrorCode;
+use crate::wire::request::Rollback;
 use crate::wire::rollback::RollbackAnswer;
-
-/// The actor an MCP rollback records.
-pub const ACTOR: &str = "mcp";
 
 /// A turn boundary: the workspace when turn `turn` started (`before`) or ended (`after`).
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
@@ -34,6 +33,13 @@ pub enum Side {
 }
 
 impl Side {
+    fn boundary(self) -> Boundary {
+        match self {
+            Self::Before => Boundary::Before,
+            Self::After => Boundary::After,
+        }
+    }
+
     pub fn word(self) -> &'static str {
         match self {
             Self::Before => "before",
@@ -94,7 +100,11 @@ impl Server {
     ) -> Result<String, String> {
         let args = args?;
         let allow = self.allow_rollback;
-        let body = json!({"dry_run": true, "diff": args.diff});
+        let body = Rollback {
+            dry_run: true,
+            diff: args.diff,
+            ..Rollback::default()
+        };
         self.in_session(args.session, &ctx, move |daemon, s| {
             let path = s.url("undo");
             let command = format!("filewatchd undo --session {}", s.name);
@@ -154,7 +164,11 @@ impl Server {
         ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
         let args = args?;
-        let body = json!({"on_conflict": "abort", "actor": ACTOR, "diff": args.diff});
+        let body = Rollback {
+            actor: Some(Actor::Mcp),
+            diff: args.diff,
+            ..Rollback::default()
+        };
         self.in_session(args.session, &ctx, move |daemon, s| {
             let command = format!("filewatchd undo --session {}", s.name);
             apply(daemon, &s.url("undo"), &body, &command)
@@ -195,19 +209,21 @@ impl Server {
     }
 }
 
-fn rollback_body(args: &RollbackArgs, dry_run: bool) -> Value {
+/// Applied, it never forces: conflicts refuse it (`on_conflict` abort).
+fn rollback_body(args: &RollbackArgs, dry_run: bool) -> Rollback {
     let turn = match &args.turn {
         TurnArg::Number(n) => json!(n),
         TurnArg::Ref(r) => json!(r),
     };
-    let mut body = json!({"to": args.to.word(), "turn": turn, "paths": args.paths, "diff": args.diff});
-    if dry_run {
-        body["dry_run"] = json!(true);
-    } else {
-        body["on_conflict"] = json!("abort");
-        body["actor"] = json!(ACTOR);
+    Rollback {
+        to: Some(args.to.boundary()),
+        turn: Some(turn),
+        dry_run,
+        paths: args.paths.clone(),
+        diff: args.diff,
+        actor: (!dry_run).then_some(Actor::Mcp),
+        ..Rollback::default()
     }
-    body
 }
 
 fn rollback_command(session: &Resolved, args: &RollbackArgs) -> String {
@@ -268,7 +284,7 @@ fn preview(
     daemon: &Reached,
     session: &Resolved,
     path: &str,
-    body: &Value,
+    body: &Rollback,
     next: Next,
 ) -> Result<Value, Failure> {
     let plan: RollbackAnswer = match daemon.post_as(path, body) {
@@ -329,7 +345,7 @@ fn as_values<T: serde::Serialize>(items: &[T]) -> Vec<Value> {
 }
 
 /// Applies (never forcing): a refusal comes back as the tool's error, with the conflicts.
-fn apply(daemon: &Reached, path: &str, body: &Value, command: &str) -> Result<Value, Failure> {
+fn apply(daemon: &Reached, path: &str, body: &Rollback, command: &str) -> Result<Value, Failure> {
     match daemon.post_as::<RollbackAnswer>(path, body) {
         Ok(done) => Ok(summary(&done.outcome, command)),
         Err(Failure::Api(api)) if api.status == 409 && api.code == Some(ErrorCode::Conflicts) => {

@@ -19,6 +19,7 @@ use super::session::Resolved;
 use super::shape::{self, Failure, finish, page};
 use crate::restore::outcome::ActionLine;
 use crate::restore::plan::Action;
+use crate::wire::request::Rollback;
 use crate::wire::rollback::RollbackAnswer;
 use crate::wire::turn::Turn;
 
@@ -138,15 +139,16 @@ fn turn_boundary(
 
 fn diff_since(daemon: &Reached, since: Value, args: &DiffSinceArgs) -> Result<Value, Failure> {
     let with_diff = args.diff.unwrap_or(args.path.is_some());
-    let mut body = json!({"dry_run": true, "diff": with_diff});
-    for key in ["seq", "pin", "at"] {
-        if !since[key].is_null() {
-            body[key] = since[key].clone();
-        }
-    }
-    if let Some(path) = &args.path {
-        body["paths"] = json!([path]);
-    }
+    let text = |key: &str| since[key].as_str().map(str::to_string);
+    let body = Rollback {
+        dry_run: true,
+        diff: with_diff,
+        seq: since["seq"].as_i64(),
+        pin: text("pin"),
+        at: text("at"),
+        paths: args.path.iter().cloned().collect(),
+        ..Rollback::default()
+    };
     let plan: RollbackAnswer = daemon
         .post_as("/v1/rollback", &body)
         .map_err(|failure| match failure {

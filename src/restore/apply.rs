@@ -14,7 +14,6 @@ use super::Workspace;
 use super::pause::PauseHook;
 use super::plan::{Note, NoteCode, Ordered, Step};
 use crate::fs::ops::{FsError, Parent, file_mode};
-use crate::fs::read::{Observation, probe};
 use crate::fs::sync::FsSync;
 use crate::fs::temp::TempNames;
 use crate::model::Hash;
@@ -284,11 +283,7 @@ impl Disk<'_> {
                 return Ok(());
             }
         }
-        let on_disk = match probe(&self.ws.root, &step.path, self.ws.max_file_size) {
-            Observation::Absent => State::Absent,
-            Observation::Present(p) => p.state,
-            _ => return Err(changed(step)),
-        };
+        let on_disk = self.ws.state_of(&step.path).ok_or_else(|| changed(step))?;
         if on_disk == step.target {
             return Err(Finished::Done(stat_now(self.ws, &step.path)));
         }

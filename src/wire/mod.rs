@@ -10,13 +10,15 @@
 //! answers, gc and verify ([`upkeep`]), with a fork ([`session::Forked`]), the review marks
 //! ([`turn::Review`]) and the page's login link ([`session::LoginCode`]). The CLI and the MCP
 //! server read every answer through these types (the hooks read none: only whether a marker
-//! was taken); the JSON still read by key is what the agents send the hooks.
+//! was taken); the JSON still read by key is what the agents send the hooks. The bodies of the
+//! requests are [`request`]'s: the daemon reads and every client writes the same types.
 
 pub mod blame;
 pub mod error;
 pub mod history;
 pub mod listing;
 pub mod pin;
+pub mod request;
 pub mod rollback;
 pub mod session;
 pub mod status;

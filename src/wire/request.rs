@@ -1,0 +1,140 @@
+//! The JSON bodies of the API's requests (docs/api.md) as types both sides use: the daemon
+//! reads them (an unknown field is refused), the CLI, the MCP server and the hooks write them.
+//! A field left out reads as its default; a client leaves out what it does not set.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::is_false;
+use crate::restore::{Actor, Boundary, OnConflict};
+
+/// A request's `"turn"` as a user typed it: its number when it is one, else the text (a ref or
+/// `current`). The daemon reads it with `TurnSelector::from_json`, which says what else it
+/// refuses.
+pub fn turn(text: &str) -> Value {
+    text.parse::<i64>()
+        .map_or_else(|_| Value::from(text), Value::from)
+}
+
+/// `POST /v1/sessions/{s}/turns`.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TurnStart {
+    #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+    pub turn_ref: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// The agent whose hook sends the marker (`claude-code`, ...), stored on the session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+}
+
+/// `POST /v1/sessions/{s}/turns/{t}/end`.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TurnEnd {
+    /// Sets the label of a turn that was started without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+}
+
+/// `POST /v1/sessions/{s}/fork`.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Fork {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_session: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<Value>,
+}
+
+/// `POST /v1/gc`.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Gc {
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub dry_run: bool,
+}
+
+/// `POST /v1/verify`: no field.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Verify {}
+
+/// `POST /v1/pins`: a pin at the end of a turn, at a time, or now.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewPin {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The end of this turn (a number, a ref or `current`) of `session`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// An RFC 3339 time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<String>,
+}
+
+/// `PUT /v1/sessions/{s}/turns/{t}/review`.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Review {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reviewed: Option<bool>,
+    /// Only this file of the turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+/// Every rollback: `undo`, `redo`, `rollback` of a session, and `POST /v1/rollback` (to a
+/// time, a pin or a sequence number).
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rollback {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<Boundary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<Value>,
+    #[serde(default)]
+    pub on_conflict: OnConflict,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub dry_run: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op_id: Option<String>,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub diff: bool,
+    /// For `POST /v1/rollback`: an RFC 3339 time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<String>,
+    /// For `POST /v1/rollback`: a pin's name (instead of `at`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pin: Option<String>,
+    /// For `POST /v1/rollback`: a sequence number (with `paths`), instead of `at`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<i64>,
+    /// Who asks, when not the user: `mcp` for an agent through `filewatchd mcp`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actor: Option<Actor>,
+}
+
+/// `POST /v1/sessions/{s}/turns/{t}/revert`: one file of a turn, or one hunk of it.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Revert {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hunk: Option<u16>,
+    #[serde(default)]
+    pub on_conflict: OnConflict,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub dry_run: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op_id: Option<String>,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub diff: bool,
+}
