@@ -198,14 +198,20 @@ impl Client {
             .method(method)
             .uri(format!("{}{path}", self.url))
             .header("Authorization", format!("Bearer {}", self.token));
+        // A URL that makes no request (a bad FILEWATCHD_URL) is a daemon not reached, as
+        // one that does not answer.
         let sent = match body {
             Some(body) => request
                 .header("Content-Type", "application/json")
                 .body(body)
-                .map(|request| self.agent.run(request)),
-            None => request.body(()).map(|request| self.agent.run(request)),
+                .map_err(ureq::Error::from)
+                .and_then(|request| self.agent.run(request)),
+            None => request
+                .body(())
+                .map_err(ureq::Error::from)
+                .and_then(|request| self.agent.run(request)),
         };
-        self.answer(sent.with_context(|| format!("{method} {path} is not a request"))?)
+        self.answer(sent)
     }
 
     /// A raw answer (file content); errors are still JSON.

@@ -121,3 +121,37 @@ fn history_reads_the_same_after_kill_9_with_a_turn_open() {
     );
     assert_read_offline(&ws, &running);
 }
+
+/// The index of another release (its schema version older or newer than this build's) is not
+/// read without its daemon: each command says why and what to do, and nothing is written.
+#[test]
+fn an_index_of_another_release_is_not_read_without_its_daemon_and_says_why() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "one\n");
+    let daemon = Daemon::start(&ws);
+    record_turns(&ws, &daemon);
+    daemon.turn_end("s");
+    daemon.stop();
+    let db = ws.state_dir().join("index.sqlite");
+    let known: i64 = rusqlite::Connection::open(&db)
+        .and_then(|conn| conn.query_row("PRAGMA user_version", [], |r| r.get(0)))
+        .expect("the schema version");
+    let upgrade = "`filewatchd start` in the workspace upgrades it";
+    for (found, says) in [(known - 1, "older"), (known + 1, "newer")] {
+        rusqlite::Connection::open(&db)
+            .and_then(|conn| conn.pragma_update(None, "user_version", found))
+            .expect("set the schema version");
+        let before = state_files(&ws);
+        for args in [&["log"][..], &["history", "a.txt"]] {
+            let out = cli_state(&ws, args);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+            assert!(
+                err.contains(&format!("schema version {found}, {says}")),
+                "{args:?}: {err}"
+            );
+            assert_eq!(err.contains(upgrade), says == "older", "{args:?}: {err}");
+        }
+        assert_eq!(state_files(&ws), before, "nothing written");
+    }
+}

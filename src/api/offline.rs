@@ -39,6 +39,8 @@ impl Offline {
             state::check_owner(path, meta.uid())?;
         }
         anyhow::ensure!(db_path.is_file(), "{} is not a file", db_path.display());
+        // An index this build cannot read (another release's schema) is said once, here.
+        crate::store::db::open_offline(&db_path)?;
         let blobs = BlobDir::at(state_dir.join("blobs"));
         let state = AppState::offline(root, state_dir, db_path, blobs, Arc::new(Stats::default()));
         let runtime = tokio::runtime::Builder::new_current_thread()

@@ -1,15 +1,16 @@
 //! What the index knows of the paths a survey walks: the stat cache of every present path,
-//! held as one 40-byte row a path (a 128-bit key: a hash of its directory, then one of its
-//! bytes; its stat print, its kind), sorted by key, and a 4-byte bucket start a row. A
-//! directory's rows are side by side, so the lookups of the entries a walker lists one
-//! directory after another touch the same few cache lines. The worker reads it while the walk runs
-//! (`Pace::Fast`) or before (`Pace::Lean`); each walker then drops every entry the index
+//! held as one 40-byte row a path (a 128-bit key: 32 bits of a hash of its directory, then 96
+//! of hashes of its bytes; its stat print, its kind), sorted by key, and a 4-byte bucket start
+//! a row. A directory's rows are side by side, so the lookups of the entries a walker lists one
+//! directory after another touch the same few cache lines. The worker reads it while the walk
+//! runs (`Pace::Fast`) or before (`Pace::Lean`); each walker then drops every entry the index
 //! proves unchanged as soon as it has listed it, so a restart holds neither the index's side
 //! as rows of paths nor the million unchanged entries of the walk, only what differs.
 //!
-//! Two paths have the same key with a chance of about n² / 2^128 (a million paths: 10^-27),
-//! the chance `StatKey::print` already takes for two stats. The keys are SipHash keyed with
-//! the process's random keys (`RandomState`), so no file name can be chosen to collide.
+//! Two paths have the same key with a chance of about n² / 2^97 (a million paths: 10^-17):
+//! two paths of one directory share the directory's 32 bits, and 96 bits tell them apart. The
+//! keys are SipHash keyed with the process's random keys (`RandomState`), so no file name can
+//! be chosen to collide.
 
 use std::hash::{BuildHasher, RandomState};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -31,10 +32,10 @@ const STOP_EVERY: usize = 4096;
 pub struct Known {
     keys: (RandomState, RandomState),
     rows: Vec<Row>,
-    /// Where the rows of each bucket (the top `64 - shift` bits of the directory's hash) begin,
-    /// and one past the last bucket's end: a lookup searches one directory's rows, where a
-    /// binary search of a million rows missed the cache some 20 times (a tenth of a restart's
-    /// CPU), and a key of the whole path alone missed it on every entry (8 %).
+    /// Where the rows of each bucket (the key's top `64 - shift` bits, at most 32: of the
+    /// directory's hash) begin, and one past the last bucket's end: a lookup searches one
+    /// directory's rows, where a binary search of a million rows missed the cache some 20 times
+    /// (a tenth of a restart's CPU), and a key of the whole path missed it on every entry (8 %).
     buckets: Vec<u32>,
     shift: u32,
     /// One bit a row: the walk found its path (same or changed).
@@ -219,13 +220,15 @@ impl Known {
     }
 }
 
-/// The hash of the path's directory (the bytes before its last `/`), then one of the path.
+/// The top 32 bits of a hash of the path's directory (the bytes before its last `/`; what a
+/// bucket is chosen by), 32 bits of one of the path, then 64 of another.
 fn key_of(keys: &(RandomState, RandomState), path: &[u8]) -> [u64; 2] {
     let dir = path
         .iter()
         .rposition(|&b| b == b'/')
         .map_or(&path[..0], |at| &path[..at]);
-    [keys.0.hash_one(dir), keys.1.hash_one(path)]
+    let high = keys.0.hash_one(dir) & !u64::from(u32::MAX);
+    [high | (keys.0.hash_one(path) >> 32), keys.1.hash_one(path)]
 }
 
 /// A walked entry as work.
@@ -303,6 +306,18 @@ mod tests {
             .map(|(path, ino)| known.verdict(&on_disk(path, ino)))
             .collect();
         assert_eq!(verdicts, [Verdict::New, Verdict::Differs, Verdict::Differs]);
+    }
+
+    #[test]
+    fn the_paths_of_one_directory_share_their_keys_bucket_bits_and_differ_below() {
+        let keys = (RandomState::new(), RandomState::new());
+        let key = |path: &str| key_of(&keys, path.as_bytes());
+        let top = |path: &str| key(path)[0] >> 32;
+        assert_eq!(top("d/a"), top("d/b"));
+        assert_eq!(top("a"), top("b"), "the root's own entries: one directory");
+        assert_ne!(key("d/a"), key("d/b"));
+        // Different directories are told apart by these bits but for a chance of 2^-32.
+        assert_ne!(top("d/a"), top("e/a"));
     }
 
     #[test]

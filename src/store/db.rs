@@ -35,6 +35,11 @@ pub enum DbError {
     Damaged { path: String, detail: String },
     #[error("the index {path} has schema version {found}, newer than this filewatchd ({known})")]
     TooNew { path: String, found: i64, known: usize },
+    /// Read without its daemon, an index an older filewatchd left: only a start migrates it.
+    #[error(
+        "the index {path} has schema version {found}, older than this filewatchd's ({known}): `filewatchd start` in the workspace upgrades it, and then it can be read without its daemon too"
+    )]
+    TooOld { path: String, found: i64, known: usize },
     #[error(
         "the index {path} cannot be read without its daemon: its write-ahead log has no -shm beside it, and reading would make one (`filewatchd start` reads it)"
     )]
@@ -153,7 +158,13 @@ pub fn open_offline(path: &Path) -> Result<Connection, DbError> {
         Connection::open_with_flags(uri, flags).map_err(|source| DbError::Open { path: shown, source })?;
     conn.busy_timeout(Duration::from_secs(5))?;
     keep_plans(&conn)?;
-    Ok(conn)
+    let (found, known) = (schema_version(&conn)?, MIGRATIONS.len());
+    let path = path.display().to_string();
+    match found.cmp(&(known as i64)) {
+        std::cmp::Ordering::Equal => Ok(conn),
+        std::cmp::Ordering::Less => Err(DbError::TooOld { path, found, known }),
+        std::cmp::Ordering::Greater => Err(DbError::TooNew { path, found, known }),
+    }
 }
 
 /// `path` as the path of a `file:` URI: every byte but the unreserved ones and `/` escaped.
