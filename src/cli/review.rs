@@ -50,7 +50,14 @@ pub fn revert(client: &Client, args: &ServeArgs, cmd: RevertCmd) -> anyhow::Resu
         Some(hunk) => format!("revert of hunk {hunk} of {}", escape::quoted(&path)),
         None => format!("revert of {}", escape::quoted(&path)),
     };
-    rollback::post_plan(client, &route, &body, cmd.json.json, Some(&what))
+    rollback::post_plan(
+        client,
+        &route,
+        &body,
+        super::LIST_TURNS,
+        cmd.json.json,
+        Some(&what),
+    )
 }
 
 #[derive(Debug, Args)]

@@ -228,7 +228,7 @@ fn send(
         Some(_) => super::LIST_PINS,
         None => super::LIST_TURNS,
     };
-    post_plan_hinted(client, route, &body, not_found, flags.json.json, what.as_deref())
+    post_plan(client, route, &body, not_found, flags.json.json, what.as_deref())
 }
 
 /// `restore of a.txt` (`of a.txt and 2 more`): what a rollback restricted to paths is.
@@ -241,19 +241,9 @@ fn restored(paths: &[String]) -> Option<String> {
 }
 
 /// Posts a rollback-like request and prints its plan or answer (headed by `what`, see
-/// `print::rollback`); exit 3 when refused, or when a dry run would be.
+/// `print::rollback`), an unknown turn or pin answered with `not_found` (what lists them);
+/// exit 3 when refused, or when a dry run would be.
 pub(super) fn post_plan(
-    client: &Client,
-    route: &str,
-    body: &impl Serialize,
-    json: bool,
-    what: Option<&str>,
-) -> anyhow::Result<ExitCode> {
-    post_plan_hinted(client, route, body, super::LIST_TURNS, json, what)
-}
-
-/// `post_plan`, an unknown turn or pin answered with `not_found` (what lists them).
-fn post_plan_hinted(
     client: &Client,
     route: &str,
     body: &impl Serialize,
