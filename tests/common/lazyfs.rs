@@ -53,7 +53,8 @@ impl LazyFs {
         }
         drop(building);
         let mut builder = tempfile::Builder::new();
-        builder.prefix("fwd-lazyfs-");
+        // No "-o" in the path: see `mount`.
+        builder.prefix("fwd_lazyfs_");
         let dir = match parent {
             Some(parent) => builder.tempdir_in(parent),
             None => builder.tempdir(),
@@ -122,32 +123,22 @@ impl Drop for LazyFs {
     }
 }
 
-/// How often a mount is tried before the test gives up on LazyFS.
-const MOUNT_TRIES: usize = 3;
-
-/// `lazyfs.sh mount`: waits until mounted, answers the lazyfs process's pid.
-///
-/// LazyFS itself has died (SIGABRT) right after its mount came up: seen once in CI, where five
-/// power-loss tests mount at once, and not in 200 such mounts here. The mount is left dead
-/// ("transport endpoint is not connected") and `lazyfs.sh` reports it never mounted. That is LazyFS's start failing,
-/// not what a test checks, so the dead mount is taken down and the mount tried again; each
-/// failed try is printed with the end of LazyFS's own log, and the last one is the error.
+/// `lazyfs.sh mount`: waits until mounted, answers the lazyfs process's pid; an error ends
+/// with the end of LazyFS's own log, which says why it did not mount.
 fn mount(build: &Path, mnt: &Path, backing: &Path) -> Result<u32, String> {
-    let mut why = String::new();
-    for attempt in 1..=MOUNT_TRIES {
-        match mount_once(build, mnt, backing) {
-            Ok(pid) => return Ok(pid),
-            Err(failed) => {
-                why = format!("{}\nLazyFS's log ends:\n{}", last_lines(&failed), log_tail(mnt));
-                eprintln!("lazyfs mount, try {attempt} of {MOUNT_TRIES}, failed: {why}");
-                umount(mnt);
-            }
-        }
+    let config = format!("{}.toml", mnt.display());
+    // LazyFS's `main` takes a `--config-path` holding "-o" (any case) for a missing one, and
+    // then dies looking for config/default.toml.
+    if config.to_ascii_lowercase().contains("-o") {
+        return Err(format!(
+            "LazyFS cannot read a config path holding \"-o\": {config}"
+        ));
     }
-    Err(why)
+    run_mount(build, mnt, backing)
+        .map_err(|failed| format!("{}\nLazyFS's log ends:\n{}", last_lines(&failed), log_tail(mnt)))
 }
 
-fn mount_once(build: &Path, mnt: &Path, backing: &Path) -> Result<u32, String> {
+fn run_mount(build: &Path, mnt: &Path, backing: &Path) -> Result<u32, String> {
     let pid = run_ok(
         Command::new("bash")
             .arg(lazyfs_sh())
