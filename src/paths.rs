@@ -52,6 +52,11 @@ impl RelPath {
         &self.0
     }
 
+    /// The bytes, given back (a walk reuses them for the next entry's path).
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.0
+    }
+
     pub fn as_path(&self) -> &Path {
         Path::new(OsStr::from_bytes(&self.0))
     }

@@ -3,15 +3,17 @@
 //! followed and ignored directories are never entered. Several directories are listed at once:
 //! a cold walk waits on the disk for each listing and each stat, a warm one on the CPU.
 
-use std::ffi::OsStr;
-use std::fs::DirEntry;
-use std::os::unix::ffi::OsStrExt;
+use std::ffi::CStr;
+use std::mem::MaybeUninit;
+use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::sync::{Condvar, Mutex, MutexGuard, RwLock};
 
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir};
+
 use crate::model::{StatKey, StatPrint};
 use crate::paths::RelPath;
-use crate::watch::filter::IgnoreRules;
+use crate::watch::filter::{IGNORE_FILES, IgnoreRules};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EntryKind {
@@ -159,8 +161,9 @@ impl<A: FnMut(&[RelPath])> Shared<'_, A> {
     fn run(&self) -> Listed {
         let _panic = StopOnPanic(&self.queue, &self.ready);
         let mut listed = Listed::default();
+        let mut scratch = Scratch::default();
         while let Some(dir) = self.next_dir() {
-            let subdirs = match self.list(&dir, &mut listed) {
+            let subdirs = match self.list(&dir, &mut listed, &mut scratch) {
                 Some(subdirs) => subdirs,
                 None => {
                     listed.unreadable += 1;
@@ -233,58 +236,140 @@ impl<A: FnMut(&[RelPath])> Shared<'_, A> {
     }
 
     /// Lists one directory into `listed`; returns its tracked subdirectories (not armed yet),
-    /// or `None` when it cannot be listed.
-    fn list(&self, dir: &Option<RelPath>, listed: &mut Listed) -> Option<Vec<RelPath>> {
+    /// or `None` when it cannot be listed. Allocates only for what it keeps: a restart lists a
+    /// million entries and keeps a few.
+    fn list(
+        &self,
+        dir: &Option<RelPath>,
+        listed: &mut Listed,
+        scratch: &mut Scratch,
+    ) -> Option<Vec<RelPath>> {
         let abs = dir
             .as_ref()
             .map_or_else(|| self.root.to_path_buf(), |d| d.to_abs(self.root));
-        let children: Vec<DirEntry> = std::fs::read_dir(&abs).ok()?.flatten().collect();
-        if children
-            .iter()
-            .any(|c| IgnoreRules::is_ignore_file(&rel_child(dir, &c.file_name())))
+        // Never through a symlink: a directory replaced by one since its parent was listed.
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = rustix::fs::open(&abs, flags, Mode::empty()).ok()?;
+        scratch.read(&fd).ok()?;
+        if scratch
+            .names()
+            .any(|name| IGNORE_FILES.iter().any(|f| f.as_bytes() == name))
         {
             self.rules
                 .write()
                 .unwrap_or_else(|p| p.into_inner())
                 .reload_dir(dir.as_ref());
         }
-        let kept = self.tracked(dir, children);
+        let rules = self.rules.read().unwrap_or_else(|p| p.into_inner());
+        let Scratch {
+            names, ends, path, ..
+        } = scratch;
         let mut subdirs = Vec::new();
-        for (path, child, kind) in kept {
-            let (kind, stat) = if self.how.with_stat {
-                // DirEntry::metadata is an fstatat(AT_SYMLINK_NOFOLLOW) on Linux: never follows.
-                let Ok(meta) = child.metadata() else { continue };
-                let Some(kind) = kind_of(meta.file_type()) else {
-                    continue;
-                };
-                (kind, Some(StatKey::from_metadata(&meta).print()))
-            } else {
-                (kind, None)
+        let mut from = 0;
+        for &(end, listed_type) in ends.iter() {
+            let name = &names[from..=end];
+            from = end + 1;
+            let Ok(name) = CStr::from_bytes_with_nul(name) else {
+                continue;
             };
-            if kind == EntryKind::Dir {
-                subdirs.push(path.clone());
+            let child = rel_child_in(dir, name.to_bytes(), std::mem::take(path));
+            let Some(entry) = self.entry(&fd, name, listed_type, child, &rules) else {
+                continue;
+            };
+            if entry.kind == EntryKind::Dir {
+                subdirs.push(entry.path.clone());
             }
-            let entry = Entry { path, kind, stat };
             listed.count += 1;
             if (self.how.keep)(&entry) {
                 listed.entries.push(entry);
+            } else {
+                *path = entry.path.into_bytes();
             }
         }
         Some(subdirs)
     }
 
-    /// The children the ignore rules keep, with the kind the listing gave.
-    fn tracked(&self, dir: &Option<RelPath>, children: Vec<DirEntry>) -> Vec<(RelPath, DirEntry, EntryKind)> {
-        let rules = self.rules.read().unwrap_or_else(|p| p.into_inner());
-        children
-            .into_iter()
-            .filter_map(|child| {
-                // From the listing's d_type; an lstat only where the file system gives none.
-                let kind = kind_of(child.file_type().ok()?)?;
-                let path = rel_child(dir, &child.file_name());
-                (!rules.is_ignored(&path, kind == EntryKind::Dir)).then_some((path, child, kind))
-            })
-            .collect()
+    /// The entry `name` of the directory open as `fd`, unless the ignore rules leave it out or
+    /// it is of a kind never tracked (or gone). Its kind is the listing's (an lstat only where
+    /// the file system gives none); a directory is never stat'ed: its own stat says nothing of
+    /// its children, which are checked anyway.
+    fn entry(
+        &self,
+        fd: &OwnedFd,
+        name: &CStr,
+        listed_type: FileType,
+        path: RelPath,
+        rules: &IgnoreRules,
+    ) -> Option<Entry> {
+        let lstat = || rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW).ok();
+        let mut stat = None;
+        let kind = match kind_of(listed_type) {
+            Some(kind) => kind,
+            None if listed_type == FileType::Unknown => {
+                stat = Some(lstat()?);
+                kind_of(FileType::from_raw_mode(stat.as_ref()?.st_mode))?
+            }
+            None => return None,
+        };
+        if rules.is_ignored(&path, kind == EntryKind::Dir) {
+            return None;
+        }
+        if !self.how.with_stat || kind == EntryKind::Dir {
+            return Some(Entry {
+                path,
+                kind,
+                stat: None,
+            });
+        }
+        let stat = match stat {
+            Some(stat) => stat,
+            None => lstat()?,
+        };
+        let kind = kind_of(FileType::from_raw_mode(stat.st_mode))?;
+        let stat = Some(StatKey::from_rustix(&stat).print());
+        Some(Entry { path, kind, stat })
+    }
+}
+
+/// A walker's buffers, reused from one directory to the next.
+#[derive(Default)]
+struct Scratch {
+    /// What `getdents64` fills.
+    dirents: Vec<MaybeUninit<u8>>,
+    /// The listing's names end to end, each with its NUL, and where each NUL is with the type
+    /// the listing gave.
+    names: Vec<u8>,
+    ends: Vec<(usize, FileType)>,
+    /// The next entry's path, once an entry not kept gives its bytes back.
+    path: Vec<u8>,
+}
+
+impl Scratch {
+    /// The names in the directory open as `fd`, `.` and `..` left out.
+    fn read(&mut self, fd: &OwnedFd) -> rustix::io::Result<()> {
+        if self.dirents.is_empty() {
+            self.dirents.resize(64 * 1024, MaybeUninit::uninit());
+        }
+        self.names.clear();
+        self.ends.clear();
+        let mut dir = RawDir::new(fd, &mut self.dirents);
+        while let Some(entry) = dir.next() {
+            let entry = entry?;
+            let name = entry.file_name().to_bytes_with_nul();
+            if name != b".\0" && name != b"..\0" {
+                self.names.extend_from_slice(name);
+                self.ends.push((self.names.len() - 1, entry.file_type()));
+            }
+        }
+        Ok(())
+    }
+
+    /// The names, without their NULs.
+    fn names(&self) -> impl Iterator<Item = &[u8]> {
+        let starts = std::iter::once(0).chain(self.ends.iter().map(|&(end, _)| end + 1));
+        starts
+            .zip(&self.ends)
+            .map(|(from, &(end, _))| &self.names[from..end])
     }
 }
 
@@ -300,20 +385,24 @@ impl Drop for StopOnPanic<'_> {
     }
 }
 
-fn kind_of(file_type: std::fs::FileType) -> Option<EntryKind> {
+fn kind_of(file_type: FileType) -> Option<EntryKind> {
     match file_type {
-        t if t.is_dir() => Some(EntryKind::Dir),
-        t if t.is_symlink() => Some(EntryKind::Symlink),
-        t if t.is_file() => Some(EntryKind::File),
+        FileType::Directory => Some(EntryKind::Dir),
+        FileType::Symlink => Some(EntryKind::Symlink),
+        FileType::RegularFile => Some(EntryKind::File),
         _ => None,
     }
 }
 
-fn rel_child(dir: &Option<RelPath>, name: &OsStr) -> RelPath {
-    match dir {
-        Some(d) => d.join(name.as_bytes()),
-        None => RelPath::from_fs_bytes(name.as_bytes().to_vec()),
+/// `dir`'s child `name`, written into `bytes` (whatever they held).
+fn rel_child_in(dir: &Option<RelPath>, name: &[u8], mut bytes: Vec<u8>) -> RelPath {
+    bytes.clear();
+    if let Some(dir) = dir {
+        bytes.extend_from_slice(dir.as_bytes());
+        bytes.push(b'/');
     }
+    bytes.extend_from_slice(name);
+    RelPath::from_fs_bytes(bytes)
 }
 
 #[cfg(test)]

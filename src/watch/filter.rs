@@ -114,7 +114,8 @@ impl IgnoreRules {
 
     /// Whether `path` is one of this process's cookies (only those are not tracked).
     pub fn is_cookie(path: &RelPath) -> bool {
-        path.parent().is_none() && cookie_instance_of(path.as_bytes()) == Some(cookie_instance().as_bytes())
+        !path.as_bytes().contains(&b'/')
+            && cookie_instance_of(path.as_bytes()) == Some(cookie_instance().as_bytes())
     }
 
     /// Whether `path` (whose ancestors are tracked) is excluded from tracking.
@@ -130,21 +131,28 @@ impl IgnoreRules {
         if Self::is_cookie(path) || self.state_dir.as_ref().is_some_and(|s| path.starts_with(s)) {
             return Some(Verdict::Own);
         }
-        let abs = path.to_abs(&self.root);
-        if let Match::Ignore(glob) = self.config.matched(&abs, is_dir) {
+        // Made only when a rule is there to match it: a walk asks for every entry it lists.
+        let abs = std::cell::OnceCell::new();
+        let abs = || abs.get_or_init(|| path.to_abs(&self.root));
+        if !self.config.is_empty()
+            && let Match::Ignore(glob) = self.config.matched(abs(), is_dir)
+        {
             return Some(Verdict::Rule(glob));
         }
         for dir in ancestors(path) {
             let Some(rules) = self.per_dir.get(dir) else {
                 continue;
             };
-            match rules.matched(&abs, is_dir) {
+            match rules.matched(abs(), is_dir) {
                 Match::Ignore(glob) => return Some(Verdict::Rule(glob)),
                 Match::Whitelist(_) => return None,
                 Match::None => {}
             }
         }
-        match self.exclude.matched(&abs, is_dir) {
+        if self.exclude.is_empty() {
+            return None;
+        }
+        match self.exclude.matched(abs(), is_dir) {
             Match::Ignore(glob) => Some(Verdict::Rule(glob)),
             _ => None,
         }
