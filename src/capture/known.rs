@@ -12,7 +12,7 @@
 //! keys are SipHash keyed with the process's random keys (`RandomState`), so no file name can
 //! be chosen to collide.
 
-use std::hash::{BuildHasher, RandomState};
+use std::hash::{BuildHasher, Hasher, RandomState};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rusqlite::Connection;
@@ -221,14 +221,15 @@ impl Known {
 }
 
 /// The top 32 bits of a hash of the path's directory (the bytes before its last `/`; what a
-/// bucket is chosen by), 32 bits of one of the path, then 64 of another.
+/// bucket is chosen by), 32 bits of one of the path, then 64 of another. The first hash goes
+/// on from the directory's to the whole path's: two passes over the bytes, not three.
 fn key_of(keys: &(RandomState, RandomState), path: &[u8]) -> [u64; 2] {
-    let dir = path
-        .iter()
-        .rposition(|&b| b == b'/')
-        .map_or(&path[..0], |at| &path[..at]);
-    let high = keys.0.hash_one(dir) & !u64::from(u32::MAX);
-    [high | (keys.0.hash_one(path) >> 32), keys.1.hash_one(path)]
+    let cut = path.iter().rposition(|&b| b == b'/').unwrap_or(0);
+    let mut hasher = keys.0.build_hasher();
+    hasher.write(&path[..cut]);
+    let high = hasher.clone().finish() & !u64::from(u32::MAX);
+    hasher.write(&path[cut..]);
+    [high | (hasher.finish() >> 32), keys.1.hash_one(path)]
 }
 
 /// A walked entry as work.
