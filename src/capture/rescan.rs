@@ -2,8 +2,8 @@
 //! rule changes. A stat walk finds what may have changed; only that is re-read (W6).
 
 use std::io::IsTerminal;
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -198,7 +198,16 @@ fn walk_beside_index(
     }
     let unread = AtomicBool::new(false);
     let stop_walk = || stop() || unread.load(Ordering::Relaxed);
-    let keep = |entry: &Entry| known.get().is_none_or(|known| known.keeps(entry));
+    let gate = Unread::default();
+    let keep = |entry: &Entry| loop {
+        if let Some(known) = known.get() {
+            return known.keeps(entry);
+        }
+        if unread.load(Ordering::Relaxed) || gate.may_keep() {
+            return true;
+        }
+        gate.wait();
+    };
     let (listed, read) = std::thread::scope(|scope| {
         let walker = scope.spawn(|| {
             if pace == Pace::LeanAtIdle {
@@ -211,6 +220,8 @@ fn walk_beside_index(
             };
             walk_starts(ctx, starts.to_vec(), how)
         });
+        // Opened once the read ends, whether it returns or panics: no walker waits on.
+        let opens = OpensOnDrop(&gate);
         let read = match known.get() {
             Some(_) => Ok(Some(Ok(()))),
             None => Known::read(conn, starts, stop).map(|read| read.map(|read| known.set(read))),
@@ -219,6 +230,7 @@ fn walk_beside_index(
             // The walk is of no use without the index's side: it stops too.
             unread.store(true, Ordering::Relaxed);
         }
+        drop(opens);
         let listed = walker
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -228,6 +240,47 @@ fn walk_beside_index(
     match known.into_inner() {
         Some(known) if !listed.stopped && !stop() => Ok(Some((listed, known))),
         _ => Ok(None),
+    }
+}
+
+/// Entries a walk keeps while the index's side is still being read; past that each walker
+/// waits for it. A start whose index reads slowly (its pages gone from the page cache, as a
+/// cold disk has them) would otherwise hold the whole walk, a million entries, beside it.
+const KEPT_UNREAD: usize = 200_000;
+
+/// Until the index's side is read (or cannot be): how many entries the walk kept meanwhile.
+#[derive(Default)]
+struct Unread {
+    kept: AtomicUsize,
+    read: Mutex<bool>,
+    ready: Condvar,
+}
+
+impl Unread {
+    /// Whether one more entry may be kept before the read ends.
+    fn may_keep(&self) -> bool {
+        self.kept.fetch_add(1, Ordering::Relaxed) < KEPT_UNREAD
+    }
+
+    fn wait(&self) {
+        let mut read = self.read.lock().unwrap_or_else(|p| p.into_inner());
+        while !*read {
+            read = self.ready.wait(read).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// The read ended, well or not: no walker waits any longer.
+    fn open(&self) {
+        *self.read.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        self.ready.notify_all();
+    }
+}
+
+struct OpensOnDrop<'a>(&'a Unread);
+
+impl Drop for OpensOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.open();
     }
 }
 
@@ -353,4 +406,31 @@ fn progress_bar(show: bool, total: usize) -> Option<ProgressBar> {
         bar.set_style(style);
     }
     Some(bar)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_walk_keeps_a_bounded_number_of_entries_until_the_index_is_read_then_goes_on() {
+        let gate = Unread::default();
+        let kept = (0..KEPT_UNREAD + 10).filter(|_| gate.may_keep()).count();
+        assert_eq!(kept, KEPT_UNREAD);
+        let waited = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            let walker = scope.spawn(|| {
+                gate.wait();
+                waited.store(true, Ordering::SeqCst);
+            });
+            // The read panics: the guard still lets the walker go on.
+            let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let _opens = OpensOnDrop(&gate);
+                panic!("the index cannot be read");
+            }));
+            assert!(read.is_err());
+            walker.join().expect("the walker ends");
+        });
+        assert!(waited.load(Ordering::SeqCst));
+    }
 }
