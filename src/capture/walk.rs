@@ -13,7 +13,7 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir};
 
 use crate::model::{StatKey, StatPrint};
 use crate::paths::RelPath;
-use crate::watch::filter::{IGNORE_FILES, IgnoreRules};
+use crate::watch::filter::IgnoreRules;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EntryKind {
@@ -251,10 +251,7 @@ impl<A: FnMut(&[RelPath])> Shared<'_, A> {
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         let fd = rustix::fs::open(&abs, flags, Mode::empty()).ok()?;
         scratch.read(&fd).ok()?;
-        if scratch
-            .names()
-            .any(|name| IGNORE_FILES.iter().any(|f| f.as_bytes() == name))
-        {
+        if scratch.names().any(IgnoreRules::is_ignore_name) {
             self.rules
                 .write()
                 .unwrap_or_else(|p| p.into_inner())

@@ -107,9 +107,12 @@ impl IgnoreRules {
 
     /// True when `path` is an ignore file whose change must reload the rules.
     pub fn is_ignore_file(path: &RelPath) -> bool {
-        IGNORE_FILES
-            .iter()
-            .any(|name| path.file_name() == name.as_bytes())
+        Self::is_ignore_name(path.file_name())
+    }
+
+    /// True when a file named `name` holds ignore rules for its directory.
+    pub fn is_ignore_name(name: &[u8]) -> bool {
+        IGNORE_FILES.iter().any(|file| name == file.as_bytes())
     }
 
     /// Whether `path` is one of this process's cookies (only those are not tracked).
