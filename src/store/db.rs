@@ -96,9 +96,13 @@ impl IntegrityCheck {
     fn start(path: &Path) -> Self {
         let path = path.to_path_buf();
         let thread = std::thread::spawn(move || {
+            let started = std::time::Instant::now();
             read_ahead(&path);
             let conn = open_reader(&path)?;
-            check_integrity(&conn, &path.display().to_string())
+            let checked = check_integrity(&conn, &path.display().to_string());
+            let check_ms = started.elapsed().as_millis() as u64;
+            tracing::debug!(check_ms, "integrity check");
+            checked
         });
         Self { thread: Some(thread) }
     }
@@ -124,10 +128,22 @@ impl IntegrityCheck {
 
 /// Asks the kernel to read the whole index into the page cache, in file order, while the
 /// check starts: the check reads every page in the order of its trees, one page a read, which
-/// from a cold disk is a random read each. Only a hint: a failure changes nothing.
+/// from a cold disk is a random read each (`PRAGMA quick_check` of the bench's cold 917 MB
+/// million-file index: 17.9 s, against 1.3 s after these hints). The hints only queue the
+/// reads (60 ms for that index). Linux reads at most max(`read_ahead_kb`, `max_sectors_kb`) of
+/// a hint, and the first is 128 KiB by default, so the index is hinted 128 KiB at a time.
+/// Only a hint: a failure changes nothing.
 fn read_ahead(path: &Path) {
-    if let Ok(file) = std::fs::File::open(path) {
-        let _ = rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::WillNeed);
+    const WINDOW: u64 = 128 << 10;
+    let Ok(file) = std::fs::File::open(path) else {
+        return;
+    };
+    let len = file.metadata().map_or(0, |m| m.len());
+    for offset in (0..len).step_by(WINDOW as usize) {
+        let advice = rustix::fs::Advice::WillNeed;
+        if rustix::fs::fadvise(&file, offset, std::num::NonZeroU64::new(WINDOW), advice).is_err() {
+            return;
+        }
     }
 }
 
