@@ -91,7 +91,7 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
         retention: config.retention,
         verify: config.verify,
     };
-    eprintln!("filewatchd: indexing {}", root.display());
+    announce(&conn, &root);
     let progress = ProgressFile::start(&state_dir, &root, stats.clone());
     let started = indexing(|| Worker::start(conn, check, ctx, (tx, inbox), queued, overflow));
     crate::test_knobs::hold_index();
@@ -115,6 +115,25 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
     let stopped = stop_capture(&handle, worker_thread, &stats);
     state_dir.remove_info();
     stopped.and(served)
+}
+
+/// Says on stderr what the start-up walk is about to do: a first index reads every file, a
+/// restart only looks for what changed while the daemon was stopped. (A read before the
+/// integrity check ends: an index it cannot read is announced as a first index, and the check
+/// says what is wrong with it.)
+fn announce(conn: &rusqlite::Connection, root: &Path) {
+    let indexed = crate::store::journal::history_begins(conn)
+        .ok()
+        .flatten()
+        .is_some();
+    if indexed {
+        eprintln!(
+            "filewatchd: looking for what changed in {} while stopped",
+            root.display()
+        );
+    } else {
+        eprintln!("filewatchd: indexing {}", root.display());
+    }
 }
 
 /// The first index or restart reconcile, on this thread: an error, or a panic (reported as

@@ -36,6 +36,27 @@ fn changes_while_down_are_recorded_as_offline() {
 }
 
 #[test]
+fn a_first_start_says_it_indexes_and_a_restart_that_it_looks_for_changes() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "a\n");
+    let first = Daemon::start(&ws);
+    let said = first.stderr();
+    assert!(said.contains("filewatchd: indexing "), "first start:\n{said}");
+    first.stop();
+
+    let again = Daemon::start(&ws);
+    let said = again.stderr();
+    assert!(
+        said.contains("filewatchd: looking for what changed in ") && said.contains(" while stopped"),
+        "restart:\n{said}"
+    );
+    assert!(
+        !said.contains("filewatchd: indexing "),
+        "a restart is not a first index:\n{said}"
+    );
+}
+
+#[test]
 fn second_daemon_on_the_same_root_refuses_and_names_the_first() {
     let ws = Workspace::new();
     let first = Daemon::start(&ws);
