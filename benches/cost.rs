@@ -1,6 +1,7 @@
 //! What filewatchd costs the agent while it works: the agent's own
-//! commands timed in a watched copy of a tree (the release daemon running on it) and in an
-//! unwatched copy of the same tree, alternating the two pair by pair, in one run. Each
+//! commands timed in a watched copy of a tree (the release daemon running on it), in a copy
+//! watched by a bare inotify watcher (what any inotify-based tool makes a command pay, before
+//! its own work) and in an unwatched copy of the same tree, each first in turn, in one run. Each
 //! watched command runs inside a turn whose end marker must list exactly the files it changed
 //! (every write captured), and the marker's answer time is reported beside it, with what an
 //! agent without filewatchd waits for instead: an opencode-style shadow-git snapshot

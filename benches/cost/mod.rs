@@ -1,6 +1,7 @@
-//! The agent-cost benchmark's own modules (`benches/cost.rs`): its options, the two copies of
-//! the tree with the daemon on one, the workloads, and the table.
+//! The agent-cost benchmark's own modules (`benches/cost.rs`): its options, the three copies
+//! of the tree (the daemon on one, a bare inotify watcher on another), the workloads, and the table.
 
+pub mod bare;
 pub mod opts;
 pub mod print;
 pub mod setup;

@@ -6,10 +6,11 @@ pub const USAGE: &str = "\
 cargo bench --bench cost -- [OPTIONS]
 
 The agent's own commands with filewatchd running against the same commands in an unwatched
-copy of the same tree, alternating pair by pair (issue 19, part 1).
+copy of the same tree and in a copy watched by a bare inotify watcher (the kernel's cost of
+being watched at all), each first in turn (issues 19 and 32).
 
-  --quick          3 pairs per workload (default 7)
-  --pairs N        pairs per workload
+  --quick          3 rounds per workload (default 7)
+  --pairs N        rounds per workload (each runs the command once in each copy)
   --only LIST      comma-separated workloads: sed, checkout, codegen, npm (default all)
   --files N        files in the generated tree (default 20000)
   --bin PATH       the daemon to measure (default target/release/filewatchd)

@@ -28,7 +28,9 @@ pub fn report(o: &Opts, b: &Bench, rows: &[Samples], started: Instant, load_star
     );
     println!(
         "- Tree: {} files in {} dirs (t20k's generator, seed 1), made a git repo, copied with `cp -a`; \
-         the daemon watches one copy. {} pairs per workload, alternating which copy goes first; \
+         the daemon watches one copy, a bare inotify watcher in the bench (filewatchd's mask on the same \
+         directories, every event read and dropped) another, nothing the third. {} triples per workload, \
+         each copy first in turn; \
          `sync` before each timed command. Took {}; 1-min load {} at the start, {} at the end.\n",
         fmt_int(b.g.files.len() as u64),
         fmt_int(b.g.dirs as u64),
@@ -38,9 +40,9 @@ pub fn report(o: &Opts, b: &Bench, rows: &[Samples], started: Instant, load_star
         sysinfo::loadavg()
     );
     println!(
-        "| command | with filewatchd | without | ratio (medians) | median of pair ratios | goal | end marker after it | shadow snapshot after it, unwatched | marker ÷ shadow | command + marker ÷ command alone | pass | daemon CPU during it | captured |"
+        "| command | with filewatchd | without | ratio (medians) | median of pair ratios | goal | bare inotify watcher ÷ without | filewatchd ÷ bare watcher | end marker after it | shadow snapshot after it, unwatched | marker ÷ shadow | command + marker ÷ command alone | pass | daemon CPU during it | captured |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for s in rows {
         println!("{}", line(s));
     }
@@ -57,13 +59,16 @@ fn line(s: &Samples) -> String {
         .marker_goal()
         .map_or(String::new(), |g| format!(" (goal ≤ {g:.2}×)"));
     format!(
-        "| {} | {} | {} | {} | {} | ≤ {:.2}× | {} | {} | {}{} | {} | {} | {} | {} |",
+        "| {} | {} | {} | {} | {} | ≤ {:.2}× | {} ({}) | {} | {} | {} | {}{} | {} | {} | {} | {} |",
         s.kind.title(),
         fmt_med_p95(&s.watched),
         fmt_med_p95(&s.plain),
         fmt_ratio(s.ratio()),
         fmt_ratio(median_f64(&s.pair_ratios)),
         s.kind.goal(),
+        fmt_ratio(s.bare_ratio()),
+        fmt_med_p95(&s.bare),
+        fmt_ratio(s.over_bare_ratio()),
         fmt_med_p95(&s.end),
         fmt_med_p95(&s.shadow),
         fmt_ratio(s.marker_ratio()),

@@ -1,5 +1,6 @@
-//! The two copies: a generated tree made a git repo (branch `B` changes the checkout's files),
-//! copied byte for byte; the release daemon runs on the first ("watched") only.
+//! The three copies: a generated tree made a git repo (branch `B` changes the checkout's
+//! files), copied byte for byte; the release daemon runs on the first ("watched"), a bare
+//! inotify watcher (`bare`) on the second, nothing on the third ("plain").
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -12,10 +13,23 @@ use crate::common::gentree::{self, GenTree};
 use crate::common::shadow::Shadow;
 use crate::common::stats::{fmt_bytes, fmt_dur, fmt_int};
 
+/// Who watches the copy a command runs in.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Side {
+    Filewatchd,
+    Bare,
+    Plain,
+}
+
+impl Side {
+    pub const ALL: [Side; 3] = [Side::Filewatchd, Side::Bare, Side::Plain];
+}
+
 pub struct Bench {
     /// Removed at the end unless `--dir` named it.
     _temp: Option<tempfile::TempDir>,
     pub watched: PathBuf,
+    pub bare: PathBuf,
     pub plain: PathBuf,
     pub daemon: Daemon,
     /// An opencode-style shadow git of the unwatched copy: what an agent without filewatchd
@@ -44,6 +58,7 @@ impl Bench {
             }
         };
         let watched = base.join("watched");
+        let bare = base.join("bare");
         let plain = base.join("plain");
         let t = Instant::now();
         let g = gentree::generate(&watched, o.files, MEAN, SEED).map_err(|e| format!("generate: {e}"))?;
@@ -55,7 +70,14 @@ impl Bench {
             fmt_dur(t.elapsed())
         );
         make_repo(&watched, &g)?;
-        sh(&base, &format!("cp -a {} {}", quote(&watched), quote(&plain)))?;
+        for copy in [&bare, &plain] {
+            sh(&base, &format!("cp -a {} {}", quote(&watched), quote(copy)))?;
+        }
+        let armed = super::bare::start(&bare)?;
+        eprintln!(
+            "bare inotify watcher: {} directories armed",
+            fmt_int(armed as u64)
+        );
         let shadow = Shadow::init(&base.join("shadow.git"), &plain)?;
         shadow.snapshot()?;
         let state = base.join("state");
@@ -65,6 +87,7 @@ impl Bench {
         Ok(Bench {
             _temp: temp,
             watched,
+            bare,
             plain,
             daemon,
             shadow,
@@ -74,9 +97,13 @@ impl Bench {
         })
     }
 
-    /// The copy of pair member `watched`.
-    pub fn tree(&self, watched: bool) -> &Path {
-        if watched { &self.watched } else { &self.plain }
+    /// The copy a side runs in.
+    pub fn tree(&self, side: Side) -> &Path {
+        match side {
+            Side::Filewatchd => &self.watched,
+            Side::Bare => &self.bare,
+            Side::Plain => &self.plain,
+        }
     }
 
     pub fn finish(&mut self) {

@@ -1,9 +1,8 @@
 //! The agent's commands: `sed -i` over 2,000 files, `git checkout` of 3,000 files, a code
 //! generator writing 5,000 new files in 50 new directories, and an `npm install`-like burst of
 //! 30,000 files into the ignored `node_modules/`. Generated files go into a new directory each
-//! pair and stay (creating files right after deleting many is slow on ext4, and would be
-//! noise). Each pair runs the same command in both
-//! copies, in alternating order; the watched run is a turn whose end marker must list exactly
+//! round and stay (creating files right after deleting many is slow on ext4, and would be
+//! noise). Each round runs the same command in the three copies, each first in turn; the watched run is a turn whose end marker must list exactly
 //! the files the command changed.
 
 use std::collections::BTreeSet;
@@ -15,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::opts::Opts;
-use super::setup::{Bench, sh};
+use super::setup::{Bench, Side, sh};
 use crate::common::burst;
 use crate::common::checkout;
 use crate::common::edits::{SED_FILES, sed_script};
@@ -71,6 +70,8 @@ fn ticks_to_dur(ticks: u64, tck: u64) -> Duration {
 pub struct Samples {
     pub kind: Kind,
     pub watched: Vec<Duration>,
+    /// The copy watched by the bare inotify watcher (`bare`).
+    pub bare: Vec<Duration>,
     pub plain: Vec<Duration>,
     /// Each pair's watched / unwatched.
     pub pair_ratios: Vec<f64>,
@@ -87,6 +88,16 @@ pub struct Samples {
 impl Samples {
     pub fn ratio(&self) -> f64 {
         ratio(median(&self.watched), median(&self.plain))
+    }
+
+    /// The bare inotify watcher's copy ÷ the unwatched one: what being watched costs at all.
+    pub fn bare_ratio(&self) -> f64 {
+        ratio(median(&self.bare), median(&self.plain))
+    }
+
+    /// filewatchd ÷ the bare inotify watcher: what filewatchd adds to that.
+    pub fn over_bare_ratio(&self) -> f64 {
+        ratio(median(&self.watched), median(&self.bare))
     }
 
     /// The median end marker ÷ the median shadow snapshot.
@@ -124,6 +135,7 @@ fn run_one(b: &mut Bench, kind: Kind, pairs: usize) -> Result<Samples, String> {
     let mut s = Samples {
         kind,
         watched: Vec::new(),
+        bare: Vec::new(),
         plain: Vec::new(),
         pair_ratios: Vec::new(),
         end: Vec::new(),
@@ -139,34 +151,38 @@ fn run_one(b: &mut Bench, kind: Kind, pairs: usize) -> Result<Samples, String> {
         ));
     }
     for pair in 0..pairs {
-        let order = if pair.is_multiple_of(2) {
-            [true, false]
-        } else {
-            [false, true]
-        };
-        let mut times = [Duration::ZERO; 2];
-        for watched in order {
-            let dt = if watched {
-                watched_run(b, kind, pair, &mut s)?
-            } else {
-                let dt = timed(b, kind, false, pair)?;
-                s.shadow.push(b.shadow.snapshot()?.0);
-                dt
+        // Each side goes first, second and third in turn.
+        let mut order = Side::ALL;
+        order.rotate_left(pair % Side::ALL.len());
+        let mut times = [Duration::ZERO; 3];
+        for side in order {
+            let dt = match side {
+                Side::Filewatchd => watched_run(b, kind, pair, &mut s)?,
+                Side::Bare => timed(b, kind, side, pair)?,
+                Side::Plain => {
+                    let dt = timed(b, kind, side, pair)?;
+                    s.shadow.push(b.shadow.snapshot()?.0);
+                    dt
+                }
             };
-            times[usize::from(!watched)] = dt;
+            times[side as usize] = dt;
         }
         b.daemon.sync()?;
+        let [watched, bare, plain] = times;
         eprintln!(
-            "[{}] pair {}: watched {} unwatched {} ({:.2}×)",
+            "[{}] pair {}: watched {} bare inotify {} unwatched {} ({:.2}×, bare {:.2}×)",
             kind.name(),
             pair + 1,
-            fmt_dur(times[0]),
-            fmt_dur(times[1]),
-            ratio(times[0], times[1])
+            fmt_dur(watched),
+            fmt_dur(bare),
+            fmt_dur(plain),
+            ratio(watched, plain),
+            ratio(bare, plain)
         );
-        s.watched.push(times[0]);
-        s.plain.push(times[1]);
-        s.pair_ratios.push(ratio(times[0], times[1]));
+        s.watched.push(watched);
+        s.bare.push(bare);
+        s.plain.push(plain);
+        s.pair_ratios.push(ratio(watched, plain));
     }
     Ok(s)
 }
@@ -175,7 +191,7 @@ fn run_one(b: &mut Bench, kind: Kind, pairs: usize) -> Result<Samples, String> {
 fn watched_run(b: &Bench, kind: Kind, pair: usize, s: &mut Samples) -> Result<Duration, String> {
     b.daemon.turn_start()?;
     let before = b.daemon.sample();
-    let dt = timed(b, kind, true, pair)?;
+    let dt = timed(b, kind, Side::Filewatchd, pair)?;
     let cpu = b.daemon.sample().ticks - before.ticks;
     let (end, turn) = b.daemon.turn_end()?;
     s.end.push(end);
@@ -192,15 +208,15 @@ fn watched_run(b: &Bench, kind: Kind, pair: usize, s: &mut Samples) -> Result<Du
 }
 
 /// `sync`s what earlier runs left dirty, then times the command alone.
-fn timed(b: &Bench, kind: Kind, watched: bool, pair: usize) -> Result<Duration, String> {
-    let tree = b.tree(watched);
+fn timed(b: &Bench, kind: Kind, side: Side, pair: usize) -> Result<Duration, String> {
+    let tree = b.tree(side);
     sh(tree, "sync")?;
     let t0 = Instant::now();
-    command(b, kind, tree, pair)?;
+    command(kind, tree, pair)?;
     Ok(t0.elapsed())
 }
 
-fn command(b: &Bench, kind: Kind, tree: &Path, pair: usize) -> Result<(), String> {
+fn command(kind: Kind, tree: &Path, pair: usize) -> Result<(), String> {
     match kind {
         Kind::Sed => sh(
             tree,
@@ -223,7 +239,7 @@ fn command(b: &Bench, kind: Kind, tree: &Path, pair: usize) -> Result<(), String
             burst::write_burst(&tree.join(&base), &base, &format!("n{pair}")).map(|_| ())
         }
     }
-    .map_err(|e| format!("{} in {}: {e}", kind.name(), b.tree(true).display()))
+    .map_err(|e| format!("{} in {}: {e}", kind.name(), tree.display()))
 }
 
 fn codegen(tree: &Path, pair: usize) -> Result<(), String> {
@@ -274,15 +290,15 @@ pub fn sed_picks(b: &Bench) -> Vec<(String, bool)> {
         .collect()
 }
 
-/// Writes sed's file list (NUL-separated) into both copies' `.git/`.
+/// Writes sed's file list (NUL-separated) into every copy's `.git/`.
 pub fn write_sed_list(b: &Bench) -> Result<(), String> {
     let mut list = Vec::new();
     for (p, _) in sed_picks(b) {
         list.extend_from_slice(p.as_bytes());
         list.push(0);
     }
-    for watched in [true, false] {
-        let f = b.tree(watched).join(".git/bench-sed");
+    for side in Side::ALL {
+        let f = b.tree(side).join(".git/bench-sed");
         fs::write(&f, &list).map_err(|e| format!("write {}: {e}", f.display()))?;
     }
     Ok(())
