@@ -162,7 +162,9 @@ fn without_a_daemon_the_command_is_not_run_unless_unrecorded_is_ok() {
 }
 
 /// Starts `exec -- sh -c "echo > started.txt; exec sleep 600"` and waits until the command
-/// runs (its file is there).
+/// is `sleep` (its file is there and the shell has exec'd), so the signal always finds the
+/// same program. (CI once saw exec not end within 60 s of a Ctrl-C, cause unknown: `wait`
+/// now says whether the command or exec itself was still running.)
 fn start_sleeper(ws: &Workspace, own_group: bool) -> Child {
     let mut cmd = exec_cmd(
         ws,
@@ -174,16 +176,40 @@ fn start_sleeper(ws: &Workspace, own_group: bool) -> Child {
     }
     let child = cmd.spawn().unwrap();
     let started = poll_until(Duration::from_secs(30), || {
-        ws.path("started.txt").exists().then_some(())
+        (ws.path("started.txt").exists() && child_is(child.id(), "sleep")).then_some(())
     });
     assert!(started.is_some(), "the command never started");
     child
 }
 
+/// Whether a child of `parent` runs the program `comm` (by /proc/PID/stat).
+fn child_is(parent: u32, comm: &str) -> bool {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    procs.flatten().any(|p| {
+        let stat = std::fs::read_to_string(p.path().join("stat")).unwrap_or_default();
+        // "PID (COMM) STATE PPID ...": COMM may hold spaces and parentheses, so split at the
+        // last ')'.
+        let Some((head, tail)) = stat.rsplit_once(')') else {
+            return false;
+        };
+        let named = head.split_once(" (").is_some_and(|(_, name)| name == comm);
+        let ppid = tail.split_whitespace().nth(1).and_then(|v| v.parse::<u32>().ok());
+        named && ppid == Some(parent)
+    })
+}
+
 fn wait(child: &mut Child) -> ExitStatus {
     poll_until(Duration::from_secs(60), || child.try_wait().unwrap()).unwrap_or_else(|| {
+        let command = ["sh", "sleep"]
+            .into_iter()
+            .find(|comm| child_is(child.id(), comm));
         child.kill().ok();
-        panic!("exec did not end after its command was signalled")
+        match command {
+            Some(comm) => panic!("the signal did not stop the command: {comm} still runs"),
+            None => panic!("exec did not end after its command was stopped"),
+        }
     })
 }
 
