@@ -29,7 +29,7 @@ pub fn report(o: &Opts, b: &Bench, rows: &[Samples], started: Instant, load_star
     println!(
         "- Tree: {} files in {} dirs (t20k's generator, seed 1), made a git repo, copied with `cp -a`; \
          the daemon watches one copy, a bare inotify watcher in the bench (filewatchd's mask on the same \
-         directories, every event read and dropped) another, nothing the third. {} triples per workload, \
+         directories, every event read and dropped) another, nothing the third. {} rounds per workload, \
          each copy first in turn; \
          `sync` before each timed command. Took {}; 1-min load {} at the start, {} at the end.\n",
         fmt_int(b.g.files.len() as u64),

@@ -2,8 +2,8 @@
 //! generator writing 5,000 new files in 50 new directories, and an `npm install`-like burst of
 //! 30,000 files into the ignored `node_modules/`. Generated files go into a new directory each
 //! round and stay (creating files right after deleting many is slow on ext4, and would be
-//! noise). Each round runs the same command in the three copies, each first in turn; the watched run is a turn whose end marker must list exactly
-//! the files the command changed.
+//! noise). Each round runs the same command in the three copies, each first in turn; the
+//! watched run is a turn whose end marker must list exactly the files the command changed.
 
 use std::collections::BTreeSet;
 use std::fs;
