@@ -2,7 +2,8 @@
 //! every write not fsynced when told to (`lazyfs.sh crash`), as a power cut does. The power is
 //! cut (the daemon killed with `kill -9`, LazyFS's unsynced writes dropped, the file system
 //! unmounted and mounted again) during capture, right after a turn end answered 200, during a
-//! rollback, right after a rollback answered 200, and during a collection. After each restart
+//! rollback, right after a rollback answered 200, during a collection, and once a version
+//! recorded while nobody waited has been checkpointed. After each restart
 //! every acknowledged turn is listed with its changes, every version the record lists reads
 //! back intact, an acknowledged rollback is on disk (an interrupted one is finished by the
 //! restart, which says so), the record equals the disk, and no blob the index names is gone
@@ -188,6 +189,45 @@ fn a_power_cut_right_after_a_turn_end_keeps_the_turn() {
     p.check(&d, &acked, "cut right after the turn end");
     let history = d.history("unsynced.txt");
     assert_eq!(latest(&history)["origin"], "offline", "{history:#}");
+    d.stop();
+}
+
+/// A batch nobody waited for commits without an fsync (`engine::checkpoint`); once the
+/// worker has been quiet, a checkpoint makes it durable, and a power cut after it keeps it.
+#[test]
+fn a_version_recorded_while_nobody_waited_is_durable_once_the_workspace_is_quiet() {
+    let Some(mut p) = Power::on_lazyfs() else {
+        return;
+    };
+    const CHECKPOINT: &str = "engine::checkpoint: checkpoint";
+    let d = Daemon::start_with_env(&p.ws, &[], &[("RUST_LOG", "filewatchd=debug")]);
+    d.turn_start("s", "a turn, ended before the write");
+    let acked = vec![Acked::of("s", &d.turn_end("s"))];
+    // The turn's own commits are checkpointed first: the next checkpoint comes after the write.
+    wait_for_log(&d, CHECKPOINT, || None);
+    let before = d.stderr().matches(CHECKPOINT).count();
+    let seq = d.status()["latest_seq"].as_u64().unwrap_or(0);
+    p.write_synced("outside.txt", "written with no turn open, by a careful program\n");
+    // Watched through `status`, which passes no barrier: a read that does (`history`) would
+    // have the worker record the write at once, as a command waiting for it, with an fsync.
+    let recorded = poll_until(DEADLINE, || {
+        (d.status()["latest_seq"].as_u64().unwrap_or(0) > seq).then_some(())
+    });
+    assert!(recorded.is_some(), "never recorded:\n{}", d.stderr());
+    let checkpointed = poll_until(DEADLINE, || {
+        (d.stderr().matches(CHECKPOINT).count() > before).then_some(())
+    });
+    assert!(
+        checkpointed.is_some(),
+        "no checkpoint after the write:\n{}",
+        d.stderr()
+    );
+    p.cut(d);
+
+    let d = Daemon::start(&p.ws);
+    p.check(&d, &acked, "cut once quiet");
+    let history = d.history("outside.txt");
+    assert_eq!(latest(&history)["origin"], "outside", "{history:#}");
     d.stop();
 }
 

@@ -17,11 +17,9 @@ use super::walk::{Entry, Listed, Walk, walk};
 use crate::fs::priority::lower_own_priority;
 use crate::paths::RelPath;
 use crate::stats::RescanReport;
+use crate::store::db::without_sync;
 use crate::store::sql;
 use crate::watch::filter::IgnoreRules;
-
-/// SQLite's `PRAGMA synchronous` levels: OFF 0, NORMAL 1, FULL 2, EXTRA 3.
-const SYNCHRONOUS_NORMAL: i64 = 1;
 
 /// Re-checks `under` (the whole root when `None`) against the index and records every
 /// difference, arming a watch on every tracked directory found.
@@ -343,16 +341,7 @@ fn record_groups(
     // A rescan's batches need not each reach the disk: after a power loss the next start
     // rescans again. WAL + synchronous=NORMAL never corrupts; FULL comes back right after.
     // (A first index may run with synchronous=OFF already: `store::unjournaled`.)
-    let was: i64 = conn.pragma_query_value(None, "synchronous", |r| r.get(0))?;
-    let lower = was > SYNCHRONOUS_NORMAL;
-    if lower {
-        conn.pragma_update(None, "synchronous", SYNCHRONOUS_NORMAL)?;
-    }
-    let recorded = record_each(conn, ctx, groups, bar.as_ref());
-    if lower {
-        conn.pragma_update(None, "synchronous", was)?;
-    }
-    let recorded = recorded?;
+    let recorded = without_sync(conn, |conn| record_each(conn, ctx, groups, bar.as_ref()))??;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }

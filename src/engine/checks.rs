@@ -6,6 +6,7 @@
 use std::time::Instant;
 
 use super::Command;
+use super::checkpoint::Commit;
 use super::worker::Worker;
 use crate::capture::verify::VerifyError;
 use crate::capture::{lost_root, unwatched};
@@ -127,6 +128,7 @@ impl Worker {
         };
         self.verify_unwatched();
         self.execute(command);
+        self.upkeep.wrote(Commit::Command);
     }
 
     /// The command back if the workspace root is still the directory held open; refused

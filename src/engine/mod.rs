@@ -13,10 +13,13 @@
 //! pass runs; `queued` the turn markers hooks queued while the daemon was starting
 //! (`crate::queue`), each applied at its place among the hints; `upkeep` (a type the worker
 //! owns) a collection a step at a time between hints, the turn counts stored when turns
-//! end, and the store size counter corrected once `drift` has measured it after the start.
+//! end, the store size counter corrected once `drift` has measured it after the start, and
+//! the write-ahead log checkpointed once the worker is quiet (`checkpoint`: a batch nobody
+//! waits for commits without an fsync, in the middle of the agent's command).
 
 pub mod barrier;
 mod batch;
+mod checkpoint;
 mod checks;
 mod drift;
 mod early;

@@ -2,7 +2,8 @@
 //! recorded between its steps; the counts of each turn stored when it ends, and those
 //! missing (turns ended before counts were stored, rows a collection or a late version made
 //! stale) filled a few turns at a time while nothing else waits; once a start, the store size
-//! counter corrected when its check (`super::drift`) has measured it.
+//! counter corrected when its check (`super::drift`) has measured it; the write-ahead log
+//! checkpointed when the worker is quiet (`super::checkpoint`).
 
 use std::time::{Duration, Instant};
 
@@ -10,6 +11,7 @@ use tokio::sync::oneshot;
 
 use rusqlite::Connection;
 
+use super::checkpoint::{Checkpoints, Commit};
 use super::drift::{DRIFT_POLL, DriftCheck};
 use crate::capture::Context;
 use crate::history::counts;
@@ -39,6 +41,7 @@ pub(super) struct Upkeep {
     gc: Option<GcRun>,
     counts_owed: bool,
     drift: Option<DriftCheck>,
+    checkpoints: Checkpoints,
 }
 
 /// What the worker has waiting, which upkeep yields to.
@@ -48,6 +51,13 @@ pub(super) struct Waiting {
     pub command: bool,
     /// Hinted paths are not recorded yet.
     pub hints: bool,
+}
+
+impl Waiting {
+    /// The worker writes again soon.
+    fn busy(self) -> bool {
+        self.command || self.hints
+    }
 }
 
 impl Upkeep {
@@ -61,6 +71,7 @@ impl Upkeep {
             gc: None,
             counts_owed: true,
             drift: db.map(DriftCheck::start),
+            checkpoints: Checkpoints::start(db),
         }
     }
 
@@ -104,6 +115,7 @@ impl Upkeep {
     /// few turns' missing counts when idle. A command waiting for its cookie goes first: the
     /// step would hold it up.
     pub(super) fn run(&mut self, conn: &mut Connection, ctx: &Context, waiting: Waiting) {
+        self.checkpoints.run(Instant::now(), waiting.busy());
         if self.drift.as_ref().is_some_and(|drift| drift.correct(conn)) {
             self.drift = None;
         }
@@ -150,7 +162,16 @@ impl Upkeep {
             _ if self.drift.is_some() => Some(Instant::now() + DRIFT_POLL),
             _ => None,
         };
-        now.map_or(self.next_gc, |at| at.min(self.next_gc))
+        let checkpoint = self.checkpoints.deadline(waiting.busy());
+        [now, checkpoint]
+            .into_iter()
+            .flatten()
+            .fold(self.next_gc, Instant::min)
+    }
+
+    /// The worker wrote (`engine::checkpoint`).
+    pub(super) fn wrote(&mut self, commit: Commit) {
+        self.checkpoints.wrote(Instant::now(), commit);
     }
 
     /// Stores the counts of a turn that just ended; if that fails they are computed on read.
@@ -165,6 +186,7 @@ impl Upkeep {
     /// writer's close is the last and checkpoints the log away.
     pub(super) fn stop(&mut self) {
         self.drift = None;
+        self.checkpoints.stop();
     }
 
     /// Versions were recorded into ended turns (a verification pass): their counts are owed.

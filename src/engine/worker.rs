@@ -11,6 +11,7 @@ use rusqlite::Connection;
 
 use super::barrier::Barrier;
 use super::batch::Batch;
+use super::checkpoint::Commit;
 use super::early::EarlyReads;
 use super::lost::LostEvents;
 use super::owed::Owed;
@@ -24,7 +25,7 @@ use crate::model::RACY_NS;
 use crate::paths::RelPath;
 use crate::refusal::Refusal;
 use crate::sessions::turns;
-use crate::store::db::IntegrityCheck;
+use crate::store::db::{IntegrityCheck, without_sync};
 use crate::store::fault::StorageFault;
 use crate::store::sql::{self, TurnRow};
 use crate::store::{journal, unjournaled};
@@ -451,7 +452,20 @@ impl Worker {
         let who = self.who();
         self.since_trim += work.len();
         self.trim_at = None;
-        match record(&mut self.conn, &mut self.ctx, work.clone(), who, priority, early) {
+        let recorded = match priority {
+            Priority::Waited => record(&mut self.conn, &mut self.ctx, work.clone(), who, priority, early),
+            // Nobody waits: no fsync in the middle of the command that wrote it.
+            Priority::Background => without_sync(&mut self.conn, |conn| {
+                record(conn, &mut self.ctx, work.clone(), who, priority, early)
+            })
+            .and_then(|recorded| recorded),
+        };
+        let commit = match priority {
+            Priority::Waited if recorded.is_ok() => Commit::Synced,
+            _ => Commit::Unsynced,
+        };
+        self.upkeep.wrote(commit);
+        match recorded {
             Ok(recorded) => {
                 if recorded.dirs_gone {
                     self.early.clear();

@@ -48,6 +48,33 @@ pub enum DbError {
     Sql(#[from] rusqlite::Error),
 }
 
+/// The log pages past which the writer checkpoints at its commit (SQLite's default is 1,000):
+/// 64 MiB of 4 KiB pages.
+pub const LOG_PAGES_MAX: i64 = 16_384;
+
+/// SQLite's `PRAGMA synchronous` levels: OFF 0, NORMAL 1, FULL 2, EXTRA 3.
+const SYNCHRONOUS_NORMAL: i64 = 1;
+
+/// Runs `work` with commits that do not fsync the log (synchronous=NORMAL, or lower if it is
+/// lower already), then puts the writer back as it was. WAL with NORMAL never corrupts; a
+/// commit reaches the disk with the next commit that fsyncs (any with FULL) or the next
+/// checkpoint, and a power cut before either loses it whole.
+pub fn without_sync<T>(
+    conn: &mut Connection,
+    work: impl FnOnce(&mut Connection) -> T,
+) -> rusqlite::Result<T> {
+    let was: i64 = conn.pragma_query_value(None, "synchronous", |r| r.get(0))?;
+    let lower = was > SYNCHRONOUS_NORMAL;
+    if lower {
+        conn.pragma_update(None, "synchronous", SYNCHRONOUS_NORMAL)?;
+    }
+    let done = work(conn);
+    if lower {
+        conn.pragma_update(None, "synchronous", was)?;
+    }
+    Ok(done)
+}
+
 /// The one writer connection: WAL, synchronous=FULL, checked, migrations applied.
 pub fn open_writer(path: &Path) -> Result<Connection, DbError> {
     let (conn, mut check) = open_writer_checking(path)?;
@@ -76,6 +103,9 @@ fn set_up_writer(path: &Path, shown: &str) -> Result<(Connection, IntegrityCheck
     conn.pragma_update(None, "synchronous", "FULL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     conn.pragma_update(None, "journal_size_limit", 64 * 1024 * 1024)?;
+    // Checkpoints are the worker's, when the workspace is quiet (`engine::checkpoint`); this
+    // only bounds the log when it never is.
+    conn.pragma_update(None, "wal_autocheckpoint", LOG_PAGES_MAX)?;
     // A first index writes hundreds of megabytes in large batches: with SQLite's 2 MiB default
     // cache the pages spill and are read back from the WAL over and over.
     conn.pragma_update(None, "cache_size", -16384)?;
