@@ -1,12 +1,13 @@
-//! What filewatchd costs the agent while it works: the agent's own
-//! commands timed in a watched copy of a tree (the release daemon running on it), in a copy
-//! watched by a bare inotify watcher (what any inotify-based tool makes a command pay, before
-//! its own work) and in an unwatched copy of the same tree, each first in turn, in one run. Each
-//! watched command runs inside a turn whose end marker must list exactly the files it changed
-//! (every write captured), and the marker's answer time is reported beside it, with what an
-//! agent without filewatchd waits for instead: an opencode-style shadow-git snapshot
-//! (`git add -A && git write-tree`) of the unwatched copy after the same command. What counts
-//! is what the agent waits for, command and marker: both are in the table.
+//! What filewatchd costs the agent while it works: the agent's own commands timed in one tree
+//! with the release daemon watching it, with a bare inotify watcher watching it (what any
+//! inotify-based tool makes a command pay, before its own work) and with nothing watching it,
+//! each first in turn, in one run (separate copies of a tree differ by more than the goal's
+//! 5 % on this disk). Each watched command runs inside a turn whose end marker must list
+//! exactly the files it changed (every write captured), and the marker's answer time is
+//! reported beside it, with what an agent without filewatchd waits for instead: an
+//! opencode-style shadow-git snapshot (`git add -A && git write-tree`) of the tree after the
+//! same command unwatched. What counts is what the agent waits for, command and marker: both
+//! are in the table.
 //!
 //! ```sh
 //! cargo build --release

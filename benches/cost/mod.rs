@@ -1,5 +1,5 @@
-//! The agent-cost benchmark's own modules (`benches/cost.rs`): its options, the three copies
-//! of the tree (the daemon on one, a bare inotify watcher on another), the workloads, and the table.
+//! The agent-cost benchmark's own modules (`benches/cost.rs`): its options, the tree and who
+//! watches it (the daemon, a bare inotify watcher, or nothing), the workloads, and the table.
 
 pub mod bare;
 pub mod opts;

@@ -5,16 +5,16 @@ use std::path::PathBuf;
 pub const USAGE: &str = "\
 cargo bench --bench cost -- [OPTIONS]
 
-The agent's own commands with filewatchd running against the same commands in an unwatched
-copy of the same tree and in a copy watched by a bare inotify watcher (the kernel's cost of
-being watched at all), each first in turn (issues 19 and 32).
+The agent's own commands in one tree, with filewatchd watching it, with a bare inotify watcher
+watching it (the kernel's cost of being watched at all) and with nothing watching it, each
+first in turn (issues 19 and 32).
 
   --quick          3 rounds per workload (default 7)
-  --pairs N        rounds per workload (each runs the command once in each copy)
+  --pairs N        rounds per workload (each runs the command once for each side)
   --only LIST      comma-separated workloads: sed, checkout, codegen, npm (default all)
   --files N        files in the generated tree (default 20000)
   --bin PATH       the daemon to measure (default target/release/filewatchd)
-  --dir PATH       where the trees go (default a temp dir, removed after)
+  --dir PATH       where the tree goes (default a temp dir, removed after)
   --strict         exit 1 when a goal or a capture check fails
 ";
 

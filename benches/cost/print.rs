@@ -11,7 +11,7 @@ use crate::common::sysinfo;
 pub fn report(o: &Opts, b: &Bench, rows: &[Samples], started: Instant, load_start: &str) {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
     println!(
-        "### The agent's own commands: watched vs unwatched copy (`cargo bench --bench cost -- {}`)\n",
+        "### The agent's own commands, watched and not, in one tree (`cargo bench --bench cost -- {}`)\n",
         args.join(" ")
     );
     let commit = sysinfo::project_commit(std::path::Path::new(env!("CARGO_MANIFEST_DIR")));
@@ -24,13 +24,14 @@ pub fn report(o: &Opts, b: &Bench, rows: &[Samples], started: Instant, load_star
         sysinfo::cpu_model(),
         sysinfo::mem_total(),
         sysinfo::kernel(),
-        sysinfo::disk(&b.watched)
+        sysinfo::disk(&b.tree)
     );
     println!(
-        "- Tree: {} files in {} dirs (t20k's generator, seed 1), made a git repo, copied with `cp -a`; \
-         the daemon watches one copy, a bare inotify watcher in the bench (filewatchd's mask on the same \
-         directories, every event read and dropped) another, nothing the third. {} rounds per workload, \
-         each copy first in turn; \
+        "- Tree: {} files in {} dirs (t20k's generator, seed 1), made a git repo. Each round runs the \
+         command three times in that one tree: the daemon watching it (the command in a turn), a bare \
+         inotify watcher in the bench watching it (filewatchd's mask on the same directories, every \
+         event read and dropped; the daemon stopped), and nothing (the daemon stopped; restarted, \
+         untimed, before its next run). {} rounds per workload, each side first in turn; \
          `sync` before each timed command. Took {}; 1-min load {} at the start, {} at the end.\n",
         fmt_int(b.g.files.len() as u64),
         fmt_int(b.g.dirs as u64),

@@ -1,9 +1,11 @@
 //! The agent's commands: `sed -i` over 2,000 files, `git checkout` of 3,000 files, a code
 //! generator writing 5,000 new files in 50 new directories, and an `npm install`-like burst of
 //! 30,000 files into the ignored `node_modules/`. Generated files go into a new directory each
-//! round and stay (creating files right after deleting many is slow on ext4, and would be
-//! noise). Each round runs the same command in the three copies, each first in turn; the
-//! watched run is a turn whose end marker must list exactly the files the command changed.
+//! run and stay (creating files right after deleting many is slow on ext4, and would be
+//! noise). Each round runs the command once for each side (`setup::Side`), in the same tree,
+//! each side first in turn; each run changes the files anew (sed's script numbers its runs,
+//! checkout goes back and forth). The watched run is a turn whose end marker must list
+//! exactly the files the command changed.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -17,7 +19,7 @@ use super::opts::Opts;
 use super::setup::{Bench, Side, sh};
 use crate::common::burst;
 use crate::common::checkout;
-use crate::common::edits::{SED_FILES, sed_script};
+use crate::common::edits::SED_FILES;
 use crate::common::stats::{fmt_dur, median, ratio};
 
 #[derive(Clone, Copy, PartialEq)]
@@ -53,7 +55,7 @@ impl Kind {
     }
 
     /// Goal for the end marker after the command: ≤ this × the shadow snapshot after the same
-    /// command in the unwatched copy (the 2,000-file sed).
+    /// command unwatched (the 2,000-file sed).
     pub fn marker_goal(self) -> Option<f64> {
         (self == Kind::Sed).then_some(0.10)
     }
@@ -70,7 +72,7 @@ fn ticks_to_dur(ticks: u64, tck: u64) -> Duration {
 pub struct Samples {
     pub kind: Kind,
     pub watched: Vec<Duration>,
-    /// The copy watched by the bare inotify watcher (`bare`).
+    /// With the bare inotify watcher watching (`bare`).
     pub bare: Vec<Duration>,
     pub plain: Vec<Duration>,
     /// Each pair's watched / unwatched.
@@ -90,7 +92,7 @@ impl Samples {
         ratio(median(&self.watched), median(&self.plain))
     }
 
-    /// The bare inotify watcher's copy ÷ the unwatched one: what being watched costs at all.
+    /// With the bare inotify watcher ÷ unwatched: what being watched costs at all.
     pub fn bare_ratio(&self) -> f64 {
         ratio(median(&self.bare), median(&self.plain))
     }
@@ -144,33 +146,32 @@ fn run_one(b: &mut Bench, kind: Kind, pairs: usize) -> Result<Samples, String> {
         captured_ok: 0,
         first_bad: None,
     };
-    if kind == Kind::Sed && pairs >= crate::common::edits::SED_CHAIN.len() {
-        return Err(format!(
-            "sed: at most {} pairs",
-            crate::common::edits::SED_CHAIN.len() - 1
-        ));
-    }
     for pair in 0..pairs {
         // Each side goes first, second and third in turn.
         let mut order = Side::ALL;
         order.rotate_left(pair % Side::ALL.len());
         let mut times = [Duration::ZERO; 3];
-        for side in order {
-            let dt = match side {
-                Side::Filewatchd => watched_run(b, kind, pair, &mut s)?,
-                Side::Bare => timed(b, kind, side, pair)?,
+        for (k, side) in order.into_iter().enumerate() {
+            let run = pair * Side::ALL.len() + k;
+            times[side as usize] = match side {
+                Side::Filewatchd => watched_run(b, kind, run, &mut s)?,
+                Side::Bare => {
+                    b.unwatched(side)?;
+                    timed(b, kind, run)?
+                }
                 Side::Plain => {
-                    let dt = timed(b, kind, side, pair)?;
+                    b.unwatched(side)?;
+                    // What the other sides changed is not this command's to snapshot.
+                    b.shadow.snapshot()?;
+                    let dt = timed(b, kind, run)?;
                     s.shadow.push(b.shadow.snapshot()?.0);
                     dt
                 }
             };
-            times[side as usize] = dt;
         }
-        b.daemon.sync()?;
         let [watched, bare, plain] = times;
         eprintln!(
-            "[{}] pair {}: watched {} bare inotify {} unwatched {} ({:.2}×, bare {:.2}×)",
+            "[{}] round {}: watched {} bare inotify {} unwatched {} ({:.2}×, bare {:.2}×)",
             kind.name(),
             pair + 1,
             fmt_dur(watched),
@@ -187,43 +188,51 @@ fn run_one(b: &mut Bench, kind: Kind, pairs: usize) -> Result<Samples, String> {
     Ok(s)
 }
 
-/// The command in the watched copy, inside a turn; checks what its end marker lists.
-fn watched_run(b: &Bench, kind: Kind, pair: usize, s: &mut Samples) -> Result<Duration, String> {
-    b.daemon.turn_start()?;
-    let before = b.daemon.sample();
-    let dt = timed(b, kind, Side::Filewatchd, pair)?;
-    let cpu = b.daemon.sample().ticks - before.ticks;
-    let (end, turn) = b.daemon.turn_end()?;
+/// The command with the daemon watching, inside a turn; checks what its end marker lists.
+fn watched_run(b: &mut Bench, kind: Kind, run: usize, s: &mut Samples) -> Result<Duration, String> {
+    b.watched()?.turn_start()?;
+    let before = b.watched()?.sample();
+    let dt = timed(b, kind, run)?;
+    let daemon = b.watched()?;
+    let cpu = daemon.sample().ticks - before.ticks;
+    let (end, turn) = daemon.turn_end()?;
     s.end.push(end);
     s.daemon_cpu.push(ticks_to_dur(cpu, b.tck));
-    let expected = expected(b, kind, pair);
+    let expected = expected(b, kind, run);
     match compare(&turn, &expected) {
         None => s.captured_ok += 1,
         Some(bad) => {
-            eprintln!("[{}] pair {}: {bad}", kind.name(), pair + 1);
+            eprintln!("[{}] run {}: {bad}", kind.name(), run + 1);
             s.first_bad.get_or_insert(bad);
         }
     }
     Ok(dt)
 }
 
-/// `sync`s what earlier runs left dirty, then times the command alone.
-fn timed(b: &Bench, kind: Kind, side: Side, pair: usize) -> Result<Duration, String> {
-    let tree = b.tree(side);
-    sh(tree, "sync")?;
+/// `sync`s what earlier runs left dirty and stats every file (as a daemon's restart does
+/// before its side's run: every side's command then finds the inodes in memory alike), then
+/// times the command alone.
+fn timed(b: &Bench, kind: Kind, run: usize) -> Result<Duration, String> {
+    sh(&b.tree, "sync && find . -printf '%s' > /dev/null")?;
     let t0 = Instant::now();
-    command(kind, tree, pair)?;
+    command(kind, &b.tree, run)?;
     Ok(t0.elapsed())
 }
 
-fn command(kind: Kind, tree: &Path, pair: usize) -> Result<(), String> {
+/// Run `run`'s sed script: the first match of `fn` and the digits after it on each line
+/// becomes `fn` and the run's number, so every run rewrites every file that holds `fn`.
+fn sed_script(run: usize) -> String {
+    format!("s/fn[0-9]*/fn{run}/")
+}
+
+fn command(kind: Kind, tree: &Path, run: usize) -> Result<(), String> {
     match kind {
         Kind::Sed => sh(
             tree,
-            &format!("xargs -0 sed -i -e '{}' -- < .git/bench-sed", sed_script(pair)),
+            &format!("xargs -0 sed -i -e '{}' -- < .git/bench-sed", sed_script(run)),
         ),
         Kind::Checkout => {
-            let branch = if pair.is_multiple_of(2) { "B" } else { "main" };
+            let branch = if run.is_multiple_of(2) { "B" } else { "main" };
             let st = Command::new("git")
                 .args(["checkout", "-q", branch])
                 .current_dir(tree)
@@ -233,22 +242,22 @@ fn command(kind: Kind, tree: &Path, pair: usize) -> Result<(), String> {
                 .then_some(())
                 .ok_or(format!("git checkout {branch}: {st}"))
         }
-        Kind::Codegen => codegen(tree, pair),
+        Kind::Codegen => codegen(tree, run),
         Kind::Npm => {
-            let base = format!("node_modules/run{pair}");
-            burst::write_burst(&tree.join(&base), &base, &format!("n{pair}")).map(|_| ())
+            let base = format!("node_modules/run{run}");
+            burst::write_burst(&tree.join(&base), &base, &format!("n{run}")).map(|_| ())
         }
     }
     .map_err(|e| format!("{} in {}: {e}", kind.name(), tree.display()))
 }
 
-fn codegen(tree: &Path, pair: usize) -> Result<(), String> {
+fn codegen(tree: &Path, run: usize) -> Result<(), String> {
     for d in 0..CODEGEN_DIRS {
-        let dir = tree.join(format!("gen{pair}/m{d:02}"));
+        let dir = tree.join(format!("gen{run}/m{d:02}"));
         fs::create_dir_all(&dir).map_err(|e| format!("mkdir {}: {e}", dir.display()))?;
         for f in 0..CODEGEN_PER_DIR {
             let text = format!(
-                "// generated (run {pair})\npub fn item_{d}_{f}() -> u64 {{\n    {}\n}}\n{}",
+                "// generated (run {run})\npub fn item_{d}_{f}() -> u64 {{\n    {}\n}}\n{}",
                 d * 1000 + f,
                 "pub const PAD: &str = \"generated code generated code generated code\";\n".repeat(20)
             );
@@ -260,7 +269,7 @@ fn codegen(tree: &Path, pair: usize) -> Result<(), String> {
 }
 
 /// The files (not directories) the watched command changes.
-fn expected(b: &Bench, kind: Kind, pair: usize) -> BTreeSet<String> {
+fn expected(b: &Bench, kind: Kind, run: usize) -> BTreeSet<String> {
     match kind {
         Kind::Sed => sed_picks(b)
             .into_iter()
@@ -272,7 +281,7 @@ fn expected(b: &Bench, kind: Kind, pair: usize) -> BTreeSet<String> {
             .map(|f| f.rel.clone())
             .collect(),
         Kind::Codegen => (0..CODEGEN_DIRS)
-            .flat_map(|d| (0..CODEGEN_PER_DIR).map(move |f| format!("gen{pair}/m{d:02}/f{f:03}.rs")))
+            .flat_map(|d| (0..CODEGEN_PER_DIR).map(move |f| format!("gen{run}/m{d:02}/f{f:03}.rs")))
             .collect(),
         Kind::Npm => BTreeSet::new(),
     }
@@ -290,18 +299,15 @@ pub fn sed_picks(b: &Bench) -> Vec<(String, bool)> {
         .collect()
 }
 
-/// Writes sed's file list (NUL-separated) into every copy's `.git/`.
+/// Writes sed's file list (NUL-separated) into the tree's `.git/`.
 pub fn write_sed_list(b: &Bench) -> Result<(), String> {
     let mut list = Vec::new();
     for (p, _) in sed_picks(b) {
         list.extend_from_slice(p.as_bytes());
         list.push(0);
     }
-    for side in Side::ALL {
-        let f = b.tree(side).join(".git/bench-sed");
-        fs::write(&f, &list).map_err(|e| format!("write {}: {e}", f.display()))?;
-    }
-    Ok(())
+    let f = b.tree.join(".git/bench-sed");
+    fs::write(&f, &list).map_err(|e| format!("write {}: {e}", f.display()))
 }
 
 /// `None` when the marker listed exactly `expected` (directories aside), else what differs.
