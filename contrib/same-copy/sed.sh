@@ -1,8 +1,9 @@
 #!/bin/bash
 # sed.sh BIN TREE STATE [ROUNDS]: the 2,000-file `sed -i` of the cost bench in ONE copy of a
 # tree, with the daemon watching it and stopped, in turn (the order swaps every round), so
-# that no difference between copies enters the ratio. TREE and STATE are a cost bench's kept
-# copy (`cargo bench --bench cost -- --only sed --pairs 1 --dir D`: D/watched, D/state); its
+# that no difference between copies enters the ratio (the cost bench itself works so since
+# 5c58ea7; this is its sed alone, by hand). TREE and STATE are a cost bench's kept tree
+# (`cargo bench --bench cost -- --only sed --pairs 1 --dir D`: D/tree, D/state); its
 # `.git/bench-sed` lists the files. Every run rewrites every listed file with content never
 # seen before (`s/fk[0-9]*/fkN/`, N the run's number; the first run turns each line's first
 # `f` and letter into `fk0`). A stopped daemon is restarted after its run (untimed: it
