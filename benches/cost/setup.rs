@@ -113,7 +113,14 @@ impl Bench {
             settle(&daemon);
             self.daemon = Some(daemon);
         }
-        self.daemon.as_ref().ok_or_else(|| "no daemon".to_string())
+        self.daemon()
+    }
+
+    /// The daemon `watched` started.
+    pub fn daemon(&self) -> Result<&Daemon, String> {
+        self.daemon
+            .as_ref()
+            .ok_or_else(|| "the daemon is not running".to_string())
     }
 
     /// The daemon stopped, and the bare watcher armed for `Side::Bare` (stopped otherwise).

@@ -191,9 +191,9 @@ fn run_one(b: &mut Bench, kind: Kind, pairs: usize) -> Result<Samples, String> {
 /// The command with the daemon watching, inside a turn; checks what its end marker lists.
 fn watched_run(b: &mut Bench, kind: Kind, run: usize, s: &mut Samples) -> Result<Duration, String> {
     b.watched()?.turn_start()?;
-    let before = b.watched()?.sample();
+    let before = b.daemon()?.sample();
     let dt = timed(b, kind, run)?;
-    let daemon = b.watched()?;
+    let daemon = b.daemon()?;
     let cpu = daemon.sample().ticks - before.ticks;
     let (end, turn) = daemon.turn_end()?;
     s.end.push(end);

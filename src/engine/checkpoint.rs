@@ -25,7 +25,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OpenFlags};
 
 use crate::fs::priority::nice_own_thread;
 
@@ -156,9 +156,10 @@ impl Drop for Checkpointer {
 }
 
 /// A connection that writes nothing itself: a checkpoint copies the log into the index,
-/// which a read-only connection may not do.
+/// which a read-only connection may not do. It never creates the index.
 fn open(db: &Path) -> rusqlite::Result<Connection> {
-    let conn = Connection::open(db)?;
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(db, flags)?;
     conn.busy_timeout(Duration::from_secs(5))?;
     Ok(conn)
 }
