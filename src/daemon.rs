@@ -14,6 +14,7 @@ use crate::capture::Context;
 use crate::config::Config;
 use crate::engine::Worker;
 use crate::engine::barrier;
+use crate::fs::cookie::cookie_instance;
 use crate::fs::read::RootDir;
 use crate::instance::{self, Holder, Refusal, TreeLock};
 use crate::queue;
@@ -21,7 +22,7 @@ use crate::state::{self, DaemonInfo, Progress, StateDir};
 use crate::stats::Stats;
 use crate::store::blobs::BlobDir;
 use crate::store::{db, unjournaled};
-use crate::watch::filter::{IgnoreRules, cookie_instance};
+use crate::watch::filter::IgnoreRules;
 use crate::watch::{HintSender, Watches};
 
 /// What `filewatchd serve` was asked to do.

@@ -21,7 +21,9 @@
 //!
 //! The daemon:
 //! - [`watch`]: one non-recursive inotify watch per tracked directory, the ignore rules
-//!   ([`watch::filter`]); its callback only forwards hints.
+//!   ([`watch::filter`]); its callback only forwards hints, and tells a rollback waiting for
+//!   it that it has read its cookie (`fs::cookie::Drain`: a large rollback's own events never
+//!   overflow the kernel's queue).
 //! - [`engine`]: the single-writer loop. Hints and commands reach one thread in order; every
 //!   command waits for its barrier cookie (G1), so writes are attributed by position. A burst's
 //!   files are read while it goes on, at idle priority, and recorded ahead of the marker.
@@ -30,7 +32,8 @@
 //! - [`restore`]: rollback, undo, redo, restore and revert: chain, plan (the dry run),
 //!   journal, apply, finish (all or nothing, G12), recovery at start-up.
 //! - [`fs`]: the confined file system beneath capture and restore: the root held open, reads
-//!   that follow no symlink, a rollback's path operations (openat2), durability, temp names.
+//!   that follow no symlink, a rollback's path operations (openat2), durability, temp names,
+//!   the daemon's cookies in the root.
 //! - [`sessions`], [`history`], [`timeline`], [`pins`], [`retention`]: turns and forks; a
 //!   turn's net changes, diffs, blame and a path's versions; the timeline of turns and
 //!   rollbacks; named checkpoints; garbage collection and the horizon it leaves.

@@ -183,7 +183,7 @@ impl StateDir {
         write_atomic(&self.dir.join("daemon.json"), &json)
     }
 
-    /// The cookie instances (`watch::filter::cookie_instance`) of earlier daemons of this
+    /// The cookie instances (`fs::cookie::cookie_instance`) of earlier daemons of this
     /// state directory whose cookies may still lie in the root.
     pub fn cookie_instances(&self) -> Vec<String> {
         let text = std::fs::read_to_string(self.dir.join("cookies")).unwrap_or_default();

@@ -1,14 +1,19 @@
 //! A kernel queue overflow triggers a rescan, counted in status, and loses nothing.
 //!
-//! This is the only test in its binary: it lowers `fs.inotify.max_queued_events` while the
-//! daemon creates its inotify instance (the limit is taken at creation), and restores it at
-//! once, so other tests' daemons are not affected.
+//! A rollback's own writes do not overflow it: the rollback lets the watcher catch up.
+//!
+//! The tests of this binary lower `fs.inotify.max_queued_events` while the daemon creates its
+//! inotify instance (the limit is taken at creation), one at a time (`LIMIT`), and restore it
+//! at once, so other tests' daemons are not affected.
 
 mod common;
 
 use common::*;
 
 const QUEUE_LIMIT: &str = "/proc/sys/fs/inotify/max_queued_events";
+
+/// Held while the limit is lowered: the tests of this binary run in parallel.
+static LIMIT: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Restores the sysctl even when the test fails.
 struct Restore(String);
@@ -19,25 +24,32 @@ impl Drop for Restore {
     }
 }
 
-#[test]
-fn queue_overflow_is_caught_by_a_rescan() {
+/// The daemon started with its kernel queue limited to `limit` events.
+fn start_with_queue(ws: &Workspace, limit: &str) -> Daemon {
+    let _one_at_a_time = LIMIT.lock().unwrap_or_else(|p| p.into_inner());
     let Ok(original) = std::fs::read_to_string(QUEUE_LIMIT) else {
         panic!("{QUEUE_LIMIT} is not readable: inotify is required");
     };
-    let ws = Workspace::new();
-    ws.write("seed.txt", "x");
-    // An existing (so watched) directory: events for its files are queued, not caught later by
-    // the scan of a new directory.
-    ws.write("burst/.keep", "");
     let daemon = {
         let _restore = Restore(original.clone());
-        std::fs::write(QUEUE_LIMIT, "4096").expect("root is needed to lower max_queued_events");
-        Daemon::start(&ws)
+        std::fs::write(QUEUE_LIMIT, limit).expect("root is needed to lower max_queued_events");
+        Daemon::start(ws)
     };
     assert_eq!(
         std::fs::read_to_string(QUEUE_LIMIT).expect("read").trim(),
         original.trim()
     );
+    daemon
+}
+
+#[test]
+fn queue_overflow_is_caught_by_a_rescan() {
+    let ws = Workspace::new();
+    ws.write("seed.txt", "x");
+    // An existing (so watched) directory: events for its files are queued, not caught later by
+    // the scan of a new directory.
+    ws.write("burst/.keep", "");
+    let daemon = start_with_queue(&ws, "4096");
 
     daemon.turn_start("s", "burst");
     // Stopped, the daemon cannot drain its 4,096-event queue: the burst (16,000 events)
@@ -70,6 +82,43 @@ fn queue_overflow_is_caught_by_a_rescan() {
     assert!(
         rescan["total_ms"].as_u64() >= rescan["survey_ms"].as_u64(),
         "{watcher}"
+    );
+}
+
+#[test]
+fn a_rollback_lets_the_watcher_catch_up_and_loses_no_event() {
+    let ws = Workspace::new();
+    for i in 0..600 {
+        ws.write(format!("d{}/f{i}.txt", i % 6), format!("v1 {i}\n"));
+    }
+    // 512 events: a pass of 32 files of the rollback fills half of it at most.
+    let daemon = start_with_queue(&ws, "512");
+    daemon.turn_start("s", "edit all");
+    for i in 0..600 {
+        ws.write(format!("d{}/f{i}.txt", i % 6), format!("v2 {i}\n"));
+    }
+    assert_eq!(changed_files(&daemon.turn_end("s")).len(), 600);
+    let before = daemon.status()["watcher"].clone();
+
+    let (code, undo) = daemon.undo("s", serde_json::json!({}));
+    assert_eq!(code, 200, "{undo}");
+    // The marker's cookie comes back after every event of the rollback.
+    daemon.turn_start("s", "after");
+    daemon.turn_end("s");
+
+    for i in (0..600).step_by(97) {
+        assert_eq!(
+            ws.read(format!("d{}/f{i}.txt", i % 6)),
+            format!("v1 {i}\n").into_bytes()
+        );
+    }
+    let after = &daemon.status()["watcher"];
+    // Some 5,000 events of its own in a queue of 512: without catching up, it overflowed.
+    assert_eq!(after["overflows"], before["overflows"], "{after}");
+    assert_eq!(after["rescans"], before["rescans"], "{after}");
+    assert!(
+        after["hints"].as_u64() > before["hints"].as_u64().map(|h| h + 4 * 600),
+        "{after}"
     );
 }
 

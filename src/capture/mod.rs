@@ -52,9 +52,10 @@ pub struct Context {
 }
 
 impl Context {
-    /// What a rollback works with (it needs no watcher).
+    /// What a rollback works with: the watcher only to let it catch up with its writes.
     pub fn workspace(&self) -> crate::restore::Workspace {
         crate::restore::Workspace::new(self.root.clone(), self.blobs.clone(), self.max_file_size)
+            .with_drain(self.watches.drain())
     }
 
     /// A rollback's effects on the watches: removed directories first, then created ones.

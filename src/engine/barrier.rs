@@ -9,8 +9,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::Command;
+use crate::fs::cookie::{cookie_instance_of, next_cookie_name};
 use crate::paths::RelPath;
-use crate::watch::filter::{COOKIE_PREFIX, cookie_instance, cookie_instance_of};
 
 /// A cookie whose event does not come back in this time (lost events, a stalled queue) is
 /// replaced by a full rescan, which is just as exact, only slower.
@@ -23,7 +23,6 @@ struct Waiting {
 
 #[derive(Default)]
 pub struct Barrier {
-    counter: u64,
     waiting: HashMap<RelPath, Waiting>,
 }
 
@@ -41,14 +40,7 @@ impl Barrier {
 
     /// Creates a new cookie in the root; its event comes back as a hint for it.
     pub fn plant(&mut self, root: &Path) -> Option<RelPath> {
-        self.counter += 1;
-        let name = format!(
-            "{}{}-{}",
-            String::from_utf8_lossy(COOKIE_PREFIX),
-            cookie_instance(),
-            self.counter
-        );
-        let cookie = RelPath::from_fs_bytes(name.into_bytes());
+        let cookie = next_cookie_name();
         let created = OpenOptions::new()
             .write(true)
             .create_new(true)

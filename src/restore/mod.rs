@@ -40,6 +40,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::fs::cookie::Drain;
 use crate::fs::read::RootDir;
 use crate::model::RollbackKind;
 use crate::store::blobs::BlobDir;
@@ -53,6 +54,9 @@ pub struct Workspace {
     pub root: Arc<RootDir>,
     pub blobs: Arc<BlobDir>,
     pub max_file_size: u64,
+    /// The watcher a rollback writing many files lets catch up (`fs::cookie::Drain`); `None`:
+    /// nothing watches (a test's restore).
+    pub drain: Option<Arc<Drain>>,
 }
 
 /// What a rollback changed on disk that its caller applies: directories it created are to be
@@ -69,6 +73,15 @@ impl Workspace {
             root,
             blobs,
             max_file_size,
+            drain: None,
+        }
+    }
+
+    /// The watcher this workspace's rollbacks let catch up with their writes.
+    pub fn with_drain(self, drain: Arc<Drain>) -> Self {
+        Self {
+            drain: Some(drain),
+            ..self
         }
     }
 

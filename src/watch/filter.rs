@@ -4,48 +4,15 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
+use crate::fs::cookie::{cookie_instance, cookie_instance_of};
 use crate::paths::RelPath;
 
 /// Files whose content are ignore rules for their directory.
 pub const IGNORE_FILES: [&str; 2] = [".gitignore", ".filewatchdignore"];
-
-/// Name prefix of the barrier's cookie files, created and removed in the root by the daemon.
-/// The prefix alone does not make a cookie: see [`cookie_instance`].
-pub const COOKIE_PREFIX: &[u8] = b".filewatchd-cookie-";
-
-/// This process's cookie instance: 128 random bits drawn once and written into the name of
-/// every cookie it makes (`.filewatchd-cookie-<instance>-<n>`). A file whose name merely
-/// starts with the prefix is the user's, tracked like any other; the state directory keeps
-/// the instances whose cookies a killed daemon may have left (`state::StateDir`).
-pub fn cookie_instance() -> &'static str {
-    static INSTANCE: OnceLock<String> = OnceLock::new();
-    INSTANCE.get_or_init(|| {
-        let mut raw = [0u8; 16];
-        if rustix::rand::getrandom(&mut raw, rustix::rand::GetRandomFlags::empty()).is_err() {
-            // No kernel randomness: still unique to this process and moment.
-            let seed = format!("{}-{:?}", std::process::id(), std::time::SystemTime::now());
-            raw.copy_from_slice(&blake3::hash(seed.as_bytes()).as_bytes()[..16]);
-        }
-        raw.iter().map(|b| format!("{b:02x}")).collect()
-    })
-}
-
-/// The instance a cookie's file name carries (`<prefix><32 hex>-<digits>`), if it has that shape.
-pub fn cookie_instance_of(name: &[u8]) -> Option<&[u8]> {
-    let rest = name.strip_prefix(COOKIE_PREFIX)?;
-    let (instance, counter) = (rest.get(..32)?, rest.get(32..)?);
-    let counter = counter.strip_prefix(b"-")?;
-    let hex = instance
-        .iter()
-        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b));
-    let digits = !counter.is_empty() && counter.iter().all(u8::is_ascii_digit);
-    (hex && digits).then_some(instance)
-}
 
 /// Cloned when an ignore file changes: what the rules were is how a rescan tells a path
 /// coming into view from one written now (`capture::tracked::RulesChanged`).

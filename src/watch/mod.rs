@@ -21,6 +21,7 @@ use std::sync::mpsc::Sender;
 use notify::event::{EventKindMask, ModifyKind, RenameMode};
 use notify::{Config, Event, EventKind, INotifyWatcher, PathOp, RecursiveMode, Watcher as _};
 
+use crate::fs::cookie::Drain;
 use crate::paths::RelPath;
 use crate::stats::Stats;
 
@@ -60,6 +61,7 @@ pub struct HintSender {
     tx: Deliver,
     queued: Arc<AtomicUsize>,
     overflow: Arc<AtomicBool>,
+    drain: Arc<Drain>,
     stats: Arc<Stats>,
 }
 
@@ -77,6 +79,7 @@ impl HintSender {
             tx,
             queued: Arc::new(AtomicUsize::new(0)),
             overflow: Arc::new(AtomicBool::new(false)),
+            drain: Arc::new(Drain::new(root)),
             stats,
         }
     }
@@ -117,6 +120,7 @@ impl HintSender {
             let Some(rel) = RelPath::from_abs(&self.root, abs) else {
                 continue;
             };
+            self.drain.saw(&rel);
             if self.queued.fetch_add(1, Ordering::AcqRel) >= MAX_QUEUED_HINTS {
                 self.queued.fetch_sub(1, Ordering::AcqRel);
                 self.request_rescan();
@@ -181,6 +185,7 @@ pub struct Watches {
     inner: INotifyWatcher,
     watched: HashSet<RelPath>,
     unwatched: BTreeSet<RelPath>,
+    drain: Arc<Drain>,
     stats: Arc<Stats>,
 }
 
@@ -188,6 +193,7 @@ impl Watches {
     pub fn start(hints: HintSender, stats: Arc<Stats>) -> notify::Result<Self> {
         let root = hints.root.clone();
         let queue = hints.queue.clone();
+        let drain = hints.drain.clone();
         let config = Config::default()
             .with_follow_symlinks(false)
             .with_event_kinds(EventKindMask::CORE);
@@ -205,6 +211,7 @@ impl Watches {
             inner,
             watched: HashSet::new(),
             unwatched: BTreeSet::new(),
+            drain,
             stats,
         };
         watches
@@ -217,6 +224,11 @@ impl Watches {
             }
         }
         Ok(watches)
+    }
+
+    /// What lets the daemon's own writers wait for this watcher to catch up with them.
+    pub fn drain(&self) -> Arc<Drain> {
+        self.drain.clone()
     }
 
     /// Arms a watch on a tracked directory (idempotent). Errors are counted, not fatal: the

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 
 use super::Cause;
-use super::install::map_across_dirs;
+use super::install::map_in_passes;
 use super::{Finished, Run, TempWrite, note};
 use crate::fs::feed::map_parallel;
 use crate::fs::ops::{Durable, FsError};
@@ -63,7 +63,7 @@ impl Run<'_> {
         };
         let paths: Vec<&RelPath> = writes.iter().map(|(i, _)| &steps[*i].step.path).collect();
         let (disk, contents) = (&self.disk, &self.contents);
-        let mut written = map_across_dirs(&paths, threads, |k| {
+        let mut written = map_in_passes(disk.ws.drain.as_deref(), &paths, threads, |k| {
             let (i, w) = &writes[k];
             let path = &steps[*i].step.path;
             let bytes = contents.get(&w.hash).map(Vec::as_slice).unwrap_or_default();

@@ -5,9 +5,11 @@
 //! lock), and threads queued on that lock spin on the cores instead of working.
 
 use std::collections::HashSet;
+use std::time::Duration;
 
 use super::fallback::refusal;
 use super::{Check, Disk, Finished, Run, Swapped, changed, same_content, skipped};
+use crate::fs::cookie::Drain;
 use crate::fs::feed::map_parallel;
 use crate::fs::mode::InstallMode;
 use crate::fs::ops::{Parent, file_mode};
@@ -21,6 +23,9 @@ use crate::restore::plan::{Ordered, Step};
 /// waits for the disk. 10,000 files there: 4 threads 380-450 ms, 8 threads 260-330 ms; on a
 /// journaled ext4 the same within noise (150-165 ms).
 const INSTALL_THREADS: usize = 8;
+/// The longest a rollback waits for the watcher to catch up with its writes: its thread is
+/// stalled, or gone, and a rescan will catch what it missed.
+const CATCH_UP_TIMEOUT: Duration = Duration::from_secs(1);
 /// Paths per install thread: a small plan is installed on the rollback's own thread, a thread
 /// costing more than its share of a few renames.
 const PATHS_PER_THREAD: usize = 256;
@@ -36,7 +41,7 @@ impl Run<'_> {
         };
         let paths: Vec<&RelPath> = indexes.iter().map(|&i| &steps[i].step.path).collect();
         let disk = &self.disk;
-        let ends = map_across_dirs(&paths, threads, |k| {
+        let ends = map_in_passes(disk.ws.drain.as_deref(), &paths, threads, |k| {
             let i = indexes[k];
             disk.install(&steps[i], rewrites.contains(&i))
         });
@@ -213,6 +218,35 @@ pub(super) fn map_across_dirs<T: Send>(
         .into_iter()
         .map(|end| end.expect("every path once"))
         .collect()
+}
+
+/// `map_across_dirs` in passes of at most `Drain::per_pass` paths, the watcher let catch
+/// up after each (`fs::cookie::Drain`), so that a rollback's own events never overflow the
+/// kernel's queue (which costs a rescan of the whole workspace after it). In one pass without
+/// a watcher, and for the rest once the watcher did not catch up within `CATCH_UP_TIMEOUT`.
+pub(super) fn map_in_passes<T: Send>(
+    drain: Option<&Drain>,
+    paths: &[&RelPath],
+    threads: usize,
+    f: impl Fn(usize) -> T + Sync,
+) -> Vec<T> {
+    let mut ends = Vec::with_capacity(paths.len());
+    let mut start = 0;
+    while start < paths.len() {
+        let end = match drain {
+            Some(d) => (start + d.per_pass()).min(paths.len()),
+            None => paths.len(),
+        };
+        ends.extend(map_across_dirs(&paths[start..end], threads, |k| f(start + k)));
+        start = end;
+        let behind = drain.filter(|_| start < paths.len());
+        if behind.is_some_and(|d| !d.catch_up(CATCH_UP_TIMEOUT)) {
+            tracing::debug!(done = start, "the watcher did not catch up with the rollback");
+            ends.extend(map_across_dirs(&paths[start..], threads, |k| f(start + k)));
+            break;
+        }
+    }
+    ends
 }
 
 /// The indexes of `paths`, their directories taken in turn: ordered by each path's rank
