@@ -88,16 +88,16 @@ fn queue_overflow_is_caught_by_a_rescan() {
 #[test]
 fn a_rollback_lets_the_watcher_catch_up_and_loses_no_event() {
     let ws = Workspace::new();
-    for i in 0..600 {
+    for i in 0..1500 {
         ws.write(format!("d{}/f{i}.txt", i % 6), format!("v1 {i}\n"));
     }
     // 512 events: a pass of 32 files of the rollback fills half of it at most.
     let daemon = start_with_queue(&ws, "512");
     daemon.turn_start("s", "edit all");
-    for i in 0..600 {
+    for i in 0..1500 {
         ws.write(format!("d{}/f{i}.txt", i % 6), format!("v2 {i}\n"));
     }
-    assert_eq!(changed_files(&daemon.turn_end("s")).len(), 600);
+    assert_eq!(changed_files(&daemon.turn_end("s")).len(), 1500);
     let before = daemon.status()["watcher"].clone();
 
     let (code, undo) = daemon.undo("s", serde_json::json!({}));
@@ -106,18 +106,18 @@ fn a_rollback_lets_the_watcher_catch_up_and_loses_no_event() {
     daemon.turn_start("s", "after");
     daemon.turn_end("s");
 
-    for i in (0..600).step_by(97) {
+    for i in (0..1500).step_by(97) {
         assert_eq!(
             ws.read(format!("d{}/f{i}.txt", i % 6)),
             format!("v1 {i}\n").into_bytes()
         );
     }
     let after = &daemon.status()["watcher"];
-    // Some 5,000 events of its own in a queue of 512: without catching up, it overflowed.
+    // Some 13,000 events of its own in a queue of 512: without catching up, it overflows.
     assert_eq!(after["overflows"], before["overflows"], "{after}");
     assert_eq!(after["rescans"], before["rescans"], "{after}");
     assert!(
-        after["hints"].as_u64() > before["hints"].as_u64().map(|h| h + 4 * 600),
+        after["hints"].as_u64() > before["hints"].as_u64().map(|h| h + 4 * 1500),
         "{after}"
     );
 }

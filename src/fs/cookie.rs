@@ -81,7 +81,8 @@ pub struct Drain {
     root: PathBuf,
     /// The kernel's queue limit, taken when the watcher's instance was (as the kernel does).
     per_pass: usize,
-    /// How many cookies are waited for: notify's thread looks at nothing else while it is 0.
+    /// `names.len()`, kept beside it so that notify's thread, at every event, takes no lock
+    /// while nobody waits.
     waiting: AtomicUsize,
     names: Mutex<HashSet<RelPath>>,
     arrived: Condvar,
@@ -108,9 +109,7 @@ impl Drain {
         if self.waiting.load(Ordering::Acquire) == 0 {
             return;
         }
-        let mut names = self.lock();
-        if names.remove(path) {
-            self.waiting.fetch_sub(1, Ordering::AcqRel);
+        if self.waited_for(|names| names.remove(path)) {
             self.arrived.notify_all();
         }
     }
@@ -121,17 +120,24 @@ impl Drain {
     pub fn catch_up(&self, timeout: Duration) -> bool {
         let cookie = next_cookie_name();
         let abs = cookie.to_abs(&self.root);
-        self.lock().insert(cookie.clone());
-        self.waiting.fetch_add(1, Ordering::AcqRel);
+        self.waited_for(|names| names.insert(cookie.clone()));
         let planted = OpenOptions::new().write(true).create_new(true).open(&abs).is_ok();
         let came = planted && self.wait_for(&cookie, Instant::now() + timeout);
-        if !came && self.lock().remove(&cookie) {
-            self.waiting.fetch_sub(1, Ordering::AcqRel);
+        if !came {
+            self.waited_for(|names| names.remove(&cookie));
         }
         if planted {
             let _ = std::fs::remove_file(&abs);
         }
         came
+    }
+
+    /// Changes the cookies waited for, and `waiting` with them.
+    fn waited_for<T>(&self, change: impl FnOnce(&mut HashSet<RelPath>) -> T) -> T {
+        let mut names = self.lock();
+        let changed = change(&mut names);
+        self.waiting.store(names.len(), Ordering::Release);
+        changed
     }
 
     fn wait_for(&self, cookie: &RelPath, deadline: Instant) -> bool {

@@ -225,7 +225,7 @@ pub(super) fn map_across_dirs<T: Send>(
 /// kernel's queue (which costs a rescan of the whole workspace after it). In one pass without
 /// a watcher, and for the rest once the watcher did not catch up within `CATCH_UP_TIMEOUT`.
 pub(super) fn map_in_passes<T: Send>(
-    drain: Option<&Drain>,
+    mut drain: Option<&Drain>,
     paths: &[&RelPath],
     threads: usize,
     f: impl Fn(usize) -> T + Sync,
@@ -233,17 +233,12 @@ pub(super) fn map_in_passes<T: Send>(
     let mut ends = Vec::with_capacity(paths.len());
     let mut start = 0;
     while start < paths.len() {
-        let end = match drain {
-            Some(d) => (start + d.per_pass()).min(paths.len()),
-            None => paths.len(),
-        };
+        let end = drain.map_or(paths.len(), |d| (start + d.per_pass()).min(paths.len()));
         ends.extend(map_across_dirs(&paths[start..end], threads, |k| f(start + k)));
         start = end;
-        let behind = drain.filter(|_| start < paths.len());
-        if behind.is_some_and(|d| !d.catch_up(CATCH_UP_TIMEOUT)) {
+        if start < paths.len() && drain.is_some_and(|d| !d.catch_up(CATCH_UP_TIMEOUT)) {
             tracing::debug!(done = start, "the watcher did not catch up with the rollback");
-            ends.extend(map_across_dirs(&paths[start..], threads, |k| f(start + k)));
-            break;
+            drain = None;
         }
     }
     ends
