@@ -5,14 +5,15 @@
 //! What it loses is file data: a create, rename or unlink reaches the backing directory at
 //! once, so it cannot show a missing fsync of a directory.
 //!
-//! A LazyFS bug to work around: now and then (about one daemon start in ten here) it fails the
-//! `ftruncate` of a file made again under a name it saw unlinked, with ENOENT: SQLite's
-//! `-shm`, which a clean stop unlinks and the next start makes again, so that start fails with
-//! "disk I/O error" (`SQLITE_IOERR_SHMOPEN`). Its path-to-inode map is at fault and a new mount
-//! starts without it: a test that stops a daemon cleanly and starts another on the mount calls
-//! `remount_clean` in between (a `kill -9` leaves the `-shm` in place and needs none). A plain
-//! unmount drops what the cache holds unsynced, as a power cut does; `remount_clean` first
-//! writes it to the backing directory, as a clean shutdown would.
+//! A LazyFS bug to work around: now and then it fails the `ftruncate` SQLite makes of its
+//! `-shm` when a daemon starts (`lfs_truncate` in vendor/lazyfs tests a result it never set
+//! when the file is in its cache), so that start fails with "disk I/O error"
+//! (`SQLITE_IOERR_SHMOPEN`). It was seen in about one start in ten after a clean stop, and once
+//! in a CI run after a `kill -9` (the `-shm` left in place); never on a new mount, which starts
+//! with an empty cache: a test that starts a daemon on the mount where another ran,
+//! stopped or killed, mounts it again in between. A plain unmount drops what the cache holds
+//! unsynced, as a power cut does; `remount_clean` first writes it to the backing directory, as
+//! a clean shutdown or a kill without a power cut leaves it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

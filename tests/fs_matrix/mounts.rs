@@ -151,8 +151,8 @@ impl Mounted {
         ws
     }
 
-    /// Before a daemon is started again where one was stopped cleanly: LazyFS is mounted
-    /// again (`common::lazyfs` says why); nothing on the others.
+    /// Before a daemon is started again where one ran (stopped cleanly or killed): LazyFS is
+    /// mounted again (`common::lazyfs` says why); nothing on the others.
     pub fn before_restart(&self) {
         if let Some(lazy) = self.lazy.borrow_mut().as_mut() {
             lazy.remount_clean();

@@ -217,6 +217,7 @@ fn killed_undo_recovers(fs: &Mounted, state: State) {
         parked != before && parked != after,
         "killed half-way: {parked:#?}"
     );
+    fs.before_restart();
 
     let d = Daemon::start(&ws);
     assert_tree_eq(&before, &snapshot(ws.root()), "the restart finished the undo");
