@@ -1,12 +1,15 @@
 //! G12: a store that cannot take a version (file size limit, disk full) never
 //! drops it. The path stays pending and is retried; a turn marker that cannot record every
 //! write made before it answers 503 `storage_error` naming the path, never 200 without it;
-//! once the store takes writes again the next marker succeeds, the version in its turn.
+//! once the store takes writes again the next marker succeeds, the version in its turn. An index
+//! that cannot be opened says which step failed, and the log says the system call, file and
+//! error.
 
 mod common;
 
 use common::*;
 use serde_json::{Value, json};
+use std::time::Duration;
 
 /// The turn end, refused while `path` cannot be stored.
 #[track_caller]
@@ -109,8 +112,54 @@ fn an_io_error_in_the_index_rolls_the_batch_back_and_keeps_it_pending() {
     };
     ws.write("s.txt", "small: its content goes into the index\n");
     assert_turn_end_refused(&d, "s.txt", "SQLITE_IOERR");
+    // The step that failed, not only "disk I/O error".
+    let storage = &d.status()["watcher"]["storage_error"];
+    let message = storage["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("while writing a file of the index (SQLite code 778)"),
+        "{storage:#}"
+    );
     assert!(strace.trace().contains("INJECTED"), "{}", strace.trace());
     strace.detach();
     d.assert_alive();
     assert_turn_end_complete(&d, &ws, &["s.txt"]);
+}
+
+#[test]
+fn an_index_that_cannot_open_its_shared_memory_says_which_file_and_why() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "one\n");
+    let shm = ws.state_dir().join("index.sqlite-shm");
+    let shm = shm.to_str().expect("a UTF-8 temp path");
+    // SQLite sizes its `-shm` with ftruncate as it opens it; that call fails.
+    let args = ["-f", "-o", "/dev/null", "-e", "trace=ftruncate", "-e"];
+    let mut cmd = ws.wrapped_serve(
+        "strace",
+        &[&args[..], &["inject=ftruncate:error=EIO", "-P", shm]].concat(),
+    );
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let said = || std::fs::read_to_string(log.path()).unwrap_or_default();
+    cmd.stdout(std::process::Stdio::null())
+        .stderr(log.reopen().unwrap());
+    let Ok(mut daemon) = cmd.spawn() else {
+        return skip("strace is not installed");
+    };
+    let exited = poll_until(Duration::from_secs(60), || daemon.try_wait().unwrap());
+    let Some(status) = exited else {
+        daemon.kill().ok();
+        panic!("the daemon started on an index it cannot open: {}", said());
+    };
+    let said = said();
+    assert_eq!(status.code(), Some(1), "{said}");
+    let last = said.lines().last().unwrap_or_default();
+    assert_eq!(
+        last,
+        "filewatchd: index: disk I/O error while opening the index's shared-memory file (-shm) (SQLite code 4618)",
+        "{said}"
+    );
+    let call = format!("ftruncate({shm}) - {}", std::io::Error::from_raw_os_error(5));
+    assert!(
+        said.lines().any(|l| l.contains("WARN") && l.contains(&call)),
+        "{said}"
+    );
 }

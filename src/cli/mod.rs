@@ -147,6 +147,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 fn serve(args: ServeArgs, cmd: ServeCmd) -> anyhow::Result<ExitCode> {
+    crate::store::sqlite_errors::log_to_tracing();
     let (root, _) = daemon::locate(args.root.as_deref(), args.state_dir.as_deref())?;
     confirm::risky_root(&root, cmd.yes)?;
     daemon::serve(ServeOptions {

@@ -7,6 +7,8 @@ use std::time::Duration;
 use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags};
 
+use super::sqlite_errors::describe;
+
 /// Every migration, in order. Released files are never edited: a change is a new file.
 const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0001_init.sql"),
@@ -29,8 +31,8 @@ const MIGRATIONS: &[&str] = &[
 
 #[derive(Debug, thiserror::Error)]
 pub enum DbError {
-    #[error("cannot open the index {path}: {source}")]
-    Open { path: String, source: rusqlite::Error },
+    #[error("cannot open the index {path}: {}", describe(err))]
+    Open { path: String, err: rusqlite::Error },
     #[error("the index {path} is damaged ({detail}); it was left untouched")]
     Damaged { path: String, detail: String },
     #[error("the index {path} has schema version {found}, newer than this filewatchd ({known})")]
@@ -44,8 +46,15 @@ pub enum DbError {
         "the index {path} cannot be read without its daemon: its write-ahead log has no -shm beside it, and reading would make one (`filewatchd start` reads it)"
     )]
     NoShm { path: String },
-    #[error("index: {0}")]
-    Sql(#[from] rusqlite::Error),
+    /// SQLite's words in the message, not again as a cause after it.
+    #[error("index: {}", describe(.0))]
+    Sql(rusqlite::Error),
+}
+
+impl From<rusqlite::Error> for DbError {
+    fn from(err: rusqlite::Error) -> Self {
+        Self::Sql(err)
+    }
 }
 
 /// The log pages past which the writer checkpoints at its commit (SQLite's default is 1,000):
@@ -92,9 +101,9 @@ pub fn open_writer_checking(path: &Path) -> Result<(Connection, IntegrityCheck),
 }
 
 fn set_up_writer(path: &Path, shown: &str) -> Result<(Connection, IntegrityCheck), DbError> {
-    let mut conn = Connection::open(path).map_err(|source| DbError::Open {
+    let mut conn = Connection::open(path).map_err(|err| DbError::Open {
         path: shown.to_string(),
-        source,
+        err,
     })?;
     conn.busy_timeout(Duration::from_secs(5))?;
     conn.set_prepared_statement_cache_capacity(64);
@@ -180,9 +189,9 @@ fn read_ahead(path: &Path) {
 /// A read-only connection for queries; many may exist beside the writer.
 pub fn open_reader(path: &Path) -> Result<Connection, DbError> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(path, flags).map_err(|source| DbError::Open {
+    let conn = Connection::open_with_flags(path, flags).map_err(|err| DbError::Open {
         path: path.display().to_string(),
-        source,
+        err,
     })?;
     conn.busy_timeout(Duration::from_secs(5))?;
     keep_plans(&conn)?;
@@ -210,8 +219,7 @@ pub fn open_offline(path: &Path) -> Result<Connection, DbError> {
     let uri = format!("file:{}?{query}", uri_path(path));
     let flags =
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn =
-        Connection::open_with_flags(uri, flags).map_err(|source| DbError::Open { path: shown, source })?;
+    let conn = Connection::open_with_flags(uri, flags).map_err(|err| DbError::Open { path: shown, err })?;
     conn.busy_timeout(Duration::from_secs(5))?;
     keep_plans(&conn)?;
     let (found, known) = (schema_version(&conn)?, MIGRATIONS.len());
@@ -263,7 +271,7 @@ impl DbError {
     fn into_damage(self, path: &str) -> Self {
         use rusqlite::ErrorCode::{DatabaseCorrupt, NotADatabase};
         let source = match &self {
-            Self::Sql(e) | Self::Open { source: e, .. } => e,
+            Self::Sql(e) | Self::Open { err: e, .. } => e,
             _ => return self,
         };
         match source.sqlite_error_code() {

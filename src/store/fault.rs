@@ -144,7 +144,10 @@ impl StorageFault {
     pub fn of_batch(err: &rusqlite::Error) -> Self {
         Self::from_sqlite(err).unwrap_or_else(|| Self {
             cause: FaultCause::Index,
-            message: format!("recording a batch failed: {err}"),
+            message: format!(
+                "recording a batch failed: {}",
+                super::sqlite_errors::describe(err)
+            ),
         })
     }
 
@@ -179,7 +182,10 @@ impl StorageFault {
         };
         Some(Self {
             cause,
-            message: format!("the index cannot be written: {err}"),
+            message: format!(
+                "the index cannot be written: {}",
+                super::sqlite_errors::describe(err)
+            ),
         })
     }
 }

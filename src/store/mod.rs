@@ -6,7 +6,7 @@
 //! reviewed marks, `turn_counts` that of the counts stored for ended turns, `cache` the stat
 //! cache read in path order for a restart, `size` the store's size (a counter the blob rows'
 //! triggers keep), `briefs` what a listing shows of each rollback, `path_versions` a path's
-//! versions with their turns.
+//! versions with their turns; `sqlite_errors` tells SQLite's errors as what they are.
 
 pub mod blobs;
 pub mod briefs;
@@ -21,6 +21,7 @@ pub mod pins;
 pub mod reviews;
 pub mod size;
 pub mod sql;
+pub mod sqlite_errors;
 pub mod timeline;
 pub mod turn_counts;
 pub mod unjournaled;
