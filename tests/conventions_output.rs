@@ -235,3 +235,27 @@ fn sizes_are_human_and_counts_singular_when_one() {
         text(&ws, args);
     }
 }
+
+/// A collection that removes versions but no blob says why no space is freed: their content is
+/// also in versions it keeps.
+#[test]
+fn a_gc_that_frees_nothing_says_why() {
+    let ws = Workspace::new();
+    ws.write(".filewatchd.toml", "keep_turns = 1\nkeep_days = 0\n");
+    let daemon = Daemon::start_in_home(&ws);
+    for seed in [1, 2, 1] {
+        turn(&ws, &daemon, seed);
+    }
+    let report = json(&ws, &["gc", "--dry-run"]);
+    assert!(report["versions_removed"].as_u64() > Some(0), "{report:#}");
+    assert_eq!(report["blobs_removed"], 0, "{report:#}");
+    let why = "no space would be freed: kept versions have the same content (each content is stored once)";
+    let gc = text(&ws, &["gc", "--dry-run"]);
+    assert!(gc.lines().any(|l| l == why), "{gc}");
+    let gc = text(&ws, &["gc"]);
+    assert!(gc.lines().any(|l| l == why.replace("would be", "was")), "{gc}");
+    // A collection that frees a blob says nothing of the kind.
+    turn(&ws, &daemon, 3);
+    let gc = text(&ws, &["gc"]);
+    assert!(gc.contains("1 blob") && !gc.contains("no space"), "{gc}");
+}

@@ -323,6 +323,11 @@ pub fn gc(a: &GcReport) {
         style::counted(n(a.blobs_removed), "blob"),
         style::size(n(a.bytes_freed))
     );
+    if a.versions_removed > 0 && a.blobs_removed == 0 {
+        // Not a leak: each content is stored once, and a kept version still names it.
+        let freed = if a.dry_run { "would be" } else { "was" };
+        println!("no space {freed} freed: kept versions have the same content (each content is stored once)");
+    }
     println!(
         "store: {} before, {} after",
         style::size(n(a.store_bytes_before)),
