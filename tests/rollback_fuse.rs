@@ -195,3 +195,68 @@ fn a_hung_mount_under_another_daemon_holds_up_no_other_start() {
     drop(_resume);
     drop(on_fuse);
 }
+
+/// A file renamed over (or removed) while it is open becomes libfuse's `.fuse_hidden…` until
+/// it is closed: a walk lists it, but it is never recorded, and so never comes back with an
+/// undo; asked for, its history says why it is not tracked.
+#[test]
+fn a_fuse_stand_in_for_an_open_file_is_never_recorded() {
+    let lazy = match LazyFs::mount() {
+        Ok(lazy) => lazy,
+        Err(why) => return skip(&format!("LazyFS cannot run here: {why}")),
+    };
+    let ws = Workspace::new();
+    let root = lazy.mnt.join("ws");
+    let path = |name: &str| root.join(name);
+    std::fs::create_dir_all(&root).expect("mkdir on the mount");
+    std::fs::write(path("a.txt"), "old\n").expect("write a.txt");
+    let d = Daemon::start_in_home_at(&ws, &root);
+    d.turn_start("s", "replace a.txt while a reader holds it open");
+    let reader = std::fs::File::open(path("a.txt")).expect("open a.txt");
+    std::fs::write(path("a.tmp"), "new\n").expect("write a.tmp");
+    std::fs::rename(path("a.tmp"), path("a.txt")).expect("rename over a.txt");
+    let hidden: Vec<String> = snapshot(&root)
+        .into_keys()
+        .filter(|p| p.starts_with(".fuse_hidden"))
+        .collect();
+    assert_eq!(
+        hidden.len(),
+        1,
+        "libfuse kept the open file as a stand-in: {hidden:?}"
+    );
+
+    // A walk lists the stand-in; only a.txt is recorded.
+    let found = expect(200, d.post_empty("/v1/verify"));
+    let turn = d.turn_end("s");
+    assert_eq!(changed_paths(&turn), set(["a.txt"]), "{turn:#} {found:#}");
+    let (status, body) = d.history_reply(&hidden[0]);
+    assert_eq!(
+        (status, &body["error"]["code"]),
+        (404, &json!("ignored")),
+        "{body:#}"
+    );
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("stand-in for a removed file still open"),
+        "{body:#}"
+    );
+
+    // The undo puts a.txt back and brings back no stand-in, open or closed.
+    assert_ok(d.undo("s", json!({})));
+    assert_eq!(read(&path("a.txt")).as_deref(), Some(&b"old\n"[..]));
+    drop(reader);
+    let gone = poll_until(std::time::Duration::from_secs(10), || {
+        (!std::fs::read_dir(&root)
+            .expect("list the workspace")
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with(".fuse_hidden")))
+        .then_some(())
+    });
+    assert!(
+        gone.is_some(),
+        "the stand-in outlived its reader: {:?}",
+        snapshot(&root)
+    );
+    assert_eq!(snapshot(&root).into_keys().collect::<Vec<_>>(), ["a.txt"]);
+    d.stop();
+}

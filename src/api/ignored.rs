@@ -28,6 +28,7 @@ fn error(ignored: &Ignored) -> ApiError {
         IgnoredBy::Rule { glob, source, line } => (Some(glob.clone()), source.clone(), *line),
         IgnoredBy::Git => (None, Some(".git/".to_string()), None),
         IgnoredBy::Own => (None, Some("state directory".to_string()), None),
+        IgnoredBy::FuseHidden => (None, Some(".fuse_hidden*".to_string()), None),
     };
     let details = json!({
         "path": ignored.path.to_text(),

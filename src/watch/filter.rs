@@ -1,6 +1,7 @@
-//! Which paths are tracked (PRODUCT.md 7): `.git/` never, the store never, then the config's
-//! `ignore` globs, `.gitignore` and `.filewatchdignore` files (deepest first), and
-//! `.git/info/exclude`. Ignore files are re-read when they change.
+//! Which paths are tracked (PRODUCT.md 7): `.git/` never, the store never, libfuse's
+//! `.fuse_hidden…` stand-ins never, then the config's `ignore` globs, `.gitignore` and
+//! `.filewatchdignore` files (deepest first), and `.git/info/exclude`. Ignore files are re-read
+//! when they change.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -101,6 +102,9 @@ impl IgnoreRules {
         if Self::is_cookie(path) || self.state_dir.as_ref().is_some_and(|s| path.starts_with(s)) {
             return Some(Verdict::Own);
         }
+        if is_fuse_stand_in(path.file_name()) {
+            return Some(Verdict::FuseHidden);
+        }
         // Made only when a rule is there to match it: a walk asks for every entry it lists.
         let abs = std::cell::OnceCell::new();
         let abs = || abs.get_or_init(|| path.to_abs(&self.root));
@@ -155,7 +159,18 @@ enum Verdict<'a> {
     Git,
     /// filewatchd's own: its state directory, the barrier's cookies.
     Own,
+    FuseHidden,
     Rule(&'a ignore::gitignore::Glob),
+}
+
+/// What libfuse names a file removed (or renamed over) while it is still open, until it is
+/// closed (`.fuse_hidden` and hex digits): a FUSE file system's stand-in, never a user's file.
+/// A walk that lists it would record it, and a rollback bring it back as a real file.
+const FUSE_HIDDEN: &[u8] = b".fuse_hidden";
+
+fn is_fuse_stand_in(name: &[u8]) -> bool {
+    name.strip_prefix(FUSE_HIDDEN)
+        .is_some_and(|rest| !rest.is_empty() && rest.iter().all(u8::is_ascii_hexdigit))
 }
 
 /// A path that is not tracked, and why (`IgnoreRules::explain`).
@@ -173,6 +188,8 @@ pub enum IgnoredBy {
     Git,
     /// filewatchd's own state directory (or a barrier cookie).
     Own,
+    /// libfuse's stand-in for a removed file still open (`.fuse_hidden…`).
+    FuseHidden,
     /// An ignore rule, as written, and where: an ignore file relative to the root (or as
     /// given when outside it) with its line, or the config's `ignore` list (`source` `None`).
     Rule {
@@ -187,6 +204,7 @@ impl IgnoredBy {
         match verdict {
             Verdict::Git => Self::Git,
             Verdict::Own => Self::Own,
+            Verdict::FuseHidden => Self::FuseHidden,
             Verdict::Rule(glob) => {
                 let line = glob.from().and_then(|file| line_of(file, glob.original()));
                 let source = glob.from().map(|file| match file.strip_prefix(root) {
@@ -221,6 +239,11 @@ impl std::fmt::Display for Ignored {
         match &self.by {
             IgnoredBy::Git => write!(f, "{} is inside .git/, which filewatchd never tracks", self.path),
             IgnoredBy::Own => write!(f, "{} is filewatchd's own (its state directory)", self.path),
+            IgnoredBy::FuseHidden => write!(
+                f,
+                "{} is a FUSE file system's stand-in for a removed file still open, which filewatchd never tracks",
+                self.path
+            ),
             IgnoredBy::Rule { glob, source, line } => {
                 let place = match (source, line) {
                     (Some(file), Some(line)) => format!("{file} line {line}"),
@@ -289,6 +312,10 @@ mod tests {
             "only the root has cookies"
         );
         assert!(!rules.is_ignored(&rel("src/main.rs"), false));
+        assert!(rules.is_ignored(&rel(".fuse_hidden0000000400000002"), false));
+        assert!(rules.is_ignored(&rel("sub/.fuse_hidden00000a1f00000003"), false));
+        assert!(!rules.is_ignored(&rel(".fuse_hidden"), false), "the prefix alone");
+        assert!(!rules.is_ignored(&rel(".fuse_hidden-notes.txt"), false));
     }
 
     #[test]
