@@ -33,18 +33,30 @@ fn assert_mode(d: &Daemon, kind: Option<&str>, mode: &str) {
     assert_eq!(fs["probed"], true, "{fs:#}");
 }
 
-#[test]
-fn on_lazyfs_record_undo_redo_and_a_conflict_work() {
+/// A daemon watching `ws/` on a new LazyFS mount, where `name` holds `content` first; `None`
+/// (said) where LazyFS cannot run. The mount and the home go when the last of them drops.
+fn on_lazyfs(name: &str, content: &str) -> Option<(LazyFs, Workspace, std::path::PathBuf, Daemon)> {
     let lazy = match LazyFs::mount() {
         Ok(lazy) => lazy,
-        Err(why) => return skip(&format!("LazyFS cannot run here: {why}")),
+        Err(why) => {
+            skip(&format!("LazyFS cannot run here: {why}"));
+            return None;
+        }
     };
     let ws = Workspace::new();
     let root = lazy.mnt.join("ws");
-    let path = |name: &str| root.join(name);
     std::fs::create_dir_all(&root).expect("mkdir on the mount");
-    std::fs::write(path("f1"), "one\n").expect("write f1");
+    std::fs::write(root.join(name), content).expect("write the first file");
     let d = Daemon::start_in_home_at(&ws, &root);
+    Some((lazy, ws, root, d))
+}
+
+#[test]
+fn on_lazyfs_record_undo_redo_and_a_conflict_work() {
+    let Some((_lazy, _ws, root, d)) = on_lazyfs("f1", "one\n") else {
+        return;
+    };
+    let path = |name: &str| root.join(name);
     d.turn_start("s", "t1");
     std::fs::write(path("f1"), "one\nchanged\n").expect("write f1");
     std::fs::write(path("f4"), "new\n").expect("write f4");
@@ -201,16 +213,10 @@ fn a_hung_mount_under_another_daemon_holds_up_no_other_start() {
 /// undo; asked for, its history says why it is not tracked.
 #[test]
 fn a_fuse_stand_in_for_an_open_file_is_never_recorded() {
-    let lazy = match LazyFs::mount() {
-        Ok(lazy) => lazy,
-        Err(why) => return skip(&format!("LazyFS cannot run here: {why}")),
+    let Some((_lazy, _ws, root, d)) = on_lazyfs("a.txt", "old\n") else {
+        return;
     };
-    let ws = Workspace::new();
-    let root = lazy.mnt.join("ws");
     let path = |name: &str| root.join(name);
-    std::fs::create_dir_all(&root).expect("mkdir on the mount");
-    std::fs::write(path("a.txt"), "old\n").expect("write a.txt");
-    let d = Daemon::start_in_home_at(&ws, &root);
     d.turn_start("s", "replace a.txt while a reader holds it open");
     let reader = std::fs::File::open(path("a.txt")).expect("open a.txt");
     std::fs::write(path("a.tmp"), "new\n").expect("write a.tmp");
