@@ -40,6 +40,27 @@ fn fd_history_replays_as_turns_and_undoes_to_git_trees() {
     replay(&bundle, "HEAD", plan("fd"));
 }
 
+/// fd's history on LazyFS (FUSE), workspace and state dir on the mount: `git checkout` renames
+/// over files the daemon may still be reading, and libfuse keeps those as `.fuse_hidden…` stand-ins
+/// until they are closed; a rename that replaces cannot be an exchange. A shorter window.
+#[test]
+fn fd_history_replays_on_fuse() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(bundle) = available(fd_bundle()) else {
+        return;
+    };
+    let lazy = match common::LazyFs::mount() {
+        Ok(lazy) => lazy,
+        Err(why) => return common::skip(&format!("LazyFS cannot run here: {why}")),
+    };
+    let ws = common::Workspace::at(&lazy.mnt.join("ws"), &lazy.mnt.join("state"));
+    let mut plan = plan("fd on LazyFS");
+    plan.commits = plan.commits.min(150);
+    plan.undos = plan.undos.min(100);
+    plan.redos = plan.redos.min(30);
+    replay::run::replay_in(ws, &bundle, "HEAD", plan);
+}
+
 #[test]
 fn own_history_replays_as_turns_and_undoes_to_git_trees() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());

@@ -9,6 +9,7 @@ use indicatif::ProgressBar;
 
 use super::Context;
 use crate::fs::feed::{map_parallel, map_parallel_at_idle};
+use crate::fs::fuse;
 use crate::fs::read::{Expected, Observation, RootDir, observe, observe_expecting, observe_file};
 use crate::model::RACY_NS;
 use crate::paths::RelPath;
@@ -131,9 +132,12 @@ impl Observer {
         if work.len() <= PARALLEL_ABOVE {
             return (0..work.len()).map(one).collect();
         }
+        // Not on FUSE, where a file a starved reader holds open is visible (`fs::fuse`).
         match priority {
-            Priority::Background => map_parallel_at_idle(work.len(), READERS, one),
-            Priority::Waited => map_parallel(work.len(), READERS, one),
+            Priority::Background if fuse::reads_at_idle(self.root.fd()) => {
+                map_parallel_at_idle(work.len(), READERS, one)
+            }
+            _ => map_parallel(work.len(), READERS, one),
         }
     }
 }

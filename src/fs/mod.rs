@@ -5,11 +5,14 @@
 //! clobber), the print of a file over `max_file_size` (`print`: a bounded sample, never a full
 //! read), many changes made durable at once (`sync`: one `syncfs`), the names of a rollback's temp files (`temp`), the daemon's cookies in the root and a
 //! rollback waiting for the watcher to catch up with its writes (`cookie`), readers working ahead of a
-//! writer (`feed`, `map_parallel`, `map_parallel_at_idle`), and idle priority for threads
-//! whose work nobody waits for (`priority`). Capture and restore both use it; it uses neither.
+//! writer (`feed`, `map_parallel`, `map_parallel_at_idle`), idle priority for threads
+//! whose work nobody waits for (`priority`), and what FUSE does differently (`fuse`: its
+//! `.fuse_hidden` stand-ins for removed files still open). Capture and restore both use it; it
+//! uses neither.
 
 pub mod cookie;
 pub mod feed;
+pub mod fuse;
 pub mod mode;
 pub mod ops;
 pub mod print;

@@ -12,6 +12,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags, ResolveFlags};
 use rustix::io::Errno;
 
+use super::fuse;
 use super::read::RootDir;
 use crate::model::{FileState, PERMISSION_BITS, StatKey};
 use crate::paths::RelPath;
@@ -110,13 +111,48 @@ impl Parent {
         }
     }
 
-    /// Removes an empty directory; already gone is fine; one still holding files is kept.
+    /// Removes an empty directory; already gone is fine; one still holding files is kept. One
+    /// holding nothing but FUSE stand-ins is tried again until they go, for a moment (`fuse`).
     pub fn rmdir(&self, path: &RelPath) -> Result<(), FsError> {
+        fuse::waiting_for_stand_ins(
+            || self.rmdir_once(path),
+            |e| matches!(e, FsError::NotEmpty(_)),
+            || self.holds_only_stand_ins(),
+        )
+    }
+
+    fn rmdir_once(&self, path: &RelPath) -> Result<(), FsError> {
         match rustix::fs::unlinkat(&self.fd, self.name(), AtFlags::REMOVEDIR) {
             Ok(()) | Err(Errno::NOENT) => Ok(()),
             Err(Errno::NOTEMPTY | Errno::EXIST) => Err(FsError::NotEmpty(path.to_text())),
             Err(e) => Err(io_err(path, e)),
         }
+    }
+
+    /// Whether the directory of this name lists entries, all of them FUSE stand-ins.
+    fn holds_only_stand_ins(&self) -> bool {
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let Ok(fd) = rustix::fs::openat(&self.fd, self.name(), flags, Mode::empty()) else {
+            return false;
+        };
+        let Ok(dir) = rustix::fs::Dir::read_from(&fd) else {
+            return false;
+        };
+        let mut any = false;
+        for entry in dir {
+            let Ok(entry) = entry else {
+                return false;
+            };
+            let name = entry.file_name().to_bytes();
+            if name == b"." || name == b".." {
+                continue;
+            }
+            if !fuse::is_stand_in(name) {
+                return false;
+            }
+            any = true;
+        }
+        any
     }
 
     /// Creates a directory; an existing directory is fine, anything else there is not.

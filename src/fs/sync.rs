@@ -23,8 +23,6 @@ use super::read::RootDir;
 
 /// The first kernel whose `syncfs` reports write-back errors.
 const REPORTS_ERRORS_SINCE: (u32, u32) = (5, 8);
-/// `statfs`'s `f_type` of FUSE (and fuseblk), whose `syncfs` is not durable.
-const FUSE_SUPER_MAGIC: i64 = 0x6573_5546;
 
 /// The workspace root's file system, opened to be synced once for a whole batch of writes.
 pub struct FsSync {
@@ -60,7 +58,7 @@ impl FsSync {
 
 /// Whether `syncfs` makes a file system of this `statfs` type durable.
 fn syncfs_is_durable(f_type: i64) -> bool {
-    f_type != FUSE_SUPER_MAGIC
+    f_type != super::fuse::FUSE_SUPER_MAGIC
 }
 
 fn kernel_reports_errors() -> bool {

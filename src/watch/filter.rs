@@ -102,7 +102,8 @@ impl IgnoreRules {
         if Self::is_cookie(path) || self.state_dir.as_ref().is_some_and(|s| path.starts_with(s)) {
             return Some(Verdict::Own);
         }
-        if is_fuse_stand_in(path.file_name()) {
+        // A walk that listed one would record it, and a rollback bring it back as a real file.
+        if crate::fs::fuse::is_stand_in(path.file_name()) {
             return Some(Verdict::FuseHidden);
         }
         // Made only when a rule is there to match it: a walk asks for every entry it lists.
@@ -161,16 +162,6 @@ enum Verdict<'a> {
     Own,
     FuseHidden,
     Rule(&'a ignore::gitignore::Glob),
-}
-
-/// What libfuse names a file removed (or renamed over) while it is still open, until it is
-/// closed (`.fuse_hidden` and hex digits): a FUSE file system's stand-in, never a user's file.
-/// A walk that lists it would record it, and a rollback bring it back as a real file.
-const FUSE_HIDDEN: &[u8] = b".fuse_hidden";
-
-fn is_fuse_stand_in(name: &[u8]) -> bool {
-    name.strip_prefix(FUSE_HIDDEN)
-        .is_some_and(|rest| !rest.is_empty() && rest.iter().all(u8::is_ascii_hexdigit))
 }
 
 /// A path that is not tracked, and why (`IgnoreRules::explain`).

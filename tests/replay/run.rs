@@ -62,7 +62,11 @@ struct Replay {
 /// Replays `tip`'s history from `source` (a bundle or a repository) and panics with every
 /// failure found, after printing the figures.
 pub fn replay(source: &Path, tip: &str, plan: Plan) {
-    let ws = Workspace::new();
+    replay_in(Workspace::new(), source, tip, plan);
+}
+
+/// As `replay`, in `ws` (e.g. on a mount the caller made).
+pub fn replay_in(ws: Workspace, source: &Path, tip: &str, plan: Plan) {
     let repo = Repo::clone_into(source, ws.root(), tip);
     let mut commits = repo.commits(tip);
     commits.truncate(plan.commits.max(2));
