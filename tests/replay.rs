@@ -40,9 +40,11 @@ fn fd_history_replays_as_turns_and_undoes_to_git_trees() {
     replay(&bundle, "HEAD", plan("fd"));
 }
 
-/// fd's history on LazyFS (FUSE), workspace and state dir on the mount: `git checkout` renames
-/// over files the daemon may still be reading, and libfuse keeps those as `.fuse_hidden…` stand-ins
-/// until they are closed; a rename that replaces cannot be an exchange. A shorter window.
+/// fd's history on LazyFS (FUSE), workspace and state dir on the mount, with every core kept
+/// busy as an agent's build would: `git checkout` and undos remove files the daemon may be
+/// reading, and libfuse keeps those as `.fuse_hidden…` stand-ins until they are closed (a reader
+/// starved at idle priority held them for seconds); a rename that replaces cannot be an
+/// exchange. A shorter window.
 #[test]
 fn fd_history_replays_on_fuse() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
@@ -58,7 +60,41 @@ fn fd_history_replays_on_fuse() {
     plan.commits = plan.commits.min(150);
     plan.undos = plan.undos.min(100);
     plan.redos = plan.redos.min(30);
+    let _busy = BusyCores::start();
     replay::run::replay_in(ws, &bundle, "HEAD", plan);
+}
+
+/// A thread per core spinning at normal priority until dropped: a machine busy with a build.
+struct BusyCores {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl BusyCores {
+    fn start() -> BusyCores {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let threads = (0..cores)
+            .map(|_| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        std::hint::spin_loop();
+                    }
+                })
+            })
+            .collect();
+        BusyCores { stop, threads }
+    }
+}
+
+impl Drop for BusyCores {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for thread in self.threads.drain(..) {
+            thread.join().ok();
+        }
+    }
 }
 
 #[test]

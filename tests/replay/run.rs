@@ -7,9 +7,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::git::Repo;
+use super::git::{GitTree, Repo};
 use super::{listing, tree};
-use crate::common::{Daemon, Workspace, expect};
+use crate::common::{Daemon, Workspace, expect, poll_until};
+
+/// How long a tree with a FUSE stand-in in it is read again before it is compared as it is.
+const STAND_IN_GRACE: Duration = Duration::from_secs(1);
 
 /// The session every replayed turn belongs to.
 const SESSION: &str = "replay";
@@ -242,9 +245,18 @@ impl Replay {
     }
 
     /// The whole tree on disk must be git's tree at commit `index`.
+    /// The tree on disk once no FUSE `.fuse_hidden…` stand-in is left in it, or as it is after
+    /// `STAND_IN_GRACE`: a read of the daemon's (never at idle priority on FUSE) closes its file
+    /// in milliseconds, and a stand-in that stays is a difference like any other.
+    fn tree_on_disk(&self) -> GitTree {
+        let read = || tree::on_disk(&self.repo, self.ws.root());
+        let has_stand_in = |t: &GitTree| t.files.keys().any(|p| tree::is_fuse_stand_in(p));
+        poll_until(STAND_IN_GRACE, || Some(read()).filter(|t| !has_stand_in(t))).unwrap_or_else(read)
+    }
+
     fn compare_tree(&mut self, index: usize, what: &str) {
         let want = self.repo.tree(&self.commits[index]);
-        let found = tree::on_disk(&self.repo, self.ws.root());
+        let found = self.tree_on_disk();
         let lines = tree::differences(&want, &found);
         if lines.is_empty() {
             return;

@@ -8,6 +8,12 @@ use std::path::Path;
 
 use super::git::{Blob, GitTree, RawPath, Repo, show};
 
+/// Whether `path` names libfuse's `.fuse_hidden…` stand-in for a removed file still open.
+pub fn is_fuse_stand_in(path: &[u8]) -> bool {
+    let name = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
+    name.starts_with(b".fuse_hidden")
+}
+
 /// The tree on disk beneath the repository's root, `.git` left out, as git would store it: a
 /// file's mode is 100755 when its owner may execute it, a symlink's blob is its target.
 pub fn on_disk(repo: &Repo, root: &Path) -> GitTree {
@@ -18,6 +24,13 @@ pub fn on_disk(repo: &Repo, root: &Path) -> GitTree {
         let kind = meta.file_type();
         if kind.is_dir() {
             tree.dirs.insert(rel);
+        } else if is_fuse_stand_in(&rel) {
+            // Not hashed: it goes the moment its last reader closes it.
+            let blob = Blob {
+                mode: "(FUSE stand-in)".to_string(),
+                oid: "(a removed file something still has open)".to_string(),
+            };
+            tree.files.insert(rel, blob);
         } else if kind.is_symlink() {
             symlinks.push(rel);
         } else if kind.is_file() {
@@ -68,7 +81,12 @@ fn walk(root: &Path, dir: &Path, visit: &mut dyn FnMut(RawPath, &std::fs::Metada
         if rel == b".git" {
             continue;
         }
-        let meta = std::fs::symlink_metadata(&path).unwrap();
+        let meta = match std::fs::symlink_metadata(&path) {
+            Ok(meta) => meta,
+            // A stand-in goes the moment its last reader closes it, listed or not.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && is_fuse_stand_in(&rel) => continue,
+            Err(e) => panic!("lstat {}: {e}", path.display()),
+        };
         visit(rel, &meta);
         if meta.is_dir() {
             walk(root, &path, visit);
