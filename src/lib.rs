@@ -33,7 +33,7 @@
 //!   journal, apply, finish (all or nothing, G12), recovery at start-up.
 //! - [`fs`]: the confined file system beneath capture and restore: the root held open, reads
 //!   that follow no symlink, a rollback's path operations (openat2), durability, temp names,
-//!   the daemon's cookies in the root.
+//!   the daemon's cookies in the root, what FUSE does differently (`.fuse_hidden` stand-ins).
 //! - [`sessions`], [`history`], [`timeline`], [`pins`], [`retention`]: turns and forks; a
 //!   turn's net changes, diffs, blame and a path's versions; the timeline of turns and
 //!   rollbacks; named checkpoints; garbage collection and the horizon it leaves.
