@@ -259,9 +259,9 @@ fn asked_to_fail(path: &RelPath) -> bool {
 }
 
 /// A reader: at idle priority (not on FUSE: `fs::fuse`), reads what it is asked for until the
-/// worker is gone, skipping what an epoch ended since it was asked. Files larger than an inline blob are left to the
-/// batch (read here as too large, which is not used): their content would be written to the
-/// store's directory, and a read dropped later would leave it there.
+/// worker is gone, skipping what an epoch ended since it was asked. Files larger than an inline
+/// blob are left to the batch (read here as too large, which is not used): their content would
+/// be written to the store's directory, and a read dropped later would leave it there.
 fn serve(observer: &Observer, epoch: &AtomicU64, jobs: &Mutex<Receiver<Job>>, done: &Sender<Done>) {
     if crate::fs::fuse::reads_at_idle(observer.root.fd()) {
         crate::fs::priority::lower_own_priority();
