@@ -9,6 +9,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::api::peer;
 use crate::wire::error::ErrorCode;
 
 /// Whether a log event may be written at all, whatever `RUST_LOG` asks for: not the HTTP
@@ -115,22 +116,44 @@ impl Client {
             Some(dir) => dir.to_path_buf(),
             None => find_state_dir(start)?,
         };
-        let url = match env_url {
-            Some(url) => url,
-            None => state::read_info(&dir)?.url,
-        };
+        let info = running_info(&dir)?;
+        // The workspace's token goes only to the daemon it belongs to (docs/security.md).
+        if let Some(url) = env_url.filter(|url| url.trim_end_matches('/') != info.url.trim_end_matches('/')) {
+            bail!(
+                "FILEWATCHD_URL is {url}, not the URL of this workspace's daemon ({}): its token is sent only to its own daemon; to reach another, set FILEWATCHD_TOKEN beside FILEWATCHD_URL",
+                info.url
+            );
+        }
         let token = match env_token {
             Some(token) => token,
             None => state::read_token(&dir)?,
         };
-        Ok(Self::new(url, token, timeout))
+        Self::new(info.url, token, timeout).of_this_user()
     }
 
     /// The daemon whose `daemon.json` and `token` are in the state directory `dir`, whatever
     /// the environment says.
     pub fn at(dir: &Path, timeout: Duration) -> anyhow::Result<Self> {
-        let info = state::read_info(dir)?;
-        Ok(Self::new(info.url, state::read_token(dir)?, timeout))
+        let info = running_info(dir)?;
+        Self::new(info.url, state::read_token(dir)?, timeout).of_this_user()
+    }
+
+    /// This client, once the server at its URL is a process of this user (or root): the check
+    /// the daemon makes of its clients, from the other side. A daemon killed with `kill -9`
+    /// leaves its `daemon.json`, and another user may listen on its port since; the token
+    /// must never reach them.
+    fn of_this_user(self) -> anyhow::Result<Self> {
+        match peer::listener_uid(&self.url) {
+            Ok(Some(uid)) if !state::is_trusted_owner(uid) => Err(NoDaemon(anyhow!(
+                "the server at {} belongs to uid {uid}, not to you (uid {}): it is not your daemon, which has stopped; nothing was sent to it. Start yours with `filewatchd start`",
+                self.url,
+                state::euid()
+            ))
+            .into()),
+            // Not reachable now: said by the first request, as for any daemon that stopped.
+            // No `sock_diag` here: the lock checked by `running_info` is the guard.
+            _ => Ok(self),
+        }
     }
 
     fn new(url: String, token: String, timeout: Duration) -> Self {
@@ -347,6 +370,22 @@ fn find_state_dir(start: Option<&Path>) -> anyhow::Result<PathBuf> {
         "no filewatchd is running for {} or any directory above it; start one with `filewatchd start` in the workspace (or set FILEWATCHD_URL and FILEWATCHD_TOKEN)",
         canonical.display()
     )
+}
+
+/// The `daemon.json` of `dir`'s daemon, when that daemon still runs: a daemon that was
+/// killed leaves its file behind, naming a port anyone may have taken since; only the lock
+/// the kernel dropped when it died tells.
+fn running_info(dir: &Path) -> anyhow::Result<state::DaemonInfo> {
+    let info = state::read_info(dir)?;
+    if !state::is_held(dir) {
+        bail!(
+            "the filewatchd that wrote {} (pid {}, {}) is no longer running: it was stopped without cleaning up (killed?); nothing was sent to its old address. Start it again with `filewatchd start` in the workspace",
+            dir.join("daemon.json").display(),
+            info.pid,
+            info.url
+        );
+    }
+    Ok(info)
 }
 
 /// The state directory of the workspace `start` belonged to, by its record, when `start`

@@ -21,6 +21,63 @@ pub enum ConfigError {
     Read { path: PathBuf, source: std::io::Error },
     #[error("bad config {path}: {message}")]
     Invalid { path: PathBuf, message: String },
+    /// What another user can write never chooses what this user's daemon records (G14).
+    #[error(
+        "{path} belongs to uid {owner}, not to you (uid {you}) or root: it is not used, as nothing another user can write is; remove it, or give your own with --config"
+    )]
+    NotYours { path: PathBuf, owner: u32, you: u32 },
+    #[error("{path} is not a regular file: a config must be one")]
+    NotAFile { path: PathBuf },
+    #[error("{path} is {len} bytes: a config is at most {} KiB", CONFIG_LIMIT >> 10)]
+    TooLarge { path: PathBuf, len: u64 },
+}
+
+/// The most of a config file read: a real one is a few lines.
+const CONFIG_LIMIT: u64 = 1 << 20;
+
+/// Whether `uid` is this process's user or root: the owners whose files are believed.
+pub fn is_own_or_root(uid: u32) -> bool {
+    uid == 0 || uid == rustix::process::geteuid().as_raw()
+}
+
+/// The text of the config at `path`: a regular file (a FIFO is never waited on, a device
+/// never read) of this user or root, of at most `CONFIG_LIMIT` bytes.
+fn read_config(path: &Path) -> Result<String, ConfigError> {
+    use std::io::Read;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let read = |source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(read)?;
+    let meta = file.metadata().map_err(read)?;
+    let path = path.to_path_buf();
+    if !meta.is_file() {
+        return Err(ConfigError::NotAFile { path });
+    }
+    if !is_own_or_root(meta.uid()) {
+        let you = rustix::process::geteuid().as_raw();
+        return Err(ConfigError::NotYours {
+            path,
+            owner: meta.uid(),
+            you,
+        });
+    }
+    if meta.len() > CONFIG_LIMIT {
+        return Err(ConfigError::TooLarge {
+            path,
+            len: meta.len(),
+        });
+    }
+    let mut text = String::new();
+    file.take(CONFIG_LIMIT)
+        .read_to_string(&mut text)
+        .map_err(|source| ConfigError::Read { path, source })?;
+    Ok(text)
 }
 
 /// What the config file may say. Unknown keys are errors, not silent defaults.
@@ -149,13 +206,15 @@ impl Config {
     /// Loads `explicit` if given, else `<root>/.filewatchd.toml` if it exists, else defaults.
     pub fn load(root: &Path, explicit: Option<&Path>) -> Result<Self, ConfigError> {
         let path = explicit.map_or_else(|| root.join(CONFIG_FILE), Path::to_path_buf);
-        let text = match std::fs::read_to_string(&path) {
+        let text = match read_config(&path) {
             Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && explicit.is_none() => {
-                return Ok(Self::default());
+            Err(ConfigError::Read { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                return match explicit {
+                    None => Ok(Self::default()),
+                    Some(_) => Err(ConfigError::Missing { path }),
+                };
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ConfigError::Missing { path }),
-            Err(source) => return Err(ConfigError::Read { path, source }),
+            Err(e) => return Err(e),
         };
         Self::parse(&text).map_err(|message| ConfigError::Invalid { path, message })
     }

@@ -293,3 +293,75 @@ fn an_existing_foreign_notify_is_not_replaced() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("my-notifier"));
     assert_eq!(read(&config), "notify = [\"my-notifier\"]\n");
 }
+
+/// A cloned repository's planted symlinks never carry an install outside the file it means to
+/// write: a symlink at the old fixed temp name, at the settings file itself, or as the agent's
+/// directory. The file outside keeps its bytes, and a refusal names the symlink.
+#[test]
+fn install_never_writes_through_a_planted_symlink() {
+    let cases = [
+        ("claude-code", ".claude", "settings.local.json"),
+        ("gemini-cli", ".gemini", "settings.json"),
+        ("codex", ".codex", "hooks.json"),
+    ];
+    for (agent, dir, file) in cases {
+        let t = Installer::new();
+        let outside = tempfile::tempdir().unwrap();
+        let target_rc = outside.path().join("target_rc");
+        std::fs::write(&target_rc, "export KEEP=1\n").unwrap();
+        let rel = format!("{dir}/{file}");
+        t.ws.write(&rel, "{\"$(touch /tmp/PWNED)\": 1}\n");
+        let planted = t.ws.path(format!("{rel}.filewatchd-tmp"));
+        std::os::unix::fs::symlink(&target_rc, &planted).unwrap();
+        let out = t.install(agent, &[]);
+        assert!(out.contains(file), "{agent}: {out}");
+        assert_eq!(
+            read(&target_rc),
+            "export KEEP=1\n",
+            "{agent}: install wrote through the temp name's symlink"
+        );
+        assert!(
+            std::fs::symlink_metadata(&planted)
+                .unwrap()
+                .file_type()
+                .is_symlink(),
+            "{agent}: the planted symlink is not left as it was"
+        );
+
+        // The settings file itself a symlink to a file outside: refused, named, untouched.
+        let t = Installer::new();
+        std::fs::create_dir_all(t.ws.path(dir)).unwrap();
+        std::os::unix::fs::symlink(&target_rc, t.ws.path(&rel)).unwrap();
+        let out = t.output(&["hook", "install", agent]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && stderr.contains("is a symlink"),
+            "{agent}: {stderr}"
+        );
+        assert_eq!(
+            read(&target_rc),
+            "export KEEP=1\n",
+            "{agent}: install read or wrote through the file's symlink"
+        );
+
+        // The agent's directory a symlink to a directory outside: nothing lands there.
+        let t = Installer::new();
+        std::os::unix::fs::symlink(outside.path(), t.ws.path(dir)).unwrap();
+        let out = t.output(&["hook", "install", agent]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && stderr.contains("is a symlink"),
+            "{agent}: {stderr}"
+        );
+        let landed: Vec<_> = std::fs::read_dir(outside.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(
+            landed,
+            vec![std::ffi::OsString::from("target_rc")],
+            "{agent}: install wrote outside the workspace"
+        );
+    }
+}

@@ -476,3 +476,6 @@ fn a_symlink_planted_as_the_lock_changes_nothing() {
         "{stdout}{stderr}"
     );
 }
+
+#[path = "local_users/ways_in.rs"]
+mod ways_in;

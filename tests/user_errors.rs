@@ -54,7 +54,7 @@ fn a_users_mistakes_are_info_not_warn_in_the_daemons_log() {
 }
 
 #[test]
-fn a_missing_config_file_is_said_once() {
+fn a_missing_config_file_is_said_once_and_a_config_that_is_no_file_is_never_read() {
     let ws = Workspace::new();
     let nope = ws.home().join("nope.toml");
     let nope = nope.to_str().unwrap();
@@ -71,10 +71,18 @@ fn a_missing_config_file_is_said_once() {
         assert_eq!(stderr.matches(nope).count(), 1, "{args:?}: {stderr}");
         assert!(!stderr.contains("os error"), "{args:?}: {stderr}");
     }
-    // A config that exists but cannot be read still names the cause, once.
-    let dir = ws.home().to_str().unwrap();
-    let out = ws.cli(".", &["--config", dir, "--state-dir", state]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert_eq!(stderr.matches("Is a directory").count(), 1, "{stderr}");
+    // A config that is not a regular file (a directory, a FIFO that would hang a reader,
+    // a symlink to a device that never ends) is refused by name, once, without a read.
+    let fifo = ws.home().join("config.fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+    let endless = ws.home().join("endless.toml");
+    std::os::unix::fs::symlink("/dev/zero", &endless).unwrap();
+    for config in [ws.home(), fifo.as_path(), endless.as_path()] {
+        let config = config.to_str().unwrap();
+        let out = ws.cli(".", &["--config", config, "--state-dir", state]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert_eq!(stderr.matches("is not a regular file").count(), 1, "{stderr}");
+    }
 }

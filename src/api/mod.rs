@@ -10,7 +10,7 @@ pub mod error;
 mod handlers;
 mod ignored;
 pub mod offline;
-mod peer;
+pub mod peer;
 mod pins;
 mod render;
 mod review;

@@ -66,6 +66,30 @@ impl PeerLookup {
     }
 }
 
+/// The uid owning the server end of a connection to the loopback `url` (`http://IP:PORT`, as
+/// `daemon.json` names the daemon): a client's check that it talks to its own user's daemon.
+/// `None` when it cannot tell: no server answers there, the URL is not a loopback address,
+/// or the kernel has no `sock_diag`.
+pub fn listener_uid(url: &str) -> io::Result<Option<u32>> {
+    let authority = url.strip_prefix("http://").unwrap_or(url);
+    let authority = authority.split('/').next().unwrap_or(authority);
+    let Ok(server) = authority.parse::<SocketAddr>() else {
+        return Ok(None);
+    };
+    if !server.ip().is_loopback() {
+        return Ok(None);
+    }
+    let Ok(stream) = std::net::TcpStream::connect_timeout(&server, std::time::Duration::from_secs(1)) else {
+        return Ok(None);
+    };
+    let Ok(mut lookup) = PeerLookup::open() else {
+        return Ok(None);
+    };
+    // The server's socket is the one whose own address is the server's and whose remote
+    // address is this end.
+    lookup.uid(stream.peer_addr()?, stream.local_addr()?)
+}
+
 /// The exact-lookup request for the TCP socket whose own address is `peer` and whose remote
 /// one is `local`.
 fn diag_request(seq: u32, peer: SocketAddr, local: SocketAddr) -> Vec<u8> {

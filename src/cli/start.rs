@@ -43,7 +43,11 @@ pub fn restart(args: &ServeArgs, cmd: StartCmd) -> anyhow::Result<ExitCode> {
 }
 
 fn locate(args: &ServeArgs) -> anyhow::Result<Located> {
-    lifecycle::locate(args.root.as_deref(), args.state_dir.as_deref(), None)
+    let loc = lifecycle::locate(args.root.as_deref(), args.state_dir.as_deref(), None)?;
+    if let Some(foreign) = &loc.passed_over {
+        eprintln!("filewatchd: {}", escape::text(&foreign.notice()));
+    }
+    Ok(loc)
 }
 
 fn launch(args: &ServeArgs, cmd: StartCmd) -> Launch {

@@ -3,7 +3,7 @@
 //! path is now, stable reads, `RootDir`), the operations a rollback makes on one path through
 //! the directory that holds it (`ops`: openat2-confined, temp + fsync + rename, exchange, no
 //! clobber), the print of a file over `max_file_size` (`print`: a bounded sample, never a full
-//! read), many changes made durable at once (`sync`: one `syncfs`), the names of a rollback's temp files (`temp`), the daemon's cookies in the root and a
+//! read), many changes made durable at once (`sync`: one `syncfs`), the names of a rollback's temp files (`temp`), the agents' settings files `hook install` edits (`settings`: never through a symlink, temps created exclusively under random names), the daemon's cookies in the root and a
 //! rollback waiting for the watcher to catch up with its writes (`cookie`), readers working ahead of a
 //! writer (`feed`, `map_parallel`, `map_parallel_at_idle`), idle priority for threads
 //! whose work nobody waits for (`priority`), and what FUSE does differently (`fuse`: its
@@ -18,5 +18,6 @@ pub mod ops;
 pub mod print;
 pub mod priority;
 pub mod read;
+pub mod settings;
 pub mod sync;
 pub mod temp;

@@ -198,6 +198,7 @@ fn holder_of(loc: &Located) -> (Located, Running) {
                 root: loc.root.clone(),
                 state_dir: holder.state_dir,
                 explicit_state: true,
+                passed_over: None,
             };
             let running = lifecycle::probe_quietly(&theirs);
             (theirs, running)

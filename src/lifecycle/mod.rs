@@ -26,6 +26,27 @@ pub struct Located {
     pub state_dir: PathBuf,
     /// `--state-dir` was given: the daemon is told too.
     pub explicit_state: bool,
+    /// A directory above that would have been the root by its marker, passed over because
+    /// another user owns the marker or the directory (`Foreign::notice` says so).
+    pub passed_over: Option<Foreign>,
+}
+
+/// A workspace marker another user owns: never what chooses this user's root or config.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Foreign {
+    pub path: PathBuf,
+    pub owner: u32,
+}
+
+impl Foreign {
+    /// The one line a command says of it.
+    pub fn notice(&self) -> String {
+        format!(
+            "passed over {}: it belongs to uid {}, not to you or root, and another user's files never choose your workspace",
+            self.path.display(),
+            self.owner
+        )
+    }
 }
 
 /// How long `probe` waits for a daemon's answer.
@@ -46,6 +67,7 @@ pub fn locate(root: Option<&Path>, state_dir: Option<&Path>, from: Option<&Path>
             .map(|bytes| PathBuf::from(String::from_utf8_lossy(&bytes).into_owned())),
         (None, None) => None,
     };
+    let mut passed_over = None;
     let (root, recorded_state) = match given_root {
         Some(root) => canonical_or_recorded(&home, &root, state_dir)?,
         None => {
@@ -54,7 +76,11 @@ pub fn locate(root: Option<&Path>, state_dir: Option<&Path>, from: Option<&Path>
                 None => state::working_dir()?,
             };
             match canonical_or_recorded(&home, &from, state_dir)? {
-                (from, None) => (nearest_workspace(&home, &from), None),
+                (from, None) => {
+                    let (root, foreign) = nearest_workspace(&home, &from);
+                    passed_over = foreign;
+                    (root, None)
+                }
                 recorded => recorded,
             }
         }
@@ -70,6 +96,7 @@ pub fn locate(root: Option<&Path>, state_dir: Option<&Path>, from: Option<&Path>
         root,
         state_dir,
         explicit_state,
+        passed_over,
     })
 }
 
@@ -115,33 +142,64 @@ fn canonical(dir: &Path) -> anyhow::Result<PathBuf> {
     Ok(canonical)
 }
 
-fn nearest_workspace(home: &Path, from: &Path) -> PathBuf {
+/// The nearest directory from `from` up with a running daemon; else the nearest that
+/// filewatchd knows or a marker makes a workspace, where neither the directory nor its marker
+/// is another user's (anyone can plant a `.git` or a `.filewatchd.toml` in `/tmp`); else
+/// `from`. Also the nearest such marker passed over.
+fn nearest_workspace(home: &Path, from: &Path) -> (PathBuf, Option<Foreign>) {
     let running = from.ancestors().find(|dir| match instance::locks_usable(dir) {
         true => instance::holder_of(dir).is_some(),
         false => state::is_held(&state::project_dir(home, dir)),
     });
     if let Some(dir) = running {
-        return dir.to_path_buf();
+        return (dir.to_path_buf(), None);
     }
+    let mut passed_over = None;
     let known = from
         .ancestors()
         .take_while(|dir| *dir == from || guard::risk(dir).is_none())
         .find(|dir| {
-            state::project_dir(home, dir).join("root").is_file()
-                || dir.join(crate::config::CONFIG_FILE).is_file()
-                || is_project_root(dir)
+            if state::project_dir(home, dir).join("root").is_file() {
+                return true;
+            }
+            let Some(marker) = marker_of(dir) else {
+                return false;
+            };
+            match foreign_owner(dir, &marker) {
+                Some(foreign) if *dir != from => {
+                    passed_over.get_or_insert(foreign);
+                    false
+                }
+                _ => true,
+            }
         });
-    known.unwrap_or(from).to_path_buf()
+    (known.unwrap_or(from).to_path_buf(), passed_over)
+}
+
+/// The config file or project marker that makes `dir` a workspace's root, if any.
+fn marker_of(dir: &Path) -> Option<PathBuf> {
+    std::iter::once(crate::config::CONFIG_FILE)
+        .chain(PROJECT_MARKERS)
+        .map(|name| dir.join(name))
+        .find(|path| path.symlink_metadata().is_ok())
+}
+
+/// The marker or directory of the two that another user (not root) owns.
+fn foreign_owner(dir: &Path, marker: &Path) -> Option<Foreign> {
+    use std::os::unix::fs::MetadataExt;
+    [marker, dir].into_iter().find_map(|path| {
+        let owner = path.symlink_metadata().ok()?.uid();
+        (!state::is_trusted_owner(owner)).then(|| Foreign {
+            path: path.to_path_buf(),
+            owner,
+        })
+    })
 }
 
 /// What marks the root of a project: a git repository, or an agent's project settings (where
 /// `hook install` puts the hooks). A hook run from a subdirectory (an agent that `cd`ed into
 /// `src/`) then starts the daemon for the whole project, not for `src/`.
 const PROJECT_MARKERS: [&str; 6] = [".git", ".claude", ".gemini", ".codex", ".opencode", ".pi"];
-
-fn is_project_root(dir: &Path) -> bool {
-    PROJECT_MARKERS.iter().any(|marker| dir.join(marker).exists())
-}
 
 /// What runs for a workspace.
 #[derive(Debug, Clone)]

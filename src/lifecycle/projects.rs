@@ -52,6 +52,7 @@ fn describe(state_dir: PathBuf) -> Project {
             root: root.clone(),
             state_dir: state_dir.clone(),
             explicit_state: false,
+            passed_over: None,
         }),
         None => Running::Stopped,
     };

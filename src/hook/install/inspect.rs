@@ -19,7 +19,7 @@ pub enum Runs {
 /// filewatchd's entries.
 pub fn installed(target: &Target) -> anyhow::Result<Option<Vec<Runs>>> {
     let path = target.path();
-    let Some(bytes) = read_optional(&path)? else {
+    let Some(bytes) = target.read(&path)? else {
         return Ok(None);
     };
     if !target.has_ours(&path, &bytes)? {

@@ -11,7 +11,7 @@ use anyhow::bail;
 use serde_json::{Value, json};
 
 use super::mcp_edit::{self, NAME};
-use super::{Invocation, Report, Scope, Target, backup, read_optional, text, write_file};
+use super::{Invocation, Report, Scope, Target, backup, text};
 use crate::hook::Agent;
 
 /// The variables that lead `filewatchd mcp` to the same daemon as the hooks. Codex passes an
@@ -168,7 +168,7 @@ pub fn install(target: &Target, dry_run: bool) -> anyhow::Result<Vec<Report>> {
                     .notes
                     .push(format!("your original is saved at {}", saved.display()));
             }
-            write_file(&report.path, report.after.as_deref().unwrap_or_default())?;
+            target.write(&report.path, report.after.as_deref().unwrap_or_default())?;
             if adds {
                 backup::mark(&dir, &report.path)?;
             }
@@ -181,7 +181,7 @@ pub fn install(target: &Target, dry_run: bool) -> anyhow::Result<Vec<Report>> {
 /// One file's install, and whether it adds filewatchd's entry (rather than updating the one
 /// an earlier install added, or keeping the user's).
 fn plan_install(target: &Target, edit: &Edit) -> anyhow::Result<(Report, bool)> {
-    let before = read_optional(&edit.path)?;
+    let before = target.read(&edit.path)?;
     let current = text(&edit.path, before.as_deref().unwrap_or_default())?;
     let after = edit.kind.installed(&edit.path, current)?;
     let present = before.is_some() && edit.kind.stripped(&edit.path, current)?.is_some();
@@ -220,9 +220,8 @@ pub fn uninstall(target: &Target, dry_run: bool) -> anyhow::Result<Vec<Report>> 
         }
         match &report.after {
             _ if !report.changed() => {}
-            Some(bytes) => write_file(&report.path, bytes)?,
-            None => std::fs::remove_file(&report.path)
-                .map_err(|e| anyhow::anyhow!("cannot remove {}: {e}", report.path.display()))?,
+            Some(bytes) => target.write(&report.path, bytes)?,
+            None => target.settings(&report.path).remove()?,
         }
         backup::discard(&dir, &report.path)?;
     }
@@ -231,7 +230,7 @@ pub fn uninstall(target: &Target, dry_run: bool) -> anyhow::Result<Vec<Report>> 
 
 /// Takes out only the entry install added (its mark says so); the user's own is left.
 fn plan_uninstall(target: &Target, edit: &Edit) -> anyhow::Result<Report> {
-    let Some(current) = read_optional(&edit.path)? else {
+    let Some(current) = target.read(&edit.path)? else {
         return Ok(Report::new(&edit.path, None, None));
     };
     let Some((stripped, empty)) = edit.kind.stripped(&edit.path, text(&edit.path, &current)?)? else {

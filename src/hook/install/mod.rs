@@ -34,6 +34,7 @@ pub use inspect::{CodexTrust, Runs, codex_trust, installed};
 pub use locate::{AgentDirs, Invocation, on_path};
 
 use super::events::Agent;
+use crate::fs::settings::SettingsFile;
 
 /// Where the hook configuration goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,6 +113,21 @@ impl Target {
             Invocation::Portable => "filewatchd".to_string(),
         };
         format!("{program} hook {}", self.agent.name())
+    }
+
+    /// The agent's file at `path`: beneath the workspace, no directory on the way may be a
+    /// symlink (a cloned repository can plant one); nowhere may the file itself be one.
+    fn settings<'a>(&'a self, path: &'a Path) -> SettingsFile<'a> {
+        SettingsFile::beneath(path, &self.root)
+    }
+
+    fn read(&self, path: &Path) -> anyhow::Result<Option<Vec<u8>>> {
+        self.settings(path).read()
+    }
+
+    /// Writes the file whole (temp, fsync, rename): the agent never reads half of it.
+    fn write(&self, path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+        self.settings(path).replace(bytes)
     }
 
     fn backup_dir(&self, path: &Path) -> &Path {
@@ -207,12 +223,9 @@ fn text<'a>(path: &Path, bytes: &'a [u8]) -> anyhow::Result<&'a str> {
         .with_context(|| format!("{} is not UTF-8 text; install by hand", path.display()))
 }
 
+/// A file of filewatchd's own state directory (a backup), `None` when absent.
 pub(crate) fn read_optional(path: &Path) -> anyhow::Result<Option<Vec<u8>>> {
-    match std::fs::read(path) {
-        Ok(bytes) => Ok(Some(bytes)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
-    }
+    SettingsFile::at(path).read()
 }
 
 /// Installs into the target's file, and moves filewatchd's entries out of a file an earlier
@@ -245,7 +258,7 @@ pub fn uninstall(target: &Target, dry_run: bool) -> anyhow::Result<Vec<Report>> 
 }
 
 fn install_file(target: &Target, path: &Path, dry_run: bool) -> anyhow::Result<Report> {
-    let before = read_optional(path)?;
+    let before = target.read(path)?;
     let after = target.installed(path, before.as_deref())?;
     let mut report = Report::new(path, before, Some(after));
     if !report.changed() || dry_run {
@@ -264,12 +277,12 @@ fn install_file(target: &Target, path: &Path, dry_run: bool) -> anyhow::Result<R
         Some(_) => backup::adopt_legacy(dir, path)?,
         None => {}
     }
-    write_file(path, report.after.as_deref().unwrap_or_default())?;
+    target.write(path, report.after.as_deref().unwrap_or_default())?;
     Ok(report)
 }
 
 fn uninstall_file(target: &Target, path: &Path, dry_run: bool) -> anyhow::Result<Report> {
-    let Some(current) = read_optional(path)? else {
+    let Some(current) = target.read(path)? else {
         return Ok(Report::new(path, None, None));
     };
     let Some((stripped, empty)) = target.stripped(path, &current)? else {
@@ -304,8 +317,8 @@ fn uninstall_file(target: &Target, path: &Path, dry_run: bool) -> anyhow::Result
         return Ok(report);
     }
     match &report.after {
-        Some(bytes) => write_file(path, bytes)?,
-        None => std::fs::remove_file(path).with_context(|| format!("cannot remove {}", path.display()))?,
+        Some(bytes) => target.write(path, bytes)?,
+        None => target.settings(path).remove()?,
     }
     backup::discard(dir, path)?;
     if report.after.is_none() && remove_empty_dirs(&target.root, path) {
@@ -328,25 +341,6 @@ fn remove_empty_dirs(root: &Path, path: &Path) -> bool {
         dir = d.parent().filter(|_| d.starts_with(root));
     }
     removed
-}
-
-/// temp + fsync + rename: the agent never reads a half-written settings file.
-fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    use std::io::Write;
-    let dir = path.parent().context("a settings path has a parent")?;
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let mut tmp_name = path.as_os_str().to_owned();
-    tmp_name.push(".filewatchd-tmp");
-    let tmp = PathBuf::from(tmp_name);
-    let mut file = std::fs::File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
-    file.write_all(bytes)
-        .and_then(|()| file.sync_all())
-        .with_context(|| format!("cannot write {}", tmp.display()))?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        let _ = std::fs::set_permissions(&tmp, meta.permissions());
-    }
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
 }
 
 fn shell_quote(text: &str) -> String {
