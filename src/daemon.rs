@@ -92,6 +92,9 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
         retention: config.retention,
         verify: config.verify,
     };
+    if let Some(refusal) = &ctx.rules.refused_at_start {
+        stats.set_error(refusal.clone());
+    }
     announce(&conn, &root);
     let progress = ProgressFile::start(&state_dir, &root, stats.clone());
     let started = indexing(|| Worker::start(conn, check, ctx, (tx, inbox), queued, overflow));

@@ -14,7 +14,7 @@
 //! ```
 //!
 //! Layers, bottom up: no module imports one above it, and no two files of one module import
-//! each other (`python3 ../shared/tools/layers.py --files`). `test_knobs`, `paths`, `config`,
+//! each other (`python3 ../shared/tools/layers.py --files`). `test_knobs`, `escape`, `paths`, `config`,
 //! `model`, `queue`, `log_file` → `store` → `refusal`, `stats`, `state`, `instance`, `fs`, `sessions`,
 //! `watch` → `retention` → `history` → `pins` → `restore` → `timeline` → `wire` → `capture` →
 //! `engine` → `api` → `daemon`; `client` → `lifecycle` → `hook` → `mcp` → `cli`.
@@ -43,6 +43,8 @@
 //! - [`api`]: the HTTP API (PRODUCT.md 5.2), the review page (`api::ui`), and the same read
 //!   handlers run in the CLI on a stopped daemon's index (`api::offline`).
 //! - [`daemon`]: starts everything and shuts it down on one signal.
+//! - [`escape`]: text from outside (names, prompts, paths, errors quoting them) as a terminal
+//!   shows it, never steering it: the CLI's, the hooks' and `filewatchd mcp`'s stderr lines.
 //! - [`state`], [`instance`], [`stats`], [`config`], [`paths`], [`model`]: the state directory;
 //!   one daemon per tree (a private per-user lock); counters for `status`; `.filewatchd.toml`;
 //!   workspace-relative byte paths; the words of PRODUCT.md 2 as types.
@@ -69,6 +71,7 @@ pub mod client;
 pub mod config;
 pub mod daemon;
 pub mod engine;
+pub mod escape;
 pub mod fs;
 pub mod history;
 pub mod hook;

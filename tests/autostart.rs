@@ -282,3 +282,42 @@ fn a_session_start_where_autostart_is_off_starts_nothing_and_says_why() {
     let run = session_start_hook(&ws, cmd, "SessionStart");
     started_nothing(&ws, &run, &["FILEWATCHD_AUTOSTART", "filewatchd start"]);
 }
+
+/// A hook starts a daemon only where the user works: a payload's `cwd` that is no project of
+/// the user's (`/etc`, a bare directory) starts nothing, and the line says how to start one.
+/// What the payload names is printed escaped: its escape sequences never reach the terminal.
+#[test]
+fn hooks_start_a_daemon_only_in_a_project_and_print_the_payloads_cwd_escaped() {
+    let ws = Workspace::new();
+    let _reaper = ws.reaper();
+    let bare = ws.root().join("scratch\u{1b}]0;pwned\u{7}");
+    std::fs::create_dir(&bare).unwrap();
+    let mut cmd = ws.command_autostart();
+    std::fs::remove_dir(ws.root().join(".claude")).unwrap();
+    cmd.current_dir(&bare);
+    let quoted = serde_json::to_string(&*bare.to_string_lossy()).unwrap();
+    let payload = hook_fixture("claude-code", "UserPromptSubmit", std::path::Path::new("@CWD@"))
+        .replace("@CWD@", &quoted[1..quoted.len() - 1]);
+    let run = run_hook(cmd, "claude-code", &[], &payload);
+    assert!(run.status.success(), "{}", run.stderr);
+    started_nothing(&ws, &run, &["only in a project of yours", "filewatchd start"]);
+    assert!(
+        !run.stderr.contains('\u{1b}') && !run.stderr.contains('\u{7}'),
+        "{:?}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("\\u{1b}]0;pwned\\u{7}"), "{:?}", run.stderr);
+
+    let payload = hook_fixture("claude-code", "UserPromptSubmit", std::path::Path::new("/etc"));
+    let mut cmd = ws.command_autostart();
+    std::fs::remove_dir(ws.root().join(".claude")).unwrap();
+    cmd.current_dir("/etc");
+    let run = run_hook(cmd, "claude-code", &[], &payload);
+    assert!(run.status.success(), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("only in a project of yours"),
+        "{}",
+        run.stderr
+    );
+    assert!(daemons_of(ws.home()).is_empty(), "a daemon was started for /etc");
+}

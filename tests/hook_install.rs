@@ -269,7 +269,11 @@ fn codex_notify_is_merged_into_config_toml_and_removed_exactly() {
     std::fs::create_dir_all(config.parent().unwrap()).unwrap();
     let before = "# my settings\nmodel = \"gpt-5-codex\"\n\n[profiles.fast]\nmodel = \"o4-mini\"\n";
     std::fs::write(&config, before).unwrap();
-    t.install("codex", &["--notify"]);
+    let said = t.install("codex", &["--notify"]);
+    assert!(
+        said.contains("/proc/PID/cmdline") && said.contains("prefer Codex's hooks"),
+        "{said}"
+    );
     let installed = read(&config);
     assert!(
         installed.contains("# my settings") && installed.contains("[profiles.fast]"),

@@ -128,3 +128,32 @@ fn files_written_while_an_ignore_change_is_rescanned_are_the_turns() {
     assert_eq!(ws.read("tests/old.rs"), b"old\n");
     assert_eq!(ws.read("cache/model.bin"), b"weights\n");
 }
+
+/// An ignore file that is a FIFO, a symlink to a device that never ends, or larger than the
+/// matcher is allowed to grow, is not applied: the daemon starts without waiting on it or
+/// reading it whole, records what it would have ignored, and `status` names it.
+#[test]
+fn a_hostile_ignore_file_is_refused_by_name_and_hangs_nothing() {
+    let huge: String = (0..6_000).map(|i| format!("dir{i}/**/*.ext{i}\n")).collect();
+    for (name, make) in [
+        ("fifo", "mkfifo .gitignore"),
+        ("device", "ln -s /dev/zero .gitignore"),
+        ("rules", "cat rules.txt > .gitignore"),
+    ] {
+        let ws = Workspace::new();
+        ws.write("rules.txt", &huge);
+        ws.sh(make);
+        ws.write("kept.log", "a log the huge file would not have ignored anyway\n");
+        let daemon = Daemon::start(&ws);
+        daemon.turn_start("s1", "write");
+        ws.sh("echo hi > dir7.txt");
+        let turn = daemon.turn_end("s1");
+        assert_eq!(changed_paths(&turn), set(["dir7.txt"]), "{name}");
+        let status = daemon.status();
+        let error = status["watcher"]["last_error"].as_str().unwrap_or_default();
+        assert!(
+            error.contains(".gitignore") && error.contains("not applied"),
+            "{name}: {status:#}"
+        );
+    }
+}

@@ -231,6 +231,8 @@ fn answer_one(mut stream: std::net::TcpStream) -> String {
 #[test]
 fn a_planted_lock_does_not_take_a_hooks_prompt() {
     let Some(mut scene) = Scene::new() else { return };
+    // The victim's project, where hooks start a daemon: its agent's settings are there.
+    scene.victim.dir(&scene.root.join(".claude"), 0o755);
     let server = Recorder::start();
     let state = scene.attacker_state(&server, 4242);
     let root = scene.root.clone();

@@ -178,6 +178,8 @@ fn the_first_call_starts_the_daemon_unless_autostart_is_off() {
     );
     drop(off);
 
+    // Started only in a project of the user's, as hooks start it (here its agent's settings).
+    std::fs::create_dir_all(ws.root().join(".claude")).unwrap();
     let Some(mut on) = Mcp::start(&ws, &[], &[("FILEWATCHD_AUTOSTART", "1")]) else {
         return;
     };

@@ -362,3 +362,40 @@ fn a_tossed_cookie_beside_the_real_one_does_not_lock_the_owner_out() {
     );
     assert_error(401, "unauthorized", refused.pair());
 }
+
+/// A cookie bomb: a page on another 127.0.0.1 port sets many large cookies, which the browser
+/// then sends to every port. A fresh login, the page and its reads all still answer, as with
+/// a whole browser's jar for the host (180 cookies of 4 KiB).
+#[test]
+fn a_cookie_bomb_from_another_port_locks_nobody_out() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start(&ws);
+    let bomb: Vec<String> = (0..180)
+        .map(|i| format!("bomb{i}={}", "x".repeat(4090)))
+        .collect();
+    let bomb = bomb.join("; ");
+    let (code, _) = login_code(&daemon);
+    let login = raw(
+        &daemon,
+        "GET",
+        &format!("/ui/login?code={code}"),
+        &[("Cookie", bomb.clone())],
+        None,
+    );
+    assert_eq!(login.status, 303, "{:?}", login.body);
+    let set = login.header("Set-Cookie").expect("cookie");
+    let cookie = set.split_once("; ").expect("attributes").0.to_string();
+    let location = login.header("Location").unwrap_or_default();
+    let csrf = location.split_once("#t=").expect("the token").1.to_string();
+    let with_bomb = format!("{bomb}; {cookie}");
+    let page = raw(&daemon, "GET", "/ui/", &[("Cookie", with_bomb.clone())], None);
+    assert_eq!(page.status, 200, "{:?}", page.body);
+    let read = raw(
+        &daemon,
+        "GET",
+        "/v1/timeline",
+        &[("Cookie", with_bomb), ("X-CSRF-Token", csrf)],
+        None,
+    );
+    assert_eq!(read.status, 200, "{:?}", read.body);
+}

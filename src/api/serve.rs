@@ -19,7 +19,10 @@ use tokio::net::{TcpListener, TcpStream};
 use super::peer::PeerLookup;
 use super::slots::{OWNER_CONNECTIONS, Peer, Slots};
 
-pub const MAX_HEADER_BYTES: usize = 16 * 1024;
+/// A browser's whole cookie jar for this host fits: cookies are shared by every port of
+/// 127.0.0.1, and a page on another port that sets many large ones (Chromium keeps up to 180
+/// of 4 KiB per host) must not lock the review page out with 431 answers (docs/security.md).
+pub const MAX_HEADER_BYTES: usize = 1 << 20;
 const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -32,7 +35,8 @@ pub async fn serve(listener: TcpListener, app: Router, shutdown: impl Future<Out
     builder
         .timer(TokioTimer::new())
         .header_read_timeout(header_timeout())
-        .max_header_size(MAX_HEADER_BYTES);
+        .max_header_size(MAX_HEADER_BYTES)
+        .max_buf_size(MAX_HEADER_BYTES + 64 * 1024);
     tokio::pin!(shutdown);
     loop {
         let accepted = tokio::select! {

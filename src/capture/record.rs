@@ -319,7 +319,9 @@ impl Batch {
                 dirs: Vec::new(),
             });
             changed.dirs.push(path.parent());
-            ctx.rules.reload_dir(path.parent().as_ref());
+            if let Some(refusal) = ctx.rules.reload_dir(path.parent().as_ref()) {
+                ctx.stats.set_error(refusal);
+            }
         }
     }
 

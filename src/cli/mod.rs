@@ -9,7 +9,7 @@ mod blame;
 mod confirm;
 mod docs;
 mod doctor;
-mod escape;
+use crate::escape;
 mod exec;
 pub mod failure;
 mod flags;

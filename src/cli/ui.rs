@@ -31,7 +31,7 @@ pub struct UiCmd {
 
 pub fn ui(client: &Client, cmd: UiCmd) -> anyhow::Result<ExitCode> {
     let answer: LoginCode = client.post_as("/v1/ui/login", &json!({}))?;
-    let url = answer.url.as_str();
+    let url = loopback_link(&answer.url)?;
     if cmd.print_url {
         println!("{url}");
         return Ok(ExitCode::SUCCESS);
@@ -53,6 +53,25 @@ pub fn ui(client: &Client, cmd: UiCmd) -> anyhow::Result<ExitCode> {
     }
     println!("  {}", paint(&shown, Paint::Bold));
     Ok(ExitCode::SUCCESS)
+}
+
+/// The daemon's login link, once it is what a daemon answers: `http://` to a loopback
+/// address, in printable ASCII. Anything else is neither printed nor followed.
+fn loopback_link(url: &str) -> anyhow::Result<&str> {
+    let authority = url
+        .strip_prefix("http://")
+        .and_then(|rest| rest.split('/').next());
+    let loopback = authority
+        .and_then(|a| a.parse::<std::net::SocketAddr>().ok())
+        .is_some_and(|a| a.ip().is_loopback());
+    let printable = url.bytes().all(|b| b.is_ascii_graphic());
+    if loopback && printable {
+        return Ok(url);
+    }
+    anyhow::bail!(
+        "the daemon answered a login link that is not an http link to this machine ({}): not opened",
+        crate::escape::quoted(url)
+    )
 }
 
 /// Writes the page that sends the browser on to `url` (0600, in `ui/` of the private
@@ -132,6 +151,21 @@ fn open_in_browser(page: &Path) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_loopback_http_link_is_printed_or_followed() {
+        assert!(loopback_link("http://127.0.0.1:4100/ui/login?code=ab").is_ok());
+        assert!(loopback_link("http://[::1]:4100/ui/login?code=ab").is_ok());
+        for bad in [
+            "https://evil.example/ui",
+            "http://10.0.0.1:80/ui",
+            "http://127.0.0.1:1/\u{1b}]0;title\u{7}",
+            "http://127.0.0.1:1/a b",
+            "javascript:alert(1)",
+        ] {
+            assert!(loopback_link(bad).is_err(), "{bad:?}");
+        }
+    }
 
     #[test]
     fn the_page_goes_on_to_the_link_and_escapes_it() {

@@ -7,8 +7,9 @@
 //! end never does (a user who stopped the daemon stopped it).
 //!
 //! Never started: with `FILEWATCHD_AUTOSTART=0` (or `false`, `no`, `off`), with
-//! `autostart = false` in the workspace's `.filewatchd.toml`, or for a root that is the home
-//! directory, `/` or holds the home directory (`lifecycle::guard`).
+//! `autostart = false` in the workspace's `.filewatchd.toml`, for a root that is the home
+//! directory, `/` or holds the home directory (`lifecycle::guard`), or for one that is not a
+//! project of the user's (`lifecycle::is_users_project`: a payload's `cwd` of `/etc`).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -251,6 +252,12 @@ fn may_start(loc: &Located) -> Result<(), String> {
     if std::env::var(AUTOSTART_ENV).is_ok_and(|v| is_off(&v)) {
         return Err(format!(
             "no filewatchd is running for {root} ({AUTOSTART_ENV} is off): start it with `filewatchd start`"
+        ));
+    }
+    if !lifecycle::is_users_project(loc) {
+        return Err(format!(
+            "no filewatchd is running for {root}, and hooks start one only in a project of yours (a git repository, an agent's project settings, a {}) or one filewatchd has recorded before: start it with `filewatchd start`",
+            crate::config::CONFIG_FILE
         ));
     }
     let config =

@@ -15,6 +15,7 @@ use super::agents;
 use super::autostart::{self, Reached};
 use super::events::{Action, Agent, HookEvent, parse};
 use crate::client::{ApiFailure, Client};
+use crate::escape;
 use crate::wire::request::{TurnEnd, TurnStart};
 
 /// Every request of a hook, and a daemon it starts, together stay under the agents' patience
@@ -27,11 +28,15 @@ const PAYLOAD_MAX: u64 = 4 * 1024 * 1024;
 pub fn run(agent: Agent, args: &[String], state_dir: Option<&Path>) -> ExitCode {
     match handle(agent, args, state_dir) {
         Ok(None) => {}
-        Ok(Some(note)) => eprintln!("filewatchd hook {}: {}", agent.name(), one_line(&note)),
+        Ok(Some(note)) => eprintln!(
+            "filewatchd hook {}: {}",
+            agent.name(),
+            escape::text(&one_line(&note))
+        ),
         Err(message) => eprintln!(
             "filewatchd hook {}: {} (the agent goes on; this turn is not recorded)",
             agent.name(),
-            one_line(&message)
+            escape::text(&one_line(&message))
         ),
     }
     ExitCode::SUCCESS

@@ -176,6 +176,17 @@ fn nearest_workspace(home: &Path, from: &Path) -> (PathBuf, Option<Foreign>) {
     (known.unwrap_or(from).to_path_buf(), passed_over)
 }
 
+/// Whether `loc` is where the user works, as a hook's autostart asks: filewatchd has a
+/// record of it (or was given its state directory), or its root holds a project marker or
+/// config that is the user's (or root's), in a directory that is too. A payload's `cwd` of
+/// `/etc` or `/tmp` is neither.
+pub fn is_users_project(loc: &Located) -> bool {
+    if loc.explicit_state || loc.state_dir.join("root").is_file() {
+        return true;
+    }
+    marker_of(&loc.root).is_some_and(|marker| foreign_owner(&loc.root, &marker).is_none())
+}
+
 /// The config file or project marker that makes `dir` a workspace's root, if any.
 fn marker_of(dir: &Path) -> Option<PathBuf> {
     std::iter::once(crate::config::CONFIG_FILE)

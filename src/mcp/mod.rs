@@ -73,14 +73,18 @@ fn allows_rollback(options: &Options) -> bool {
     let loc = match lifecycle::locate(options.root.as_deref(), options.state_dir.as_deref(), None) {
         Ok(loc) => loc,
         Err(err) => {
-            eprintln!("filewatchd mcp: {err:#}");
+            eprintln!("filewatchd mcp: {}", crate::escape::text(&format!("{err:#}")));
             return false;
         }
     };
     match Config::load(&loc.root, None) {
         Ok(config) => config.mcp_allow_rollback,
         Err(err) => {
-            eprintln!("filewatchd mcp: {err:#}; the rollback tools stay off");
+            let err = format!("{err:#}");
+            eprintln!(
+                "filewatchd mcp: {}; the rollback tools stay off",
+                crate::escape::text(&err)
+            );
             false
         }
     }

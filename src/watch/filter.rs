@@ -26,6 +26,8 @@ pub struct IgnoreRules {
     exclude: Gitignore,
     /// Rules of each directory holding an ignore file; the root's key is empty.
     per_dir: HashMap<Vec<u8>, Gitignore>,
+    /// Why the root's ignore file was not applied when the rules were made, if it was not.
+    pub refused_at_start: Option<String>,
 }
 
 impl IgnoreRules {
@@ -42,24 +44,32 @@ impl IgnoreRules {
             config,
             exclude,
             per_dir: HashMap::new(),
+            refused_at_start: None,
         };
-        rules.reload_dir(None);
+        rules.refused_at_start = rules.reload_dir(None);
         Ok(rules)
     }
 
-    /// Re-reads the ignore files of one directory (`None`: the root).
-    pub fn reload_dir(&mut self, dir: Option<&RelPath>) {
+    /// Re-reads the ignore files of one directory (`None`: the root). An ignore file that is
+    /// not a regular file, or is larger than `IGNORE_FILE_LIMIT` or has more than
+    /// `IGNORE_RULES_LIMIT` rules, is not applied (what it would ignore is recorded): the
+    /// refusal, naming it, is returned and logged.
+    pub fn reload_dir(&mut self, dir: Option<&RelPath>) -> Option<String> {
         let abs = dir.map_or_else(|| self.root.clone(), |d| d.to_abs(&self.root));
         let key = dir.map_or_else(Vec::new, |d| d.as_bytes().to_vec());
         let mut builder = GitignoreBuilder::new(&abs);
-        let mut any = false;
+        let (mut any, mut refused) = (false, None);
         for name in IGNORE_FILES {
             let file = abs.join(name);
-            if file.is_file() {
-                any = true;
-                if let Some(err) = builder.add(&file) {
-                    // A typo of the user's, not a fault of the daemon: said, not warned about.
-                    tracing::info!(file = %file.display(), error = %err, "ignore file has bad lines; the others apply");
+            match read_ignore_file(&file) {
+                Ok(None) => {}
+                Ok(Some(text)) => {
+                    any = true;
+                    add_lines(&mut builder, &file, &text);
+                }
+                Err(refusal) => {
+                    tracing::warn!(file = %file.display(), "{refusal}");
+                    refused = Some(refusal);
                 }
             }
         }
@@ -71,6 +81,7 @@ impl IgnoreRules {
                 self.per_dir.remove(&key);
             }
         }
+        refused
     }
 
     /// True when `path` is an ignore file whose change must reload the rules.
@@ -257,6 +268,85 @@ fn ancestors(path: &RelPath) -> impl Iterator<Item = &[u8]> {
         .filter(|(_, b)| **b == b'/')
         .map(|(i, _)| i);
     cuts.chain(std::iter::once(0)).map(move |cut| &bytes[..cut])
+}
+
+/// The largest ignore file applied: real ones are kilobytes; each rule costs the matcher
+/// memory and time, so a huge one is refused rather than let grow the daemon without bound.
+pub const IGNORE_FILE_LIMIT: u64 = 256 << 10;
+/// The most rules (lines that are not blank or comments) of one ignore file applied.
+pub const IGNORE_RULES_LIMIT: usize = 5_000;
+
+/// The text of the ignore file `file`, `None` when there is none; an error (the sentence
+/// said of it) when it is not a regular file or is over the limits. A FIFO is never waited
+/// on and a device never read.
+fn read_ignore_file(file: &Path) -> Result<Option<String>, String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(file);
+    let file_text = || file.display().to_string();
+    let opened = match opened {
+        Ok(opened) => opened,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(format!(
+                "ignore file {} cannot be read ({e}): not applied",
+                file_text()
+            ));
+        }
+    };
+    let meta = opened
+        .metadata()
+        .map_err(|e| format!("ignore file {} cannot be read ({e}): not applied", file_text()))?;
+    if !meta.is_file() {
+        return Err(format!(
+            "ignore file {} is not a regular file: not applied",
+            file_text()
+        ));
+    }
+    if meta.len() > IGNORE_FILE_LIMIT {
+        return Err(format!(
+            "ignore file {} is {} bytes, over the {} KiB filewatchd applies: not applied, so what it lists is recorded",
+            file_text(),
+            meta.len(),
+            IGNORE_FILE_LIMIT >> 10
+        ));
+    }
+    let mut bytes = Vec::new();
+    opened
+        .take(IGNORE_FILE_LIMIT)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("ignore file {} cannot be read ({e}): not applied", file_text()))?;
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let rules = text
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .count();
+    if rules > IGNORE_RULES_LIMIT {
+        return Err(format!(
+            "ignore file {} has {rules} rules, over the {IGNORE_RULES_LIMIT} filewatchd applies: not applied, so what it lists is recorded",
+            file_text()
+        ));
+    }
+    Ok(Some(text))
+}
+
+/// Adds each line of `text` (the ignore file `file`) to `builder`; bad lines are said once.
+fn add_lines(builder: &mut GitignoreBuilder, file: &Path, text: &str) {
+    let mut bad = 0usize;
+    let mut first = None;
+    for line in text.lines() {
+        if let Err(err) = builder.add_line(Some(file.to_path_buf()), line) {
+            bad += 1;
+            first.get_or_insert(err);
+        }
+    }
+    if let Some(err) = first {
+        // A typo of the user's, not a fault of the daemon: said, not warned about.
+        tracing::info!(file = %file.display(), error = %err, bad, "ignore file has bad lines; the others apply");
+    }
 }
 
 #[cfg(test)]

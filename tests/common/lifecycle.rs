@@ -97,8 +97,10 @@ impl Workspace {
         }
     }
 
-    /// `command()` with autostart as a user has it (on unless told otherwise).
+    /// `command()` with autostart as a user has it (on unless told otherwise), in a project of
+    /// the user's as hooks need for it (`.claude/`, where `hook install` puts the hooks).
     pub fn command_autostart(&self) -> Command {
+        std::fs::create_dir_all(self.root().join(".claude")).expect("mkdir .claude");
         let mut cmd = self.command();
         cmd.env_remove("FILEWATCHD_AUTOSTART");
         cmd

@@ -36,6 +36,10 @@ pub use locate::{AgentDirs, Invocation, on_path};
 use super::events::Agent;
 use crate::fs::settings::SettingsFile;
 
+/// Said at every `hook install codex --notify`: the cause is Codex's, and only the user can
+/// choose the hooks instead (docs/security.md).
+const NOTIFY_ARGV: &str = "Codex's `notify` hands each turn's payload, your prompt included, to filewatchd as a command-line argument, which any local user can read in /proc/PID/cmdline while it runs; on a shared machine prefer Codex's hooks (`filewatchd hook install codex`, without --notify)";
+
 /// Where the hook configuration goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
@@ -261,6 +265,9 @@ fn install_file(target: &Target, path: &Path, dry_run: bool) -> anyhow::Result<R
     let before = target.read(path)?;
     let after = target.installed(path, before.as_deref())?;
     let mut report = Report::new(path, before, Some(after));
+    if target.format() == Format::Toml {
+        report.notes.push(NOTIFY_ARGV.to_string());
+    }
     if !report.changed() || dry_run {
         return Ok(report);
     }
