@@ -231,3 +231,39 @@ fn reading_files_leaves_their_access_times_alone() {
     );
     assert_eq!(atime(), before, "the first index changed the file's access time");
 }
+
+/// A tree deeper than `PATH_MAX` (300 directories of 20 bytes: over 6,000 bytes) is recorded:
+/// the first index finds the deep file, inotify cannot watch there and `status` says so, a
+/// turn's writes deep down are the turn's (a stat walk at the marker finds them), and undo and
+/// redo put them back and forward.
+#[test]
+fn a_tree_deeper_than_path_max_is_recorded_and_rolled_back() {
+    const DOWN: &str = "for i in $(seq 300); do cd dddddddddddddddddddd; done";
+    let ws = Workspace::new();
+    ws.sh("for i in $(seq 300); do mkdir dddddddddddddddddddd; cd dddddddddddddddddddd; done; echo deep > deep.txt");
+    let daemon = Daemon::start(&ws);
+    let status = daemon.status();
+    assert_eq!(status["tracked_files"], 1, "{status:#}");
+    let said = status["watcher"]["last_error"].as_str().unwrap_or_default();
+    assert!(said.contains("over 4096 bytes"), "{status:#}");
+    assert!(
+        status["watcher"]["unwatched_dirs"].as_u64() > Some(0),
+        "{status:#}"
+    );
+
+    daemon.turn_start("s1", "deep");
+    ws.sh(&format!("{DOWN}; echo changed > deep.txt; echo new > new.txt"));
+    let turn = daemon.turn_end("s1");
+    let changed = changed_paths(&turn);
+    assert_eq!(changed.len(), 2, "{turn:#}");
+    assert!(changed.iter().all(|p| p.len() > 6000), "{changed:?}");
+
+    expect(200, daemon.undo("s1", serde_json::json!({})));
+    ws.sh(&format!(
+        "{DOWN}; test \"$(cat deep.txt)\" = deep; test ! -e new.txt"
+    ));
+    expect(200, daemon.redo("s1", serde_json::json!({})));
+    ws.sh(&format!(
+        "{DOWN}; test \"$(cat deep.txt)\" = changed; test \"$(cat new.txt)\" = new"
+    ));
+}

@@ -79,7 +79,10 @@ fn no_daemon_is_json_with_the_code_no_daemon() {
     let (error, _) = json_error(ws.cli(".", &["status", "--json"]), 1);
     assert_eq!(error["code"], "no_daemon", "{error}");
     assert!(
-        error["message"].as_str().unwrap().contains("is no longer running"),
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("is no longer running"),
         "{error}"
     );
 }

@@ -9,7 +9,7 @@ use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::sync::{Condvar, Mutex, MutexGuard, RwLock};
 
-use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir};
+use rustix::fs::{AtFlags, FileType, OFlags, RawDir};
 
 use crate::model::{StatKey, StatPrint};
 use crate::paths::RelPath;
@@ -262,7 +262,8 @@ impl<A: FnMut(&[RelPath])> Shared<'_, A> {
             .map_or_else(|| self.root.to_path_buf(), |d| d.to_abs(self.root));
         // Never through a symlink: a directory replaced by one since its parent was listed.
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let fd = rustix::fs::open(&abs, flags, Mode::empty()).ok()?;
+        // A directory past PATH_MAX (a tree thousands deep) a piece at a time.
+        let fd = crate::fs::deep::open(&abs, flags).ok()?;
         scratch.read(&fd).ok()?;
         if scratch.names().any(IgnoreRules::is_ignore_name) {
             self.rules

@@ -3,7 +3,7 @@
 //! path is now, stable reads, `RootDir`), the operations a rollback makes on one path through
 //! the directory that holds it (`ops`: openat2-confined, temp + fsync + rename, exchange, no
 //! clobber), the print of a file over `max_file_size` (`print`: a bounded sample, never a full
-//! read), many changes made durable at once (`sync`: one `syncfs`), the names of a rollback's temp files (`temp`), the agents' settings files `hook install` edits (`settings`: never through a symlink, temps created exclusively under random names), the daemon's cookies in the root and a
+//! read), many changes made durable at once (`sync`: one `syncfs`), the names of a rollback's temp files (`temp`), paths past `PATH_MAX` opened a piece at a time (`deep`), the agents' settings files `hook install` edits (`settings`: never through a symlink, temps created exclusively under random names), the daemon's cookies in the root and a
 //! rollback waiting for the watcher to catch up with its writes (`cookie`), readers working ahead of a
 //! writer (`feed`, `map_parallel`, `map_parallel_at_idle`), idle priority for threads
 //! whose work nobody waits for (`priority`), and what FUSE does differently (`fuse`: its
@@ -11,6 +11,7 @@
 //! uses neither.
 
 pub mod cookie;
+pub mod deep;
 pub mod feed;
 pub mod fuse;
 pub mod mode;

@@ -75,7 +75,7 @@ impl RootDir {
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
         let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
         let opened = match &dir {
-            Some(dir) => rustix::fs::openat2(self.fd(), dir.as_path(), flags, Mode::empty(), resolve),
+            Some(dir) => super::deep::openat2(self.fd(), dir.as_path(), flags, resolve),
             None => rustix::fs::openat2(self.fd(), ".", flags, Mode::empty(), resolve),
         };
         let shown = dir.as_ref().map_or_else(|| ".".to_string(), RelPath::to_text);

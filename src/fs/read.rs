@@ -42,11 +42,11 @@ impl RootDir {
     /// (with `O_PATH | O_NOFOLLOW` the last one is opened itself).
     fn open_beneath(&self, rel: &RelPath, flags: OFlags) -> rustix::io::Result<OwnedFd> {
         let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
-        rustix::fs::openat2(
+        // A path past PATH_MAX (a tree thousands of directories deep) a piece at a time.
+        super::deep::openat2(
             &self.fd,
             rel.as_path(),
             flags | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::empty(),
             resolve,
         )
     }

@@ -177,6 +177,18 @@ pub const WATCH_LIMIT: &str = "watch_limit: raise fs.inotify.max_user_watches \
     may be its own user.max_inotify_watches); until then the directories it left \
     unwatched are verified by a stat walk at every turn marker and rollback";
 
+/// What `status` says once a directory is too deep to watch.
+const TOO_DEEP: &str = "directories deeper than inotify takes (paths over 4096 bytes) cannot be watched: \
+    they are counted as unwatched and verified by a stat walk at every turn marker and rollback";
+
+/// inotify refused the directory's path for its length.
+fn is_too_deep(err: &notify::Error) -> bool {
+    match &err.kind {
+        notify::ErrorKind::Io(io) => io.raw_os_error() == Some(libc::ENAMETOOLONG),
+        _ => false,
+    }
+}
+
 /// The directories under watch, owned by the capture worker, and those the inotify watch
 /// limit left unwatched: nothing reports their changes, so `capture::unwatched` walks them at
 /// every marker (G2).
@@ -262,7 +274,13 @@ impl Watches {
                 self.stats.set_degraded(WATCH_LIMIT);
                 break;
             }
-            tracing::debug!(dir = %failed, error = %err.source, "could not watch a directory");
+            if is_too_deep(&err.source) {
+                // inotify takes a path: one past PATH_MAX cannot be watched, but can be walked.
+                self.unwatched.insert(failed.clone());
+                self.stats.set_error(TOO_DEEP.to_string());
+            } else {
+                tracing::debug!(dir = %failed, error = %err.source, "could not watch a directory");
+            }
             if err.origin.is_none() {
                 break;
             }

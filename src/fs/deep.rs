@@ -1,0 +1,112 @@
+//! Paths longer than the kernel takes in one call (`PATH_MAX`, 4096 bytes): a tree 100,000
+//! directories deep is still a tree the user can write in. Such a path is opened a piece at a
+//! time, each piece (under `PIECE` bytes, cut at a `/`) from the directory the one before
+//! opened, with the same flags: beneath the root and without following a symlink, each piece
+//! confined as the whole path would be.
+
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use rustix::fs::{Mode, OFlags, ResolveFlags};
+use rustix::io::Errno;
+
+/// The longest piece opened in one call: well under `PATH_MAX`.
+const PIECE: usize = 3072;
+
+/// `openat2(dir, path, flags, resolve)` for a `path` of any length.
+pub fn openat2(
+    dir: impl AsFd,
+    path: &Path,
+    flags: OFlags,
+    resolve: ResolveFlags,
+) -> rustix::io::Result<OwnedFd> {
+    let bytes = path.as_os_str().as_bytes();
+    if bytes.len() < PIECE {
+        return rustix::fs::openat2(dir, path, flags, Mode::empty(), resolve);
+    }
+    let (head, rest) = split(bytes)?;
+    let through = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let held = rustix::fs::openat2(dir, as_path(head), through, Mode::empty(), resolve)?;
+    openat2(&held, as_path(rest), flags, resolve)
+}
+
+/// `open(path, flags)` of an absolute path of any length: the first piece as `open` takes it
+/// (what lies above the workspace is the user's), the rest each from the directory before it
+/// with `O_NOFOLLOW`, so nothing beneath follows a symlink the first piece would not.
+pub fn open(path: &Path, flags: OFlags) -> rustix::io::Result<OwnedFd> {
+    let bytes = path.as_os_str().as_bytes();
+    if bytes.len() < PIECE {
+        return rustix::fs::open(path, flags, Mode::empty());
+    }
+    let (head, rest) = split(bytes)?;
+    let through = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let held = rustix::fs::open(as_path(head), through, Mode::empty())?;
+    openat2(
+        &held,
+        as_path(rest),
+        flags,
+        ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS,
+    )
+}
+
+/// The path cut at its last `/` before `PIECE` bytes: a head to open and the rest.
+fn split(bytes: &[u8]) -> rustix::io::Result<(&[u8], &[u8])> {
+    let cut = bytes[..PIECE]
+        .iter()
+        .rposition(|&b| b == b'/')
+        .filter(|&at| at > 0);
+    // One name longer than a piece is longer than any file system allows (255 bytes).
+    let cut = cut.ok_or(Errno::NAMETOOLONG)?;
+    Ok((&bytes[..cut], &bytes[cut + 1..]))
+}
+
+fn as_path(bytes: &[u8]) -> &Path {
+    Path::new(std::ffi::OsStr::from_bytes(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file 300 directories of 20 bytes deep (over 6,000 bytes): opened by its path from
+    /// the root's descriptor, and by its absolute path; a symlink deep down is still refused.
+    #[test]
+    fn a_path_past_path_max_opens_a_piece_at_a_time() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let name = "d".repeat(19);
+        let rel: std::path::PathBuf = std::iter::repeat_n(name.as_str(), 300).collect();
+        let dir =
+            rustix::fs::open(root.path(), OFlags::DIRECTORY | OFlags::RDONLY, Mode::empty()).expect("open");
+        let mut at =
+            rustix::fs::open(root.path(), OFlags::PATH | OFlags::DIRECTORY, Mode::empty()).expect("root");
+        for _ in 0..300 {
+            rustix::fs::mkdirat(&at, name.as_str(), Mode::from_raw_mode(0o755)).expect("mkdirat");
+            at = rustix::fs::openat(
+                &at,
+                name.as_str(),
+                OFlags::PATH | OFlags::DIRECTORY,
+                Mode::empty(),
+            )
+            .expect("openat");
+        }
+        let made = rustix::fs::openat(
+            &at,
+            "f",
+            OFlags::CREATE | OFlags::WRONLY,
+            Mode::from_raw_mode(0o644),
+        );
+        made.expect("create the deep file");
+        let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS;
+        let file = rel.join("f");
+        assert!(rel.as_os_str().len() > 4096);
+        assert!(openat2(&dir, &file, OFlags::RDONLY, resolve).is_ok());
+        assert!(open(&root.path().join(&file), OFlags::RDONLY).is_ok());
+        rustix::fs::symlinkat("/etc", &at, "link").expect("symlink");
+        let through = rel.join("link/passwd");
+        assert_eq!(
+            openat2(&dir, &through, OFlags::RDONLY, resolve).err(),
+            Some(Errno::LOOP)
+        );
+    }
+}
