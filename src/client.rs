@@ -49,9 +49,14 @@ pub struct ApiFailure {
     pub body: Value,
 }
 
-/// The most of an answer this client reads into memory as JSON. A turn's diffs can be past it
-/// in one answer: the CLI and the MCP server ask for them page by page (`offset`, `limit`).
+/// The most of a read's answer this client takes into memory as JSON. A turn's diffs can be
+/// past it in one answer: the CLI and the MCP server ask for them page by page (`offset`,
+/// `limit`). The answer to a change (`POST`, `PUT`, `DELETE`) and `get_whole`'s are read
+/// whatever their size: an undo of 40,000 paths is done once answered, and its answer is
+/// what the user is told.
 pub const ANSWER_LIMIT: u64 = 10 << 20;
+/// What "whatever their size" is: more than any answer's memory.
+const WHOLE: u64 = 1 << 40;
 
 /// An answer longer than `ANSWER_LIMIT`: nothing wrong with it but its size.
 #[derive(Debug, thiserror::Error)]
@@ -197,6 +202,26 @@ impl Client {
         typed(path, self.call("GET", path, None)?)
     }
 
+    /// `GET path` read whole whatever its size (a listing of every path of many turns).
+    pub fn get_whole<T: DeserializeOwned>(&self, path: &str) -> anyhow::Result<T> {
+        if self.local.is_some() {
+            return self.get_as(path);
+        }
+        typed(path, self.call_whole("GET", path)?)
+    }
+
+    fn call_whole(&self, method: &str, path: &str) -> anyhow::Result<Value> {
+        let request = ureq::http::Request::builder()
+            .method(method)
+            .uri(format!("{}{path}", self.url))
+            .header("Authorization", format!("Bearer {}", self.token));
+        let sent = request
+            .body(())
+            .map_err(ureq::Error::from)
+            .and_then(|r| self.agent.run(r));
+        self.answer(sent, WHOLE)
+    }
+
     /// `POST path` with `body`, the answer read as its `crate::wire` type.
     pub fn post_as<T: DeserializeOwned>(&self, path: &str, body: &impl Serialize) -> anyhow::Result<T> {
         typed(path, self.call("POST", path, Some(serde_json::to_vec(body)?))?)
@@ -234,7 +259,8 @@ impl Client {
                 .map_err(ureq::Error::from)
                 .and_then(|request| self.agent.run(request)),
         };
-        self.answer(sent)
+        let limit = if method == "GET" { ANSWER_LIMIT } else { WHOLE };
+        self.answer(sent, limit)
     }
 
     /// A raw answer (file content); errors are still JSON.
@@ -255,7 +281,7 @@ impl Client {
             let limit = 1 << 40;
             return Ok(response.body_mut().with_config().limit(limit).read_to_vec()?);
         }
-        self.answer(Ok(response)).map(|_| Vec::new())
+        self.answer(Ok(response), ANSWER_LIMIT).map(|_| Vec::new())
     }
 
     fn unreachable(&self, e: ureq::Error) -> anyhow::Error {
@@ -266,14 +292,14 @@ impl Client {
         .into()
     }
 
-    fn answer(&self, sent: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> anyhow::Result<Value> {
+    fn answer(
+        &self,
+        sent: Result<ureq::http::Response<ureq::Body>, ureq::Error>,
+        limit: u64,
+    ) -> anyhow::Result<Value> {
         let mut response = sent.map_err(|e| self.unreachable(e))?;
         let status = response.status().as_u16();
-        let read = response
-            .body_mut()
-            .with_config()
-            .limit(ANSWER_LIMIT)
-            .read_to_vec();
+        let read = response.body_mut().with_config().limit(limit).read_to_vec();
         let bytes = match read {
             Ok(bytes) => bytes,
             Err(ureq::Error::BodyExceedsLimit(_)) => return Err(TooLarge { status }.into()),

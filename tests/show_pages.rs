@@ -100,3 +100,38 @@ fn show_diff_json_of_a_turn_past_the_answer_limit_is_the_whole_turn() {
     let listed = cli_state_text(&ws, &["show", "1", "--session", "s", "--all"]);
     assert_eq!(listed.matches("  A src/f").count(), FILES, "{listed}");
 }
+
+/// A turn of 33,000 files with 240-byte names: every answer about all of them is past 10 MiB.
+/// `turn end`, `log --paths`, `undo --dry-run` and `undo` each read theirs whole and say what
+/// happened with exit 0; the undo removed every file (no exit 1 after work done).
+#[test]
+fn answers_about_tens_of_thousands_of_paths_are_read_whole() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start(&ws);
+    daemon.turn_start("s", "generate");
+    ws.sh("mkdir gen && cd gen && for i in $(seq 33000); do printf x > \"$(printf 'n%0236d' \"$i\")\"; done");
+    let end = cli_state(&ws, &["turn", "end", "--session", "s"]);
+    let said = String::from_utf8_lossy(&end.stdout);
+    assert!(said.contains("33001 paths"), "{said}");
+    for args in [
+        &["log", "--paths", "--no-pager"][..],
+        &["undo", "--dry-run"],
+        &["undo"],
+    ] {
+        let out = cli_state(&ws, args);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            stdout.lines().count() > 33_000,
+            "{args:?}: {} lines",
+            stdout.lines().count()
+        );
+    }
+    let left = std::fs::read_dir(ws.path("gen")).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(left, 0, "the undo left files");
+}

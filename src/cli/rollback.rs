@@ -122,9 +122,34 @@ pub fn time_ago(text: &str) -> anyhow::Result<String> {
 }
 
 pub fn rollback(client: &Client, args: &ServeArgs, cmd: RollbackCmd) -> anyhow::Result<ExitCode> {
-    match goal(cmd.to)? {
+    let (ago, dry_run, json) = (
+        cmd.to.ago.clone(),
+        cmd.flags.conflicts.dry_run,
+        cmd.flags.json.json,
+    );
+    let goal = goal(cmd.to)?;
+    if let (Goal::Time(at), Some(ago), true, false) = (&goal, &ago, dry_run, json) {
+        // `--ago` moves with the clock: the plan reviewed is applied by the time it resolved to.
+        let exact = format!("--at {at}");
+        let code = send_to_goal(client, args, Goal::Time(at.clone()), cmd.flags)?;
+        println!(
+            "to apply exactly this plan, give `{exact}` in place of `--ago {}` (which moves with the clock)",
+            escape::text(ago)
+        );
+        return Ok(code);
+    }
+    send_to_goal(client, args, goal, cmd.flags)
+}
+
+fn send_to_goal(
+    client: &Client,
+    args: &ServeArgs,
+    goal: Goal,
+    flags: RollbackFlags,
+) -> anyhow::Result<ExitCode> {
+    match goal {
         Goal::Turn(to, turn) => {
-            let session = resolve_session(client, cmd.flags.session.session.clone())?;
+            let session = resolve_session(client, flags.session.session.clone())?;
             let body = Rollback {
                 to: Some(to),
                 turn: Some(request::turn(&turn)),
@@ -135,7 +160,7 @@ pub fn rollback(client: &Client, args: &ServeArgs, cmd: RollbackCmd) -> anyhow::
                 args,
                 &format!("/v1/sessions/{session}/rollback"),
                 body,
-                cmd.flags,
+                flags,
             )
         }
         Goal::Time(at) => {
@@ -143,14 +168,14 @@ pub fn rollback(client: &Client, args: &ServeArgs, cmd: RollbackCmd) -> anyhow::
                 at: Some(at),
                 ..Rollback::default()
             };
-            send(client, args, "/v1/rollback", body, cmd.flags)
+            send(client, args, "/v1/rollback", body, flags)
         }
         Goal::Pin(pin) => {
             let body = Rollback {
                 pin: Some(pin),
                 ..Rollback::default()
             };
-            send(client, args, "/v1/rollback", body, cmd.flags)
+            send(client, args, "/v1/rollback", body, flags)
         }
     }
 }

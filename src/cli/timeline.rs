@@ -159,7 +159,7 @@ fn fetch(
         // `&paths=true`, `&unreviewed=true`.
         query.push_str(extra);
         let page: Timeline = client
-            .get_as(&query)
+            .get_whole(&query)
             .hint(ErrorCode::NotFound, "`filewatchd sessions` lists the sessions")?;
         timeline.entries.extend(page.entries);
         timeline.next_before = page.next_before;

@@ -163,7 +163,11 @@ pub fn build(
     only: &[RelPath],
 ) -> rusqlite::Result<Plan> {
     let mut changed = journal::changed_since(conn, boundary)?;
-    changed.retain(|(_, path)| only.is_empty() || only.iter().any(|p| path.starts_with(p)));
+    // A restore of `src/main.rs` also makes `src` again if it is gone: only ever to create
+    // the directories above a path asked for, never to remove one.
+    let within = |path: &RelPath| only.is_empty() || only.iter().any(|p| path.starts_with(p));
+    let above = |path: &RelPath| only.iter().any(|p| p.starts_with(path));
+    changed.retain(|(_, path)| within(path) || above(path));
     changed.sort_by(|a, b| a.1.cmp(&b.1));
     let started = std::time::Instant::now();
     let mut steps = Vec::with_capacity(changed.len());
@@ -174,6 +178,10 @@ pub fn build(
         let (target_seq, target) = journal::rollback_target(conn, path_id, boundary)?;
         // Untracked then or now: not the rollback's to touch.
         if current == target || current.is_untracked() || target.is_untracked() {
+            continue;
+        }
+        let makes_a_dir_above = current == State::Absent && target == State::Dir;
+        if !within(&path) && !makes_a_dir_above {
             continue;
         }
         let step = Step {

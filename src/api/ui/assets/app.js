@@ -407,16 +407,20 @@ async function act(title, url, body) {
   };
   const p = plan.data;
   const conflicted = p.conflicts.length > 0;
+  // The buttons come before the lists, which scroll on their own: a plan of 2,000 paths
+  // keeps Apply in view.
   fill(dialog,
     el("h2", { text: `${title}: the plan` }),
-    p.actions.length ? planActions(p.actions) : el("p", { text: "Nothing to change." }),
-    planList("Conflicts", p.conflicts.map(noteWords), "conflicts"),
-    planList("Cannot be restored", p.not_restorable.map(noteWords)),
+    el("p", { class: "boundary", text: planWords(p) }),
     el("div", { class: "actions" },
       el("button", { text: conflicted ? "Apply (abort on conflict)" : "Apply", onclick: () => apply("abort") }),
       conflicted ? el("button", { text: "Skip conflicts", onclick: () => apply("skip") }) : null,
       conflicted ? el("button", { text: "Force", class: "danger", onclick: () => apply("force") }) : null,
-      el("button", { text: "Cancel", onclick: () => dialog.close() })));
+      el("button", { text: "Cancel", onclick: () => dialog.close() })),
+    el("div", { class: "plan-lists" },
+      p.actions.length ? planActions(p.actions) : el("p", { text: "Nothing to change." }),
+      planList("Conflicts", p.conflicts.map(noteWords), "conflicts"),
+      planList("Cannot be restored", p.not_restorable.map(noteWords))));
   dialog.showModal();
 }
 

@@ -57,6 +57,18 @@ function wentTo(entry) {
   return `${paths[0]} and ${paths.length - 1} more ${to}`;
 }
 
+/** Which boundary a plan goes back to, as the CLI's dry run says it. */
+function planWords(plan) {
+  const t = plan.target || {};
+  const of = plan.session != null ? ` of session ${plan.session}` : "";
+  if (t.to === "before" || t.to === "after") return `Back to ${t.to} turn ${t.turn}${of}.`;
+  if (t.to === "time") return `Back to the state recorded at ${cliTime(t.at)} (${t.at}).`;
+  if (t.to === "seq") return `Back to the state recorded at seq ${t.seq}.`;
+  if (t.to === "pin") return `Back to pin ${t.pin} (seq ${t.seq}).`;
+  if (t.to === "redo") return `Back to the state before the latest ${plan.session != null ? "undo" : "time rollback"}${of}, for the paths it changed.`;
+  return "Back to ?";
+}
+
 /** `+0 ~2 -1`, with what was skipped or kept. */
 function rollbackCounts(c) {
   let text = `+${c.added ?? 0} ~${c.modified ?? 0} -${c.deleted ?? 0}`;
