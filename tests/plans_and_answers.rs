@@ -50,8 +50,106 @@ fn a_restore_of_a_file_whose_directory_is_gone_makes_the_directory() {
 
     let out = cli_state(&ws, &["restore", "src/main.rs", "--before", "1", "--force"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(!stdout.contains("[skipped]"), "{stdout}");
     assert_eq!(ws.read("src/main.rs"), b"fn main() {}\n");
-    assert!(!ws.path("src/lib.rs").exists(), "the restore of one file brought back another");
+    assert!(
+        !ws.path("src/lib.rs").exists(),
+        "the restore of one file brought back another"
+    );
+}
+
+/// A restore between undos leaves the session where it was: after undoing turn 3 and restoring
+/// one file to before turn 2, `undo` takes back turn 2 (not turns 1 and 2 of another file).
+#[test]
+fn undo_after_a_restore_takes_back_the_latest_turn_not_yet_undone() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start(&ws);
+    for (n, script) in [
+        (1, "echo b1 > b.txt"),
+        (2, "echo a2 > a.txt && echo b2 > b.txt"),
+        (3, "echo c3 > c.txt"),
+    ] {
+        daemon.turn_start("s1", &format!("turn {n}"));
+        ws.sh(script);
+        daemon.turn_end("s1");
+    }
+    cli_state_ok(&ws, &["undo", "--session", "s1"]);
+    cli_state_ok(&ws, &["restore", "a.txt", "--before", "2", "--session", "s1"]);
+    let plan = cli_state_text(&ws, &["undo", "--session", "s1", "--dry-run"]);
+    assert!(plan.contains("back to before turn 2"), "{plan}");
+    cli_state_ok(&ws, &["undo", "--session", "s1"]);
+    assert_eq!(ws.read("b.txt"), b"b1\n", "turn 1's file was taken back too");
+    let log = cli_state_text(&ws, &["log", "--session", "s1", "--no-pager"]);
+    let undone = log
+        .lines()
+        .filter(|l| l.contains("turn ") && l.contains("(undone)"))
+        .count();
+    assert_eq!(undone, 2, "{log}");
+}
+
+/// A time rollback and its redo leave the session's files as its turns made them: a plain
+/// `redo` right after `rollback --at` redoes that rollback, and a later undo of the session
+/// finds no conflict in what the pair wrote.
+#[test]
+fn a_time_rollback_and_its_redo_are_nobodys_change() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start(&ws);
+    daemon.turn_start("s1", "t1");
+    ws.write("a.txt", "a1\n");
+    daemon.turn_end("s1");
+    let t = time_mark();
+    daemon.turn_start("s1", "t2");
+    ws.write("a.txt", "a2\n");
+    daemon.turn_end("s1");
+
+    cli_state_ok(&ws, &["rollback", "--at", &t]);
+    assert_eq!(ws.read("a.txt"), b"a1\n");
+    let redone = cli_state_text(&ws, &["redo"]);
+    assert!(redone.contains("the latest time rollback"), "{redone}");
+    assert_eq!(ws.read("a.txt"), b"a2\n");
+
+    let out = cli_state(&ws, &["undo", "--session", "s1"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(!said.contains("conflict"), "{said}");
+    assert_eq!(ws.read("a.txt"), b"a1\n");
+}
+
+/// An undo that skipped a conflicting path leaves its turn partly undone, and the listing
+/// says so and names the path kept, rather than `(undone)`.
+#[test]
+fn a_partial_undo_is_shown_as_partial_with_the_paths_kept() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start(&ws);
+    daemon.turn_start("s1", "edit two");
+    ws.write("a.txt", "agent\n");
+    ws.write("Cargo.toml", "agent\n");
+    daemon.turn_end("s1");
+    ws.write("Cargo.toml", "mine\n"); // someone else's change since: a conflict
+
+    let out = cli_state(&ws, &["undo", "--session", "s1", "--skip-conflicts"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let log = cli_state_text(&ws, &["log", "--session", "s1", "--no-pager"]);
+    let turn = log.lines().find(|l| l.contains("  turn 1  ")).unwrap_or_default();
+    assert!(turn.contains("(partly undone: Cargo.toml kept)"), "{log}");
+    let json = cli_state_json(&ws, &["log", "--session", "s1", "--json"]);
+    let entry = json["entries"]
+        .as_array()
+        .and_then(|e| e.iter().find(|e| e["kind"] == "turn"))
+        .cloned();
+    assert_eq!(
+        entry.map(|e| e["kept"].clone()),
+        Some(serde_json::json!(["Cargo.toml"]))
+    );
 }

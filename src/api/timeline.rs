@@ -147,6 +147,7 @@ fn turn_of(entry: &TurnEntry, with_paths: bool) -> wire::TurnEntry {
         end_seq: turn.end_seq,
         open: turn.end_seq.is_none(),
         undone: entry.undone,
+        kept: entry.kept.clone(),
         reviewed: false,
         counts: entry.counts,
         changes: with_paths.then(|| entry.changes.iter().map(path_change).collect()),

@@ -10,9 +10,11 @@ use serde::Serialize;
 use super::flags::{ConflictFlags, JsonFlag, ServeArgs, SessionArg, valid_duration, valid_time};
 use super::{ApiFailure, Client, Hint, escape, print, resolve_session, session_names, workspace_relative};
 use crate::restore::Boundary;
+use crate::timeline::RollbackEntryKind;
 use crate::wire::error::ErrorCode;
 use crate::wire::request::{self, Rollback};
 use crate::wire::rollback::RollbackAnswer;
+use crate::wire::timeline::{Entry, Timeline};
 
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("boundary").required(true).args(["before", "after", "at", "ago", "pin"])))]
@@ -195,8 +197,10 @@ pub fn undo(client: &Client, args: &ServeArgs, flags: RollbackFlags) -> anyhow::
 /// the latest time rollback.
 pub fn redo(client: &Client, args: &ServeArgs, redo: RedoFlags) -> anyhow::Result<ExitCode> {
     let flags = redo.flags;
-    let no_sessions = flags.session.session.is_none() && session_names(client)?.is_empty();
-    if redo.time || no_sessions {
+    let unnamed = flags.session.session.is_none();
+    let no_sessions = unnamed && session_names(client)?.is_empty();
+    // Right after `rollback --ago`, a plain `redo` means that rollback, not an older undo.
+    if redo.time || no_sessions || (unnamed && latest_is_a_time_rollback(client)?) {
         return send(client, args, "/v1/redo", Rollback::default(), flags);
     }
     let session = resolve_session(client, flags.session.session.clone())?;
@@ -207,6 +211,16 @@ pub fn redo(client: &Client, args: &ServeArgs, redo: RedoFlags) -> anyhow::Resul
         Rollback::default(),
         flags,
     )
+}
+
+/// Whether the newest rollback of all is a time rollback (a redo of one is not).
+fn latest_is_a_time_rollback(client: &Client) -> anyhow::Result<bool> {
+    let page: Timeline = client.get_as("/v1/timeline?limit=100")?;
+    let newest = page.entries.into_iter().find_map(|entry| match entry {
+        Entry::Rollback(rollback) => Some(rollback.kind),
+        _ => None,
+    });
+    Ok(newest == Some(RollbackEntryKind::TimeRollback))
 }
 
 /// One path back to a boundary, a time, or (`--seq`) one of its versions.

@@ -224,9 +224,10 @@ impl View {
         if let Some(prompt) = e.prompt.as_deref().filter(|p| !p.is_empty()) {
             line.push_str(&format!("  {}", escape::text(prompt)));
         }
+        let undone = undone_words(e);
         for (flag, word, colour) in [
             (e.open, "(open)", Paint::Warning),
-            (e.undone, "(undone)", Paint::Warning),
+            (e.undone, undone.as_str(), Paint::Warning),
             (e.reviewed, "(reviewed)", Paint::Added),
         ] {
             if flag {
@@ -375,5 +376,19 @@ fn rollback_path_detail(c: &RollbackPath) -> Option<String> {
     match (c.lines_added, c.lines_removed) {
         (Some(added), Some(removed)) => Some(format!("+{added} -{removed} lines{status}")),
         _ => (!status.is_empty()).then(|| status.trim_start().to_string()),
+    }
+}
+
+/// `(undone)`, or what an undo that skipped or kept some of the turn's paths left:
+/// `(partly undone: Cargo.toml kept)`.
+fn undone_words(e: &TurnEntry) -> String {
+    match e.kept.as_slice() {
+        [] => "(undone)".to_string(),
+        [one] => format!("(partly undone: {} kept)", escape::quoted(one)),
+        [first, rest @ ..] => format!(
+            "(partly undone: {} and {} more kept)",
+            escape::quoted(first),
+            rest.len()
+        ),
     }
 }

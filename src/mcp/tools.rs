@@ -206,6 +206,7 @@ fn turn_line(entry: &TurnEntry) -> Value {
         "ended_at": entry.ended_at,
         "open": entry.open,
         "undone": entry.undone,
+        "kept_by_the_undo": entry.kept,
         "counts": entry.counts,
     })
 }

@@ -80,7 +80,7 @@ pub fn resolve(conn: &Connection, request: &Request) -> Result<Resolved, Rollbac
     let resolved = match (&request.session, &request.operation) {
         // A restore by number belongs to no session, as a time rollback (`POST /v1/rollback`).
         (_, Operation::Seq { seq }) => seq_target(conn, *seq, &request.paths, request.dry_run)?,
-        (Some(name), operation) => resolve_in_session(conn, name, operation)?,
+        (Some(name), operation) => resolve_in_session(conn, name, operation, !request.paths.is_empty())?,
         (None, operation) => resolve_in_time(conn, operation)?,
     };
     if let Some(expired) = retention::expired(conn, resolved.target_seq)? {
@@ -92,10 +92,14 @@ pub fn resolve(conn: &Connection, request: &Request) -> Result<Resolved, Rollbac
     Ok(resolved)
 }
 
+/// `partial`: the request names paths (a restore): the session's place in its chain, the
+/// turns in effect, stays where it is, as for a revert; the next undo takes back the latest
+/// turn not yet undone.
 fn resolve_in_session(
     conn: &Connection,
     name: &str,
     operation: &Operation,
+    partial: bool,
 ) -> Result<Resolved, RollbackError> {
     let unknown = || LookupError::UnknownSession(name.to_string());
     let session_id = sql::session_id(conn, name)?.ok_or_else(unknown)?;
@@ -133,10 +137,10 @@ fn resolve_in_session(
                     Target::new(TargetTo::After, Some(turn.number), seq)
                 }
             };
-            let after = if *to == Boundary::Before {
-                turn.number - 1
-            } else {
-                turn.number
+            let after = match to {
+                _ if partial => position,
+                Boundary::Before => turn.number - 1,
+                Boundary::After => turn.number,
             };
             Ok(resolved(RollbackKind::Rollback, target, after, None))
         }

@@ -310,8 +310,10 @@ fn foreign_change(
         return Ok(None);
     };
     let later = journal::versions_after(conn, step.path_id, boundary)?;
+    let undone = taken_back_in_time(&later);
     let foreign: Vec<&LaterVersion> = later
         .iter()
+        .filter(|v| !undone.contains(&v.seq))
         .filter(|v| !(matches!(v.origin, Origin::Turn | Origin::Rollback) && owner.owns(v.session_id, v.seq)))
         .collect();
     let Some(latest) = foreign.last() else {
@@ -333,6 +335,22 @@ fn foreign_change(
         code: NoteCode::ChangedByOther,
         reason,
     }))
+}
+
+/// The versions of a time rollback that its redo took back, with the redo's own: the pair
+/// left the path as it was, so neither is anyone's change to conflict with.
+fn taken_back_in_time(later: &[LaterVersion]) -> Vec<i64> {
+    let mut undone = Vec::new();
+    for (i, redo) in later.iter().enumerate() {
+        let Some(redone) = redo.redo_of.filter(|_| redo.session_id.is_none()) else {
+            continue;
+        };
+        let rolled = later[..i].iter().rev().find(|v| v.rollback_id == Some(redone));
+        if let Some(rolled) = rolled {
+            undone.extend([rolled.seq, redo.seq]);
+        }
+    }
+    undone
 }
 
 pub(super) fn describe(v: &LaterVersion) -> String {

@@ -19,6 +19,8 @@ pub struct LaterVersion {
     pub turn: Option<i64>,
     /// The rollback that wrote it (origin `rollback`).
     pub rollback_id: Option<i64>,
+    /// That rollback is a redo: the rollback it took back.
+    pub redo_of: Option<i64>,
 }
 
 /// Where a rollback stands in the journal; its `name` is the `status` column.
@@ -198,7 +200,7 @@ pub fn version_state(conn: &Connection, seq: i64) -> Result<State> {
 pub fn versions_after(conn: &Connection, path_id: i64, seq: i64) -> Result<Vec<LaterVersion>> {
     let mut stmt = conn.prepare_cached(
         "SELECT v.seq, v.origin, v.recorded_at, coalesce(t.session_id, r.session_id),
-                s.name, t.number, v.rollback_id
+                s.name, t.number, v.rollback_id, r.redo_of
          FROM versions v
          LEFT JOIN turns t ON t.id = v.turn_id
          LEFT JOIN rollbacks r ON r.id = v.rollback_id
@@ -214,6 +216,7 @@ pub fn versions_after(conn: &Connection, path_id: i64, seq: i64) -> Result<Vec<L
             session: r.get(4)?,
             turn: r.get(5)?,
             rollback_id: r.get(6)?,
+            redo_of: r.get(7)?,
         })
     })?;
     rows.collect()

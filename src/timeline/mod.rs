@@ -11,7 +11,7 @@
 mod outside;
 mod undone;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use rusqlite::Connection;
 
@@ -115,6 +115,8 @@ pub struct TurnEntry {
     /// Its net changes, when the query asked for them (`with_paths`).
     pub changes: Vec<Change>,
     pub undone: bool,
+    /// Undone only in part: its paths the undo skipped (a conflict) or kept (not empty).
+    pub kept: Vec<String>,
 }
 
 pub struct RollbackEntry {
@@ -145,7 +147,8 @@ pub struct Page {
 struct Rows {
     turns: Vec<TurnRow>,
     rollbacks: Vec<RollbackRow>,
-    undone: HashSet<i64>,
+    /// The undone turns, each with the rollback that took it out of effect.
+    undone: HashMap<i64, i64>,
     outside: Vec<OriginSpan>,
 }
 
@@ -173,7 +176,12 @@ pub fn page(conn: &Connection, query: &Query) -> Result<Page, LookupError> {
     let mut entries = Vec::with_capacity(placed.len());
     for (at, i) in placed {
         entries.push(match at.rank {
-            0 => Entry::Turn(turn_entry(conn, at, &turns[i], &undone, query.with_paths)?),
+            0 => {
+                let undone_by = undone
+                    .get(&turns[i].id)
+                    .and_then(|id| rollbacks.iter().find(|r| r.id == *id));
+                Entry::Turn(turn_entry(conn, at, &turns[i], undone_by, query.with_paths)?)
+            }
             1 => Entry::Rollback(Box::new(rollback_entry(
                 conn,
                 at,
@@ -206,7 +214,7 @@ fn turn_entry(
     conn: &Connection,
     at: Cursor,
     turn: &TurnRow,
-    undone: &HashSet<i64>,
+    undone_by: Option<&RollbackRow>,
     with_paths: bool,
 ) -> rusqlite::Result<TurnEntry> {
     let (counts, changes) = match with_paths {
@@ -219,13 +227,43 @@ fn turn_entry(
             (counts.into_iter().next().unwrap_or_default(), Vec::new())
         }
     };
+    let kept = match undone_by {
+        Some(rollback) => kept_of_turn(conn, turn, rollback)?,
+        None => Vec::new(),
+    };
     Ok(TurnEntry {
         cursor: at,
         turn: turn.clone(),
         counts,
         changes,
-        undone: undone.contains(&turn.id),
+        undone: undone_by.is_some(),
+        kept,
     })
+}
+
+/// The paths of `turn` that `rollback`, which undid it, skipped or kept: read from its stored
+/// answer only when its brief counts any.
+fn kept_of_turn(conn: &Connection, turn: &TurnRow, rollback: &RollbackRow) -> rusqlite::Result<Vec<String>> {
+    if rollback.brief.as_ref().is_none_or(|b| b.skipped + b.kept == 0) {
+        return Ok(Vec::new());
+    }
+    let Some(outcome) = sql::rollback_outcome(conn, rollback.id)?
+        .and_then(|json| serde_json::from_str::<Outcome>(&json).ok())
+    else {
+        return Ok(Vec::new());
+    };
+    let left: HashSet<&str> = outcome
+        .skipped
+        .iter()
+        .chain(&outcome.kept)
+        .map(|line| line.path.as_str())
+        .collect();
+    let changes = history::turn_changes(conn, turn)?;
+    Ok(changes
+        .iter()
+        .map(|c| c.path.to_text())
+        .filter(|path| left.contains(path.as_str()))
+        .collect())
 }
 
 fn rollback_entry(
@@ -275,7 +313,7 @@ fn of_session(conn: &Connection, lineage: &Lineage) -> rusqlite::Result<Rows> {
 /// every session's turns).
 fn of_all(conn: &Connection) -> rusqlite::Result<Rows> {
     let rollbacks = briefs::all(conn)?;
-    let mut undone = HashSet::new();
+    let mut undone = HashMap::new();
     for session in sessions::list(conn)? {
         let lineage = Lineage::of(conn, session.id)?;
         let turns = lineage.turns(conn)?;
@@ -284,10 +322,8 @@ fn of_all(conn: &Connection) -> rusqlite::Result<Rows> {
             .filter(|r| r.session_id.is_none() || lineage.owns(r.session_id, r.from_seq))
             .collect();
         let marked = undone::undone(&turns, &own);
-        let of_this = turns
-            .iter()
-            .filter(|t| t.session_id == session.id && marked.contains(&t.id));
-        undone.extend(of_this.map(|t| t.id));
+        let of_this = turns.iter().filter(|t| t.session_id == session.id);
+        undone.extend(of_this.filter_map(|t| Some((t.id, *marked.get(&t.id)?))));
     }
     Ok(Rows {
         turns: sql::all_turns(conn)?,

@@ -16,7 +16,7 @@
 //! it brought back undone again. A restore restricted to some paths and a rollback that
 //! failed change nothing here.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 use std::rc::Rc;
 
 use crate::model::RollbackKind;
@@ -40,8 +40,9 @@ enum Boundary {
 }
 
 /// The ids of the turns of `turns` (one session's history, inherited turns included) that
-/// `rollbacks` (that history's own, and the rollbacks of no session) leave undone.
-pub fn undone(turns: &[TurnRow], rollbacks: &[&RollbackRow]) -> HashSet<i64> {
+/// `rollbacks` (that history's own, and the rollbacks of no session) leave undone, each with
+/// the rollback that took it out of effect last (whose skipped and kept paths it may keep).
+pub fn undone(turns: &[TurnRow], rollbacks: &[&RollbackRow]) -> HashMap<i64, i64> {
     let mut walk = Walk::default();
     for event in events(turns, rollbacks) {
         match event {
@@ -58,7 +59,7 @@ pub fn undone(turns: &[TurnRow], rollbacks: &[&RollbackRow]) -> HashSet<i64> {
     turns
         .iter()
         .filter(|t| walk.undone.contains(&t.number))
-        .map(|t| t.id)
+        .filter_map(|t| Some((t.id, *walk.taken_out_by.get(&t.number)?)))
         .collect()
 }
 
@@ -103,6 +104,8 @@ struct Walk {
     deltas: HashMap<i64, Delta>,
     /// The set after each rollback, from the first sequence number it wrote on, in order.
     by_seq: Vec<(i64, Numbers)>,
+    /// The rollback that last took each turn (by number) out of effect.
+    taken_out_by: HashMap<i64, i64>,
 }
 
 impl Walk {
@@ -125,6 +128,9 @@ impl Walk {
             took_out: after.difference(&self.undone).copied().collect(),
             brought_back: self.undone.difference(&after).copied().collect(),
         };
+        for &n in &delta.took_out {
+            self.taken_out_by.insert(n, rollback.id);
+        }
         self.deltas.insert(rollback.id, delta);
         self.by_seq.push((rollback.from_seq + 1, after.clone()));
         self.undone = after;
@@ -225,7 +231,7 @@ mod tests {
         let ids = undone(turns, &refs);
         let mut out: Vec<i64> = turns
             .iter()
-            .filter(|t| ids.contains(&t.id))
+            .filter(|t| ids.contains_key(&t.id))
             .map(|t| t.number)
             .collect();
         out.sort_unstable();

@@ -74,6 +74,9 @@ pub struct TurnEntry {
     pub end_seq: Option<i64>,
     pub open: bool,
     pub undone: bool,
+    /// Undone only in part: its paths the undo skipped (a conflict) or kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kept: Vec<String>,
     pub reviewed: bool,
     pub counts: Counts,
     /// With `paths=true`.

@@ -136,7 +136,7 @@ function entryView(entry) {
   }
   const marks = [];
   if (entry.open) marks.push(el("span", { class: "mark open", text: "open" }));
-  if (entry.undone) marks.push(el("span", { class: "mark undone", text: "undone" }));
+  if (entry.undone) marks.push(el("span", { class: "mark undone", text: undoneWords(entry) }));
   if (entry.reviewed) marks.push(el("span", { class: "mark reviewed", text: "reviewed" }));
   const selected = ui.turn && ui.turn.session === entry.session && ui.turn.turn === entry.turn;
   return el("button", {
@@ -235,7 +235,7 @@ function renderTurn() {
   fill(document.getElementById("detail"),
     el("h2", { text: `Turn ${t.turn} of ${t.session}` }),
     el("p", { class: "prompt", text: t.label || "(no prompt)" }),
-    el("p", { class: "meta", text: `${when(t.started_at)} – ${when(t.ended_at)} · ${counts(t.counts)}${entry.undone ? " · undone" : ""}${t.reviewed ? " · reviewed" : ""}` }),
+    el("p", { class: "meta", text: `${when(t.started_at)} – ${when(t.ended_at)} · ${counts(t.counts)}${entry.undone ? ` · ${undoneWords(entry)}` : ""}${t.reviewed ? " · reviewed" : ""}` }),
     actions,
     layoutToggle(),
     el("div", { id: "message", role: "status" }),

@@ -57,6 +57,14 @@ function wentTo(entry) {
   return `${paths[0]} and ${paths.length - 1} more ${to}`;
 }
 
+/** `undone`, or `partly undone: Cargo.toml kept` when the undo skipped or kept some of its paths. */
+function undoneWords(entry) {
+  const kept = entry.kept || [];
+  if (kept.length === 0) return "undone";
+  if (kept.length === 1) return `partly undone: ${kept[0]} kept`;
+  return `partly undone: ${kept[0]} and ${kept.length - 1} more kept`;
+}
+
 /** Which boundary a plan goes back to, as the CLI's dry run says it. */
 function planWords(plan) {
   const t = plan.target || {};
