@@ -228,18 +228,18 @@ pub fn path_history(conn: &Connection, path: &RelPath) -> rusqlite::Result<Vec<H
     crate::store::path_versions::for_history(conn, path)
 }
 
-/// How much the index holds: the files tracked now, the bytes of every stored blob, and the
-/// latest sequence number.
+/// How much the index holds: the paths tracked now by kind, the bytes of every stored blob
+/// (the content, compressed), and the latest sequence number.
 #[derive(Debug, Clone, Copy)]
 pub struct Totals {
-    pub tracked_files: i64,
+    pub tracked: sql::Tracked,
     pub store_bytes: i64,
     pub latest_seq: i64,
 }
 
 pub fn totals(conn: &Connection) -> rusqlite::Result<Totals> {
     Ok(Totals {
-        tracked_files: sql::tracked_files(conn)?,
+        tracked: sql::tracked(conn)?,
         store_bytes: crate::store::size::store_bytes(conn)?,
         latest_seq: sql::latest_seq(conn)?,
     })

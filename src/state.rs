@@ -268,6 +268,16 @@ pub fn read_token(dir: &Path) -> anyhow::Result<String> {
     Ok(token.trim().to_string())
 }
 
+/// The bytes of the index in the state directory `dir`: the database, its write-ahead log and
+/// its shared memory (what `status`, `doctor` and `projects` call the index).
+pub fn index_bytes(dir: &Path) -> u64 {
+    ["index.sqlite", "index.sqlite-wal", "index.sqlite-shm"]
+        .iter()
+        .filter_map(|name| std::fs::metadata(dir.join(name)).ok())
+        .map(|meta| meta.len())
+        .sum()
+}
+
 /// This process's effective uid.
 pub fn euid() -> u32 {
     rustix::process::geteuid().as_raw()

@@ -206,8 +206,9 @@ fn sizes_are_human_and_counts_singular_when_one() {
 
     let status = json(&ws, &["status"]);
     let store = format!(
-        "store:         {}, latest seq {}",
+        "store:         {} of content, index {}, latest seq {}",
         style::size(status["store_bytes"].as_u64().unwrap()),
+        style::size(status["index_bytes"].as_u64().unwrap()),
         status["latest_seq"]
     );
     assert!(text(&ws, &["status"]).contains(&store), "no line {store:?}");

@@ -153,3 +153,34 @@ fn a_partial_undo_is_shown_as_partial_with_the_paths_kept() {
         Some(serde_json::json!(["Cargo.toml"]))
     );
 }
+
+/// One definition per figure: `status` counts the tracked files, directories and symlinks the
+/// first index found, names the content and the index apart, and a run of writes outside any
+/// turn says how many of the paths it wrote are back as they were.
+#[test]
+fn the_figures_agree_with_each_other() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "a\n");
+    ws.write("src/b.rs", "b\n");
+    ws.write("src/deep/c.rs", "c\n");
+    ws.sh("ln -s a.txt link");
+    let daemon = Daemon::start(&ws);
+    let status = cli_state_text(&ws, &["status"]);
+    assert!(status.contains("tracked:       3 files, 2 directories, 1 symlink"), "{status}");
+    assert!(status.contains(" of content, index "), "{status}");
+    let log = cli_state_text(&ws, &["log", "--all", "--no-pager"]);
+    assert!(log.contains("6 paths +6"), "the first index counts what status counts: {log}");
+
+    ws.write("a.txt", "changed\n");
+    let seen = poll_until(std::time::Duration::from_secs(30), || {
+        let versions = daemon.history("a.txt")["versions"].as_array().map_or(0, Vec::len);
+        (versions == 2).then_some(())
+    });
+    assert!(seen.is_some(), "the edit of a.txt was never recorded");
+    ws.write("src/b.rs", "changed\n");
+    ws.write("a.txt", "a\n");
+    daemon.turn_start("s1", "after the edits"); // the barrier: the run is recorded
+    let log = cli_state_text(&ws, &["log", "--all", "--no-pager"]);
+    let run = log.lines().find(|l| l.contains("outside")).unwrap_or_default();
+    assert!(run.contains("2 paths (1 back as it was) +0 ~1 -0"), "{log}");
+}

@@ -57,8 +57,8 @@ fn projects_lists_running_and_stopped_workspaces_with_sizes() {
         (Some(false), &Value::Null)
     );
     // The stopped one holds the 200 kB of noise (it does not compress).
-    assert!(stopped["store_bytes"].as_u64() > Some(200_000), "{stopped:#}");
-    assert!(running["store_bytes"].as_u64() > Some(0), "{running:#}");
+    assert!(stopped["disk_bytes"].as_u64() > Some(200_000), "{stopped:#}");
+    assert!(running["disk_bytes"].as_u64() > Some(0), "{running:#}");
     for p in [running, stopped] {
         assert!(
             p["last_activity"].as_str().is_some_and(|t| t.ends_with('Z')),

@@ -31,12 +31,12 @@ pub fn projects(json: bool) -> anyhow::Result<ExitCode> {
             [
                 root_text(p),
                 daemon_text(&p.running),
-                size(p.store_bytes),
+                size(p.disk_bytes),
                 activity,
             ]
         })
         .collect();
-    print_table(["ROOT", "DAEMON", "STORE", "LAST ACTIVITY"], &rows);
+    print_table(["ROOT", "DAEMON", "ON DISK", "LAST ACTIVITY"], &rows);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -54,7 +54,7 @@ fn as_json(p: &Project) -> Value {
         "indexing": indexing,
         "pid": if running { p.running.pid() } else { None },
         "url": url,
-        "store_bytes": p.store_bytes,
+        "disk_bytes": p.disk_bytes,
         "last_activity": p.last_activity_ms.map(crate::model::format_time),
     })
 }
@@ -153,7 +153,7 @@ pub fn forget(cmd: ForgetCmd, root: Option<&std::path::Path>) -> anyhow::Result<
     projects::check_stopped(&project)?;
     let state = project.state_dir.to_string_lossy();
     let state = escape::quoted(&state);
-    let bytes = size(project.store_bytes);
+    let bytes = size(project.disk_bytes);
     let question = format!(
         "Delete the whole history of {root} ({bytes} in {state})? Nothing of it can be restored after."
     );

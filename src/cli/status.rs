@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::escape::text;
 use super::print;
-use super::style::{counted, size};
+use super::style::{count, counted, size};
 use crate::client::Client;
 use crate::wire::status::{
     FailedRollback, Recovery, RescanReport, Status, StorageStatus, VerifyStatus, Watcher, WorkspaceLost,
@@ -22,10 +22,16 @@ fn show(a: &Status) {
     println!("root:          {}", text(&a.root.to_string_lossy()));
     println!("state:         {}", text(&a.state_dir.to_string_lossy()));
     println!("daemon:        pid {}, version {}", a.pid, text(&a.version));
-    println!("tracked files: {}", a.tracked_files);
     println!(
-        "store:         {}, latest seq {}",
+        "tracked:       {}, {}, {}",
+        counted(a.tracked_files.max(0) as u64, "file"),
+        count(a.tracked_dirs.max(0) as u64, "directory", "directories"),
+        counted(a.tracked_symlinks.max(0) as u64, "symlink")
+    );
+    println!(
+        "store:         {} of content, index {}, latest seq {}",
         size(a.store_bytes.max(0) as u64),
+        size(a.index_bytes),
         a.latest_seq
     );
     let open: Vec<String> = a

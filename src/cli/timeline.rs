@@ -291,8 +291,16 @@ fn outside(e: &OutsideEntry) -> String {
         OutsideKind::Outside => ("outside", "you / an editor"),
     };
     let noun = if e.paths == 1 { "path" } else { "paths" };
+    // Written and changed differ when a path is back as it was by the run's end: the counts,
+    // and `--paths`, are what changed.
+    let c = &e.counts;
+    let changed = c.added + c.modified + c.deleted + 2 * c.renamed; // a rename: two paths
+    let back = match e.paths.saturating_sub(changed) {
+        0 => String::new(),
+        n => format!(" ({n} back as {})", if n == 1 { "it was" } else { "they were" }),
+    };
     format!(
-        "{}  {} {noun} {}  {}",
+        "{}  {} {noun}{back} {}  {}",
         paint(head, Paint::Bold),
         e.paths,
         super::show::added_modified_deleted(&e.counts),

@@ -21,7 +21,8 @@ pub struct Project {
     pub root_exists: bool,
     pub running: Running,
     /// Every file in the state directory, in bytes (the index, the blobs, the log).
-    pub store_bytes: u64,
+    /// Everything in its state directory (content, index, log): what `forget` frees.
+    pub disk_bytes: u64,
     /// When the index last changed (ms since the epoch).
     pub last_activity_ms: Option<i64>,
 }
@@ -57,7 +58,7 @@ fn describe(state_dir: PathBuf) -> Project {
         None => Running::Stopped,
     };
     Project {
-        store_bytes: bytes_under(&state_dir),
+        disk_bytes: bytes_under(&state_dir),
         last_activity_ms: last_activity(&state_dir),
         state_dir,
         root,

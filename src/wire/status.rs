@@ -16,8 +16,17 @@ pub struct Status {
     pub version: String,
     pub pid: u32,
     pub state_dir: PathBuf,
+    /// Tracked paths present now: files, directories and symlinks (docs/cli.md, "The figures").
     pub tracked_files: i64,
+    #[serde(default)]
+    pub tracked_dirs: i64,
+    #[serde(default)]
+    pub tracked_symlinks: i64,
+    /// The content store: every stored blob's bytes, compressed.
     pub store_bytes: i64,
+    /// The index: the SQLite database with its write-ahead log.
+    #[serde(default)]
+    pub index_bytes: u64,
     pub latest_seq: i64,
     pub open_turns: Vec<OpenTurn>,
     pub watcher: Watcher,

@@ -210,7 +210,11 @@ pub fn store(ctx: &Context) -> Check {
     match checked {
         Ok(verdict) if verdict == "ok" => Check::ok(
             "store",
-            format!("{} ({}): quick_check ok", db.display(), size(meta.len())),
+            format!(
+                "{} (index {}): quick_check ok",
+                db.display(),
+                size(crate::state::index_bytes(&ctx.state_dir).max(meta.len()))
+            ),
         ),
         Ok(detail) | Err(detail) => Check::problem("store", format!("{} is damaged: {detail}", db.display())).fix(
             format!(
