@@ -115,6 +115,16 @@ pub fn turn_changes(conn: &Connection, turn: &TurnRow) -> rusqlite::Result<Vec<C
     net_changes(conn, sql::turn_versions(conn, turn)?, turn.start_seq)
 }
 
+/// What changed between two points of the record (sequence numbers, `from` before `to`): each
+/// path's state at `to` against its state at `from`.
+pub fn changes_between(conn: &Connection, from: i64, to: i64) -> rusqlite::Result<Vec<Change>> {
+    net_changes(
+        conn,
+        crate::store::timeline::range_versions(conn, from, to)?,
+        from,
+    )
+}
+
 /// The net changes of some versions (oldest first, each with its path's id) against the
 /// state at `start_seq`: what a turn, or a run of writes outside any turn, changed.
 pub fn net_changes(

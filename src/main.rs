@@ -54,6 +54,13 @@ fn parse() -> Result<(Cli, bool), clap::Error> {
 }
 
 fn main() -> ExitCode {
+    // `filewatchd` alone prints its usage, as git does, rather than starting a daemon in
+    // whatever directory it was typed in (`filewatchd start` starts one; `serve`, or any flag,
+    // runs one in the foreground).
+    if std::env::args_os().len() == 1 {
+        let _ = Cli::command().print_help();
+        return ExitCode::from(2);
+    }
     let (cli, json) = match parse() {
         Ok(parsed) => parsed,
         Err(err) if is_agent_hook() && err.use_stderr() => {

@@ -71,6 +71,7 @@ fn every_command_ends_quietly_on_a_closed_stdout() {
         (&["turn", "end", "--session", "t"], ""),
         (&["log"], ""),
         (&["show", "1", "--session", "s", "--diff"], ""),
+        (&["diff", "--from", "before:1", "--session", "s"], ""),
         (&["history", "a.txt"], ""),
         (&["blame", "a.txt"], ""),
         (&["review", "--turn", "1", "--session", "s"], ""),

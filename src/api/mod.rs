@@ -6,6 +6,7 @@
 mod access;
 mod blame;
 mod content;
+mod diff;
 pub mod error;
 mod handlers;
 mod ignored;
@@ -175,6 +176,7 @@ fn router_within(state: Arc<AppState>) -> Router {
         .route("/blame", get(blame::blame))
         .route("/timeline", get(timeline::timeline))
         .route("/content", get(content::content))
+        .route("/diff", get(diff::diff))
         .route("/ui/login", post(ui::login_code));
     Router::new()
         .nest("/v1", v1)
@@ -185,6 +187,7 @@ fn router_within(state: Arc<AppState>) -> Router {
         .route("/ui/diff.js", get(ui::diff_js))
         .route("/ui/view.js", get(ui::view_js))
         .route("/ui/app.css", get(ui::app_css))
+        .route("/ui/icon.svg", get(ui::icon))
         .fallback(handlers::not_found)
         .method_not_allowed_fallback(handlers::method_not_allowed)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))

@@ -8,7 +8,7 @@ use crate::retention;
 use crate::store::blobs::BlobDir;
 use crate::store::sql::{SessionRow, TurnRow};
 use crate::wire::session::Session;
-use crate::wire::turn::{Change, StateFields, Turn, TurnSummary};
+use crate::wire::turn::{Change, Difference, StateFields, Turn, TurnSummary};
 
 /// Which of a turn's changes an answer lists: those at or beneath `under`, `offset` first, at
 /// most `limit`, diffs for those only. `counts` stay the whole turn's.
@@ -65,6 +65,33 @@ pub fn turn_page(
         expired: retention::expired(conn, turn.start_seq)?.is_some(),
         changes_total,
         changes: listed,
+    })
+}
+
+/// What changed between two sequence numbers, at or beneath `under`, with diffs if asked for.
+pub fn difference(
+    conn: &Connection,
+    blobs: &BlobDir,
+    (from, to): (i64, i64),
+    under: Option<&crate::paths::RelPath>,
+    with_diff: bool,
+) -> rusqlite::Result<Difference> {
+    let page = Changes {
+        under: under.cloned(),
+        ..Changes::default()
+    };
+    let changes: Vec<history::Change> = history::changes_between(conn, from, to)?
+        .into_iter()
+        .filter(|c| page.keeps(c))
+        .collect();
+    Ok(Difference {
+        from_seq: from,
+        to_seq: to,
+        counts: Counts::of(&changes),
+        changes: changes
+            .iter()
+            .map(|c| change(c, with_diff.then(|| history::diff(conn, blobs, c))))
+            .collect(),
     })
 }
 

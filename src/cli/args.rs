@@ -53,6 +53,9 @@ pub enum Command {
     /// One turn: its changed paths (grouped by directory when many), optionally with diffs.
     #[command(after_help = super::print::LEGEND)]
     Show(ShowCmd),
+    /// What changed between two points of the record (turn boundaries, times, now), with diffs.
+    #[command(after_help = super::print::LEGEND)]
+    Diff(super::diff::DiffCmd),
     /// Every recorded version of one path.
     History(HistoryCmd),
     /// Each line of a file with the version that introduced it: its turn (and prompt) or who

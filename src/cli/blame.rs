@@ -59,11 +59,14 @@ fn print_blame(answer: &Blame) {
     let seq_width = columns.iter().map(|c| c.0.len()).max().unwrap_or(0);
     let by_width = columns.iter().map(|c| c.1.chars().count()).max().unwrap_or(0);
     let prompt_width = columns.iter().map(|c| c.2.chars().count()).max().unwrap_or(0);
-    for ((seq, by, prompt), line) in columns.iter().zip(&answer.lines) {
+    // Each line's number after the columns, as `git blame` puts it before the text.
+    let number_width = answer.lines.len().to_string().len();
+    for (n, ((seq, by, prompt), line)) in columns.iter().zip(&answer.lines).enumerate() {
         let left = format!("{seq:>seq_width$} {by:<by_width$} {prompt:<prompt_width$}");
         println!(
-            "{} | {}",
-            paint(left.trim_end(), Paint::Dim),
+            "{} {:>number_width$} | {}",
+            paint(&left, Paint::Dim),
+            n + 1,
             escape::text(&line.text)
         );
     }

@@ -7,6 +7,7 @@
 mod args;
 mod blame;
 mod confirm;
+mod diff;
 mod docs;
 mod doctor;
 use crate::escape;
@@ -95,6 +96,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let client = match &command {
         Command::Log(_)
         | Command::Show(_)
+        | Command::Diff(_)
         | Command::History(_)
         | Command::Blame(_)
         | Command::Sessions(_) => offline::client_for_reading(&args)?,
@@ -115,8 +117,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         | Command::Forget(_) => unreachable!("handled above"),
         Command::Status(flag) => status::run(&client, flag.json),
         Command::Turn(cmd) => turn(&client, cmd),
-        Command::Log(cmd) => timeline::log(&client, cmd),
+        Command::Log(cmd) => timeline::log(&client, &args, cmd),
         Command::Show(cmd) => show(&client, &args, cmd),
+        Command::Diff(cmd) => diff::diff(&client, &args, cmd),
         Command::History(cmd) => history(&client, &args, cmd),
         Command::Blame(cmd) => blame::blame(&client, &args, cmd),
         Command::Sessions(flag) => {
@@ -223,9 +226,28 @@ fn show(client: &Client, args: &ServeArgs, cmd: ShowCmd) -> anyhow::Result<()> {
         };
         return show_content(client, args, path, when, cmd.session.session);
     }
-    let session = resolve_session(client, cmd.session.session.clone())?;
     let turn = cmd.turn.clone().unwrap_or_else(|| "current".to_string());
-    show::turn(client, &session, &turn, &cmd)
+    if names_a_path(&turn) {
+        let shown = escape::quoted(&turn);
+        bail!(BadInput(format!(
+            "{shown} is a path, not a turn: `filewatchd history {shown}` lists its versions, `filewatchd show {shown} --at before:N` prints one, and `filewatchd show N {shown}` shows what turn N did to it"
+        )));
+    }
+    let session = resolve_session(client, cmd.session.session.clone())?;
+    let path = match &cmd.path {
+        Some(path) => Some(workspace_relative(client, args, path)?),
+        None => None,
+    };
+    show::turn(client, &session, &turn, path.as_deref(), &cmd)
+}
+
+/// A turn's number or ref is neither a path with a `/` nor the name of a file here (a git
+/// user's `show README.md`).
+fn names_a_path(turn: &str) -> bool {
+    let number = turn.bytes().all(|b| b.is_ascii_digit());
+    !number
+        && turn != "current"
+        && (turn.contains('/') || std::path::Path::new(turn).symlink_metadata().is_ok())
 }
 
 /// Prints what a path held at `when`: `before:N`, `after:N`, `seq:S`, a time, or a duration ago.

@@ -8,7 +8,7 @@ use super::style::{self, Paint};
 use crate::history::ChangeKind;
 use crate::model::Kind;
 use crate::restore::chain::TargetTo;
-use crate::restore::outcome::{ActionStatus, PathLine};
+use crate::restore::outcome::{ActionLine, ActionStatus, PathLine};
 use crate::store::journal::Status;
 use crate::wire::history::{History, Version};
 use crate::wire::rollback::RollbackAnswer;
@@ -234,7 +234,11 @@ pub fn rollback(answer: &RollbackAnswer, what: Option<&str>) {
     if a.actions.is_empty() {
         println!("  nothing to change");
     }
-    for action in &a.actions {
+    let many = a.dry_run && a.actions.len() > GROUP_OVER && a.actions.iter().all(|x| x.diff.is_none());
+    if many {
+        grouped_actions(&a.actions);
+    }
+    for action in a.actions.iter().filter(|_| !many) {
         let stats = match (action.lines_added, action.lines_removed) {
             (Some(0), Some(0)) => String::new(),
             (Some(added), Some(removed)) => format!("  +{added} -{removed}"),
@@ -265,6 +269,14 @@ pub fn rollback(answer: &RollbackAnswer, what: Option<&str>) {
         })
         .cloned()
         .collect();
+    let to_a_turn = matches!(target.to, TargetTo::Before | TargetTo::After);
+    if a.dry_run && a.session.is_some() && to_a_turn && !a.actions.is_empty() {
+        // Until writes are told apart by tool call (docs/tracking.md), a person's edit made
+        // while a turn was open is the turn's: said where the plan is reviewed.
+        println!(
+            "note: these paths were written while the session's turns were open; filewatchd cannot yet tell the agent's writes from yours made then, so check any file you edited during those turns"
+        );
+    }
     notes("conflicts", &a.conflicts);
     notes("skipped", &skipped);
     notes("not restorable", &a.not_restorable);
@@ -284,6 +296,53 @@ pub fn rollback(answer: &RollbackAnswer, what: Option<&str>) {
             "without --dry-run this would be refused: add --skip-conflicts to leave those paths as they are, or --force to roll them back too."
         );
     }
+}
+
+/// Above this many actions, a dry run's plan is grouped by top directory, as `show` groups a
+/// turn's paths.
+const GROUP_OVER: usize = 20;
+
+/// A plan's actions, one line per top directory holding several (`src/  1,204 paths:
+/// 1,200 restore, 4 delete`); a directory with one, and the root's own files, as they are.
+fn grouped_actions(actions: &[ActionLine]) {
+    let mut groups: std::collections::BTreeMap<&str, Vec<&ActionLine>> = Default::default();
+    for action in actions {
+        let top = action.path.split_once('/').map_or("", |(top, _)| top);
+        let top = if top.is_empty() && action.kind == Kind::Dir {
+            action.path.as_str()
+        } else {
+            top
+        };
+        groups.entry(top).or_default().push(action);
+    }
+    for (top, members) in &groups {
+        if top.is_empty() || members.len() == 1 {
+            for action in members {
+                println!(
+                    "  {:<11} {} ({})",
+                    spelled(&action.action),
+                    escape::quoted(&action.path),
+                    action.kind.name()
+                );
+            }
+            continue;
+        }
+        let mut by_action: std::collections::BTreeMap<String, usize> = Default::default();
+        for action in members {
+            *by_action.entry(spelled(&action.action)).or_default() += 1;
+        }
+        let what: Vec<String> = by_action.iter().map(|(word, n)| format!("{n} {word}")).collect();
+        println!(
+            "  {}/  {}: {}",
+            escape::quoted(top),
+            style::counted(members.len() as u64, "path"),
+            what.join(", ")
+        );
+    }
+    println!(
+        "  ({} in all: --diff shows each with its diff, --json lists each)",
+        style::counted(actions.len() as u64, "path")
+    );
 }
 
 /// A word of an answer as the wire spells it (`restore`, `done`).

@@ -22,6 +22,9 @@ use crate::wire::turn::{Change, Turn, TurnSummary};
 pub struct ShowCmd {
     /// A turn number or ref (default: the latest turn); with --at, a path.
     pub turn: Option<String>,
+    /// Only the turn's changes at or beneath this path (`show 3 --diff src/app.rs`).
+    #[arg(value_name = "PATH")]
+    pub path: Option<String>,
     /// Print the content the path had at a boundary (`before:N`, `after:N`, `seq:S`), a time
     /// (RFC 3339) or a duration ago (`10m`).
     #[arg(long, value_name = "WHEN", value_parser = valid_when)]
@@ -103,8 +106,14 @@ pub(super) fn turn_ended(t: &Turn) {
 
 /// `show`: the heading, the paths (grouped when many, unless `all` or diffs are asked for),
 /// and the totals; the paths and their diffs printed page by page as they come.
-pub(super) fn turn(client: &Client, session: &str, turn: &str, cmd: &ShowCmd) -> anyhow::Result<()> {
-    let first = Pages::first(client, session, turn, cmd.diff)?;
+pub(super) fn turn(
+    client: &Client,
+    session: &str,
+    turn: &str,
+    path: Option<&str>,
+    cmd: &ShowCmd,
+) -> anyhow::Result<()> {
+    let first = Pages::first(client, session, turn, cmd.diff, path)?;
     if cmd.json.json {
         return as_json(first);
     }

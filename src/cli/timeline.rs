@@ -4,7 +4,7 @@
 use clap::Args;
 use std::fmt::Write;
 
-use super::flags::{JsonFlag, SessionArg, valid_duration, valid_time};
+use super::flags::{JsonFlag, ServeArgs, SessionArg, valid_duration, valid_time};
 use super::localtime;
 use super::session;
 use super::style::{self, Paint, paint};
@@ -49,6 +49,10 @@ pub struct LogCmd {
     pub no_pager: bool,
     #[command(flatten)]
     pub json: JsonFlag,
+    /// Only the entries that changed these paths (or what lies beneath them), as `git log --
+    /// PATH` (after `--`).
+    #[arg(last = true, value_name = "PATH")]
+    pub only: Vec<String>,
 }
 
 /// `log --since`: an RFC 3339 time or a duration ago.
@@ -75,7 +79,12 @@ struct View {
     sessions: Vec<Session>,
 }
 
-pub(super) fn log(client: &Client, cmd: LogCmd) -> anyhow::Result<()> {
+pub(super) fn log(client: &Client, args: &ServeArgs, cmd: LogCmd) -> anyhow::Result<()> {
+    let only = cmd
+        .only
+        .iter()
+        .map(|p| super::workspace_relative(client, args, p))
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let sessions = session::listed(client)?;
     let scope = match (cmd.all, cmd.session.session) {
         (true, _) => None,
@@ -92,20 +101,28 @@ pub(super) fn log(client: &Client, cmd: LogCmd) -> anyhow::Result<()> {
         None => None,
     };
     let mut extra = String::new();
-    if cmd.paths || cmd.stat {
+    if cmd.paths || cmd.stat || !only.is_empty() {
         extra.push_str("&paths=true");
     }
     if cmd.unreviewed {
         extra.push_str("&unreviewed=true");
     }
-    let timeline = fetch(client, scope, since.as_deref(), limit, &extra)?;
+    let timeline = match only.is_empty() {
+        true => fetch(client, scope, since.as_deref(), limit, &extra)?,
+        // Every entry is read to find those that touched the paths; the limit counts those.
+        false => touching(
+            fetch(client, scope, since.as_deref(), None, &extra)?,
+            &only,
+            limit,
+        ),
+    };
     if cmd.json.json {
         println!("{}", serde_json::to_string_pretty(&timeline)?);
         return Ok(());
     }
     let view = View {
         all: timeline.session.is_none(),
-        paths: cmd.paths,
+        paths: cmd.paths || !only.is_empty(),
         stat: cmd.stat,
         sessions,
     };
@@ -127,6 +144,33 @@ pub(super) fn log(client: &Client, cmd: LogCmd) -> anyhow::Result<()> {
     }
     pager::show(&out, !cmd.no_pager)?;
     Ok(())
+}
+
+/// The entries that changed a path at or beneath one of `only`, each with those changes
+/// alone; at most `limit` of them.
+fn touching(mut timeline: Timeline, only: &[String], limit: Option<u64>) -> Timeline {
+    let wanted = |path: &str| {
+        only.iter().any(|o| {
+            o.is_empty() || path == o || path.strip_prefix(o.as_str()).is_some_and(|r| r.starts_with('/'))
+        })
+    };
+    timeline.entries.retain_mut(|entry| match entry {
+        Entry::Turn(TurnEntry { changes, .. }) | Entry::Outside(OutsideEntry { changes, .. }) => {
+            let list = changes.get_or_insert_with(Vec::new);
+            list.retain(|c| wanted(&c.path));
+            !list.is_empty()
+        }
+        Entry::Rollback(rollback) => {
+            let list = rollback.changes.get_or_insert_with(Vec::new);
+            list.retain(|c| wanted(&c.path));
+            !list.is_empty()
+        }
+    });
+    if let Some(limit) = limit {
+        timeline.entries.truncate(limit as usize);
+    }
+    timeline.next_before = None;
+    timeline
 }
 
 /// Up to `limit` entries (all without one), newest first, and where more would start, as

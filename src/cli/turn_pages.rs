@@ -20,6 +20,8 @@ pub(super) struct Pages<'a> {
     /// `/v1/sessions/{s}/turns/{n}`, with the number the first page gave (`current` could
     /// name another turn by the next request).
     base: String,
+    /// `&path=P`: only the changes at or beneath a path.
+    under: String,
     diff: bool,
     offset: usize,
     /// Changes asked for per request: one after a page past the client's limit (each try
@@ -45,10 +47,12 @@ impl<'a> Pages<'a> {
         session: &str,
         turn: &str,
         diff: bool,
+        path: Option<&str>,
     ) -> anyhow::Result<First<'a>> {
         let mut pages = Pages {
             client,
             base: format!("/v1/sessions/{}/turns/{}", encode(session), encode(turn)),
+            under: path.map_or_else(String::new, |p| format!("&path={}", encode(p))),
             diff,
             offset: 0,
             limit: if diff { DIFF_PAGE } else { PLAIN_PAGE },
@@ -108,6 +112,9 @@ impl<'a> Pages<'a> {
 
     fn query(&self, limit: usize, diff: bool) -> String {
         let diff = if diff { "&diff=true" } else { "" };
-        format!("{}?offset={}&limit={limit}{diff}", self.base, self.offset)
+        format!(
+            "{}?offset={}&limit={limit}{diff}{}",
+            self.base, self.offset, self.under
+        )
     }
 }

@@ -113,7 +113,8 @@ pub fn at(
 }
 
 /// The sequence number a point names.
-fn seq_of(conn: &Connection, point: &Point) -> Result<i64, ContentError> {
+/// The sequence number a point names (the latest: `i64::MAX`).
+pub fn seq_of(conn: &Connection, point: &Point) -> Result<i64, ContentError> {
     Ok(match point {
         Point::Latest => i64::MAX,
         Point::Seq(seq) => *seq,

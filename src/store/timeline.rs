@@ -151,6 +151,21 @@ pub fn span_versions(conn: &Connection, span: &OriginSpan) -> Result<Vec<(i64, V
     rows.collect()
 }
 
+/// Every version recorded after `from` up to `to` (sequence numbers), oldest first: what
+/// changed between two points of the record (`GET /v1/diff`).
+pub fn range_versions(conn: &Connection, from: i64, to: i64) -> Result<Vec<(i64, VersionRow)>> {
+    let sql = format!(
+        "SELECT v.seq, p.path, v.origin, v.turn_id, v.recorded_at, {VERSION_COLUMNS}, v.path_id
+         FROM versions v JOIN paths p ON p.id = v.path_id
+         WHERE v.seq > ?1 AND v.seq <= ?2 ORDER BY v.seq"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map([from, to], |r| {
+        Ok((r.get(AFTER_VERSION_ROW)?, version_from_row(r)?))
+    })?;
+    rows.collect()
+}
+
 /// The origin's number, for the two origins the partial index holds (offline for any other).
 fn unattributed(origin: Origin) -> i64 {
     match origin {

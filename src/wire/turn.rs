@@ -39,6 +39,16 @@ pub struct Turn {
     pub changes: Vec<Change>,
 }
 
+/// What changed between two points of the record (`GET /v1/diff`): each path's state at `to`
+/// against its state at `from`, as a turn's changes are listed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Difference {
+    pub from_seq: i64,
+    pub to_seq: i64,
+    pub counts: crate::history::Counts,
+    pub changes: Vec<Change>,
+}
+
 /// One change of a turn: the path's state at the turn's end (at its start, for a deletion).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Change {

@@ -181,3 +181,43 @@ test("blame keeps each line's leading indentation, and has a URL of its own", as
   await page.goBack();
   await page.getByRole("heading", { name: "Blame of code.py" }).waitFor();
 });
+
+test("at 400 px an open file, its versions and its blame fit the window, and no load fails", async () => {
+  const failed = [];
+  const { ctx, tab } = await newWindow({ viewport: { width: 400, height: 800 } });
+  tab.on("response", (r) => { if (r.status() >= 400) failed.push(`${r.status()} ${new URL(r.url()).pathname}`); });
+  tab.on("console", (m) => { if (m.type() === "error") failed.push(m.text()); });
+  try {
+    // lone.txt is one line of 400 characters with no space to break at.
+    const wide = new URL(fileUrl);
+    wide.search = new URLSearchParams({ session: "s3", turn: "1", file: "lone.txt" }).toString();
+    await tab.goto(wide.href);
+    await tab.locator("#file .diff").waitFor();
+    await tab.locator("#versions ol").waitFor();
+    await tab.locator("#blame table.blame").waitFor();
+    const width = await tab.evaluate(() => document.documentElement.scrollWidth);
+    assert.ok(width <= 400, `the page is ${width} px wide at 400 px`);
+    // Blame's prompt column keeps each prompt's start on one line.
+    const tall = await tab.locator("table.blame td.meta").evaluateAll((cells) =>
+      cells.filter((c) => c.getBoundingClientRect().height > 2 * parseFloat(getComputedStyle(c).lineHeight || "16")).length);
+    assert.equal(tall, 0, "a blame column wraps");
+    await tab.locator('button[data-turn="s1/1"]').waitFor();
+    assert.deepEqual(failed, []);
+  } finally {
+    await ctx.close();
+  }
+});
+
+test("the plan dialog names its boundary and keeps its buttons above the list", async () => {
+  await page.goto(home());
+  await page.locator('button[data-turn="s2/2"]').click();
+  await page.getByRole("heading", { name: "Turn 2 of s2" }).waitFor();
+  await page.getByRole("button", { name: "Undo turn" }).click();
+  const dialog = page.locator("dialog#plan");
+  await dialog.locator("p.boundary").waitFor();
+  assert.match(await dialog.locator("p.boundary").textContent(), /^Back to before turn 2 of session s2\./);
+  const buttons = await dialog.locator(".actions").boundingBox();
+  const lists = await dialog.locator(".plan-lists").boundingBox();
+  assert.ok(buttons.y < lists.y, "the buttons come after the list");
+  await dialog.getByRole("button", { name: "Cancel" }).click();
+});

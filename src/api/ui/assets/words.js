@@ -69,7 +69,9 @@ function undoneWords(entry) {
 function planWords(plan) {
   const t = plan.target || {};
   const of = plan.session != null ? ` of session ${plan.session}` : "";
-  if (t.to === "before" || t.to === "after") return `Back to ${t.to} turn ${t.turn}${of}.`;
+  if (t.to === "before" || t.to === "after") {
+    return `Back to ${t.to} turn ${t.turn}${of}. These paths were written while the session's turns were open: filewatchd cannot yet tell the agent's writes from yours made then, so check any file you edited during those turns.`;
+  }
   if (t.to === "time") return `Back to the state recorded at ${cliTime(t.at)} (${t.at}).`;
   if (t.to === "seq") return `Back to the state recorded at seq ${t.seq}.`;
   if (t.to === "pin") return `Back to pin ${t.pin} (seq ${t.seq}).`;
