@@ -311,3 +311,41 @@ fn the_commands_a_git_user_reaches_for() {
     assert_eq!(bare.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bare.stdout).contains("Usage: filewatchd"));
 }
+
+/// A path a rollback could not do (a symlink now stands where its directory was) makes the
+/// command exit 1, after it did the rest and said which: never 0 for work not done.
+#[test]
+fn a_path_skipped_for_a_symlink_in_the_way_is_not_done_and_exits_1() {
+    let ws = Workspace::new();
+    ws.write("d/f.txt", "f\n");
+    ws.write("g.txt", "g\n");
+    let daemon = Daemon::start(&ws);
+    daemon.turn_start("s1", "replace d");
+    ws.sh("rm -r d && rm g.txt && ln -s /tmp d");
+    daemon.turn_end("s1");
+
+    let out = cli_state(
+        &ws,
+        &[
+            "restore",
+            "d/f.txt",
+            "--before",
+            "1",
+            "--session",
+            "s1",
+            "--force",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("[skipped]"), "{stdout}");
+    assert!(
+        !stdout.contains("temp files left"),
+        "no temp file was made: {stdout}"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not all done"));
+    assert!(
+        !std::path::Path::new("/tmp/f.txt").exists()
+            || std::fs::read("/tmp/f.txt").ok() != Some(b"f\n".to_vec())
+    );
+}

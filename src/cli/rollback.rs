@@ -304,6 +304,12 @@ pub(super) fn post_plan(
     print::answer(&answer, json, |a| print::rollback(a, what))?;
     Ok(if answer.refused() || answer.dry_run_would_be_refused() {
         ExitCode::from(EXIT_CONFLICTS)
+    } else if answer.partly_done() {
+        // Done for the rest, and said path by path above: never exit 0 for a path not done.
+        if !json {
+            eprintln!("filewatchd: not all done: the paths under \"skipped\" above were left as they are");
+        }
+        ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
     })

@@ -476,10 +476,10 @@ impl Run<'_> {
                         self.disk.discard(&parent, &temp);
                     }
                 }
-                Err(FsError::NoParent(_)) => {}
-                // A symlink now in the way: the temp (if any) is not reachable without
-                // following it; the journal keeps it named for the next start.
-                Err(_) => self.disk.left_a_temp(),
+                // Every temp file made was made through a directory `held` keeps: with none held
+                // for this path, the step made none (it stopped at its directory: gone, or a
+                // symlink in the way), and no temp file is left to report.
+                Err(_) => {}
             }
         }
     }

@@ -43,6 +43,20 @@ impl RollbackAnswer {
         self.error.is_some()
     }
 
+    /// Applied, but some paths were skipped for a reason other than a conflict the request
+    /// said to skip (a symlink in the way, something that appeared meanwhile): not all done.
+    pub fn partly_done(&self) -> bool {
+        let o = &self.outcome;
+        // Under `skip`, a conflict of the plan skipped is what was asked for.
+        let asked = |s: &crate::restore::outcome::PathLine| {
+            o.on_conflict == OnConflict::Skip
+                && o.conflicts
+                    .iter()
+                    .any(|c| (&c.path, c.code, &c.reason) == (&s.path, s.code, &s.reason))
+        };
+        !o.dry_run && !self.refused() && o.skipped.iter().any(|s| !asked(s))
+    }
+
     /// A dry run under `abort` whose plan has conflicts or content it cannot restore: the
     /// same request without `dry_run` would be refused.
     pub fn dry_run_would_be_refused(&self) -> bool {
