@@ -470,16 +470,13 @@ impl Run<'_> {
                 }
                 continue;
             }
-            match self.disk.ws.root.parent_of(&step.path) {
-                Ok(parent) => {
-                    if matches!(parent.stat_temp(&step.path, &temp), Ok(Some(_))) {
-                        self.disk.discard(&parent, &temp);
-                    }
-                }
-                // Every temp file made was made through a directory `held` keeps: with none held
-                // for this path, the step made none (it stopped at its directory: gone, or a
-                // symlink in the way), and no temp file is left to report.
-                Err(_) => {}
+            // Every temp file made was made through a directory `held` keeps: with none held
+            // for this path, a step whose directory cannot be opened (gone, or a symlink in the
+            // way) made none, and no temp file is left to report.
+            if let Ok(parent) = self.disk.ws.root.parent_of(&step.path)
+                && matches!(parent.stat_temp(&step.path, &temp), Ok(Some(_)))
+            {
+                self.disk.discard(&parent, &temp);
             }
         }
     }
