@@ -82,7 +82,7 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
     let watches = Watches::start(hints, stats.clone()).context("cannot start watching the workspace")?;
     // Listed once its watch is armed: a marker queued later comes as an event too.
     let markers = queue::listed(&queue_dir);
-    let ctx = Context {
+    let mut ctx = Context {
         root: Arc::new(RootDir::open(&root).context("cannot open the workspace root")?),
         blobs: Arc::new(blobs),
         rules: IgnoreRules::new(&root, &state_dir.dir, &config.ignore).context("bad ignore rules")?,
@@ -92,9 +92,7 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
         retention: config.retention,
         verify: config.verify,
     };
-    if let Some(refusal) = &ctx.rules.refused_at_start {
-        stats.set_error(refusal.clone());
-    }
+    ctx.said_refusals();
     announce(&conn, &root);
     let progress = ProgressFile::start(&state_dir, &root, stats.clone());
     let started = indexing(|| Worker::start(conn, check, ctx, (tx, inbox), queued, overflow));

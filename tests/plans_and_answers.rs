@@ -62,6 +62,22 @@ fn a_restore_of_a_file_whose_directory_is_gone_makes_the_directory() {
         !ws.path("src/lib.rs").exists(),
         "the restore of one file brought back another"
     );
+
+    // A path absent at the boundary needs no directory: none is made for it.
+    daemon.turn_start("s1", "make gen");
+    ws.write("gen/tmp.rs", "tmp\n");
+    daemon.turn_end("s1");
+    daemon.turn_start("s1", "remove gen");
+    ws.sh("rm -r gen");
+    daemon.turn_end("s1");
+    cli_state_ok(
+        &ws,
+        &["restore", "gen/tmp.rs", "--before", "2", "--session", "s1"],
+    );
+    assert!(
+        !ws.path("gen").exists(),
+        "an empty directory was made for nothing"
+    );
 }
 
 /// A restore between undos leaves the session where it was: after undoing turn 3 and restoring

@@ -52,6 +52,14 @@ pub struct Context {
 }
 
 impl Context {
+    /// Puts each ignore file found not applied since the last call in `status` (its last
+    /// error), as it is in the log.
+    pub fn said_refusals(&mut self) {
+        for refusal in self.rules.take_refusals() {
+            self.stats.set_error(refusal);
+        }
+    }
+
     /// What a rollback works with: the watcher only to let it catch up with its writes.
     pub fn workspace(&self) -> crate::restore::Workspace {
         crate::restore::Workspace::new(self.root.clone(), self.blobs.clone(), self.max_file_size)

@@ -319,9 +319,8 @@ impl Batch {
                 dirs: Vec::new(),
             });
             changed.dirs.push(path.parent());
-            if let Some(refusal) = ctx.rules.reload_dir(path.parent().as_ref()) {
-                ctx.stats.set_error(refusal);
-            }
+            ctx.rules.reload_dir(path.parent().as_ref());
+            ctx.said_refusals();
         }
     }
 
@@ -505,6 +504,7 @@ fn list_children(ctx: &mut Context, dir: &RelPath, next: &mut Vec<RelPath>) {
         .any(|c| IgnoreRules::is_ignore_file(&dir.join(c.file_name().as_bytes())))
     {
         ctx.rules.reload_dir(Some(dir));
+        ctx.said_refusals();
     }
     for child in children {
         let path = dir.join(child.file_name().as_bytes());

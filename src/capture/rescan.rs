@@ -286,6 +286,7 @@ fn walk_starts(ctx: &mut Context, starts: Vec<Option<RelPath>>, how: Walk<'_>) -
     let watches = &mut ctx.watches;
     let arm = |dirs: &[RelPath]| watches.watch_all(dirs);
     let listed = walk(&ctx.root.path, starts, &mut ctx.rules, arm, how);
+    ctx.said_refusals();
     if listed.unreadable > 0 {
         ctx.stats
             .unreadable

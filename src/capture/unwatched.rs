@@ -6,7 +6,6 @@
 use std::time::Instant;
 
 use rusqlite::Connection;
-use rustix::fs::{AtFlags, FileType};
 
 use super::Context;
 use super::record::{Attribution, Recorded, record_walked};
@@ -39,10 +38,11 @@ pub fn verify(conn: &mut Connection, ctx: &mut Context, who: Attribution) -> rus
 /// The directories that are still directories. One that is gone (or replaced by a file or a
 /// symlink) is forgotten: its parent's watch, or the walk of its unwatched parent, reports it.
 fn still_dirs(ctx: &mut Context, tops: Vec<RelPath>) -> Vec<RelPath> {
-    let (dirs, gone): (Vec<RelPath>, Vec<RelPath>) = tops.into_iter().partition(|dir| {
-        rustix::fs::statat(ctx.root.fd(), dir.as_path(), AtFlags::SYMLINK_NOFOLLOW)
-            .is_ok_and(|stat| FileType::from_raw_mode(stat.st_mode) == FileType::Directory)
-    });
+    // Opened beneath the root a piece at a time: a directory too deep for inotify has a path
+    // too long for one `statat` too (`fs::deep`).
+    let (dirs, gone): (Vec<RelPath>, Vec<RelPath>) = tops
+        .into_iter()
+        .partition(|dir| crate::fs::read::is_dir(&ctx.root, dir));
     for dir in &gone {
         ctx.watches.forget_unwatched(dir);
     }

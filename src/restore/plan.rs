@@ -196,6 +196,13 @@ pub fn build(
         let foreign = foreign_change(conn, &step, boundary, owner)?;
         steps.push((step, foreign));
     }
+    // A directory above is made only for a path asked for that will be present in it.
+    let needed: Vec<RelPath> = steps
+        .iter()
+        .filter(|(step, _)| within(&step.path) && step.target.is_present())
+        .map(|(step, _)| step.path.clone())
+        .collect();
+    steps.retain(|(step, _)| within(&step.path) || needed.iter().any(|p| p.starts_with(&step.path)));
     let indexed_at = std::time::Instant::now();
     let plan = check(conn, ws, steps);
     tracing::debug!(

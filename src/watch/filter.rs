@@ -26,8 +26,9 @@ pub struct IgnoreRules {
     exclude: Gitignore,
     /// Rules of each directory holding an ignore file; the root's key is empty.
     per_dir: HashMap<Vec<u8>, Gitignore>,
-    /// Why the root's ignore file was not applied when the rules were made, if it was not.
-    pub refused_at_start: Option<String>,
+    /// Ignore files found not applied since `take_refusals` was last asked (what `status`
+    /// names, once each).
+    refusals: Vec<String>,
 }
 
 impl IgnoreRules {
@@ -44,21 +45,21 @@ impl IgnoreRules {
             config,
             exclude,
             per_dir: HashMap::new(),
-            refused_at_start: None,
+            refusals: Vec::new(),
         };
-        rules.refused_at_start = rules.reload_dir(None);
+        rules.reload_dir(None);
         Ok(rules)
     }
 
     /// Re-reads the ignore files of one directory (`None`: the root). An ignore file that is
     /// not a regular file, or is larger than `IGNORE_FILE_LIMIT` or has more than
     /// `IGNORE_RULES_LIMIT` rules, is not applied (what it would ignore is recorded): the
-    /// refusal, naming it, is returned and logged.
-    pub fn reload_dir(&mut self, dir: Option<&RelPath>) -> Option<String> {
+    /// refusal, naming it, is logged and kept for `take_refusals`.
+    pub fn reload_dir(&mut self, dir: Option<&RelPath>) {
         let abs = dir.map_or_else(|| self.root.clone(), |d| d.to_abs(&self.root));
         let key = dir.map_or_else(Vec::new, |d| d.as_bytes().to_vec());
         let mut builder = GitignoreBuilder::new(&abs);
-        let (mut any, mut refused) = (false, None);
+        let mut any = false;
         for name in IGNORE_FILES {
             let file = abs.join(name);
             match read_ignore_file(&file) {
@@ -68,8 +69,10 @@ impl IgnoreRules {
                     add_lines(&mut builder, &file, &text);
                 }
                 Err(refusal) => {
-                    tracing::warn!(file = %file.display(), "{refusal}");
-                    refused = Some(refusal);
+                    // Logged as `status` gets it (`capture::Context::said_refusals`).
+                    if !self.refusals.contains(&refusal) {
+                        self.refusals.push(refusal);
+                    }
                 }
             }
         }
@@ -81,7 +84,11 @@ impl IgnoreRules {
                 self.per_dir.remove(&key);
             }
         }
-        refused
+    }
+
+    /// The ignore files found not applied since the last call.
+    pub fn take_refusals(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.refusals)
     }
 
     /// True when `path` is an ignore file whose change must reload the rules.
@@ -337,6 +344,8 @@ fn read_ignore_file(file: &Path) -> Result<Option<String>, String> {
 fn add_lines(builder: &mut GitignoreBuilder, file: &Path, text: &str) {
     let mut bad = 0usize;
     let mut first = None;
+    // A byte order mark (an editor on Windows) is no part of the first rule, as git reads it.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     for line in text.lines() {
         if let Err(err) = builder.add_line(Some(file.to_path_buf()), line) {
             bad += 1;
@@ -355,6 +364,15 @@ mod tests {
 
     fn rel(s: &str) -> RelPath {
         RelPath::from_fs_bytes(s.as_bytes().to_vec())
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_no_part_of_the_first_rule() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path();
+        std::fs::write(root.join(".gitignore"), "\u{feff}node_modules/\n").expect("write");
+        let rules = IgnoreRules::new(root, &root.join(".state"), &[]).expect("rules");
+        assert!(rules.is_ignored(&rel("node_modules"), true));
     }
 
     #[test]

@@ -197,6 +197,8 @@ pub struct Watches {
     inner: INotifyWatcher,
     watched: HashSet<RelPath>,
     unwatched: BTreeSet<RelPath>,
+    /// `TOO_DEEP` was said (once a daemon).
+    too_deep_said: bool,
     drain: Arc<Drain>,
     stats: Arc<Stats>,
 }
@@ -223,6 +225,7 @@ impl Watches {
             inner,
             watched: HashSet::new(),
             unwatched: BTreeSet::new(),
+            too_deep_said: false,
             drain,
             stats,
         };
@@ -277,7 +280,10 @@ impl Watches {
             if is_too_deep(&err.source) {
                 // inotify takes a path: one past PATH_MAX cannot be watched, but can be walked.
                 self.unwatched.insert(failed.clone());
-                self.stats.set_error(TOO_DEEP.to_string());
+                if !self.too_deep_said {
+                    self.too_deep_said = true;
+                    self.stats.set_error(TOO_DEEP.to_string());
+                }
             } else {
                 tracing::debug!(dir = %failed, error = %err.source, "could not watch a directory");
             }

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::restore::OnConflict;
 use crate::restore::outcome::Outcome;
+use crate::restore::plan::NoteCode;
 use crate::wire::error::ErrorCode;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -47,12 +48,14 @@ impl RollbackAnswer {
     /// said to skip (a symlink in the way, something that appeared meanwhile): not all done.
     pub fn partly_done(&self) -> bool {
         let o = &self.outcome;
-        // Under `skip`, a conflict of the plan skipped is what was asked for.
+        // Under `skip`, a conflict of the plan skipped is what was asked for, and so is what lies
+        // beneath a conflicting directory skipped with it.
         let asked = |s: &crate::restore::outcome::PathLine| {
-            o.on_conflict == OnConflict::Skip
-                && o.conflicts
-                    .iter()
-                    .any(|c| (&c.path, c.code, &c.reason) == (&s.path, s.code, &s.reason))
+            let conflict = o
+                .conflicts
+                .iter()
+                .any(|c| (&c.path, c.code, &c.reason) == (&s.path, s.code, &s.reason));
+            o.on_conflict == OnConflict::Skip && (conflict || s.code == NoteCode::BeneathSkipped)
         };
         !o.dry_run && !self.refused() && o.skipped.iter().any(|s| !asked(s))
     }

@@ -128,3 +128,26 @@ fn a_recovered_rollback_says_what_its_stored_answer_says() {
     let expected = r#"{"rollback_id":3,"operation":"undo","outcome":"finished","note":null,"left":null}"#;
     assert_eq!(recovered, expected);
 }
+
+/// Under `skip`, what was skipped as a conflict, or beneath a conflicting directory, is what
+/// was asked for; anything else skipped means not all done, and so does any skip under `force`.
+#[test]
+fn only_a_skip_not_asked_for_is_partly_done() {
+    let mut skip = outcome(false);
+    assert!(!RollbackAnswer::of(skip.clone()).partly_done());
+    skip.skipped.push(PathLine {
+        path: "b.rs/x".into(),
+        code: NoteCode::BeneathSkipped,
+        reason: "beneath b.rs".into(),
+    });
+    assert!(!RollbackAnswer::of(skip.clone()).partly_done());
+    skip.skipped.push(PathLine {
+        path: "e.rs".into(),
+        code: NoteCode::SymlinkInTheWay,
+        reason: "a symlink is in the way".into(),
+    });
+    assert!(RollbackAnswer::of(skip).partly_done());
+    let mut force = outcome(false);
+    force.on_conflict = OnConflict::Force;
+    assert!(RollbackAnswer::of(force).partly_done());
+}

@@ -16,7 +16,8 @@ pub struct Status {
     pub version: String,
     pub pid: u32,
     pub state_dir: PathBuf,
-    /// Tracked paths present now: files, directories and symlinks (docs/cli.md, "The figures").
+    /// Tracked paths present now, by kind: files here, directories and symlinks below
+    /// (docs/cli.md, "The figures").
     pub tracked_files: i64,
     #[serde(default)]
     pub tracked_dirs: i64,

@@ -3,7 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Format, Target, jsonc, notify, plugin, read_optional, text};
+use anyhow::Context;
+
+use super::{Format, Target, jsonc, notify, plugin, text};
 use crate::hook::Agent;
 
 /// How an installed hook names filewatchd.
@@ -79,7 +81,9 @@ pub struct CodexTrust {
 
 pub fn codex_trust(target: &Target, hooks_file: &Path) -> anyhow::Result<CodexTrust> {
     let config = target.dirs.codex().join("config.toml");
-    let table: toml::Table = match read_optional(&config)? {
+    // Codex's own config, read to tell its trust (never written): the user's symlink to it, as
+    // a dotfiles manager makes, is followed; a regular file of bounded size only.
+    let table: toml::Table = match read_followed(&config)? {
         Some(bytes) => toml::from_str(text(&config, &bytes)?).unwrap_or_default(),
         None => toml::Table::new(),
     };
@@ -106,6 +110,30 @@ pub fn codex_trust(target: &Target, hooks_file: &Path) -> anyhow::Result<CodexTr
         hooks_trusted,
         project_trusted,
     })
+}
+
+/// The regular file at `path` (through the user's symlinks), `None` when absent.
+fn read_followed(path: &Path) -> anyhow::Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+    {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let meta = file
+        .metadata()
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    anyhow::ensure!(meta.is_file(), "{} is not a regular file", path.display());
+    let mut bytes = Vec::new();
+    file.take(crate::fs::settings::READ_LIMIT)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(Some(bytes))
 }
 
 #[cfg(test)]
