@@ -140,7 +140,7 @@ fn a_healthy_workspace_passes_in_text_and_json() {
     assert!(
         check(&report, "inotify.max_user_watches")["message"]
             .as_str()
-            .is_some_and(|m| m.starts_with("2 tracked directories")),
+            .is_some_and(|m| m.starts_with("2 directories to watch")),
         "the root and src/: {report:#}"
     );
 
@@ -184,7 +184,7 @@ fn no_daemon_is_a_problem_whose_fix_is_start() {
     assert!(
         watches["message"]
             .as_str()
-            .is_some_and(|m| m.starts_with("3 tracked directories")),
+            .is_some_and(|m| m.starts_with("3 directories to watch")),
         "{watches:#}"
     );
 
@@ -292,7 +292,7 @@ fn a_watch_limit_below_the_directory_count_is_a_warning_with_the_sysctl() {
     assert!(
         watches["message"]
             .as_str()
-            .is_some_and(|m| m.contains("11 tracked directories, over the limit of 5")),
+            .is_some_and(|m| m.contains("11 directories to watch, over the limit of 5")),
         "{watches:#}"
     );
     assert!(

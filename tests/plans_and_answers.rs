@@ -255,6 +255,12 @@ fn the_commands_a_git_user_reaches_for() {
         narrowed.contains("+world") && !narrowed.contains("gen/"),
         "{narrowed}"
     );
+    assert!(narrowed.contains("1 path at or beneath README.md"), "{narrowed}");
+    let untouched = cli_state_text(&ws, &["show", "2", "README.md", "--session", "s1", "--no-pager"]);
+    assert!(
+        untouched.contains("turn 2 changed nothing at or beneath README.md"),
+        "{untouched}"
+    );
 
     let state = ws.state_dir().to_string_lossy().into_owned();
     let out = ws.cli(
@@ -319,9 +325,13 @@ fn the_commands_a_git_user_reaches_for() {
     let blame = cli_state_text(&ws, &["blame", "README.md"]);
     let numbers: Vec<&str> = blame
         .lines()
-        .filter_map(|l| l.split(" | ").next()?.split_whitespace().last())
+        .filter_map(|l| l.split_whitespace().next())
         .collect();
     assert_eq!(numbers, ["1", "2"], "{blame}");
+    assert!(
+        blame.lines().all(|l| l.contains(" #")),
+        "each line names its version as #seq: {blame}"
+    );
 
     let bare = ws.command().current_dir(ws.root()).output().expect("filewatchd");
     assert_eq!(bare.status.code(), Some(2));
@@ -363,5 +373,33 @@ fn a_path_skipped_for_a_symlink_in_the_way_is_not_done_and_exits_1() {
     assert!(
         !std::path::Path::new("/tmp/f.txt").exists()
             || std::fs::read("/tmp/f.txt").ok() != Some(b"f\n".to_vec())
+    );
+}
+
+/// A rollback splits the runs of writes outside any turn: each run stands at its own place and
+/// time in the timeline, not merged with a later one across the rollback.
+#[test]
+fn a_rollback_splits_the_writes_outside_turns_into_their_own_runs() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start(&ws);
+    daemon.turn_start("s1", "one");
+    ws.write("a.txt", "agent\n");
+    daemon.turn_end("s1");
+    ws.write("mine.txt", "before the undo\n");
+    cli_state_ok(&ws, &["undo", "--session", "s1", "--skip-conflicts"]);
+    ws.write("later.txt", "after the undo\n");
+    daemon.turn_start("s1", "two"); // the barrier: the last run is recorded
+    let log = cli_state_text(&ws, &["log", "--all", "--paths", "--no-pager"]);
+    let lines: Vec<&str> = log.lines().collect();
+    let at = |needle: &str| {
+        lines
+            .iter()
+            .position(|l| l.contains(needle))
+            .unwrap_or(usize::MAX)
+    };
+    let (later, undo, mine) = (at("A later.txt"), at("undo #1"), at("A mine.txt"));
+    assert!(
+        later < undo && undo < mine,
+        "each run at its own place (newest first):\n{log}"
     );
 }

@@ -30,7 +30,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run the daemon in the foreground (the default).
+    /// Run the daemon in the foreground (`start` runs it in the background).
     Serve(ServeCmd),
     /// Start the daemon in the background for this workspace; returns once it answers.
     Start(StartCmd),

@@ -59,20 +59,20 @@ fn print_blame(answer: &Blame) {
     let seq_width = columns.iter().map(|c| c.0.len()).max().unwrap_or(0);
     let by_width = columns.iter().map(|c| c.1.chars().count()).max().unwrap_or(0);
     let prompt_width = columns.iter().map(|c| c.2.chars().count()).max().unwrap_or(0);
-    // Each line's number after the columns, as `git blame` puts it before the text.
+    // Each line's number first, as `cat -n` puts it: `  12  #41 s1#3 rename fn | text`.
     let number_width = answer.lines.len().to_string().len();
     for (n, ((seq, by, prompt), line)) in columns.iter().zip(&answer.lines).enumerate() {
         let left = format!("{seq:>seq_width$} {by:<by_width$} {prompt:<prompt_width$}");
         println!(
-            "{} {:>number_width$} | {}",
-            paint(&left, Paint::Dim),
+            "{:>number_width$}  {} | {}",
             n + 1,
+            paint(&left, Paint::Dim),
             escape::text(&line.text)
         );
     }
 }
 
-/// A line's sequence number, its turn (`s1#3`) or origin, and its prompt's start.
+/// A line's version (`#41`), its turn (`s1#3`) or origin, and its prompt's start.
 fn columns(line: &Line) -> (String, String, String) {
     let by = match (&line.session, line.turn) {
         (Some(session), Some(turn)) => format!("{}#{turn}", escape::text(session)),
@@ -85,5 +85,5 @@ fn columns(line: &Line) -> (String, String, String) {
     } else {
         prompt.to_string()
     };
-    (line.seq.to_string(), by, escape::text(&short).into_owned())
+    (format!("#{}", line.seq), by, escape::text(&short).into_owned())
 }

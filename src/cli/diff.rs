@@ -6,7 +6,7 @@ use std::fmt::Write;
 use clap::Args;
 
 use super::flags::{JsonFlag, ServeArgs, SessionArg, valid_time};
-use super::{Client, encode, pager, print, resolve_session, rollback, workspace_relative};
+use super::{Client, encode, escape, pager, print, resolve_session, rollback, workspace_relative};
 use crate::wire::turn::Difference;
 
 #[derive(Debug, Args)]
@@ -57,7 +57,13 @@ pub(super) fn diff(client: &Client, args: &ServeArgs, cmd: DiffCmd) -> anyhow::R
         println!("{}", serde_json::to_string_pretty(&answer)?);
         return Ok(());
     }
-    let mut out = format!("from seq {} to seq {}\n", answer.from_seq, answer.to_seq);
+    let mut out = format!(
+        "from {} (seq {}) to {} (seq {})\n",
+        spelled(&cmd.from),
+        answer.from_seq,
+        spelled(&cmd.to),
+        answer.to_seq
+    );
     if answer.changes.is_empty() {
         out.push_str("  nothing changed\n");
     }
@@ -72,6 +78,14 @@ pub(super) fn diff(client: &Client, args: &ServeArgs, cmd: DiffCmd) -> anyhow::R
     let _ = writeln!(out, "{}", super::show::turn_counts(&answer.counts));
     pager::show(&out, !cmd.no_pager)?;
     Ok(())
+}
+
+/// A point as a person says it: `before turn 2`, `now`, a time or a duration as given.
+fn spelled(when: &str) -> String {
+    match when.split_once(':') {
+        Some((side @ ("before" | "after"), turn)) => format!("{side} turn {}", escape::text(turn)),
+        _ => escape::text(when).into_owned(),
+    }
 }
 
 /// A point as the API takes it: a duration ago and a local time become an RFC 3339 time.

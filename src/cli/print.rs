@@ -270,7 +270,8 @@ pub fn rollback(answer: &RollbackAnswer, what: Option<&str>) {
         .cloned()
         .collect();
     let to_a_turn = matches!(target.to, TargetTo::Before | TargetTo::After);
-    if a.dry_run && a.session.is_some() && to_a_turn && !a.actions.is_empty() {
+    // Not for a restore or a revert (`what`): those name their own paths.
+    if a.dry_run && a.session.is_some() && to_a_turn && what.is_none() && !a.actions.is_empty() {
         // Until writes are told apart by tool call (docs/tracking.md), a person's edit made
         // while a turn was open is the turn's: said where the plan is reviewed.
         println!(

@@ -133,6 +133,9 @@ fn print_pages(first: First, cmd: &ShowCmd, out: &mut Paged) -> anyhow::Result<(
     let summary = &turn.summary;
     let total = pages.total();
     out.write(&format!("{}\n", heading(summary)))?;
+    if let Some(path) = &cmd.path {
+        return print_narrowed(Some(changes), pages, cmd, summary, path, out);
+    }
     if cmd.diff || cmd.all || total <= GROUP_OVER {
         let mut page = Some(changes);
         while let Some(changes) = page {
@@ -157,6 +160,42 @@ fn print_pages(first: First, cmd: &ShowCmd, out: &mut Paged) -> anyhow::Result<(
         out.write(&text)?;
     }
     out.write(&format!("{}\n", totals(summary, total)))?;
+    Ok(())
+}
+
+/// A turn narrowed to `path`: its changes there, and their own counts (not the turn's); a turn
+/// that changed nothing there says so.
+fn print_narrowed(
+    mut page: Option<Vec<Change>>,
+    mut pages: Pages<'_>,
+    cmd: &ShowCmd,
+    summary: &TurnSummary,
+    path: &str,
+    out: &mut Paged,
+) -> anyhow::Result<()> {
+    let mut counts = Counts::default();
+    let mut paths = 0;
+    while let Some(changes) = page {
+        let members: Vec<&Change> = changes.iter().collect();
+        let c = group_counts(&members);
+        (counts.added, counts.modified) = (counts.added + c.added, counts.modified + c.modified);
+        (counts.deleted, counts.renamed) = (counts.deleted + c.deleted, counts.renamed + c.renamed);
+        paths += changes.len();
+        if !out.write(&listed(&changes, cmd.diff, summary))? {
+            return Ok(());
+        }
+        page = pages.next()?;
+    }
+    let shown = escape::quoted(path);
+    let last = match paths {
+        0 => format!("turn {} changed nothing at or beneath {shown}\n", summary.turn),
+        n => format!(
+            "{}, {} at or beneath {shown}\n",
+            turn_counts(&counts),
+            style::counted(n as u64, "path")
+        ),
+    };
+    out.write(&last)?;
     Ok(())
 }
 

@@ -58,7 +58,7 @@ fn show(a: &Status) {
 fn watcher(w: &Watcher) {
     println!(
         "watcher:       {}, {}, {}, {} vanished, {} unreadable, {} unstable",
-        counted(w.watched_dirs as u64, "dir"),
+        count(w.watched_dirs as u64, "dir watched", "dirs watched"),
         counted(w.rescans, "rescan"),
         counted(w.overflows, "overflow"),
         w.vanished,

@@ -128,6 +128,13 @@ pub(super) fn log(client: &Client, args: &ServeArgs, cmd: LogCmd) -> anyhow::Res
     };
     let mut out = String::new();
     match (timeline.entries.is_empty(), &cmd.since) {
+        (true, _) if !only.is_empty() => out.push_str(&format!(
+            "no entry changed {}\n",
+            only.iter()
+                .map(|p| escape::quoted(p).into_owned())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
         (true, Some(since)) => out.push_str(&format!("nothing since {since}\n")),
         (true, None) => out.push_str("nothing yet: no turn, rollback or restore\n"),
         _ => {}
@@ -308,7 +315,11 @@ impl View {
     }
 
     fn rollback_path_line(&self, c: &RollbackPath) -> String {
-        let path = escape::quoted(&c.path).into_owned();
+        let mut path = escape::quoted(&c.path).into_owned();
+        // A path the rollback planned but did not change is said to be so, not listed as a change.
+        if c.status != ActionStatus::Done {
+            path.push_str(&format!("  [{}]", super::print::spelled(&c.status)));
+        }
         self.with_detail(action_mark(c.action), path, rollback_path_detail(c))
     }
 

@@ -80,16 +80,20 @@ pub fn all_turns(conn: &Connection) -> Result<Vec<TurnRow>> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BoundaryAt {
     pub seq: i64,
-    /// When the earliest turn that starts there started (ms); `None`: only ends are there.
+    /// When the earliest turn (or rollback) that starts there started (ms); `None`: only ends
+    /// are there.
     pub started_at: Option<i64>,
 }
 
-/// Every turn boundary, ascending, each once.
+/// Every turn boundary, and the point each rollback began at (what was recorded before it),
+/// ascending, each once: a run of writes outside any turn never spans a rollback.
 pub fn turn_boundaries(conn: &Connection) -> Result<Vec<BoundaryAt>> {
     let mut stmt = conn.prepare_cached(
         "SELECT seq, min(at) FROM (SELECT start_seq AS seq, started_at AS at FROM turns
                                    UNION ALL
-                                   SELECT end_seq, NULL FROM turns WHERE end_seq IS NOT NULL)
+                                   SELECT end_seq, NULL FROM turns WHERE end_seq IS NOT NULL
+                                   UNION ALL
+                                   SELECT from_seq, created_at FROM rollbacks)
          GROUP BY seq ORDER BY seq",
     )?;
     let rows = stmt.query_map([], |r| {

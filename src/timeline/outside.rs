@@ -1,4 +1,5 @@
-//! Writes outside any turn in the timeline: between each two turn boundaries, one
+//! Writes outside any turn in the timeline: between each two turn boundaries (a rollback's
+//! start is one too: a run never spans a rollback, so each run stands where it happened), one
 //! entry for the versions written while no turn was open (`outside`: you, an editor, another
 //! process) and one for those found by a scan (`found`: at start-up, by a reconcile).
 //!

@@ -89,7 +89,8 @@ fn raise(limit: Limit, to: u64) -> String {
 pub fn watches_verdict(limit: Limit, dirs: u64, unwatched: u64) -> Check {
     let name = "inotify.max_user_watches";
     let to = (dirs.saturating_mul(2)).next_power_of_two().max(524_288);
-    let tracked = count(dirs, "tracked directory", "tracked directories");
+    // The root and each tracked directory: what `status` calls the watcher's dirs.
+    let tracked = count(dirs, "directory to watch", "directories to watch");
     if unwatched > 0 || dirs > limit.value {
         let left = unwatched.max(dirs.saturating_sub(limit.value));
         return Check::warning(
