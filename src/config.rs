@@ -36,7 +36,7 @@ pub enum ConfigError {
 const CONFIG_LIMIT: u64 = 1 << 20;
 
 /// Whether `uid` is this process's user or root: the owners whose files are believed.
-pub fn is_own_or_root(uid: u32) -> bool {
+fn is_own_or_root(uid: u32) -> bool {
     uid == 0 || uid == rustix::process::geteuid().as_raw()
 }
 
