@@ -369,3 +369,18 @@ fn install_never_writes_through_a_planted_symlink() {
         );
     }
 }
+
+/// A project's `.claude/settings.json` that is a symlink (a team's shared settings) is neither
+/// read nor written by an install into `.claude/settings.local.json`.
+#[test]
+fn a_symlinked_shared_settings_file_does_not_stop_the_install() {
+    let t = Installer::new();
+    let outside = tempfile::tempdir().unwrap();
+    let shared = outside.path().join("team.json");
+    std::fs::write(&shared, "{\"model\": \"opus\"}\n").unwrap();
+    std::fs::create_dir_all(t.ws.path(".claude")).unwrap();
+    std::os::unix::fs::symlink(&shared, t.ws.path(".claude/settings.json")).unwrap();
+    let out = t.install("claude-code", &[]);
+    assert!(out.contains("settings.local.json"), "{out}");
+    assert_eq!(read(&shared), "{\"model\": \"opus\"}\n");
+}

@@ -123,8 +123,14 @@ impl Target {
     /// entries out of them (two copies would mark every turn twice), uninstall cleans them too.
     pub fn legacy_paths(&self) -> Vec<PathBuf> {
         match (self.agent, self.scope) {
+            // Earlier versions wrote there as a regular file: a symlink there (a team's shared
+            // settings) holds nothing of theirs, and is not read.
             (Agent::ClaudeCode, Scope::Project) if !self.notify => {
-                vec![self.root.join(".claude/settings.json")]
+                let legacy = self.root.join(".claude/settings.json");
+                let linked = legacy
+                    .symlink_metadata()
+                    .is_ok_and(|m| m.file_type().is_symlink());
+                if linked { Vec::new() } else { vec![legacy] }
             }
             _ => Vec::new(),
         }
