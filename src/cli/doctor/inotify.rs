@@ -246,7 +246,7 @@ mod tests {
         assert!(
             check
                 .message
-                .contains("61 tracked directories, over the limit of 10"),
+                .contains("61 directories to watch, over the limit of 10"),
             "{check:?}"
         );
         let fix = check.fix.unwrap_or_default();
