@@ -403,3 +403,35 @@ fn a_rollback_splits_the_writes_outside_turns_into_their_own_runs() {
         "each run at its own place (newest first):\n{log}"
     );
 }
+
+/// A person's edit made while an agent's turn was open is the turn's (issue 48 will tell them
+/// apart): the undo's plan says so before it is applied; a restore's plan does not.
+#[test]
+fn an_undos_plan_says_a_persons_edit_during_the_turn_goes_with_it() {
+    let ws = Workspace::new();
+    ws.write("README.md", "hello\n");
+    let daemon = Daemon::start(&ws);
+    daemon.turn_start("s1", "agent work");
+    ws.write("src.rs", "fn main() {}\n");
+    ws.write("README.md", "hello\nmy own line\n"); // the person, at the keyboard meanwhile
+    daemon.turn_end("s1");
+    let plan = cli_state_text(&ws, &["undo", "--session", "s1", "--dry-run"]);
+    assert!(plan.contains("README.md"), "{plan}");
+    assert!(
+        plan.contains("cannot yet tell the agent's writes from yours"),
+        "{plan}"
+    );
+    let restore = cli_state_text(
+        &ws,
+        &[
+            "restore",
+            "src.rs",
+            "--before",
+            "1",
+            "--session",
+            "s1",
+            "--dry-run",
+        ],
+    );
+    assert!(!restore.contains("cannot yet tell"), "{restore}");
+}
