@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::bounded::Unread;
+
 /// Default cap above which a file is recorded by size and hash only (G9).
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 64 * 1024 * 1024;
 
@@ -40,44 +42,32 @@ fn is_own_or_root(uid: u32) -> bool {
     uid == 0 || uid == rustix::process::geteuid().as_raw()
 }
 
-/// The text of the config at `path`: a regular file (a FIFO is never waited on, a device
-/// never read) of this user or root, of at most `CONFIG_LIMIT` bytes.
-fn read_config(path: &Path) -> Result<String, ConfigError> {
-    use std::io::Read;
-    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-    let read = |source| ConfigError::Read {
-        path: path.to_path_buf(),
-        source,
+/// The text of the config at `path` (`None`: there is none): a regular file (`bounded`) of
+/// this user or root, of at most `CONFIG_LIMIT` bytes.
+fn read_config(path: &Path) -> Result<Option<String>, ConfigError> {
+    use std::os::unix::fs::MetadataExt;
+    let at = || path.to_path_buf();
+    let (bytes, meta) = match crate::bounded::read(path, CONFIG_LIMIT) {
+        Ok(Some(read)) => read,
+        Ok(None) => return Ok(None),
+        Err(Unread::NotAFile) => return Err(ConfigError::NotAFile { path: at() }),
+        Err(Unread::TooLarge(len)) => return Err(ConfigError::TooLarge { path: at(), len }),
+        Err(Unread::Io(source)) => return Err(ConfigError::Read { path: at(), source }),
     };
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(read)?;
-    let meta = file.metadata().map_err(read)?;
-    let path = path.to_path_buf();
-    if !meta.is_file() {
-        return Err(ConfigError::NotAFile { path });
-    }
     if !is_own_or_root(meta.uid()) {
         let you = rustix::process::geteuid().as_raw();
+        let owner = meta.uid();
         return Err(ConfigError::NotYours {
-            path,
-            owner: meta.uid(),
+            path: at(),
+            owner,
             you,
         });
     }
-    if meta.len() > CONFIG_LIMIT {
-        return Err(ConfigError::TooLarge {
-            path,
-            len: meta.len(),
-        });
-    }
-    let mut text = String::new();
-    file.take(CONFIG_LIMIT)
-        .read_to_string(&mut text)
-        .map_err(|source| ConfigError::Read { path, source })?;
-    Ok(text)
+    let text = String::from_utf8(bytes).map_err(|e| ConfigError::Read {
+        path: at(),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+    })?;
+    Ok(Some(text))
 }
 
 /// What the config file may say. Unknown keys are errors, not silent defaults.
@@ -206,15 +196,10 @@ impl Config {
     /// Loads `explicit` if given, else `<root>/.filewatchd.toml` if it exists, else defaults.
     pub fn load(root: &Path, explicit: Option<&Path>) -> Result<Self, ConfigError> {
         let path = explicit.map_or_else(|| root.join(CONFIG_FILE), Path::to_path_buf);
-        let text = match read_config(&path) {
-            Ok(text) => text,
-            Err(ConfigError::Read { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-                return match explicit {
-                    None => Ok(Self::default()),
-                    Some(_) => Err(ConfigError::Missing { path }),
-                };
-            }
-            Err(e) => return Err(e),
+        let text = match read_config(&path)? {
+            Some(text) => text,
+            None if explicit.is_none() => return Ok(Self::default()),
+            None => return Err(ConfigError::Missing { path }),
         };
         Self::parse(&text).map_err(|message| ConfigError::Invalid { path, message })
     }

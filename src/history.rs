@@ -242,14 +242,14 @@ pub fn path_history(conn: &Connection, path: &RelPath) -> rusqlite::Result<Vec<H
 /// (the content, compressed), and the latest sequence number.
 #[derive(Debug, Clone, Copy)]
 pub struct Totals {
-    pub tracked: sql::Tracked,
+    pub tracked: crate::store::size::Tracked,
     pub store_bytes: i64,
     pub latest_seq: i64,
 }
 
 pub fn totals(conn: &Connection) -> rusqlite::Result<Totals> {
     Ok(Totals {
-        tracked: sql::tracked(conn)?,
+        tracked: crate::store::size::tracked(conn)?,
         store_bytes: crate::store::size::store_bytes(conn)?,
         latest_seq: sql::latest_seq(conn)?,
     })

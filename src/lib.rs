@@ -14,7 +14,7 @@
 //! ```
 //!
 //! Layers, bottom up: no module imports one above it, and no two files of one module import
-//! each other (`python3 ../shared/tools/layers.py --files`). `test_knobs`, `escape`, `paths`, `config`,
+//! each other (`python3 ../shared/tools/layers.py --files`). `test_knobs`, `escape`, `bounded`, `paths`, `config`,
 //! `model`, `queue`, `log_file` → `store` → `refusal`, `stats`, `state`, `instance`, `fs`, `sessions`,
 //! `watch` → `retention` → `history` → `pins` → `restore` → `timeline` → `wire` → `capture` →
 //! `engine` → `api` → `daemon`; `client` → `lifecycle` → `hook` → `mcp` → `cli`.
@@ -43,6 +43,8 @@
 //! - [`api`]: the HTTP API (PRODUCT.md 5.2), the review page (`api::ui`), and the same read
 //!   handlers run in the CLI on a stopped daemon's index (`api::offline`).
 //! - [`daemon`]: starts everything and shuts it down on one signal.
+//! - [`bounded`]: a file from outside (the config, an ignore file) read only when it is a
+//!   regular file of bounded size: never a FIFO waited on or a device read without end.
 //! - [`escape`]: text from outside (names, prompts, paths, errors quoting them) as a terminal
 //!   shows it, never steering it: the CLI's, the hooks' and `filewatchd mcp`'s stderr lines.
 //! - [`state`], [`instance`], [`stats`], [`config`], [`paths`], [`model`]: the state directory;
@@ -65,6 +67,7 @@
 //!   `serve --test-knobs`.
 
 pub mod api;
+pub mod bounded;
 pub mod capture;
 pub mod cli;
 pub mod client;

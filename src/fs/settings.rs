@@ -191,16 +191,11 @@ fn open_child_dir(
     bail!("{} keeps changing: try again", walked.display())
 }
 
-/// `.<name>.filewatchd-<16 random hex digits>`: nobody can predict it.
+/// `.<name>.filewatchd-<16 random hex digits>` (a rollback's random tag): nobody can predict it.
 fn temp_name(name: &std::ffi::OsStr) -> std::ffi::OsString {
-    let mut raw = [0u8; 8];
-    if rustix::rand::getrandom(&mut raw, rustix::rand::GetRandomFlags::empty()).is_err() {
-        raw = crate::model::now_ns().to_le_bytes();
-    }
-    let tag: String = raw.iter().map(|b| format!("{b:02x}")).collect();
     let mut temp = std::ffi::OsString::from(".");
     temp.push(name);
-    temp.push(format!(".filewatchd-{tag}"));
+    temp.push(format!(".filewatchd-{}", super::temp::TempNames::random().tag));
     temp
 }
 

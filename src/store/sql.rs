@@ -515,31 +515,6 @@ pub fn index_is_empty(conn: &Connection) -> Result<bool> {
         .query_row([], |r| r.get(0))
 }
 
-/// The tracked paths present now by kind: files, symlinks and directories.
-pub fn tracked(conn: &Connection) -> Result<Tracked> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT v.kind, count(*) FROM path_state s JOIN versions v ON v.seq = s.seq GROUP BY v.kind",
-    )?;
-    let mut tracked = Tracked::default();
-    for row in stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))? {
-        match row? {
-            (1, n) => tracked.files = n,
-            (2, n) => tracked.symlinks = n,
-            (3, n) => tracked.dirs = n,
-            _ => {}
-        }
-    }
-    Ok(tracked)
-}
-
-/// How many paths of each kind are tracked now (the kinds `versions.kind` numbers).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Tracked {
-    pub files: i64,
-    pub symlinks: i64,
-    pub dirs: i64,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

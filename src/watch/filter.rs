@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
+use crate::bounded::Unread;
 use crate::fs::cookie::{cookie_instance, cookie_instance_of};
 use crate::paths::RelPath;
 
@@ -287,45 +288,21 @@ pub const IGNORE_RULES_LIMIT: usize = 5_000;
 /// said of it) when it is not a regular file or is over the limits. A FIFO is never waited
 /// on and a device never read.
 fn read_ignore_file(file: &Path) -> Result<Option<String>, String> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let opened = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(file);
-    let file_text = || file.display().to_string();
-    let opened = match opened {
-        Ok(opened) => opened,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
+    let shown = file.display();
+    let bytes = match crate::bounded::read(file, IGNORE_FILE_LIMIT) {
+        Ok(Some((bytes, _))) => bytes,
+        Ok(None) => return Ok(None),
+        Err(Unread::NotAFile) => {
+            return Err(format!("ignore file {shown} is not a regular file: not applied"));
+        }
+        Err(Unread::TooLarge(len)) => {
             return Err(format!(
-                "ignore file {} cannot be read ({e}): not applied",
-                file_text()
+                "ignore file {shown} is {len} bytes, over the {} KiB filewatchd applies: not applied, so what it lists is recorded",
+                IGNORE_FILE_LIMIT >> 10
             ));
         }
+        Err(Unread::Io(e)) => return Err(format!("ignore file {shown} cannot be read ({e}): not applied")),
     };
-    let meta = opened
-        .metadata()
-        .map_err(|e| format!("ignore file {} cannot be read ({e}): not applied", file_text()))?;
-    if !meta.is_file() {
-        return Err(format!(
-            "ignore file {} is not a regular file: not applied",
-            file_text()
-        ));
-    }
-    if meta.len() > IGNORE_FILE_LIMIT {
-        return Err(format!(
-            "ignore file {} is {} bytes, over the {} KiB filewatchd applies: not applied, so what it lists is recorded",
-            file_text(),
-            meta.len(),
-            IGNORE_FILE_LIMIT >> 10
-        ));
-    }
-    let mut bytes = Vec::new();
-    opened
-        .take(IGNORE_FILE_LIMIT)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("ignore file {} cannot be read ({e}): not applied", file_text()))?;
     let text = String::from_utf8_lossy(&bytes).into_owned();
     let rules = text
         .lines()
@@ -334,7 +311,7 @@ fn read_ignore_file(file: &Path) -> Result<Option<String>, String> {
     if rules > IGNORE_RULES_LIMIT {
         return Err(format!(
             "ignore file {} has {rules} rules, over the {IGNORE_RULES_LIMIT} filewatchd applies: not applied, so what it lists is recorded",
-            file_text()
+            shown
         ));
     }
     Ok(Some(text))

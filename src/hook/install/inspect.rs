@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use super::{Format, Target, jsonc, notify, plugin, text};
+use crate::bounded::Unread;
 use crate::hook::Agent;
 
 /// How an installed hook names filewatchd.
@@ -114,26 +115,11 @@ pub fn codex_trust(target: &Target, hooks_file: &Path) -> anyhow::Result<CodexTr
 
 /// The regular file at `path` (through the user's symlinks), `None` when absent.
 fn read_followed(path: &Path) -> anyhow::Result<Option<Vec<u8>>> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = match std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-    {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-    };
-    let meta = file
-        .metadata()
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    anyhow::ensure!(meta.is_file(), "{} is not a regular file", path.display());
-    let mut bytes = Vec::new();
-    file.take(crate::fs::settings::READ_LIMIT)
-        .read_to_end(&mut bytes)
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    Ok(Some(bytes))
+    match crate::bounded::read(path, crate::fs::settings::READ_LIMIT) {
+        Ok(read) => Ok(read.map(|(bytes, _)| bytes)),
+        Err(Unread::Io(e)) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+        Err(_) => anyhow::bail!("{} is not a regular file of at most 16 MiB", path.display()),
+    }
 }
 
 #[cfg(test)]
