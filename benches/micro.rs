@@ -101,7 +101,7 @@ fn record_batch(conn: &mut Connection, paths: &[RelPath], generation: u64) {
     for (i, path) in paths.iter().enumerate() {
         let n = generation * 1_000_000 + i as u64;
         let id = sql::ensure_path(&tx, path).expect("path");
-        let seq = sql::insert_version(&tx, id, &file_state(n), Origin::Turn, None, 0).expect("version");
+        let seq = sql::insert_version(&tx, id, &file_state(n), Origin::Turn, None, None, 0).expect("version");
         sql::set_path_state(&tx, id, seq, &stat(n), 0).expect("state");
     }
     tx.commit().expect("commit");
@@ -155,7 +155,7 @@ fn planning(c: &mut Criterion) {
                 mode: Some(0o644),
             });
             let id = sql::ensure_path(&tx, path).expect("path");
-            sql::insert_version(&tx, id, &state, Origin::Turn, None, 0).expect("version");
+            sql::insert_version(&tx, id, &state, Origin::Turn, None, None, 0).expect("version");
         }
         tx.commit().expect("commit");
     };

@@ -66,7 +66,7 @@ fn blame_500_versions(c: &mut Criterion) {
         let content = lines.concat();
         turn(&mut conn, format!("edit {v}"), |conn, turn_id| {
             let state = stored(conn, &blobs, content.as_bytes());
-            sql::insert_version(conn, id, &state, Origin::Turn, Some(turn_id), 0).expect("version");
+            sql::insert_version(conn, id, &state, Origin::Turn, Some(turn_id), None, 0).expect("version");
         });
     }
     c.bench_function("blame of a file with 500 versions (2,500 lines)", |b| {
@@ -86,7 +86,7 @@ fn timeline_1000_turns(c: &mut Criterion) {
         turn(&mut conn, format!("turn {t}"), |conn, turn_id| {
             let id = sql::ensure_path(conn, &path).expect("path");
             let state = stored(conn, &blobs, format!("{t}\n").as_bytes());
-            sql::insert_version(conn, id, &state, Origin::Turn, Some(turn_id), 0).expect("version");
+            sql::insert_version(conn, id, &state, Origin::Turn, Some(turn_id), None, 0).expect("version");
         });
     }
     let query = timeline::Query {
@@ -125,7 +125,7 @@ fn turn_of_2000_files(c: &mut Criterion) {
             let path = RelPath::from_fs_bytes(format!("d{}/f{f}.rs", f % 40).into_bytes());
             let id = sql::ensure_path(conn, &path).expect("path");
             let state = stored(conn, &blobs, format!("fn f{f}() {{}}\n").as_bytes());
-            sql::insert_version(conn, id, &state, Origin::Turn, Some(turn_id), 0).expect("version");
+            sql::insert_version(conn, id, &state, Origin::Turn, Some(turn_id), None, 0).expect("version");
         }
     });
     let row = turns::find(&conn, "s", &TurnSelector::Number(1)).expect("turn");

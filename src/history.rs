@@ -13,7 +13,7 @@ use renames::pair_renames;
 
 use rusqlite::Connection;
 
-use crate::model::{Content, Origin, State, format_time};
+use crate::model::{Content, Decided, Origin, State, format_time};
 use crate::paths::RelPath;
 use crate::store::blobs::BlobDir;
 use crate::store::journal;
@@ -70,6 +70,8 @@ pub struct Change {
     /// Some of the path's versions in the turn were made while turns of other sessions were
     /// open too (origin `ambiguous`): each of those turns lists the change.
     pub ambiguous: bool,
+    /// How the owner of the path's latest version in the turn was decided.
+    pub decided: Option<Decided>,
     /// For a deletion: the last state the path had before it went (an edit, then `mv`).
     last_present: Option<State>,
 }
@@ -106,6 +108,7 @@ struct LastInTurn {
     state: State,
     present: Option<State>,
     ambiguous: bool,
+    decided: Option<Decided>,
 }
 
 /// The net changes of a turn: paths whose state at its end differs from its start. The
@@ -142,11 +145,13 @@ pub fn net_changes(
                     state: version.state,
                     present: None,
                     ambiguous,
+                    decided: version.decided,
                 });
             }
             btree_map::Entry::Occupied(mut slot) => {
                 let slot = slot.get_mut();
                 slot.ambiguous |= ambiguous;
+                slot.decided = version.decided;
                 let earlier = std::mem::replace(&mut slot.state, version.state);
                 if earlier.is_present() {
                     slot.present = Some(earlier);
@@ -161,6 +166,7 @@ pub fn net_changes(
             state: after,
             present,
             ambiguous,
+            decided,
         } = last;
         let last_present = if after.is_present() { None } else { present };
         let before = sql::state_at(conn, path_id, start_seq)?;
@@ -177,6 +183,7 @@ pub fn net_changes(
                     before: before.clone(),
                     after: State::Absent,
                     ambiguous,
+                    decided,
                     last_present: None,
                 });
                 changes.push(Change {
@@ -186,6 +193,7 @@ pub fn net_changes(
                     before: State::Absent,
                     after,
                     ambiguous,
+                    decided,
                     last_present: None,
                 });
                 continue;
@@ -200,6 +208,7 @@ pub fn net_changes(
             before,
             after,
             ambiguous,
+            decided,
             last_present,
         });
     }

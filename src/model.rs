@@ -295,6 +295,60 @@ impl TryFrom<String> for Origin {
     }
 }
 
+/// How a version's owner was decided (docs/tracking.md, "Whose a write is"); in answers, its
+/// `name`. Stored beside the origin; versions older than schema 17 have none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(into = "&'static str", try_from = "String")]
+pub enum Decided {
+    /// The open turn (or turns): the agent reports no tool calls.
+    TurnWindow = 0,
+    /// Inside the one tool call open then.
+    ToolCall = 1,
+    /// The file the open edit tool names.
+    EditTool = 2,
+    /// Turns were open, none of their tool calls: the person's.
+    BetweenCalls = 3,
+}
+
+impl Decided {
+    const ALL: [Self; 4] = [
+        Self::TurnWindow,
+        Self::ToolCall,
+        Self::EditTool,
+        Self::BetweenCalls,
+    ];
+
+    pub fn from_i64(value: i64) -> Option<Self> {
+        Self::ALL.into_iter().find(|d| *d as i64 == value)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::TurnWindow => "turn_window",
+            Self::ToolCall => "tool_call",
+            Self::EditTool => "edit_tool",
+            Self::BetweenCalls => "between_tool_calls",
+        }
+    }
+}
+
+impl From<Decided> for &'static str {
+    fn from(decided: Decided) -> Self {
+        decided.name()
+    }
+}
+
+impl TryFrom<String> for Decided {
+    type Error = String;
+
+    fn try_from(name: String) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|d| d.name() == name)
+            .ok_or_else(|| format!("{name:?} is not a way an owner is decided"))
+    }
+}
+
 /// The stat data a version was read with: the fast path that tells a restart or a rescan
 /// which files may have changed without hashing them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -404,8 +404,8 @@ fn a_rollback_splits_the_writes_outside_turns_into_their_own_runs() {
     );
 }
 
-/// A person's edit made while an agent's turn was open is the turn's (issue 48 will tell them
-/// apart): the undo's plan says so before it is applied; a restore's plan does not.
+/// A person's edit made while the turn of an agent that reports no tool calls was open is the
+/// turn's: the undo's plan says so before it is applied; a restore's plan does not.
 #[test]
 fn an_undos_plan_says_a_persons_edit_during_the_turn_goes_with_it() {
     let ws = Workspace::new();
@@ -417,10 +417,7 @@ fn an_undos_plan_says_a_persons_edit_during_the_turn_goes_with_it() {
     daemon.turn_end("s1");
     let plan = cli_state_text(&ws, &["undo", "--session", "s1", "--dry-run"]);
     assert!(plan.contains("README.md"), "{plan}");
-    assert!(
-        plan.contains("cannot yet tell the agent's writes from yours"),
-        "{plan}"
-    );
+    assert!(plan.contains("cannot tell its writes from yours"), "{plan}");
     let restore = cli_state_text(
         &ws,
         &[
@@ -433,5 +430,5 @@ fn an_undos_plan_says_a_persons_edit_during_the_turn_goes_with_it() {
             "--dry-run",
         ],
     );
-    assert!(!restore.contains("cannot yet tell"), "{restore}");
+    assert!(!restore.contains("cannot tell its writes"), "{restore}");
 }

@@ -6,6 +6,8 @@
 //   session.status idle, session.idle -> the daemon ends the session's open turn
 //   session.created                   -> the daemon starts when none runs
 //   session.deleted                   -> the daemon ends any turn left open
+//   tool.execute.before / after       -> a tool call starts / ends: writes between the calls are
+//                                        the person's, not the turn's (`edit`/`write` name their file)
 // Child sessions (subagents, `parentID` set) are skipped: their writes belong to the parent's turn.
 //
 // It never hurts opencode: no shell, at most 2 s per call (then the process is killed), every
@@ -158,6 +160,15 @@ function promptParts(parts) {
   return out
 }
 
+// What a tool call's envelope keeps of its arguments: the file an edit tool names, a patch.
+function fileArgs(args) {
+  if (!args || typeof args !== "object") return undefined
+  const kept = {}
+  if (typeof args.filePath === "string") kept.filePath = args.filePath
+  if (typeof args.patchText === "string") kept.patchText = args.patchText.slice(0, 1000000)
+  return kept
+}
+
 export const FilewatchdPlugin = async (input) => {
   const directory = input && typeof input === "object" ? input.directory : undefined
   const children = new Set() // ids of child (subagent) sessions
@@ -199,6 +210,38 @@ export const FilewatchdPlugin = async (input) => {
         }
         const body = serialize(envelope, () => ({ ...envelope, input: { sessionID } }))
         await forward(body, directory)
+      } catch (error) {
+        warn(error?.message ?? error)
+      }
+    },
+
+    // A child session's calls run inside its parent's `task` call: the parent's window.
+    "tool.execute.before": async (input, output) => {
+      try {
+        const sessionID = input?.sessionID
+        if (typeof sessionID !== "string" || children.has(sessionID)) return
+        const envelope = {
+          hook: "tool.execute.before",
+          directory,
+          input: { tool: input.tool, sessionID, callID: input.callID },
+          output: { args: fileArgs(output?.args) },
+        }
+        await forward(serialize(envelope, () => ({ ...envelope, output: {} })), directory)
+      } catch (error) {
+        warn(error?.message ?? error)
+      }
+    },
+
+    "tool.execute.after": async (input) => {
+      try {
+        const sessionID = input?.sessionID
+        if (typeof sessionID !== "string" || children.has(sessionID)) return
+        const envelope = {
+          hook: "tool.execute.after",
+          directory,
+          input: { tool: input.tool, sessionID, callID: input.callID, args: fileArgs(input.args) },
+        }
+        await forward(serialize(envelope, () => ({ hook: envelope.hook, directory, input: { sessionID } })), directory)
       } catch (error) {
         warn(error?.message ?? error)
       }

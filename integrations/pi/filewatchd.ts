@@ -10,7 +10,10 @@
 //                                   pi may then retry or compact and continue the same prompt)
 //   session_start                -> the daemon starts when none runs (the turn goes on)
 //   session_shutdown             -> the daemon ends any turn left open
-// Only `type` (and `prompt` for before_agent_start) is sent; never systemPrompt or its options.
+//   tool_execution_start / _end  -> a tool call starts / ends: writes between the calls are the
+//                                   person's, not the turn's (`write`/`edit` name their file)
+// Only `type` (with `prompt` for before_agent_start; the call's id, tool and file path for the
+// tool events) is sent; never systemPrompt or its options, never a tool's content.
 //
 // It never hurts pi: no shell, at most 2 s per call (then the process is killed), every error
 // caught, nothing printed on stdout, at most one warning line on stderr per outage.
@@ -27,7 +30,15 @@ import { statSync } from "node:fs"
 const AGENT = "pi"
 const TIMEOUT_MS = 2000
 const MAX_LABEL_CHARS = 8000
-const FORWARDED = ["session_start", "before_agent_start", "agent_end", "agent_settled", "session_shutdown"]
+const FORWARDED = [
+  "session_start",
+  "before_agent_start",
+  "agent_end",
+  "agent_settled",
+  "session_shutdown",
+  "tool_execution_start",
+  "tool_execution_end",
+]
 
 let warned = false
 
@@ -154,12 +165,21 @@ async function handle(event, ctx) {
     const slim =
       type === "before_agent_start" && typeof event.prompt === "string"
         ? { type, prompt: event.prompt.slice(0, MAX_LABEL_CHARS) }
-        : { type }
+        : type.startsWith("tool_execution_")
+          ? toolCall(type, event)
+          : { type }
     const cwd = typeof ctx.cwd === "string" ? ctx.cwd : undefined
     await forward(JSON.stringify({ session_id: sessionId, cwd, event: slim }), cwd)
   } catch (error) {
     warn(describe(error))
   }
+}
+
+/** A tool call's start or end: its id, its tool, and the file a `write` or `edit` names.
+ * @param {string} type @param {any} event */
+function toolCall(type, event) {
+  const path = event.args && typeof event.args.path === "string" ? event.args.path : undefined
+  return { type, toolCallId: event.toolCallId, toolName: event.toolName, args: path === undefined ? {} : { path } }
 }
 
 /**

@@ -5,6 +5,7 @@
 
 mod access;
 mod blame;
+mod calls;
 mod content;
 mod diff;
 pub mod error;
@@ -162,6 +163,7 @@ fn router_within(state: Arc<AppState>) -> Router {
         .route("/sessions/{session}/turns/{turn}/end", post(handlers::end_turn))
         .route("/sessions/{session}/turns/{turn}/revert", post(rollback::revert))
         .route("/sessions/{session}/turns/{turn}/review", put(review::review))
+        .route("/sessions/{session}/tool-calls", post(calls::tool_call))
         .route("/sessions/{session}/fork", post(handlers::fork))
         .route("/sessions/{session}/rollback", post(rollback::rollback))
         .route("/sessions/{session}/undo", post(rollback::undo))

@@ -1,9 +1,12 @@
 //! Turning history into the JSON shapes of docs/api.md.
 
+use std::collections::HashMap;
+
 use rusqlite::Connection;
 
 use crate::history::{self, Counts, Diff};
-use crate::model::{Hash, State, format_time};
+use crate::model::{Hash, Origin, State, format_time};
+use crate::paths::RelPath;
 use crate::retention;
 use crate::store::blobs::BlobDir;
 use crate::store::sql::{SessionRow, TurnRow};
@@ -47,6 +50,7 @@ pub fn turn_page(
 ) -> rusqlite::Result<Turn> {
     let changes = history::turn_changes(conn, turn)?;
     let review = crate::sessions::review::of_turn(conn, turn.id, &turn.session, turn.number)?;
+    let others = others_during(conn, turn)?;
     let kept: Vec<&history::Change> = changes.iter().filter(|c| page.keeps(c)).collect();
     let changes_total = (!page.is_all()).then_some(kept.len());
     let listed = kept
@@ -55,6 +59,7 @@ pub fn turn_page(
         .take(page.limit.unwrap_or(usize::MAX))
         .map(|c| Change {
             reviewed: review.covers(&c.path),
+            also_written_by: others.get(&c.path).cloned().unwrap_or_default(),
             ..change(c, with_diff.then(|| history::diff(conn, blobs, c)))
         })
         .collect();
@@ -137,11 +142,30 @@ fn change(change: &history::Change, diff: Option<Diff>) -> Change {
         },
         mode_changed,
         ambiguous: change.ambiguous,
+        decided: change.decided,
+        also_written_by: Vec::new(),
         diff,
         binary,
         reviewed: false,
         diff_omitted: false,
     }
+}
+
+/// Who else wrote each path while `turn` was open, in words, each once.
+fn others_during(conn: &Connection, turn: &TurnRow) -> rusqlite::Result<HashMap<RelPath, Vec<String>>> {
+    let mut others: HashMap<RelPath, Vec<String>> = HashMap::new();
+    for write in crate::store::owners::others_during(conn, turn)? {
+        let who = match (write.origin, write.turn) {
+            (Origin::Turn, Some((session, number))) => format!("session {session} turn {number}"),
+            (Origin::Rollback, _) => "a rollback".into(),
+            _ => "you".into(),
+        };
+        let names = others.entry(write.path).or_default();
+        if !names.contains(&who) {
+            names.push(who);
+        }
+    }
+    Ok(others)
 }
 
 /// What a state says beyond its kind.

@@ -20,6 +20,7 @@ fn version(row: &HistoryRow) -> Version {
         seq: row.seq,
         time: format_time(row.recorded_at),
         origin: row.origin,
+        decided: row.decided,
         session: turn.map(|(session, _)| session.to_string()),
         turn: turn.map(|&(_, number)| number),
         kind: row.state.kind(),
@@ -64,6 +65,7 @@ mod tests {
             },
             turn: turn.map(|(session, number)| (session.into(), number)),
             state,
+            decided: None,
         }
     }
 

@@ -22,6 +22,7 @@
 mod known;
 pub mod lost_root;
 mod observe;
+pub mod owners;
 pub mod record;
 pub mod rescan;
 pub mod tracked;

@@ -11,21 +11,23 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::Context;
 use super::observe::{Observed, READERS};
 pub use super::observe::{Observer, Priority, ReadEarly};
+use super::owners::Who;
 use super::tracked::{RulesChanged, ignored_with_parents, untrack};
 use crate::fs::feed::{CancelOnDrop, Feed};
 use crate::fs::read::{Observation, Present, Saved, observe, unreadable_file};
 use crate::model::Hash;
-use crate::model::{Origin, State, now_ms, now_ns};
+use crate::model::{Decided, Origin, State, now_ms, now_ns};
 use crate::paths::RelPath;
 use crate::store::fault::StorageFault;
 use crate::store::sql::{self, Latest};
 use crate::watch::filter::IgnoreRules;
 
-/// Who the versions of a batch are attributed to.
+/// Who the versions of a batch are attributed to, and how that was decided (`owners`).
 #[derive(Clone, Copy, Debug)]
 pub struct Attribution {
     pub origin: Origin,
     pub turn_id: Option<i64>,
+    pub decided: Option<Decided>,
 }
 
 impl Attribution {
@@ -34,25 +36,15 @@ impl Attribution {
     pub const FOUND: Self = Self {
         origin: Origin::Offline,
         turn_id: None,
+        decided: None,
     };
-}
 
-/// Who a write made now belongs to, given the open turns (PRODUCT.md 2).
-pub fn attribution(open: &[crate::store::sql::TurnRow]) -> Attribution {
-    match open {
-        [] => Attribution {
-            origin: Origin::Outside,
-            turn_id: None,
-        },
-        [one] => Attribution {
-            origin: Origin::Turn,
-            turn_id: Some(one.id),
-        },
-        _ => Attribution {
-            origin: Origin::Ambiguous,
-            turn_id: None,
-        },
-    }
+    /// Written while no turn was open.
+    pub const OUTSIDE: Self = Self {
+        origin: Origin::Outside,
+        turn_id: None,
+        decided: None,
+    };
 }
 
 /// What a batch left for later.
@@ -102,7 +94,7 @@ pub fn record(
     conn: &mut Connection,
     ctx: &mut Context,
     work: Vec<RelPath>,
-    who: Attribution,
+    who: Who,
     priority: Priority,
     mut early: HashMap<RelPath, ReadEarly>,
 ) -> rusqlite::Result<Recorded> {
@@ -178,7 +170,7 @@ pub fn record_walked(
         let mut all = Recorded::default();
         for group in work.chunks(WALKED_BATCH * CHUNKS_PER_COMMIT) {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let mut batch = Batch::new(who, false);
+            let mut batch = Batch::new(who.into(), false);
             for chunk in group.chunks(WALKED_BATCH) {
                 let observed = feed.take(chunk.len());
                 let paths: Vec<RelPath> = chunk.iter().map(|w| w.path.clone()).collect();
@@ -203,7 +195,7 @@ struct Batch {
     /// For a walked batch: the latest state of each of its paths, read with the walk (a path
     /// missing here has none).
     known: Option<HashMap<RelPath, Latest>>,
-    who: Attribution,
+    who: Who,
     now_ms: i64,
     checked_ns: i64,
     /// When the observation being applied was taken: `checked_ns`, or its early read's time.
@@ -213,7 +205,7 @@ struct Batch {
 }
 
 impl Batch {
-    fn new(who: Attribution, follow_new_dirs: bool) -> Self {
+    fn new(who: Who, follow_new_dirs: bool) -> Self {
         let checked_ns = now_ns();
         Self {
             follow_new_dirs,
@@ -369,12 +361,14 @@ impl Batch {
         }
         self.register_blob(conn, ctx, &present)?;
         let path_id = sql::ensure_path(conn, path)?;
+        let who = self.who.of(path);
         let seq = sql::insert_version(
             conn,
             path_id,
             &present.state,
-            self.who.origin,
-            self.who.turn_id,
+            who.origin,
+            who.turn_id,
+            who.decided,
             self.now_ms,
         )?;
         sql::set_path_state(conn, path_id, seq, &present.stat, self.read_at)?;
@@ -428,7 +422,8 @@ impl Batch {
         if latest.state.is_dir() {
             self.record_absent_beneath(conn, ctx, path)?;
         }
-        self.insert_absent(conn, latest.path_id)
+        let who = self.who.of(path);
+        self.insert_absent(conn, latest.path_id, who)
     }
 
     /// Everything recorded beneath a directory that is gone (or is no longer a directory).
@@ -440,19 +435,21 @@ impl Batch {
     ) -> rusqlite::Result<()> {
         ctx.watches.unwatch_tree(dir);
         self.out.dirs_gone = true;
+        let who = self.who.of(dir);
         for (_, latest) in sql::present_under::<Vec<_>>(conn, dir)? {
-            self.insert_absent(conn, latest.path_id)?;
+            self.insert_absent(conn, latest.path_id, who)?;
         }
         Ok(())
     }
 
-    fn insert_absent(&mut self, conn: &Connection, path_id: i64) -> rusqlite::Result<()> {
+    fn insert_absent(&mut self, conn: &Connection, path_id: i64, who: Attribution) -> rusqlite::Result<()> {
         sql::insert_version(
             conn,
             path_id,
             &State::Absent,
-            self.who.origin,
-            self.who.turn_id,
+            who.origin,
+            who.turn_id,
+            who.decided,
             self.now_ms,
         )?;
         sql::clear_path_state(conn, path_id)?;

@@ -51,7 +51,7 @@ pub fn mark_entering(conn: &mut Connection, paths: &[&RelPath]) -> rusqlite::Res
 
 /// Not made by anyone: origin `offline` (found, not seen written), in no turn.
 fn insert_untracked(conn: &Connection, path_id: i64, now: i64) -> rusqlite::Result<i64> {
-    sql::insert_version(conn, path_id, &State::Untracked, Origin::Offline, None, now)
+    sql::insert_version(conn, path_id, &State::Untracked, Origin::Offline, None, None, now)
 }
 
 /// A path that became ignored stops being tracked: its history stays, and says from when it

@@ -155,10 +155,7 @@ fn changed_at_ms(abs: &Path) -> Option<i64> {
     Some(meta.ctime() * 1000 + meta.ctime_nsec() / 1_000_000)
 }
 
-const OUTSIDE: Attribution = Attribution {
-    origin: Origin::Outside,
-    turn_id: None,
-};
+const OUTSIDE: Attribution = Attribution::OUTSIDE;
 
 /// Who made a change found at `at` (unix ms): the turn open then, when the open turns
 /// (ended since or not) all belong to one session (the latest started, at a boundary where
@@ -178,9 +175,11 @@ pub fn attribution_at(spans: &[TurnSpan], at: Option<i64>) -> Attribution {
     if open.iter().any(|t| t.session_id != latest.session_id) {
         return OUTSIDE;
     }
+    // No event reported it: its tool call is not known, only its turn's window.
     Attribution {
         origin: Origin::Turn,
         turn_id: Some(latest.turn_id),
+        decided: Some(crate::model::Decided::TurnWindow),
     }
 }
 

@@ -6,7 +6,7 @@ use super::escape;
 use super::style::{self, Paint};
 
 use crate::history::ChangeKind;
-use crate::model::Kind;
+use crate::model::{Decided, Kind};
 use crate::restore::chain::TargetTo;
 use crate::restore::outcome::{ActionLine, ActionStatus, PathLine};
 use crate::store::journal::Status;
@@ -115,6 +115,19 @@ pub(super) fn change_line(c: &Change) -> String {
     if c.ambiguous {
         notes.push("ambiguous: another session's turn was open too".into());
     }
+    match c.decided {
+        Some(Decided::ToolCall) => notes.push("in a tool call".into()),
+        Some(Decided::EditTool) => notes.push("named by its edit tool".into()),
+        _ => {}
+    }
+    if !c.also_written_by.is_empty() {
+        let others: Vec<String> = c
+            .also_written_by
+            .iter()
+            .map(|w| escape::text(w).into_owned())
+            .collect();
+        notes.push(format!("also written by {} meanwhile", others.join(", ")));
+    }
     format!("  {mark} {path}  ({})", notes.join(", "))
 }
 
@@ -169,11 +182,18 @@ pub fn history(a: &History) {
     }
 }
 
-/// Who wrote a version: its origin, and the session's turn.
+/// Who wrote a version: its origin, and the session's turn; how that was decided when a tool
+/// call decided it.
 fn version_who(v: &Version) -> String {
+    let how = match v.decided {
+        Some(Decided::ToolCall) => " (tool call)",
+        Some(Decided::EditTool) => " (edit tool)",
+        Some(Decided::BetweenCalls) => " (you: between tool calls)",
+        _ => "",
+    };
     match (&v.session, v.turn) {
-        (Some(s), Some(t)) => format!("{} {} turn {t}", v.origin.name(), escape::text(s)),
-        _ => v.origin.name().to_string(),
+        (Some(s), Some(t)) => format!("{} {} turn {t}{how}", v.origin.name(), escape::text(s)),
+        _ => format!("{}{how}", v.origin.name()),
     }
 }
 
@@ -271,13 +291,14 @@ pub fn rollback(answer: &RollbackAnswer, what: Option<&str>) {
         .collect();
     let to_a_turn = matches!(target.to, TargetTo::Before | TargetTo::After);
     // Not for a restore or a revert (`what`): those name their own paths.
-    if a.dry_run && a.session.is_some() && to_a_turn && what.is_none() && !a.actions.is_empty() {
-        // Until writes are told apart by tool call (docs/tracking.md), a person's edit made
-        // while a turn was open is the turn's: said where the plan is reviewed.
+    if a.dry_run && a.turn_wide && to_a_turn && what.is_none() && !a.actions.is_empty() {
+        // An agent that reports no tool calls owns every write made while its turn was open
+        // (docs/tracking.md): said where the plan is reviewed.
         println!(
-            "note: these paths were written while the session's turns were open; filewatchd cannot yet tell the agent's writes from yours made then, so check any file you edited during those turns"
+            "note: some of these paths were written while the session's turns were open, and its agent does not report its tool calls, so filewatchd cannot tell its writes from yours made then: check any file you edited during those turns"
         );
     }
+    notes("merged", &a.merged);
     notes("conflicts", &a.conflicts);
     notes("skipped", &skipped);
     notes("not restorable", &a.not_restorable);

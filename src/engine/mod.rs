@@ -19,6 +19,7 @@
 
 pub mod barrier;
 mod batch;
+mod calls;
 mod checkpoint;
 mod checks;
 mod drift;
@@ -91,6 +92,14 @@ pub enum Command {
         /// A label for a turn started without one (Codex `notify` learns the prompt at the end).
         label: Option<String>,
         reply: oneshot::Sender<Result<TurnRow, TurnError>>,
+    },
+    /// One of a session's tool calls starts or ends (`crate::capture::owners`), once every
+    /// write made before it is recorded: those were made before the call, or inside it.
+    ToolCall {
+        session: String,
+        phase: crate::wire::request::CallPhase,
+        call: crate::capture::owners::Call,
+        reply: oneshot::Sender<rusqlite::Result<crate::wire::turn::ToolCallMarked>>,
     },
     /// Fork a session after one of its turns.
     Fork {

@@ -18,7 +18,8 @@ use super::owed::Owed;
 use super::schedule::{Schedule, Sent};
 use super::upkeep::{Upkeep, Waiting};
 use super::{Command, Msg};
-use crate::capture::record::{Attribution, Priority, ReadEarly, attribution, record};
+use crate::capture::owners::Owners;
+use crate::capture::record::{Attribution, Priority, ReadEarly, record};
 use crate::capture::rescan::{record_survey, survey};
 use crate::capture::{Context, TRIM_AFTER, release_freed_memory};
 use crate::model::RACY_NS;
@@ -27,7 +28,8 @@ use crate::refusal::Refusal;
 use crate::sessions::turns;
 use crate::store::db::{IntegrityCheck, without_sync};
 use crate::store::fault::StorageFault;
-use crate::store::sql::{self, TurnRow};
+use crate::store::owners;
+use crate::store::sql;
 use crate::store::{journal, unjournaled};
 use crate::watch::filter::IgnoreRules;
 
@@ -101,7 +103,8 @@ pub struct Worker {
     /// What the store failed to take: commands that change the record are refused meanwhile.
     pub(super) owed: Owed,
     pub(super) barrier: Barrier,
-    pub(super) open: Vec<TurnRow>,
+    /// The open turns and their tool calls open now: whose a write is.
+    pub(super) owners: Owners,
     /// The daily collection, the one under way, the turn counts owed.
     pub(super) upkeep: Upkeep,
     /// Paths recorded since memory was last given back (`release_freed_memory`), and when
@@ -160,7 +163,8 @@ impl Worker {
             elapsed_ms = started.elapsed().as_millis() as u64,
             "workspace indexed"
         );
-        let open = sql::open_turns(&conn)?;
+        let mut owners = Owners::default();
+        owners.refresh(sql::open_turns(&conn)?, &owners::windowed_open(&conn)?);
         let verify = Schedule::new(ctx.verify, Instant::now());
         let interval_ms = ctx.verify.interval.map(|i| i.as_millis() as u64);
         ctx.stats
@@ -179,7 +183,7 @@ impl Worker {
             early,
             owed: Owed::default(),
             barrier: Barrier::default(),
-            open,
+            owners,
             upkeep,
             since_trim: 0,
             trim_at: None,
@@ -415,8 +419,9 @@ impl Worker {
         .min()
     }
 
+    /// Who the writes of a batch recorded now belong to, as one owner (a rescan's).
     pub(super) fn who(&self) -> Attribution {
-        attribution(&self.open)
+        self.owners.who().batch
     }
 
     /// Records every pending hint in one batch; `priority` says whether a command waits for it.
@@ -449,7 +454,8 @@ impl Worker {
 
     fn record_work(&mut self, work: Vec<RelPath>, priority: Priority, early: HashMap<RelPath, ReadEarly>) {
         tracing::debug!(paths = work.len(), read_early = early.len(), ?priority, "batch");
-        let who = self.who();
+        let who = self.owners.who();
+        let rescanned_by = who.batch;
         self.since_trim += work.len();
         self.trim_at = None;
         let recorded = match priority {
@@ -477,7 +483,7 @@ impl Worker {
                 // What an ignore-rule change brings into view is found; what else the
                 // rescan finds was written now, whose events are not read yet.
                 if let Some(changed) = recorded.rules_changed {
-                    self.rescan_changed_rules(changed, who);
+                    self.rescan_changed_rules(changed, rescanned_by);
                 }
             }
             Err(err) => {
@@ -522,6 +528,14 @@ impl Worker {
                 }
                 self.refresh_open_turns();
                 let _ = reply.send(result);
+            }
+            Command::ToolCall {
+                session,
+                phase,
+                call,
+                reply,
+            } => {
+                let _ = reply.send(self.tool_call(&session, phase, call));
             }
             Command::Sync { reply } => {
                 let _ = reply.send(());
@@ -580,13 +594,6 @@ impl Worker {
                 let _ = reply.send(result);
                 release_freed_memory();
             }
-        }
-    }
-
-    fn refresh_open_turns(&mut self) {
-        match sql::open_turns(&self.conn) {
-            Ok(open) => self.open = open,
-            Err(err) => self.ctx.stats.set_error(format!("cannot read open turns: {err}")),
         }
     }
 }

@@ -64,6 +64,27 @@ pub fn reach(
     start_and_queue(&loc, agent, event, until)
 }
 
+/// The daemon of the event's workspace when one answers now; `None` when none runs or it is
+/// still starting (a tool call is never queued, and never starts a daemon).
+pub fn reach_answering(
+    event: &HookEvent,
+    state_dir: Option<&Path>,
+    until: Instant,
+) -> Result<Option<Client>, String> {
+    let timeout = until.saturating_duration_since(Instant::now());
+    if env_points_elsewhere() {
+        let client = Client::discover_within(event.cwd.as_deref(), state_dir, timeout);
+        return client.map(Some).map_err(|e| format!("{e:#}"));
+    }
+    let loc = lifecycle::locate(None, state_dir, event.cwd.as_deref()).map_err(|e| format!("{e:#}"))?;
+    match holder_of(&loc) {
+        (loc, Running::Answering(_)) => Client::at(&loc.state_dir, timeout)
+            .map(Some)
+            .map_err(|e| format!("{e:#}")),
+        _ => Ok(None),
+    }
+}
+
 /// The state directory of the daemon that runs for the event's workspace: where the hook
 /// records its agent process (`agents`). `None` when the environment names a daemon elsewhere.
 pub fn state_dir_of(event: &HookEvent, state_dir: Option<&Path>) -> Option<PathBuf> {
@@ -355,6 +376,6 @@ fn markers(agent: Agent, event: &HookEvent) -> Vec<Marker> {
         Action::CompleteAndContinue { label, next_ref } => {
             vec![end(label.clone()), start(None, next_ref.clone())]
         }
-        Action::StartDaemon | Action::Nothing => Vec::new(),
+        Action::StartDaemon | Action::ToolCall(_) | Action::Nothing => Vec::new(),
     }
 }

@@ -6,6 +6,9 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
+use super::tool_events;
+use crate::wire::request::CallPhase;
+
 /// The agents with a hook adapter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Agent {
@@ -53,7 +56,20 @@ pub enum Action {
     /// start the daemon when none runs, so the first index runs while the user types and the
     /// first prompt's turn opens at once. It opens no turn and ends none.
     StartDaemon,
+    /// One of the agent's tool calls starts or ends: the window its writes are attributed by
+    /// (`crate::capture::owners`). Never starts a daemon, never queued.
+    ToolCall(ToolCallEvent),
     Nothing,
+}
+
+/// A tool call's start or end as the agent's hook reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCallEvent {
+    pub phase: CallPhase,
+    pub id: Option<String>,
+    pub tool: Option<String>,
+    /// The files an edit tool names (as the agent gives them: absolute, or relative to `cwd`).
+    pub paths: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,6 +126,10 @@ fn claude_code(p: &Value) -> Result<HookEvent, HookError> {
         Some("Stop" | "StopFailure") => Action::EndTurn,
         Some("SessionEnd") => Action::CloseStale,
         Some("SessionStart") => session_start(p),
+        Some("PreToolUse") => Action::ToolCall(tool_events::claude_code(p, CallPhase::Start)),
+        Some("PostToolUse" | "PostToolUseFailure") => {
+            Action::ToolCall(tool_events::claude_code(p, CallPhase::End))
+        }
         // PreCompact, PostCompact: the turn goes on. A subagent's writes belong to the
         // parent's turn.
         _ => Action::Nothing,
@@ -124,6 +144,8 @@ fn gemini_cli(p: &Value) -> Result<HookEvent, HookError> {
         Some("AfterAgent") => Action::EndTurn,
         Some("SessionEnd") => Action::CloseStale,
         Some("SessionStart") => Action::StartDaemon,
+        Some("BeforeTool") => Action::ToolCall(tool_events::gemini_cli(p, CallPhase::Start)),
+        Some("AfterTool") => Action::ToolCall(tool_events::gemini_cli(p, CallPhase::End)),
         // PreCompress (auto, inside a turn): the turn goes on.
         _ => Action::Nothing,
     };
@@ -136,6 +158,8 @@ fn codex(p: &Value) -> Result<HookEvent, HookError> {
         Some("UserPromptSubmit") => start(text(p, "prompt"), text(p, "turn_id")),
         Some("Stop" | "StopFailure" | "Interrupt") => Action::EndTurn,
         Some("SessionStart") => session_start(p),
+        Some("PreToolUse") => Action::ToolCall(tool_events::codex(p, CallPhase::Start)),
+        Some("PostToolUse") => Action::ToolCall(tool_events::codex(p, CallPhase::End)),
         // PreCompact and PostCompact come inside a turn after an auto-compaction, with the
         // turn's own turn_id: the turn goes on.
         _ => Action::Nothing,
@@ -167,6 +191,21 @@ fn codex_notify(p: &Value) -> Result<HookEvent, HookError> {
 /// hook, `{hook: "chat.message", directory, input, output}` from `chat.message` [O-plg, O-sdk].
 fn opencode(p: &Value) -> Result<HookEvent, HookError> {
     let cwd = text(p, "directory").map(PathBuf::from);
+    let phase = match text(p, "hook").as_deref() {
+        Some("tool.execute.before") => Some(CallPhase::Start),
+        Some("tool.execute.after") => Some(CallPhase::End),
+        _ => None,
+    };
+    if let Some(phase) = phase {
+        let session = p["input"]["sessionID"]
+            .as_str()
+            .ok_or(HookError::Missing("input.sessionID"))?;
+        return Ok(HookEvent {
+            session: session_name(session),
+            cwd,
+            action: Action::ToolCall(tool_events::opencode(p, phase)),
+        });
+    }
     if text(p, "hook").as_deref() == Some("chat.message") {
         let session = p["input"]["sessionID"]
             .as_str()
@@ -225,6 +264,8 @@ fn pi(p: &Value) -> Result<HookEvent, HookError> {
         Some("session_shutdown") => Action::CloseStale,
         // startup, reload, new, resume, fork: none of them inside a turn.
         Some("session_start") => Action::StartDaemon,
+        Some("tool_execution_start") => Action::ToolCall(tool_events::pi(what, CallPhase::Start)),
+        Some("tool_execution_end") => Action::ToolCall(tool_events::pi(what, CallPhase::End)),
         _ => Action::Nothing,
     };
     event(p, "session_id", "cwd", action)

@@ -1,5 +1,5 @@
 //! Agent integrations (PRODUCT.md 5.4, 9): `events` maps each agent's hook payload to a turn
-//! marker, `run` is `filewatchd hook <agent>`, `autostart` how it reaches the daemon (starting
+//! marker (and, through `tool_events`, each tool call's start and end), `run` is `filewatchd hook <agent>`, `autostart` how it reaches the daemon (starting
 //! one for a new prompt when none runs), `install` writes (and removes) the hook
 //! configuration in the agent's own settings, `agents` records which session each agent
 //! process reported (for `filewatchd mcp`).
@@ -9,5 +9,6 @@ pub mod autostart;
 pub mod events;
 pub mod install;
 pub mod run;
+mod tool_events;
 
 pub use events::Agent;

@@ -13,10 +13,10 @@ use serde_json::Value;
 
 use super::agents;
 use super::autostart::{self, Reached};
-use super::events::{Action, Agent, HookEvent, parse};
+use super::events::{Action, Agent, HookEvent, ToolCallEvent, parse};
 use crate::client::{ApiFailure, Client};
 use crate::escape;
-use crate::wire::request::{TurnEnd, TurnStart};
+use crate::wire::request::{ToolCall, TurnEnd, TurnStart};
 
 /// Every request of a hook, and a daemon it starts, together stay under the agents' patience
 /// (and our promise).
@@ -63,6 +63,9 @@ fn handle(agent: Agent, args: &[String], state_dir: Option<&Path>) -> Result<Opt
     }
     if event.action == Action::StartDaemon {
         return autostart::start_early(&event, state_dir, until);
+    }
+    if let Action::ToolCall(call) = &event.action {
+        return tool_call(&event, call, state_dir, until);
     }
     let said = autostart::reach(agent, &event, state_dir, until).and_then(|reached| match reached {
         Reached::Answering(client) => apply(&client, agent, &event)
@@ -122,9 +125,37 @@ fn apply(client: &Client, agent: Agent, event: &HookEvent) -> anyhow::Result<()>
                 },
             )?;
         }
-        Action::StartDaemon | Action::Nothing => {}
+        Action::StartDaemon | Action::ToolCall(_) | Action::Nothing => {}
     }
     Ok(())
+}
+
+/// Reports a tool call to the daemon that answers now; with none running (or one starting),
+/// nothing: the call's writes fall to the turn-wide rule.
+fn tool_call(
+    event: &HookEvent,
+    call: &ToolCallEvent,
+    state_dir: Option<&Path>,
+    until: Instant,
+) -> Result<Option<String>, String> {
+    let Some(client) = autostart::reach_answering(event, state_dir, until)? else {
+        return Ok(None);
+    };
+    let absolute = |path: &String| match &event.cwd {
+        Some(cwd) => cwd.join(path).to_string_lossy().into_owned(),
+        None => path.clone(),
+    };
+    let body = ToolCall {
+        phase: Some(call.phase),
+        id: call.id.clone(),
+        tool: call.tool.clone(),
+        paths: call.paths.iter().map(absolute).collect(),
+    };
+    let session = &event.session;
+    match client.post_as::<IgnoredAny>(&format!("/v1/sessions/{session}/tool-calls"), &body) {
+        Ok(_) => Ok(None),
+        Err(err) => Err(format!("{err:#}")),
+    }
 }
 
 /// Ends the session's open turn; no open turn (or no session yet) is not an error.

@@ -1,11 +1,13 @@
-//! Rollback, undo and redo (PRODUCT.md G3-G7): plan, check, apply.
+//! Rollback, undo and redo (docs/guarantees.md G3-G7): plan, check, apply.
 //!
 //! - `chain` turns a request (rollback to a boundary, undo, redo) into a target sequence
 //!   number, walking the session's chain of undos and redos.
 //! - `plan` lists every tracked path changed since the target with its action, checks each
 //!   for conflicts (G4: foreign changes since the boundary, disk differing from the record, a
 //!   symlink in the way), verifies every blob it will need, and decides per `on_conflict`.
-//!   The dry run is this plan.
+//!   The dry run is this plan. A session's rollback takes back the session's own writes only
+//!   (`own`): others' are kept, merged (`merge`: a three-way merge of lines) when they changed
+//!   a file after it, or a conflict.
 //! - `journaled` writes the plan durably (the journal) before anything is touched; `apply`
 //!   then changes the files through `crate::fs::ops` (confined, symlink-free, temp + fsync +
 //!   rename, no clobber) and checks each against its target (`apply::verify`); `finish`
@@ -23,8 +25,10 @@ pub mod apply;
 pub mod chain;
 pub mod finish;
 mod journaled;
+mod merge;
 pub mod outcome;
 mod outside;
+mod own;
 mod pause;
 pub mod plan;
 pub mod recover;

@@ -35,6 +35,14 @@ pub struct Outcome {
     pub not_restorable: Vec<PathLine>,
     /// Directories the rollback would have removed but that still hold untracked files.
     pub kept: Vec<PathLine>,
+    /// Files a session's rollback takes its change out of while keeping a later change by
+    /// others (a three-way merge of lines), with whose change was kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged: Vec<PathLine>,
+    /// Some path is the session's only because one of its turns was open when it was written
+    /// (its agent reports no tool calls): a person's edit made then goes with it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub turn_wide: bool,
     /// Set when a restart finished this rollback after a crash.
     #[serde(default)]
     pub recovery: Option<String>,
@@ -127,6 +135,8 @@ impl Outcome {
             skipped: decision.skipped.iter().map(PathLine::from).collect(),
             not_restorable: plan.not_restorable.iter().map(PathLine::from).collect(),
             kept: Vec::new(),
+            merged: plan.merged.iter().map(PathLine::from).collect(),
+            turn_wide: plan.turn_wide,
             recovery: None,
             temps_left: None,
             actor: request.actor,

@@ -68,11 +68,11 @@ fn store(tx: &Transaction<'_>, ws: &Workspace, path_id: i64, present: Present) -
         synced.map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
         sql::insert_blob(tx, blob)?;
     }
-    let seq = sql::insert_version(tx, path_id, &present.state, Origin::Outside, None, now_ms())?;
+    let seq = sql::insert_version(tx, path_id, &present.state, Origin::Outside, None, None, now_ms())?;
     sql::set_path_state(tx, path_id, seq, &present.stat, now_ns())
 }
 
 fn absent(tx: &Transaction<'_>, path_id: i64) -> rusqlite::Result<()> {
-    sql::insert_version(tx, path_id, &State::Absent, Origin::Outside, None, now_ms())?;
+    sql::insert_version(tx, path_id, &State::Absent, Origin::Outside, None, None, now_ms())?;
     sql::clear_path_state(tx, path_id)
 }

@@ -7,6 +7,7 @@ use rusqlite::Connection;
 
 use super::OnConflict;
 use super::Workspace;
+use super::own::Own;
 use crate::fs::feed::map_parallel;
 use crate::fs::ops::FsError;
 use crate::fs::read::{Expected, Observation, probe_expecting, unreadable_file};
@@ -92,6 +93,9 @@ pub enum NoteCode {
     IoError,
     NotAtTarget,
     WorkspaceLost,
+    /// Changed by others after the session's change, which a merge of lines takes out while
+    /// keeping theirs (`own`): not a conflict, said beside the plan.
+    Merged,
 }
 
 #[derive(Debug, Default)]
@@ -104,6 +108,10 @@ pub struct Plan {
     pub changed_on_disk: Vec<RelPath>,
     /// Verified content of every file the plan writes.
     pub contents: HashMap<Hash, Vec<u8>>,
+    /// Paths whose target keeps someone's later change by a merge (`own`), and whose.
+    pub merged: Vec<Note>,
+    /// Some path is the session's only because its turn was open (`own::decide_path`).
+    pub turn_wide: bool,
 }
 
 impl Plan {
@@ -153,15 +161,16 @@ fn replace_notes(
     notes.extend(steps.iter().filter_map(|step| by_path.remove(&step.path)));
 }
 
-/// Plans a rollback to the state at `boundary`. With an `owner` session, changes by anything else since
-/// the target are conflicts (G4 a); the disk is always checked against the record (G4 b).
+/// Plans a rollback to the state at `boundary`. With an `owner` session, only the session's
+/// own writes are taken back, others' kept or a conflict (`own`, G4 a); the disk is always
+/// checked against the record (G4 b).
 pub fn build(
     conn: &Connection,
     ws: &Workspace,
     owner: Option<&Lineage>,
     boundary: i64,
     only: &[RelPath],
-) -> rusqlite::Result<Plan> {
+) -> Result<Plan, super::RollbackError> {
     let mut changed = journal::changed_since(conn, boundary)?;
     // A restore of `src/main.rs` also makes `src` again if it is gone: only ever to create
     // the directories above a path asked for, never to remove one.
@@ -171,6 +180,7 @@ pub fn build(
     changed.sort_by(|a, b| a.1.cmp(&b.1));
     let started = std::time::Instant::now();
     let mut steps = Vec::with_capacity(changed.len());
+    let (mut contents, mut merged, mut turn_wide) = (HashMap::new(), Vec::new(), false);
     for (path_id, path) in changed {
         let Some((current_seq, current)) = journal::version_at(conn, path_id, i64::MAX)? else {
             continue;
@@ -193,8 +203,21 @@ pub fn build(
             target,
             checked: None,
         };
-        let foreign = foreign_change(conn, &step, boundary, owner)?;
-        steps.push((step, foreign));
+        let Some(owner) = owner else {
+            steps.push((step, None));
+            continue;
+        };
+        let (own, by_window) = super::own::decide_path(conn, ws, step, boundary, owner)?;
+        turn_wide |= by_window && !matches!(own, Own::NotOurs);
+        match own {
+            Own::NotOurs => {}
+            Own::Step(step, foreign) => steps.push((step, foreign)),
+            Own::Merged(step, bytes, kept) => {
+                contents.insert(Hash::of(&bytes), bytes);
+                merged.push(kept);
+                steps.push((step, None));
+            }
+        }
     }
     // A directory above is made only for a path asked for that will be present in it.
     let needed: Vec<RelPath> = steps
@@ -204,7 +227,10 @@ pub fn build(
         .collect();
     steps.retain(|(step, _)| within(&step.path) || needed.iter().any(|p| p.starts_with(&step.path)));
     let indexed_at = std::time::Instant::now();
-    let plan = check(conn, ws, steps);
+    merged.retain(|note: &Note| steps.iter().any(|(step, _)| step.path == note.path));
+    let mut plan = check_with(conn, ws, steps, contents);
+    plan.merged = merged;
+    plan.turn_wide = turn_wide;
     tracing::debug!(
         index_ms = (indexed_at - started).as_millis() as u64,
         check_ms = indexed_at.elapsed().as_millis() as u64,
@@ -305,48 +331,9 @@ fn expectations(conn: &Connection, steps: &[(Step, Option<Note>)]) -> Vec<Option
     steps.iter().map(|(step, _)| expected(step)).collect()
 }
 
-/// G4 (a): the latest change since the boundary not made by the session's own turns or
-/// rollbacks, and how many others there were.
-fn foreign_change(
-    conn: &Connection,
-    step: &Step,
-    boundary: i64,
-    owner: Option<&Lineage>,
-) -> rusqlite::Result<Option<Note>> {
-    let Some(owner) = owner else {
-        return Ok(None);
-    };
-    let later = journal::versions_after(conn, step.path_id, boundary)?;
-    let undone = taken_back_in_time(&later);
-    let foreign: Vec<&LaterVersion> = later
-        .iter()
-        .filter(|v| !undone.contains(&v.seq))
-        .filter(|v| !(matches!(v.origin, Origin::Turn | Origin::Rollback) && owner.owns(v.session_id, v.seq)))
-        .collect();
-    let Some(latest) = foreign.last() else {
-        return Ok(None);
-    };
-    let reason = match foreign.len() - 1 {
-        0 => describe(latest),
-        1 => format!(
-            "{} (and 1 earlier change by others since the boundary)",
-            describe(latest)
-        ),
-        n => format!(
-            "{} (and {n} earlier changes by others since the boundary)",
-            describe(latest)
-        ),
-    };
-    Ok(Some(Note {
-        path: step.path.clone(),
-        code: NoteCode::ChangedByOther,
-        reason,
-    }))
-}
-
 /// The versions of a time rollback that its redo took back, with the redo's own: the pair
 /// left the path as it was, so neither is anyone's change to conflict with.
-fn taken_back_in_time(later: &[LaterVersion]) -> Vec<i64> {
+pub(super) fn taken_back_in_time(later: &[LaterVersion]) -> Vec<i64> {
     let mut undone = Vec::new();
     for (i, redo) in later.iter().enumerate() {
         let Some(redone) = redo.redo_of.filter(|_| redo.session_id.is_none()) else {

@@ -213,6 +213,8 @@ fn stored_outcome(row: &RollbackRow) -> Outcome {
         dry_run: false,
         applied: false,
         actions: Vec::new(),
+        merged: Vec::new(),
+        turn_wide: false,
         conflicts: Vec::new(),
         skipped: Vec::new(),
         not_restorable: Vec::new(),

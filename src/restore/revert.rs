@@ -220,7 +220,7 @@ fn hunk_plan(
         return Ok(Plan::default());
     }
     if !dry_run {
-        store_blob(conn, ws, &bytes)?;
+        super::own::store_blob(conn, ws, &bytes)?;
     }
     let step = Step {
         path: change.path.clone(),
@@ -393,7 +393,8 @@ fn text(conn: &Connection, ws: &Workspace, state: &State, path: &str) -> Result<
             content: Content::Stored(hash),
             ..
         }) => {
-            let bytes = read_blob(conn, &ws.blobs, *hash).map_err(|e| store_error(e.into_io()))?;
+            let bytes =
+                read_blob(conn, &ws.blobs, *hash).map_err(|e| super::own::store_error(e.into_io()))?;
             String::from_utf8(bytes)
                 .ok()
                 .filter(|t| !t.contains('\0'))
@@ -401,24 +402,6 @@ fn text(conn: &Connection, ws: &Workspace, state: &State, path: &str) -> Result<
         }
         _ => Err(not_text().into()),
     }
-}
-
-/// The content a hunk revert writes, stored (durably) before the apply writes it.
-fn store_blob(conn: &Connection, ws: &Workspace, bytes: &[u8]) -> Result<(), RollbackError> {
-    let blob = ws
-        .blobs
-        .prepare(Hash::of(bytes), bytes)
-        .map_err(|e| store_error(e.into_io()))?;
-    if blob.inline.is_none() {
-        ws.blobs.sync_dirs(&[blob.hash]).map_err(store_error)?;
-    }
-    sql::insert_blob(conn, &blob)?;
-    Ok(())
-}
-
-/// A blob that cannot be read or written: a fault of the store, as the index's own.
-fn store_error(e: std::io::Error) -> RollbackError {
-    RollbackError::Store(rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
 }
 
 #[cfg(test)]

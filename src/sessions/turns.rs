@@ -104,6 +104,7 @@ pub fn start(conn: &mut Connection, session: &str, marker: &TurnMarker) -> Resul
     let number = last.map_or(1, |t| t.number + 1);
     sql::insert_turn(&tx, session_id, number, turn_ref, label, seq, now)?;
     let turn = sql::turn_by_number(&tx, session_id, number)?.ok_or(rusqlite::Error::QueryReturnedNoRows)?;
+    crate::store::owners::inherit_windowed(&tx, turn.id, session_id)?;
     tx.commit()?;
     Ok(TurnStarted { turn, ended })
 }

@@ -27,6 +27,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0014_rollback_briefs.sql"),
     include_str!("../../migrations/0015_permission_bits.sql"),
     include_str!("../../migrations/0016_rollback_counts.sql"),
+    include_str!("../../migrations/0017_owners.sql"),
 ];
 
 #[derive(Debug, thiserror::Error)]

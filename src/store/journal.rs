@@ -21,6 +21,8 @@ pub struct LaterVersion {
     pub rollback_id: Option<i64>,
     /// That rollback is a redo: the rollback it took back.
     pub redo_of: Option<i64>,
+    /// How its owner was decided (schema 17 on).
+    pub decided: Option<crate::model::Decided>,
 }
 
 /// Where a rollback stands in the journal; its `name` is the `status` column.
@@ -200,7 +202,7 @@ pub fn version_state(conn: &Connection, seq: i64) -> Result<State> {
 pub fn versions_after(conn: &Connection, path_id: i64, seq: i64) -> Result<Vec<LaterVersion>> {
     let mut stmt = conn.prepare_cached(
         "SELECT v.seq, v.origin, v.recorded_at, coalesce(t.session_id, r.session_id),
-                s.name, t.number, v.rollback_id, r.redo_of
+                s.name, t.number, v.rollback_id, r.redo_of, v.decided
          FROM versions v
          LEFT JOIN turns t ON t.id = v.turn_id
          LEFT JOIN rollbacks r ON r.id = v.rollback_id
@@ -217,6 +219,9 @@ pub fn versions_after(conn: &Connection, path_id: i64, seq: i64) -> Result<Vec<L
             turn: r.get(5)?,
             rollback_id: r.get(6)?,
             redo_of: r.get(7)?,
+            decided: r
+                .get::<_, Option<i64>>(8)?
+                .and_then(crate::model::Decided::from_i64),
         })
     })?;
     rows.collect()
@@ -278,7 +283,7 @@ pub fn insert_rollback_version(
     rollback_id: i64,
     now_ms: i64,
 ) -> Result<i64> {
-    let seq = crate::store::sql::insert_version(conn, path_id, state, Origin::Rollback, None, now_ms)?;
+    let seq = crate::store::sql::insert_version(conn, path_id, state, Origin::Rollback, None, None, now_ms)?;
     conn.prepare_cached("UPDATE versions SET rollback_id = ?2 WHERE seq = ?1")?
         .execute([seq, rollback_id])?;
     Ok(seq)

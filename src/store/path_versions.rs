@@ -5,10 +5,11 @@ use std::sync::Arc;
 
 use rusqlite::{Connection, Row};
 
-use crate::model::{Origin, State};
+use crate::model::{Decided, Origin, State};
 use crate::paths::RelPath;
 use crate::store::sql::{
-    AFTER_VERSION_ROW, Result, TurnRow, VERSION_COLUMNS, VersionRow, state_at_column, version_from_row,
+    AFTER_VERSION_ROW, Result, TurnRow, VERSION_COLUMN_COUNT, VERSION_COLUMNS, VersionRow, state_at_column,
+    version_from_row,
 };
 
 /// One version as a path's history answers it: when, who (the turn's session and number)
@@ -22,12 +23,14 @@ pub struct HistoryRow {
     /// The session's name (one allocation shared by its versions) and the turn's number.
     pub turn: Option<(Arc<str>, i64)>,
     pub state: State,
+    /// How its owner was decided (schema 17 on).
+    pub decided: Option<Decided>,
 }
 
 /// Every version of `path`, oldest first, as its history shows them.
 pub fn for_history(conn: &Connection, path: &RelPath) -> Result<Vec<HistoryRow>> {
     let sql = format!(
-        "SELECT v.seq, v.recorded_at, v.origin, s.name, t.number, {VERSION_COLUMNS}
+        "SELECT v.seq, v.recorded_at, v.origin, s.name, t.number, {VERSION_COLUMNS}, v.decided
          FROM paths p JOIN versions v ON v.path_id = p.id
          LEFT JOIN turns t ON t.id = v.turn_id
          LEFT JOIN sessions s ON s.id = t.session_id
@@ -54,6 +57,9 @@ pub fn for_history(conn: &Connection, path: &RelPath) -> Result<Vec<HistoryRow>>
             origin: Origin::from_i64(r.get(2)?).unwrap_or(Origin::Outside),
             turn,
             state: state_at_column(r, 5)?,
+            decided: r
+                .get::<_, Option<i64>>(5 + VERSION_COLUMN_COUNT)?
+                .and_then(Decided::from_i64),
         });
     }
     Ok(found)
@@ -66,7 +72,7 @@ pub type VersionWithTurn = (VersionRow, Option<TurnRow>, Option<i64>);
 /// Every version of `path`, oldest first, each with its turn and its rollback's target.
 pub fn with_turns(conn: &Connection, path: &RelPath) -> Result<Vec<VersionWithTurn>> {
     let sql = format!(
-        "SELECT v.seq, p.path, v.origin, v.turn_id, v.recorded_at, {VERSION_COLUMNS},
+        "SELECT v.seq, p.path, v.origin, v.turn_id, v.recorded_at, {VERSION_COLUMNS}, v.decided,
                 t.id, t.session_id, s.name, t.number, t.ref, t.label, t.start_seq, t.end_seq,
                 t.started_at, t.ended_at, r.target_seq
          FROM paths p JOIN versions v ON v.path_id = p.id
@@ -143,8 +149,8 @@ mod tests {
                 Origin::Outside
             };
             let state = file(at as u8);
-            insert_version(&conn, id, &state, origin, turn, at).expect("version");
-            insert_version(&conn, other, &state, origin, turn, at).expect("version");
+            insert_version(&conn, id, &state, origin, turn, None, at).expect("version");
+            insert_version(&conn, other, &state, origin, turn, None, at).expect("version");
         }
         let lean = for_history(&conn, &path).expect("history");
         let full = with_turns(&conn, &path).expect("versions");
@@ -156,6 +162,7 @@ mod tests {
                 origin: version.origin,
                 turn: turn.as_ref().map(|t| (Arc::from(t.session.as_str()), t.number)),
                 state: version.state.clone(),
+                decided: version.decided,
             };
             assert_eq!(*row, want);
         }

@@ -3,7 +3,7 @@
 use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
 
 use crate::model::Hash;
-use crate::model::{Content, FileState, Kind, Origin, StatKey, State};
+use crate::model::{Content, Decided, FileState, Kind, Origin, StatKey, State};
 use crate::paths::RelPath;
 use crate::store::blobs::{Codec, NewBlob};
 
@@ -28,6 +28,8 @@ pub struct VersionRow {
     pub origin: Origin,
     pub turn_id: Option<i64>,
     pub recorded_at: i64,
+    /// How its owner was decided (schema 17 on).
+    pub decided: Option<Decided>,
 }
 
 #[derive(Debug, Clone)]
@@ -65,8 +67,9 @@ pub(crate) const VERSION_COLUMNS: &str =
     "v.kind, v.hash, v.size, v.executable, v.link_target, v.too_large, v.mode";
 /// How many columns `VERSION_COLUMNS` is.
 pub(crate) const VERSION_COLUMN_COUNT: usize = 7;
-/// The first column after those `version_from_row` reads.
-pub(crate) const AFTER_VERSION_ROW: usize = 5 + VERSION_COLUMN_COUNT;
+/// The first column after those `version_from_row` reads: `v.seq, p.path, v.origin,
+/// v.turn_id, v.recorded_at`, the version columns, `v.decided`.
+pub(crate) const AFTER_VERSION_ROW: usize = 6 + VERSION_COLUMN_COUNT;
 
 /// Decodes the version columns starting at `at` (see `VERSION_COLUMNS`). A file version
 /// without a hash is a file the daemon could not read (`FileState::unreadable`); one without
@@ -252,6 +255,7 @@ pub fn insert_version(
     state: &State,
     origin: Origin,
     turn_id: Option<i64>,
+    decided: Option<Decided>,
     now_ms: i64,
 ) -> Result<i64> {
     let (hash, size, executable, link, too_large) = match state {
@@ -271,8 +275,8 @@ pub fn insert_version(
     };
     conn.prepare_cached(
         "INSERT INTO versions (path_id, kind, hash, size, executable, link_target, too_large,
-                               origin, turn_id, recorded_at, mode)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                               origin, turn_id, recorded_at, mode, decided)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     )?
     .execute(params![
         path_id,
@@ -285,7 +289,8 @@ pub fn insert_version(
         origin as i64,
         turn_id,
         now_ms,
-        mode
+        mode,
+        decided.map(|d| d as i64)
     ])?;
     Ok(conn.last_insert_rowid())
 }
@@ -361,6 +366,9 @@ pub(crate) fn version_from_row(row: &Row<'_>) -> Result<VersionRow> {
         turn_id: row.get(3)?,
         recorded_at: row.get(4)?,
         state: state_at_column(row, 5)?,
+        decided: row
+            .get::<_, Option<i64>>(5 + VERSION_COLUMN_COUNT)?
+            .and_then(Decided::from_i64),
     })
 }
 
@@ -368,7 +376,8 @@ pub(crate) fn version_from_row(row: &Row<'_>) -> Result<VersionRow> {
 /// (`start_seq < seq <= end_seq`: turns of several sessions were open, this one among them),
 /// oldest first.
 pub fn turn_versions(conn: &Connection, turn: &TurnRow) -> Result<Vec<(i64, VersionRow)>> {
-    let columns = format!("v.seq, p.path, v.origin, v.turn_id, v.recorded_at, {VERSION_COLUMNS}, v.path_id");
+    let columns =
+        format!("v.seq, p.path, v.origin, v.turn_id, v.recorded_at, {VERSION_COLUMNS}, v.decided, v.path_id");
     let sql = format!(
         "SELECT {columns} FROM versions v JOIN paths p ON p.id = v.path_id WHERE v.turn_id = ?1
          UNION ALL
@@ -532,7 +541,8 @@ mod tests {
         };
         for path in paths {
             let id = ensure_path(&conn, &RelPath::from_fs_bytes(path.to_vec())).expect("path");
-            let seq = insert_version(&conn, id, &State::Dir, Origin::Outside, None, 0).expect("version");
+            let seq =
+                insert_version(&conn, id, &State::Dir, Origin::Outside, None, None, 0).expect("version");
             set_path_state(&conn, id, seq, &stat, 0).expect("state");
         }
         (dir, conn)

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{Kind, Origin};
+use crate::model::{Decided, Kind, Origin};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct History {
@@ -16,6 +16,10 @@ pub struct Version {
     pub seq: i64,
     pub time: String,
     pub origin: Origin,
+    /// How its owner was decided: `tool_call`, `edit_tool`, `between_tool_calls` (the
+    /// person's), `turn_window`; absent for versions no turn could own, and older ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided: Option<Decided>,
     /// The turn it was made in (origin `turn` or `ambiguous`).
     pub session: Option<String>,
     pub turn: Option<i64>,

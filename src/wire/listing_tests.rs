@@ -36,6 +36,8 @@ fn outcome(target: Target, statuses: &[ActionStatus], recovery: Option<&str>) ->
             .collect(),
         not_restorable: vec![],
         kept: vec![],
+        merged: vec![],
+        turn_wide: false,
         recovery: recovery.map(String::from),
         temps_left: None,
         actor: None,

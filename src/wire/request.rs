@@ -138,3 +138,30 @@ pub struct Revert {
     #[serde(default, skip_serializing_if = "is_false")]
     pub diff: bool,
 }
+
+/// Whether a tool call starts or ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallPhase {
+    Start,
+    End,
+}
+
+/// `POST /v1/sessions/{s}/tool-calls`: one of the agent's tool calls starts or ends.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolCall {
+    /// Required: `start` or `end`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<CallPhase>,
+    /// The agent's id for the call: an end matches the start with the same id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The tool's name (`Bash`, `Edit`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// The files an edit tool names, absolute or relative to the workspace root; those
+    /// outside the workspace are left out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<String>,
+}

@@ -45,6 +45,8 @@ fn outcome(refused: bool) -> Outcome {
         skipped: vec![line("b.rs", NoteCode::ChangedByOther)],
         not_restorable: vec![line("c.bin", NoteCode::TooLarge)],
         kept: vec![line("d", NoteCode::NotEmpty)],
+        merged: vec![],
+        turn_wide: false,
         recovery: Some("finished at start-up".into()),
         temps_left: None,
         actor: Some(crate::restore::Actor::Mcp),

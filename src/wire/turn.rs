@@ -66,6 +66,14 @@ pub struct Change {
     /// Some of the path's versions were made while turns of several sessions were open.
     #[serde(default, skip_serializing_if = "super::is_false")]
     pub ambiguous: bool,
+    /// How the owner of its latest version in the turn was decided (`tool_call`,
+    /// `edit_tool`, `turn_window`); absent for versions recorded before it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided: Option<crate::model::Decided>,
+    /// Who else wrote it while the turn was open (`you`, `session S turn N`, `a
+    /// rollback`): their writes are not this turn's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also_written_by: Vec<String>,
     /// The unified diff, when asked for and the file is text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
@@ -133,4 +141,17 @@ pub struct Review {
     pub turn: i64,
     pub reviewed: bool,
     pub reviewed_paths: Vec<String>,
+}
+
+/// What a tool-call marker did (`POST /v1/sessions/{s}/tool-calls`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ToolCallMarked {
+    pub session: String,
+    /// The session's open turn the call is in; none when no turn is open (the call is ignored).
+    pub turn: Option<i64>,
+    /// The session's calls open after this one: two at once are one window.
+    pub open_calls: usize,
+    /// An end that matched no open call (its start was never seen): ignored.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unmatched: bool,
 }

@@ -146,15 +146,32 @@ impl Target {
     fn entries(&self) -> Vec<(&'static str, Value)> {
         let command = self.command();
         let events: &[&str] = match self.agent {
+            // The tool calls' starts and ends give each write its owner (docs/agents.md).
             Agent::ClaudeCode => &[
                 "SessionStart",
                 "UserPromptSubmit",
                 "Stop",
                 "StopFailure",
                 "SessionEnd",
+                "PreToolUse",
+                "PostToolUse",
+                "PostToolUseFailure",
             ],
-            Agent::GeminiCli => &["SessionStart", "BeforeAgent", "AfterAgent", "SessionEnd"],
-            Agent::Codex => &["SessionStart", "UserPromptSubmit", "Stop"],
+            Agent::GeminiCli => &[
+                "SessionStart",
+                "BeforeAgent",
+                "AfterAgent",
+                "SessionEnd",
+                "BeforeTool",
+                "AfterTool",
+            ],
+            Agent::Codex => &[
+                "SessionStart",
+                "UserPromptSubmit",
+                "Stop",
+                "PreToolUse",
+                "PostToolUse",
+            ],
             Agent::Opencode | Agent::Pi => &[],
         };
         events

@@ -274,6 +274,10 @@ function fileMarks(change) {
   if (change.too_large) marks.push("too large");
   if (change.unreadable) marks.push("unreadable");
   if (change.ambiguous) marks.push("ambiguous");
+  if (change.decided === "tool_call") marks.push("in a tool call");
+  if (change.decided === "edit_tool") marks.push("named by its edit tool");
+  const others = change.also_written_by || [];
+  if (others.length > 0) marks.push(`also written by ${others.join(", ")} meanwhile`);
   if (change.mode_changed) marks.push("mode changed");
   if (change.reviewed) marks.push("reviewed");
   return marks.join(" · ");

@@ -70,7 +70,11 @@ function planWords(plan) {
   const t = plan.target || {};
   const of = plan.session != null ? ` of session ${plan.session}` : "";
   if (t.to === "before" || t.to === "after") {
-    return `Back to ${t.to} turn ${t.turn}${of}. These paths were written while the session's turns were open: filewatchd cannot yet tell the agent's writes from yours made then, so check any file you edited during those turns.`;
+    const back = `Back to ${t.to} turn ${t.turn}${of}.`;
+    const merged = (plan.merged || []).length;
+    const kept = merged === 0 ? "" : ` ${merged === 1 ? "1 file keeps" : `${merged} files keep`} a later change by others (merged).`;
+    if (!plan.turn_wide) return back + kept;
+    return `${back}${kept} Some of these paths were written while the session's turns were open, and its agent does not report its tool calls: filewatchd cannot tell its writes from yours made then, so check any file you edited during those turns.`;
   }
   if (t.to === "time") return `Back to the state recorded at ${cliTime(t.at)} (${t.at}).`;
   if (t.to === "seq") return `Back to the state recorded at seq ${t.seq}.`;

@@ -1,0 +1,297 @@
+//! Whose a write is (docs/tracking.md, "Whose a write is"): the open turns and, for the
+//! sessions whose agent reports its tool calls (`windowed` turns), the calls open now.
+//!
+//! A batch is recorded when a marker's barrier has flushed what was written before it, so the
+//! calls open while a batch is recorded are the calls its writes were made in:
+//! - no turn open: the person's, or another process's (`outside`);
+//! - the turns that could have written it are the open turns that report no tool calls, and
+//!   the windowed turns with a call open: one of them, it is that turn's; none, it is the
+//!   person's (`outside`, between tool calls); several, `ambiguous`;
+//! - a path an open edit tool names (`Write`, `edit`, ...) is that call's turn's, whatever else
+//!   is open, unless two sessions' edit tools name it.
+
+use std::collections::HashMap;
+
+use super::record::Attribution;
+use crate::model::{Decided, Origin};
+use crate::paths::RelPath;
+use crate::store::sql::TurnRow;
+
+/// One tool call open now: the agent's id for it, if it gives one, its tool, and the files it
+/// names when it is an edit tool.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Call {
+    pub id: Option<String>,
+    pub tool: Option<String>,
+    pub paths: Vec<RelPath>,
+}
+
+/// An open turn, whether its agent reports tool calls, and its calls open now.
+#[derive(Debug, Clone)]
+pub struct OpenTurn {
+    pub turn: TurnRow,
+    pub windowed: bool,
+    pub calls: Vec<Call>,
+}
+
+impl OpenTurn {
+    /// Could a write made now be this turn's?
+    fn may_write(&self) -> bool {
+        !self.windowed || !self.calls.is_empty()
+    }
+}
+
+/// Who writes made now belong to: the batch's owner, and the paths an edit tool claims.
+#[derive(Debug, Clone)]
+pub struct Who {
+    pub batch: Attribution,
+    pub claims: HashMap<RelPath, Attribution>,
+}
+
+impl Who {
+    pub fn of(&self, path: &RelPath) -> Attribution {
+        self.claims.get(path).copied().unwrap_or(self.batch)
+    }
+}
+
+impl From<Attribution> for Who {
+    fn from(batch: Attribution) -> Self {
+        Self {
+            batch,
+            claims: HashMap::new(),
+        }
+    }
+}
+
+/// The open turns and their calls, as the worker keeps them between markers.
+#[derive(Debug, Default)]
+pub struct Owners {
+    open: Vec<OpenTurn>,
+}
+
+impl Owners {
+    /// The open turns as the index now has them (`windowed`: the ids of those that report tool
+    /// calls); the calls of turns still open are kept, those of ended turns closed.
+    pub fn refresh(&mut self, open: Vec<TurnRow>, windowed: &[i64]) {
+        let mut calls: HashMap<i64, Vec<Call>> = self.open.drain(..).map(|t| (t.turn.id, t.calls)).collect();
+        self.open = open
+            .into_iter()
+            .map(|turn| OpenTurn {
+                windowed: windowed.contains(&turn.id),
+                calls: calls.remove(&turn.id).unwrap_or_default(),
+                turn,
+            })
+            .collect();
+    }
+
+    pub fn turns(&self) -> impl Iterator<Item = &TurnRow> {
+        self.open.iter().map(|t| &t.turn)
+    }
+
+    /// The open turn of `session`, if any.
+    pub fn turn_of(&self, session: &str) -> Option<&TurnRow> {
+        self.turns().find(|t| t.session == session)
+    }
+
+    /// A call of `turn_id` starts: the turn reports tool calls from now on.
+    pub fn start_call(&mut self, turn_id: i64, call: Call) {
+        if let Some(open) = self.open.iter_mut().find(|t| t.turn.id == turn_id) {
+            open.windowed = true;
+            open.calls.push(call);
+        }
+    }
+
+    /// `turn_id` reports tool calls (an end came whose start was missed).
+    pub fn mark_windowed(&mut self, turn_id: i64) {
+        if let Some(open) = self.open.iter_mut().find(|t| t.turn.id == turn_id) {
+            open.windowed = true;
+        }
+    }
+
+    /// A call of `turn_id` ends: the one with its id; without an id, the oldest of its tool
+    /// (or the oldest). False when no open call matches.
+    pub fn end_call(&mut self, turn_id: i64, id: Option<&str>, tool: Option<&str>) -> bool {
+        let Some(open) = self.open.iter_mut().find(|t| t.turn.id == turn_id) else {
+            return false;
+        };
+        let at = match (id, tool) {
+            (Some(id), _) => open.calls.iter().position(|c| c.id.as_deref() == Some(id)),
+            (None, Some(tool)) => open.calls.iter().position(|c| c.tool.as_deref() == Some(tool)),
+            (None, None) => (!open.calls.is_empty()).then_some(0),
+        };
+        at.map(|at| open.calls.remove(at)).is_some()
+    }
+
+    /// How many calls of `turn_id` are open.
+    pub fn calls_of(&self, turn_id: i64) -> usize {
+        self.open
+            .iter()
+            .find(|t| t.turn.id == turn_id)
+            .map_or(0, |t| t.calls.len())
+    }
+
+    /// Who a write made now belongs to.
+    pub fn who(&self) -> Who {
+        Who {
+            batch: self.batch(),
+            claims: self.claims(),
+        }
+    }
+
+    fn batch(&self) -> Attribution {
+        let windowed = self.open.iter().any(|t| t.windowed);
+        let writers: Vec<&OpenTurn> = self.open.iter().filter(|t| t.may_write()).collect();
+        let decided = |one_by: Decided| Some(if windowed { one_by } else { Decided::TurnWindow });
+        match writers.as_slice() {
+            [] if self.open.is_empty() => Attribution::OUTSIDE,
+            [] => Attribution {
+                origin: Origin::Outside,
+                turn_id: None,
+                decided: Some(Decided::BetweenCalls),
+            },
+            [one] => Attribution {
+                origin: Origin::Turn,
+                turn_id: Some(one.turn.id),
+                decided: decided(if one.windowed {
+                    Decided::ToolCall
+                } else {
+                    Decided::TurnWindow
+                }),
+            },
+            _ => Attribution {
+                origin: Origin::Ambiguous,
+                turn_id: None,
+                decided: decided(Decided::ToolCall),
+            },
+        }
+    }
+
+    /// The paths an open edit tool names, each the turn's whose tool names it; a path two turns'
+    /// tools name is left to the batch's rule.
+    fn claims(&self) -> HashMap<RelPath, Attribution> {
+        let mut claims: HashMap<RelPath, Option<i64>> = HashMap::new();
+        for open in &self.open {
+            for path in open.calls.iter().flat_map(|c| &c.paths) {
+                claims
+                    .entry(path.clone())
+                    .and_modify(|owner| {
+                        if *owner != Some(open.turn.id) {
+                            *owner = None;
+                        }
+                    })
+                    .or_insert(Some(open.turn.id));
+            }
+        }
+        claims
+            .into_iter()
+            .filter_map(|(path, owner)| {
+                let owner = Attribution {
+                    origin: Origin::Turn,
+                    turn_id: Some(owner?),
+                    decided: Some(Decided::EditTool),
+                };
+                Some((path, owner))
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn turn(id: i64, session: &str) -> TurnRow {
+        TurnRow {
+            id,
+            session_id: id,
+            session: session.into(),
+            number: 1,
+            turn_ref: None,
+            label: None,
+            start_seq: 0,
+            end_seq: None,
+            started_at: 0,
+            ended_at: None,
+        }
+    }
+
+    fn owners(windowed: &[i64]) -> Owners {
+        let mut owners = Owners::default();
+        owners.refresh(vec![turn(1, "a"), turn(2, "b")], windowed);
+        owners
+    }
+
+    fn who(owners: &Owners) -> (Origin, Option<i64>, Option<Decided>) {
+        let w = owners.who().batch;
+        (w.origin, w.turn_id, w.decided)
+    }
+
+    #[test]
+    fn turns_without_tool_calls_keep_the_turn_wide_rule() {
+        let owners = owners(&[]);
+        assert_eq!(who(&owners), (Origin::Ambiguous, None, Some(Decided::TurnWindow)));
+        let mut one = Owners::default();
+        one.refresh(vec![turn(1, "a")], &[]);
+        assert_eq!(who(&one), (Origin::Turn, Some(1), Some(Decided::TurnWindow)));
+        assert_eq!(who(&Owners::default()), (Origin::Outside, None, None));
+    }
+
+    #[test]
+    fn a_write_between_tool_calls_is_the_persons_and_inside_one_is_its_turns() {
+        let mut owners = owners(&[1, 2]);
+        assert_eq!(who(&owners), (Origin::Outside, None, Some(Decided::BetweenCalls)));
+        owners.start_call(2, Call::default());
+        assert_eq!(who(&owners), (Origin::Turn, Some(2), Some(Decided::ToolCall)));
+        owners.start_call(1, Call::default());
+        assert_eq!(who(&owners), (Origin::Ambiguous, None, Some(Decided::ToolCall)));
+        assert!(owners.end_call(2, None, None));
+        assert!(!owners.end_call(2, None, None), "no call of turn 2 is open");
+        assert_eq!(who(&owners), (Origin::Turn, Some(1), Some(Decided::ToolCall)));
+    }
+
+    #[test]
+    fn a_turn_that_reports_no_calls_may_write_whenever_it_is_open() {
+        // b's agent reports tool calls, a's does not: a write between b's calls is a's turn's.
+        let mut owners = owners(&[2]);
+        assert_eq!(who(&owners), (Origin::Turn, Some(1), Some(Decided::TurnWindow)));
+        owners.start_call(2, Call::default());
+        assert_eq!(who(&owners).0, Origin::Ambiguous);
+    }
+
+    #[test]
+    fn an_edit_tool_claims_its_file_unless_two_sessions_name_it() {
+        let path = |p: &str| RelPath::from_fs_bytes(p.as_bytes().to_vec());
+        let mut owners = owners(&[1, 2]);
+        let edit = |p: &str| Call {
+            id: Some(format!("call-{p}")),
+            tool: Some("Edit".into()),
+            paths: vec![path(p)],
+        };
+        owners.start_call(1, edit("a.txt"));
+        owners.start_call(2, edit("b.txt"));
+        let who = owners.who();
+        assert_eq!(who.of(&path("a.txt")).turn_id, Some(1));
+        assert_eq!(who.of(&path("b.txt")).turn_id, Some(2));
+        assert_eq!(who.of(&path("c.txt")).origin, Origin::Ambiguous);
+        assert_eq!(who.of(&path("a.txt")).decided, Some(Decided::EditTool));
+        owners.start_call(2, edit("a.txt"));
+        assert_eq!(owners.who().of(&path("a.txt")).origin, Origin::Ambiguous);
+        // The end matches its call by id.
+        assert!(owners.end_call(2, Some("call-a.txt"), None));
+        assert_eq!(owners.who().of(&path("a.txt")).turn_id, Some(1));
+    }
+
+    #[test]
+    fn a_refresh_keeps_the_calls_of_turns_still_open() {
+        let mut owners = owners(&[1, 2]);
+        owners.start_call(1, Call::default());
+        owners.refresh(vec![turn(1, "a")], &[1]);
+        assert_eq!(who(&owners), (Origin::Turn, Some(1), Some(Decided::ToolCall)));
+        owners.refresh(vec![turn(3, "a")], &[3]);
+        assert_eq!(
+            who(&owners).0,
+            Origin::Outside,
+            "a new turn starts with no call open"
+        );
+    }
+}

@@ -1,0 +1,213 @@
+//! A session's rollback takes back the session's own writes, not the tree's (docs/rollback.md,
+//! "Several agents"). For each path changed since the boundary:
+//! - nothing of it is the session's (another session's, the person's, a time rollback's): it is
+//!   not touched and is no conflict;
+//! - a version that may be the session's (`ambiguous`), or someone else's change between the
+//!   session's own writes: a conflict, as any change by others was before;
+//! - others changed it before the session first wrote it: it goes back to what they left;
+//! - others changed it after the session's last write: their change is kept by a three-way
+//!   merge of lines (`merge`) when the two do not touch; else a conflict naming the lines.
+
+use rusqlite::Connection;
+
+use super::merge::{self, Merged};
+use super::plan::{Note, NoteCode, Step, describe, taken_back_in_time};
+use super::{RollbackError, Workspace};
+use crate::model::{Content, Decided, FileState, Hash, Origin, State};
+use crate::sessions::Lineage;
+use crate::store::journal::{self, LaterVersion};
+use crate::store::{read_blob, sql};
+
+/// What a session's rollback does to one path.
+pub(super) enum Own {
+    /// Nobody's but others': left alone.
+    NotOurs,
+    /// The step, maybe with a new target, and its conflict if any.
+    Step(Step, Option<Note>),
+    /// The step's target is a merge: its content, and the note that says whose change it kept.
+    Merged(Step, Vec<u8>, Note),
+}
+
+/// Decides `step` (planned back to the state at `boundary`) for the session `owner`; and
+/// whether any of the session's versions of it was the session's only because a turn was
+/// open (its agent reports no tool calls, or it was recorded before they were told apart):
+/// a person's edit made then went with it.
+pub(super) fn decide_path(
+    conn: &Connection,
+    ws: &Workspace,
+    step: Step,
+    boundary: i64,
+    owner: &Lineage,
+) -> Result<(Own, bool), RollbackError> {
+    let all = journal::versions_after(conn, step.path_id, boundary)?;
+    let turn_wide = all.iter().any(|v| {
+        v.origin == Origin::Turn
+            && owner.owns(v.session_id, v.seq)
+            && !matches!(v.decided, Some(Decided::ToolCall | Decided::EditTool))
+    });
+    Ok((decide(conn, ws, step, &all, owner)?, turn_wide))
+}
+
+fn decide(
+    conn: &Connection,
+    ws: &Workspace,
+    mut step: Step,
+    all: &[LaterVersion],
+    owner: &Lineage,
+) -> Result<Own, RollbackError> {
+    let undone = taken_back_in_time(all);
+    let later: Vec<&LaterVersion> = all.iter().filter(|v| !undone.contains(&v.seq)).collect();
+    let own = |v: &&LaterVersion| {
+        matches!(v.origin, Origin::Turn | Origin::Rollback) && owner.owns(v.session_id, v.seq)
+    };
+    let ambiguous = later.iter().find(|v| v.origin == Origin::Ambiguous);
+    let (Some(first), Some(last)) = (later.iter().position(own), later.iter().rposition(own)) else {
+        return Ok(match ambiguous {
+            Some(v) => conflicted(step, describe(v)),
+            None => Own::NotOurs,
+        });
+    };
+    let between = later[first..=last].iter().rev().find(|v| !own(v));
+    if let Some(v) = ambiguous.or(between) {
+        let reason = format!("{} (between this session's own writes)", describe(v));
+        return Ok(conflicted(step, reason));
+    }
+    if first > 0 {
+        // Others' changes before the session's first write are theirs to keep.
+        let kept = later[first - 1].seq;
+        step.target = journal::version_state(conn, kept)?;
+        step.target_seq = Some(kept);
+    }
+    match later.get(last + 1..).and_then(<[_]>::last) {
+        None if step.current == step.target => Ok(Own::NotOurs),
+        None => Ok(Own::Step(step, None)),
+        Some(latest) => {
+            let since = describe(latest);
+            take_back(conn, ws, step, later[last].seq, since)
+        }
+    }
+}
+
+fn conflicted(step: Step, reason: String) -> Own {
+    let note = Note {
+        path: step.path.clone(),
+        code: NoteCode::ChangedByOther,
+        reason,
+    };
+    Own::Step(step, Some(note))
+}
+
+/// The session's change (`left`, its last version) taken back from the file now, someone's
+/// change since (`since`) kept.
+fn take_back(
+    conn: &Connection,
+    ws: &Workspace,
+    mut step: Step,
+    left: i64,
+    since: String,
+) -> Result<Own, RollbackError> {
+    let left = journal::version_state(conn, left)?;
+    let sides = [&left, &step.target, &step.current].map(|state| content(conn, ws, state));
+    let [Some(left), Some(before), Some(now)] = sides else {
+        let reason = format!(
+            "{since}, after this session's change; only the lines of text files merge, and this is not one now or was not then"
+        );
+        return Ok(conflicted(step, reason));
+    };
+    match merge::take_back(&left, &before, &now) {
+        Merged::Clean(bytes) if bytes == now => Ok(Own::NotOurs),
+        Merged::Clean(bytes) => {
+            let State::File(file) = &step.current else {
+                return Ok(conflicted(step, since));
+            };
+            let kept = Note {
+                path: step.path.clone(),
+                code: NoteCode::Merged,
+                reason: format!(
+                    "{since}: that change is kept, this session's is taken out (a three-way merge of lines)"
+                ),
+            };
+            step.target = State::File(FileState {
+                content: Content::Stored(Hash::of(&bytes)),
+                size: bytes.len() as u64,
+                ..file.clone()
+            });
+            step.target_seq = None;
+            store_blob(conn, ws, &bytes)?;
+            Ok(Own::Merged(step, bytes, kept))
+        }
+        Merged::Overlap(lines) => {
+            let reason = format!(
+                "{since}, and that change meets this session's at {}",
+                lines_words(&lines)
+            );
+            Ok(conflicted(step, reason))
+        }
+        Merged::NotText => {
+            let reason = format!("{since}, after this session's change; binary content does not merge");
+            Ok(conflicted(step, reason))
+        }
+    }
+}
+
+/// A file state's stored content; `None` for anything else (absent, a directory, a symlink,
+/// content never stored).
+fn content(conn: &Connection, ws: &Workspace, state: &State) -> Option<Vec<u8>> {
+    let State::File(file) = state else {
+        return None;
+    };
+    read_blob(conn, &ws.blobs, file.stored()?).ok()
+}
+
+/// "line 3", "lines 3-5 and 9".
+fn lines_words(lines: &[(usize, usize)]) -> String {
+    let one = |&(from, to): &(usize, usize)| match from == to {
+        true => from.to_string(),
+        false => format!("{from}-{to}"),
+    };
+    let listed: Vec<String> = lines.iter().map(one).collect();
+    let word = if lines.len() == 1 && lines[0].0 == lines[0].1 {
+        "line"
+    } else {
+        "lines"
+    };
+    match listed.as_slice() {
+        [] => "the same lines".into(),
+        [only] => format!("{word} {only} of the file now"),
+        [rest @ .., last] => format!("{word} {} and {last} of the file now", rest.join(", ")),
+    }
+}
+
+/// Stores content a rollback writes that no version holds yet (a merge's, a hunk revert's),
+/// before the apply: the journal's recovery writes it from the store.
+pub(super) fn store_blob(conn: &Connection, ws: &Workspace, bytes: &[u8]) -> Result<(), RollbackError> {
+    let blob = ws
+        .blobs
+        .prepare(Hash::of(bytes), bytes)
+        .map_err(|e| store_error(e.into_io()))?;
+    if blob.inline.is_none() {
+        ws.blobs.sync_dirs(&[blob.hash]).map_err(store_error)?;
+    }
+    sql::insert_blob(conn, &blob)?;
+    Ok(())
+}
+
+/// A blob that cannot be read or written: a fault of the store, as the index's own.
+pub(super) fn store_error(e: std::io::Error) -> RollbackError {
+    RollbackError::Store(rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overlapping_lines_read_as_words() {
+        assert_eq!(lines_words(&[(3, 3)]), "line 3 of the file now");
+        assert_eq!(lines_words(&[(3, 5), (9, 9)]), "lines 3-5 and 9 of the file now");
+        assert_eq!(
+            lines_words(&[(1, 1), (4, 4), (9, 9)]),
+            "lines 1, 4 and 9 of the file now"
+        );
+    }
+}
