@@ -12,6 +12,7 @@ fn change(p: &str, kind: ChangeKind, before: State, after: State) -> Change {
         before,
         after,
         ambiguous: false,
+        decided: None,
         last_present: None,
     }
 }

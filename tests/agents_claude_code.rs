@@ -49,7 +49,17 @@ struct Claude<'a> {
 
 impl Claude<'_> {
     fn new<'a>(ws: &'a Workspace, argv: Vec<PathBuf>, server: &'a model::ModelServer) -> Claude<'a> {
-        let home = ws.home().join("claude-home");
+        Claude::named(ws, argv, server, "claude-home")
+    }
+
+    /// A Claude Code with its own home (`home`): two of them run side by side.
+    fn named<'a>(
+        ws: &'a Workspace,
+        argv: Vec<PathBuf>,
+        server: &'a model::ModelServer,
+        home: &str,
+    ) -> Claude<'a> {
+        let home = ws.home().join(home);
         std::fs::create_dir_all(home.join(".claude")).expect("claude home");
         Claude {
             ws,
@@ -262,4 +272,88 @@ fn claude_sees_what_its_sed_changed_through_turn_changes() {
     let claude = Claude::new(&ws, argv, &server);
     claude.prompt(false, "edit a, then ask filewatchd what changed");
     assert_turn_changes_saw_the_sed(&server);
+}
+
+const SHARED: &str = "line 1\nline 2\nline 3\nline 4\nline 5\nline 6\nline 7\nline 8\nline 9\n";
+
+/// Alpha's command echoes its gate: the model's answer to its result waits until the test
+/// opens it, so alpha's turn stays open with no tool call running.
+fn two_sessions_script() -> model::Script {
+    std::sync::Arc::new(|prompt: &str| {
+        if prompt.contains("alpha") {
+            "echo GATE-alpha && echo A > a.txt && sed -i 's/^line 2$/line 2 by alpha/' shared.txt".to_string()
+        } else {
+            "echo B > b.txt".to_string()
+        }
+    })
+}
+
+/// Issue 48 with the real CLI: two Claude Code sessions in one tree whose turns overlap and
+/// whose tool calls do not, the person editing between their calls (one edit in a file alpha
+/// also edits, in another place). Each turn lists only its own writes; each undo, without
+/// `--force`, takes back only its own and leaves the other's files and the person's edits.
+#[test]
+fn two_claude_sessions_and_a_person_each_undo_takes_back_only_its_own() {
+    let Some(argv) = claude_bin() else { return };
+    let ws = Workspace::new();
+    ws.write("shared.txt", SHARED);
+    ws.write("notes.txt", "my notes\n");
+    let daemon = start(&ws);
+    let server = model::ModelServer::start(two_sessions_script());
+    server.gate("alpha");
+    let alpha = Claude::named(&ws, argv.clone(), &server, "alpha-home");
+    let beta = Claude::named(&ws, argv, &server, "beta-home");
+    std::thread::scope(|scope| {
+        let running = scope.spawn(|| alpha.prompt(false, "alpha: edit a and line 2"));
+        assert!(
+            poll_until(std::time::Duration::from_secs(120), || server
+                .held_at("alpha")
+                .then_some(()))
+            .is_some(),
+            "alpha's tool result never reached the model: {:#}",
+            json!(*server.requests.lock().unwrap())
+        );
+        // Alpha's turn is open, its tool call done. The person edits; beta works.
+        ws.write("notes.txt", "my notes\nmore of my notes\n");
+        ws.sh("sed -i 's/^line 8$/line 8 by the person/' shared.txt");
+        beta.prompt(false, "beta: add b");
+        server.open("alpha");
+        running.join().expect("alpha's run");
+    });
+    let sessions = expect(200, daemon.get("/v1/sessions"));
+    let names: Vec<String> = sessions["sessions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s["session"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(names.len(), 2, "{sessions:#}");
+    let turn_of = |name: &String| daemon.turn(name, 1, false);
+    let (alpha_turn, beta_turn) = match names
+        .iter()
+        .find(|n| changed_paths(&turn_of(n)).contains("a.txt"))
+    {
+        Some(a) => (turn_of(a), turn_of(names.iter().find(|n| *n != a).expect("beta"))),
+        None => panic!("no turn lists a.txt: {sessions:#}"),
+    };
+    assert_eq!(
+        changed_paths(&alpha_turn),
+        set(["a.txt", "shared.txt"]),
+        "{alpha_turn:#}"
+    );
+    assert_eq!(changed_paths(&beta_turn), set(["b.txt"]), "{beta_turn:#}");
+    let undo = |turn: &Value| {
+        let session = turn["session"].as_str().unwrap_or_default().to_string();
+        let out = ws.cli(".", &["undo", "--session", &session]);
+        assert!(out.status.success(), "{out:?}");
+    };
+    undo(&alpha_turn);
+    let person_only = SHARED.replace("line 8\n", "line 8 by the person\n");
+    assert!(!ws.path("a.txt").exists());
+    assert_eq!(String::from_utf8_lossy(&ws.read("shared.txt")), person_only);
+    assert_eq!(ws.read("notes.txt"), b"my notes\nmore of my notes\n");
+    assert_eq!(ws.read("b.txt"), b"B\n");
+    undo(&beta_turn);
+    assert!(!ws.path("b.txt").exists());
+    assert_eq!(String::from_utf8_lossy(&ws.read("shared.txt")), person_only);
 }

@@ -177,3 +177,77 @@ fn gemini_sees_what_its_sed_changed_through_turn_changes() {
     );
     assert_turn_changes_saw_the_sed(&server);
 }
+
+/// Issue 48 with two real CLIs side by side: a Gemini CLI session and a Claude Code session in
+/// one tree, their turns overlapping and their tool calls not (Gemini's answer after its tool
+/// call waits at a gate while Claude Code runs a whole prompt), the person editing between
+/// the calls. Each turn lists only its own writes, and Gemini's undo takes back only its own.
+#[test]
+fn gemini_beside_claude_code_each_turn_is_its_own() {
+    let (Some(gemini_bin), Some(claude_bin)) = (
+        agent_bin("gemini-cli", "gemini"),
+        agent_bin("claude-code", "claude"),
+    ) else {
+        return;
+    };
+    let ws = Workspace::new();
+    ws.write("notes.txt", "my notes\n");
+    let daemon = start_with_hooks(&ws, "gemini-cli");
+    let install = ws.cli(".", &["hook", "install", "claude-code", "--project"]);
+    assert!(install.status.success(), "{install:?}");
+    let server = model::ModelServer::start(std::sync::Arc::new(|prompt: &str| {
+        match prompt.contains("gemini") {
+            true => "echo GATE-gemini && echo G > g.txt".to_string(),
+            false => "echo C > c.txt".to_string(),
+        }
+    }));
+    server.gate("gemini");
+    gemini_settings(&ws);
+    std::thread::scope(|scope| {
+        let running = scope.spawn(|| gemini(&ws, &gemini_bin, &server, false, "gemini: add g"));
+        let held = poll_until(std::time::Duration::from_secs(120), || {
+            server.held_at("gemini").then_some(())
+        });
+        assert!(
+            held.is_some(),
+            "gemini's tool result never came back: {:#?}",
+            server.requests
+        );
+        ws.write("notes.txt", "my notes\nmore of my notes\n");
+        claude(&ws, &claude_bin, &server, "claude: add c");
+        server.open("gemini");
+        running.join().expect("gemini's run");
+    });
+    let sessions = expect(200, daemon.get("/v1/sessions"));
+    let by_agent = |agent: &str| {
+        let listed = sessions["sessions"].as_array().into_iter().flatten();
+        let found = listed.clone().find(|s| s["agent"] == agent);
+        let name = found
+            .and_then(|s| s["session"].as_str())
+            .unwrap_or_else(|| panic!("{sessions:#}"));
+        daemon.turn(name, 1, false)
+    };
+    let (gemini_turn, claude_turn) = (by_agent("gemini-cli"), by_agent("claude-code"));
+    assert_eq!(changed_paths(&gemini_turn), set(["g.txt"]), "{gemini_turn:#}");
+    assert_eq!(changed_paths(&claude_turn), set(["c.txt"]), "{claude_turn:#}");
+    let session = gemini_turn["session"].as_str().unwrap_or_default();
+    let out = ws.cli(".", &["undo", "--session", session]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(!ws.path("g.txt").exists());
+    assert_eq!(ws.read("c.txt"), b"C\n");
+    assert_eq!(ws.read("notes.txt"), b"my notes\nmore of my notes\n");
+}
+
+/// One `claude -p` in the workspace against the scripted server, Bash allowed.
+fn claude(ws: &Workspace, bin: &Path, server: &model::ModelServer, prompt: &str) {
+    let mut cmd = agent_command(ws, bin);
+    cmd.env("CLAUDE_CONFIG_DIR", agent_home(ws).join(".claude"))
+        .env("ANTHROPIC_BASE_URL", &server.url)
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("DISABLE_ERROR_REPORTING", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .args(["-p", "--allowedTools", "Bash", "--output-format", "json", prompt]);
+    run_agent(cmd, "claude -p");
+}

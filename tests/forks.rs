@@ -180,60 +180,51 @@ fn turns_after_the_fork_are_the_other_sessions_work() {
     daemon.turn_end("branch");
     let (tree, stat) = (snapshot(ws.root()), marks(ws.root()));
 
-    // The child rolls back to an inherited boundary: the parent's turn 3 is in the way.
-    let (status, refused) = daemon.rollback("branch", json!({"to": "after", "turn": 1}));
-    assert_eq!(status, 409, "{refused:#}");
-    assert_eq!(refused["error"]["code"], "conflicts", "{refused:#}");
+    // The child plans a rollback to an inherited boundary: the parent's turn 3 after the fork
+    // is another session's work (issue 48): not touched, and no conflict.
+    let dry = json!({"to": "after", "turn": 1, "dry_run": true});
+    let plan = expect(200, daemon.rollback("branch", dry));
     assert_eq!(
-        listed_paths(&refused, "conflicts"),
-        set(["x.txt", "p3.txt"]),
-        "{refused:#}"
+        listed_paths(&plan, "conflicts"),
+        set::<[&str; 0], &str>([]),
+        "{plan:#}"
     );
-    for path in ["x.txt", "p3.txt"] {
-        let conflict = listed(&refused, "conflicts", path);
-        assert_eq!(conflict["code"], "changed_by_other", "{conflict}");
-        let reason = conflict["reason"].as_str().unwrap_or_default();
-        assert!(
-            reason.contains("trunk") && reason.contains("turn 3"),
-            "{path}: the reason must name the parent trunk and its turn 3: {reason:?}"
-        );
-    }
-    // The parent's turn 2 (inherited) and the child's own turn 3 are no conflict.
+    let planned = action_paths(&plan);
+    // The parent's turn 2 (inherited) and the child's own turn 3 are its own to take back.
     for path in ["y.txt", "gone.txt", "link", "c3.txt", "keep.txt"] {
+        assert!(planned.contains(path), "{path} not planned: {plan:#}");
+    }
+    for path in ["x.txt", "p3.txt"] {
         assert!(
-            action_paths(&refused).contains(path),
-            "{path} not planned: {refused:#}"
+            !planned.contains(path),
+            "{path}, the parent's after the fork, is planned: {plan:#}"
         );
     }
 
-    // The parent rolls back to before its turn 2: the child's turn 3 is in the way.
-    let (status, refused) = daemon.rollback("trunk", json!({"to": "before", "turn": 2}));
-    assert_eq!(status, 409, "{refused:#}");
+    // The parent plans a rollback to before its turn 2, and an undo of its turn 3: the
+    // child's turn 3 is the child's, left alone.
+    let dry = json!({"to": "before", "turn": 2, "dry_run": true});
+    let plan = expect(200, daemon.rollback("trunk", dry));
     assert_eq!(
-        listed_paths(&refused, "conflicts"),
-        set(["c3.txt", "keep.txt"]),
-        "{refused:#}"
+        listed_paths(&plan, "conflicts"),
+        set::<[&str; 0], &str>([]),
+        "{plan:#}"
     );
-    for path in ["c3.txt", "keep.txt"] {
-        let reason = listed(&refused, "conflicts", path)["reason"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        assert!(
-            reason.contains("branch") && reason.contains("turn 3"),
-            "{path}: the reason must name the child branch and its turn 3: {reason:?}"
-        );
-    }
-    let (status, refused) = daemon.undo("trunk", json!({}));
-    assert_eq!(status, 409, "the parent's undo of turn 3: {refused:#}");
+    let planned = action_paths(&plan);
+    assert!(
+        !planned.contains("c3.txt") && !planned.contains("keep.txt"),
+        "{plan:#}"
+    );
+    assert!(planned.contains("x.txt") && planned.contains("y.txt"), "{plan:#}");
+    let plan = expect(200, daemon.undo("trunk", json!({"dry_run": true})));
     assert_eq!(
-        listed_paths(&refused, "conflicts"),
-        set(["c3.txt", "keep.txt"]),
-        "{refused:#}"
+        action_paths(&plan),
+        set(["x.txt", "p3.txt"]),
+        "the parent's undo of turn 3: {plan:#}"
     );
 
-    assert_tree_eq(&tree, &snapshot(ws.root()), "after the refused rollbacks");
-    assert_eq!(marks(ws.root()), stat, "a refused rollback rewrote files");
+    assert_tree_eq(&tree, &snapshot(ws.root()), "after the dry runs");
+    assert_eq!(marks(ws.root()), stat, "a dry run rewrote files");
 
     // The child's undo of its own turn 3 has no conflict and takes back only that turn.
     let answer = rollback_applied(daemon.undo("branch", json!({})));
@@ -332,29 +323,28 @@ fn the_childs_own_turns_are_numbered_from_the_fork_turn_plus_one() {
         .filter(|e| e["kind"] == "turn");
     assert_eq!(all_turns.count(), 6, "{all:#}");
 
-    // The grandchild's `before 1` is the grandparent's: the tree before trunk's turn 1, except
-    // for what trunk's turns 2 to 4 (made after branch forked) did, which conflicts.
-    let (status, refused) = daemon.rollback("leaf", json!({"to": "before", "turn": 1}));
-    assert_eq!(status, 409, "{refused:#}");
-    let conflicts = listed_paths(&refused, "conflicts");
-    assert!(
-        conflicts.contains("t3.txt") && conflicts.contains("y.txt"),
-        "{refused:#}"
-    );
-    assert!(
-        !conflicts.contains("b2.txt") && !conflicts.contains("x.txt"),
-        "{refused:#}"
-    );
-    let answer = expect(
-        200,
-        daemon.rollback("leaf", json!({"to": "before", "turn": 1, "on_conflict": "force"})),
-    );
+    // The grandchild's `before 1` is the grandparent's: its own lineage's writes (trunk's turn
+    // 1, branch's turn 2) go back to the tree before trunk's turn 1; what trunk's turns 2 to 4
+    // did after branch forked is another session's, and stays (issue 48).
+    let answer = expect(200, daemon.rollback("leaf", json!({"to": "before", "turn": 1})));
     assert_eq!(answer["applied"], true, "{answer:#}");
-    assert_tree_eq(
-        &s0,
-        &snapshot(ws.root()),
-        "after the grandchild's rollback to before 1",
+    assert_eq!(
+        listed_paths(&answer, "conflicts"),
+        set::<[&str; 0], &str>([]),
+        "{answer:#}"
     );
+    assert_eq!(
+        ws.read("x.txt"),
+        b"x0\n",
+        "trunk's turn 1, inherited, is taken back"
+    );
+    assert!(
+        !ws.path("b2.txt").exists(),
+        "branch's turn 2, inherited, is taken back"
+    );
+    assert_eq!(ws.read("y.txt"), b"two\n", "trunk's turn 2 after the fork stays");
+    assert_eq!(ws.read("t3.txt"), b"3\n", "trunk's turn 3 after the fork stays");
+    assert_eq!(s0.get("x.txt"), snapshot(ws.root()).get("x.txt"));
 }
 
 /// Refused forks: unknown parent or turn (404), a name that exists (409 `session_exists`), an

@@ -159,7 +159,7 @@ fn uninstall_without_our_entries_leaves_the_file_byte_for_byte() {
 fn install_keeps_the_users_formatting() {
     let t = Installer::new();
     let rel = ".claude/settings.local.json";
-    let before = "{\n\t\"permissions\": {\"allow\": [\"Bash(npm test)\", \"Read\"]},\n\t\"hooks\": {\n\t\t\"PreToolUse\": [\n\t\t\t{\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"audit\"}]}\n\t\t]\n\t},\n\t\"model\": \"opus\"\n}\n";
+    let before = "{\n\t\"permissions\": {\"allow\": [\"Bash(npm test)\", \"Read\"]},\n\t\"hooks\": {\n\t\t\"Notification\": [\n\t\t\t{\"matcher\": \"\", \"hooks\": [{\"type\": \"command\", \"command\": \"audit\"}]}\n\t\t]\n\t},\n\t\"model\": \"opus\"\n}\n";
     t.ws.write(rel, before);
     t.install("claude-code", &[]);
     let after = read(&t.ws.path(rel));

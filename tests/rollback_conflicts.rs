@@ -263,11 +263,11 @@ fn c4_all_files_conflict_and_abort_leaves_the_disk_unchanged() {
     assert_eq!(marks(ws.root()), stat, "files rewritten");
 }
 
-/// Rolling back to a boundary covers every path changed since it (G3), so edits the user made
-/// after the turn to files the turn never touched conflict too: refused with abort, left
-/// exactly as they are with skip.
+/// Edits made after the turn to files the turn never touched are not the turn's (issue 48):
+/// the undo takes back the turn's own file, leaves them exactly as they are, and lists them
+/// nowhere.
 #[test]
-fn edits_to_files_the_turn_did_not_touch_conflict_and_skip_keeps_them() {
+fn edits_to_files_the_turn_did_not_touch_are_left_alone_without_a_conflict() {
     let ws = Workspace::new();
     ws.write("a.txt", "a0\n");
     ws.write("z.txt", "z0\n");
@@ -279,17 +279,13 @@ fn edits_to_files_the_turn_did_not_touch_conflict_and_skip_keeps_them() {
     ws.write("fresh.txt", "the user's new file\n");
     let user = marks(ws.root());
 
-    let answer = refused(daemon.undo("s1", json!({})));
-    assert_conflicts(&answer, "changed_by_other", &["z.txt", "fresh.txt"]);
-    assert_eq!(ws.read("a.txt"), b"a1\n");
-
-    let answer = expect(200, daemon.undo("s1", json!({"on_conflict": "skip"})));
+    let answer = expect(200, daemon.undo("s1", json!({})));
     assert_eq!(
-        listed_paths(&answer, "skipped"),
-        set(["z.txt", "fresh.txt"]),
+        listed_paths(&answer, "conflicts"),
+        set::<[&str; 0], &str>([]),
         "{answer:#}"
     );
-    assert_eq!(action(&answer, "a.txt")["status"], "done", "{answer:#}");
+    assert_eq!(action_paths(&answer), set(["a.txt"]), "{answer:#}");
     assert_eq!(ws.read("a.txt"), b"a0\n");
     assert_eq!(ws.read("z.txt"), b"the user's z\n");
     assert_eq!(ws.read("fresh.txt"), b"the user's new file\n");

@@ -184,21 +184,28 @@ fn put_back_steps_a_symlink_kept_from_their_paths_are_not_put_back() {
     assert!(changes(&turn).is_empty(), "the record equals the disk: {turn:#}");
 }
 
-/// A forced undo (which removes the user's later symlink `swap`) whose sync of directory
-/// entries fails (EIO) once its files show their old content; meanwhile the user moves `dir/`
-/// to `swap` and leaves a symlink `dir -> swap`. Neither the answer nor the next start
-/// changes the user's arrangement or calls the rollback finished: it stays failed, and once
-/// the user has put `dir/` back, a start finishes putting back, the symlink `swap` included.
+/// A forced rollback to before the session's first turn (which removes `swap`, a file its
+/// second turn made and the user then replaced by a symlink) whose sync of directory entries
+/// fails (EIO) once its files show their old content; meanwhile the user moves `dir/` to
+/// `swap` and leaves a symlink `dir -> swap`. Neither the answer nor the next start changes
+/// the user's arrangement or calls the rollback finished: it stays failed, and once the user
+/// has put `dir/` back, a start finishes putting back, the symlink `swap` included.
 #[test]
-fn a_forced_undo_is_put_back_only_once_the_users_directory_is_back() {
+fn a_forced_rollback_is_put_back_only_once_the_users_directory_is_back() {
     if !cfg!(target_arch = "x86_64") {
         skip("the syscall number checked is x86_64's");
         return;
     }
     let s = turn_in_dir();
+    s.daemon.turn_start("s", "make swap");
+    s.ws.write("swap", "made by the turn\n");
+    s.daemon.turn_end("s");
+    std::fs::remove_file(s.ws.path("swap")).unwrap();
     std::os::unix::fs::symlink("nowhere", s.ws.path("swap")).unwrap();
     let seen = poll_until(Duration::from_secs(30), || {
-        (s.daemon.history_reply("swap").0 == 200).then_some(())
+        let (status, history) = s.daemon.history_reply("swap");
+        let last = versions(&history).last().map(|v| v["kind"] == "symlink");
+        (status == 200 && last == Some(true)).then_some(())
     });
     assert!(seen.is_some(), "the symlink was recorded");
     let after = snapshot(s.ws.root());
@@ -208,9 +215,8 @@ fn a_forced_undo_is_put_back_only_once_the_users_directory_is_back() {
     let Some(strace) = Strace::attach(s.daemon.pid, &args) else {
         return;
     };
-    let undo = s
-        .daemon
-        .post_detached("/v1/sessions/s/undo", json!({"on_conflict": "force"}));
+    let body = json!({"to": "before", "turn": 1, "on_conflict": "force"});
+    let undo = s.daemon.post_detached("/v1/sessions/s/rollback", body);
     let shown = poll_until(Duration::from_secs(30), || s.rolled_back().then_some(()));
     assert!(shown.is_some(), "the undo never renamed its files in");
     assert!(

@@ -121,8 +121,10 @@ fn an_unreadable_file_is_listed_by_its_turn_and_named_by_a_rollback() {
     }
     assert_tree_eq(&tree, &snapshot(ws.root()), "after a refused undo");
 
-    ws.sh("chmod 644 secret.txt");
+    // The session's own next turn makes it readable again (a change by anyone else before the
+    // session's next write would be theirs to keep: the rollback's target then).
     daemon.turn_start("alpha", "write it again");
+    ws.sh("chmod 644 secret.txt");
     ws.write("secret.txt", "written again\n");
     daemon.turn_end("alpha");
     let plan = daemon.rollback("alpha", json!({"to": "after", "turn": 1, "dry_run": true}));

@@ -124,7 +124,7 @@ test("opencode: the module exports exactly one plugin function (safe for every l
 test("opencode: forwards the four session events and user chat.message with the agreed envelopes", async () => {
   resetLog()
   const hooks = await opencodeHooks()
-  assert.deepEqual(Object.keys(hooks).sort(), ["chat.message", "event"])
+  assert.deepEqual(Object.keys(hooks).sort(), ["chat.message", "event", "tool.execute.after", "tool.execute.before"])
   assert.deepEqual(records(), [], "creating the plugin must start no process")
 
   const created = fixture("opencode", "session.created")
@@ -200,7 +200,24 @@ test("opencode: child sessions (parentID) are skipped, learned from session.crea
   assert.equal(records().length, 1)
 })
 
-test("pi: registers the five events, starts nothing in the factory, forwards the slim envelopes", async () => {
+test("opencode: a tool call's start and end are forwarded with the file an edit tool names, nothing else", async () => {
+  resetLog()
+  const hooks = await opencodeHooks()
+  const before = fixture("opencode", "tool.execute.before")
+  const after = fixture("opencode", "tool.execute.after")
+  assert.equal(await hooks["tool.execute.before"](before.input, before.output), undefined)
+  assert.equal(await hooks["tool.execute.after"](after.input, after.output), undefined)
+  const got = records().map((r) => r.envelope)
+  const file = path.join(root, "src/lib.rs")
+  const call = { tool: "edit", sessionID: before.input.sessionID, callID: before.input.callID }
+  assert.deepEqual(got, [
+    { hook: "tool.execute.before", directory: root, input: call, output: { args: { filePath: file } } },
+    { hook: "tool.execute.after", directory: root, input: { ...call, args: { filePath: file } } },
+  ])
+  assert.ok(!records().some((r) => r.raw.includes("oldString")), "an edit's content is never forwarded")
+})
+
+test("pi: registers the seven events, starts nothing in the factory, forwards the slim envelopes", async () => {
   resetLog()
   const handlers = piHandlers()
   assert.deepEqual([...handlers.keys()].sort(), [
@@ -209,6 +226,8 @@ test("pi: registers the five events, starts nothing in the factory, forwards the
     "before_agent_start",
     "session_shutdown",
     "session_start",
+    "tool_execution_end",
+    "tool_execution_start",
   ])
   assert.deepEqual(records(), [])
   const names = ["session_start", "before_agent_start", "agent_end", "agent_settled", "session_shutdown"]
@@ -233,6 +252,23 @@ test("pi: registers the five events, starts nothing in the factory, forwards the
       { session_id: "pi-stub-1", cwd: root, event: { type: "session_shutdown" } },
     ],
   )
+})
+
+test("pi: a tool call's start and end carry its id, its tool and the path it names, never its content", async () => {
+  resetLog()
+  const handlers = piHandlers()
+  for (const name of ["tool_execution_start", "tool_execution_end"]) {
+    await handlers.get(name)(fixture("pi", name), piCtx())
+  }
+  const id = fixture("pi", "tool_execution_start").toolCallId
+  assert.deepEqual(
+    records().map((r) => r.envelope.event),
+    [
+      { type: "tool_execution_start", toolCallId: id, toolName: "edit", args: { path: path.join(root, "src/lib.rs") } },
+      { type: "tool_execution_end", toolCallId: id, toolName: "edit", args: {} },
+    ],
+  )
+  assert.ok(!records().some((r) => r.raw.includes("newText")), "an edit's content is never forwarded")
 })
 
 test("pi: once agent_settled has been seen, agent_end is no longer forwarded (per load)", async () => {

@@ -81,10 +81,22 @@ fn decide(
     match later.get(last + 1..).and_then(<[_]>::last) {
         None if step.current == step.target => Ok(Own::NotOurs),
         None => Ok(Own::Step(step, None)),
-        Some(latest) => {
-            let since = describe(latest);
+        Some(_) => {
+            let since = changes_since(&later[last + 1..]);
             take_back(conn, ws, step, later[last].seq, since)
         }
+    }
+}
+
+/// Others' changes after the session's last write, in words: the latest, and how many more.
+fn changes_since(after: &[&LaterVersion]) -> String {
+    let Some(latest) = after.last() else {
+        return String::new();
+    };
+    match after.len() - 1 {
+        0 => describe(latest),
+        1 => format!("{} (and 1 earlier change by others since)", describe(latest)),
+        n => format!("{} (and {n} earlier changes by others since)", describe(latest)),
     }
 }
 
@@ -98,7 +110,8 @@ fn conflicted(step: Step, reason: String) -> Own {
 }
 
 /// The session's change (`left`, its last version) taken back from the file now, someone's
-/// change since (`since`) kept.
+/// change since (`since`) kept: the content by a merge of lines when both changed it, the
+/// permission bits likewise.
 fn take_back(
     conn: &Connection,
     ws: &Workspace,
@@ -107,46 +120,105 @@ fn take_back(
     since: String,
 ) -> Result<Own, RollbackError> {
     let left = journal::version_state(conn, left)?;
-    let sides = [&left, &step.target, &step.current].map(|state| content(conn, ws, state));
-    let [Some(left), Some(before), Some(now)] = sides else {
+    let (State::File(mine), State::File(before), State::File(now)) = (&left, &step.target, &step.current)
+    else {
         let reason = format!(
-            "{since}, after this session's change; only the lines of text files merge, and this is not one now or was not then"
+            "{since}, after this session's change, and one of the two created, removed or replaced it"
         );
         return Ok(conflicted(step, reason));
     };
-    match merge::take_back(&left, &before, &now) {
-        Merged::Clean(bytes) if bytes == now => Ok(Own::NotOurs),
-        Merged::Clean(bytes) => {
-            let State::File(file) = &step.current else {
-                return Ok(conflicted(step, since));
-            };
-            let kept = Note {
-                path: step.path.clone(),
-                code: NoteCode::Merged,
-                reason: format!(
-                    "{since}: that change is kept, this session's is taken out (a three-way merge of lines)"
-                ),
-            };
-            step.target = State::File(FileState {
+    if now == mine {
+        // Others' writes since left it as the session did (a rollback and its redo).
+        return Ok(Own::Step(step, None));
+    }
+    let bits = match (now.same_mode(mine), before.same_mode(mine)) {
+        (true, _) => before,
+        (false, true) => now,
+        (false, false) => {
+            let reason = format!("{since}, and both changed its permission bits");
+            return Ok(conflicted(step, reason));
+        }
+    };
+    let bytes = match (now.content == mine.content, before.content == mine.content) {
+        (true, _) => None,
+        (false, true) => Some(Ok(None)),
+        (false, false) => Some(merged(conn, ws, [mine, before, now], &since)),
+    };
+    let target = match bytes {
+        None => FileState {
+            executable: bits.executable,
+            mode: bits.mode,
+            ..before.clone()
+        },
+        Some(Ok(None)) => FileState {
+            executable: bits.executable,
+            mode: bits.mode,
+            ..now.clone()
+        },
+        Some(Ok(Some(bytes))) => {
+            let target = FileState {
                 content: Content::Stored(Hash::of(&bytes)),
                 size: bytes.len() as u64,
-                ..file.clone()
-            });
-            step.target_seq = None;
+                executable: bits.executable,
+                mode: bits.mode,
+            };
+            if State::File(target.clone()) == step.current {
+                return Ok(Own::NotOurs);
+            }
             store_blob(conn, ws, &bytes)?;
-            Ok(Own::Merged(step, bytes, kept))
+            step.target = State::File(target);
+            step.target_seq = None;
+            let kept = kept_note(&step, &since);
+            return Ok(Own::Merged(step, bytes, kept));
         }
-        Merged::Overlap(lines) => {
-            let reason = format!(
-                "{since}, and that change meets this session's at {}",
-                lines_words(&lines)
-            );
-            Ok(conflicted(step, reason))
-        }
-        Merged::NotText => {
-            let reason = format!("{since}, after this session's change; binary content does not merge");
-            Ok(conflicted(step, reason))
-        }
+        Some(Err(reason)) => return Ok(conflicted(step, reason)),
+    };
+    if State::File(target.clone()) == step.current {
+        return Ok(Own::NotOurs);
+    }
+    let kept = kept_note(&step, &since);
+    let bytes = content(conn, ws, &State::File(target.clone()));
+    step.target = State::File(target);
+    step.target_seq = None;
+    match bytes {
+        Some(bytes) => Ok(Own::Merged(step, bytes, kept)),
+        None => Ok(conflicted(
+            step,
+            format!("{since}; its content then was never stored"),
+        )),
+    }
+}
+
+fn kept_note(step: &Step, since: &str) -> Note {
+    Note {
+        path: step.path.clone(),
+        code: NoteCode::Merged,
+        reason: format!("{since}: that change is kept, this session's is taken out (a three-way merge)"),
+    }
+}
+
+/// The lines of `[mine, before, now]` merged; the reason it cannot be, as a conflict's.
+fn merged(
+    conn: &Connection,
+    ws: &Workspace,
+    sides: [&FileState; 3],
+    since: &str,
+) -> Result<Option<Vec<u8>>, String> {
+    let read = |f: &FileState| content(conn, ws, &State::File(f.clone()));
+    let [Some(mine), Some(before), Some(now)] = sides.map(read) else {
+        return Err(format!(
+            "{since}, after this session's change; its content was not stored to merge"
+        ));
+    };
+    match merge::take_back(&mine, &before, &now) {
+        Merged::Clean(bytes) => Ok(Some(bytes)),
+        Merged::Overlap(lines) => Err(format!(
+            "{since}, and that change meets this session's at {}",
+            lines_words(&lines)
+        )),
+        Merged::NotText => Err(format!(
+            "{since}, after this session's change; binary content does not merge"
+        )),
     }
 }
 

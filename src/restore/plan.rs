@@ -354,6 +354,9 @@ pub(super) fn describe(v: &LaterVersion) -> String {
         (Origin::Rollback, Some(s), _) => format!("changed by a rollback of session {s} at {when}"),
         (Origin::Rollback, None, _) => format!("changed by a time rollback at {when}"),
         (Origin::Ambiguous, _, _) => format!("changed while turns of several sessions were open, at {when}"),
+        (Origin::Outside, _, _) if v.decided == Some(crate::model::Decided::BetweenCalls) => {
+            format!("changed by you (an editor or another process, between the agents' tool calls) at {when}")
+        }
         (Origin::Offline, _, _) => format!(
             "found at {when} without being seen written (filewatchd was not running, or an ignore rule stopped hiding it)"
         ),

@@ -46,6 +46,50 @@ pub struct Plan {
     /// The end of a tool's name (an MCP tool, as the agent names it) to call once the shell
     /// command's result is back, before the final text ([`ModelServer::start_then_calling`]).
     follow_up: Option<String>,
+    /// Answers held back until the test opens their gate ([`ModelServer::gate`]).
+    gates: Gates,
+}
+
+/// Gates by name: a request whose body holds `GATE-<name>` (the output of a tool call that
+/// echoed it, carried back to the model) is not answered until the gate is open, so the
+/// agent's turn stays open, with no tool call running, while the test acts.
+#[derive(Default)]
+struct Gates {
+    /// Each gate, and whether it is open.
+    gates: Mutex<std::collections::HashMap<String, bool>>,
+    /// The gates a request waits at.
+    held: Mutex<std::collections::HashSet<String>>,
+}
+
+impl Gates {
+    /// Waits (polling, with a deadline) while `body` names a closed gate.
+    fn pass(&self, body: &str) {
+        let closed = |name: &String| {
+            self.gates
+                .lock()
+                .map(|g| g.get(name) == Some(&false))
+                .unwrap_or(false)
+        };
+        let names: Vec<String> = self
+            .gates
+            .lock()
+            .map(|g| g.keys().cloned().collect())
+            .unwrap_or_default();
+        let Some(name) = names
+            .into_iter()
+            .find(|n| body.contains(&format!("GATE-{n}")) && closed(n))
+        else {
+            return;
+        };
+        if let Ok(mut held) = self.held.lock() {
+            held.insert(name.clone());
+        }
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while closed(&name) && std::time::Instant::now() < until {
+            // Polling the test's condition with a deadline, not synchronising by time.
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
 }
 
 impl Plan {
@@ -113,7 +157,35 @@ impl ModelServer {
             summarized: AtomicBool::new(false),
             overflow: Mutex::new(chat::Overflow::Off),
             follow_up: None,
+            gates: Gates::default(),
         })
+    }
+
+    /// Closes the gate `name`: the request carrying `GATE-<name>` back waits until [`open`].
+    #[allow(dead_code)] // used by some of the tests that include this file
+    pub fn gate(&self, name: &str) {
+        if let Ok(mut gates) = self.plan.gates.gates.lock() {
+            gates.insert(name.to_string(), false);
+        }
+    }
+
+    /// Whether a request waits at the gate `name` now.
+    #[allow(dead_code)] // used by some of the tests that include this file
+    pub fn held_at(&self, name: &str) -> bool {
+        self.plan
+            .gates
+            .held
+            .lock()
+            .map(|h| h.contains(name))
+            .unwrap_or(false)
+    }
+
+    /// Opens the gate `name`: the request waiting there is answered.
+    #[allow(dead_code)] // used by some of the tests that include this file
+    pub fn open(&self, name: &str) {
+        if let Ok(mut gates) = self.plan.gates.gates.lock() {
+            gates.insert(name.to_string(), true);
+        }
     }
 
     /// A server that, once the shell command's result is back, calls the tool whose name ends
@@ -126,6 +198,7 @@ impl ModelServer {
             summarized: AtomicBool::new(false),
             overflow: Mutex::new(chat::Overflow::Off),
             follow_up: Some(tool.to_string()),
+            gates: Gates::default(),
         })
     }
 
@@ -158,6 +231,7 @@ impl ModelServer {
             summarized: AtomicBool::new(false),
             overflow: Mutex::new(chat::Overflow::Off),
             follow_up: None,
+            gates: Gates::default(),
         })
     }
 
@@ -201,6 +275,7 @@ fn serve(mut stream: TcpStream, plan: &Plan, seen: &Mutex<Vec<Value>>) {
     if let Ok(mut all) = seen.lock() {
         all.push(json!({"method": method, "path": path, "body": request.clone()}));
     }
+    plan.gates.pass(&String::from_utf8_lossy(&body));
     let path = path.split('?').next().unwrap_or("");
     if method == "POST" && path.ends_with("/v1/messages") {
         return anthropic::serve_messages(&mut stream, &request, plan);
