@@ -308,14 +308,17 @@ pub enum Decided {
     EditTool = 2,
     /// Turns were open, none of their tool calls: the person's.
     BetweenCalls = 3,
+    /// The writing process descends from one session's agent (fanotify).
+    Process = 4,
 }
 
 impl Decided {
-    const ALL: [Self; 4] = [
+    const ALL: [Self; 5] = [
         Self::TurnWindow,
         Self::ToolCall,
         Self::EditTool,
         Self::BetweenCalls,
+        Self::Process,
     ];
 
     pub fn from_i64(value: i64) -> Option<Self> {
@@ -328,6 +331,7 @@ impl Decided {
             Self::ToolCall => "tool_call",
             Self::EditTool => "edit_tool",
             Self::BetweenCalls => "between_tool_calls",
+            Self::Process => "process",
         }
     }
 }

@@ -46,6 +46,7 @@ pub struct Stats {
     lost: AtomicBool,
     workspace_lost: Mutex<Option<WorkspaceLost>>,
     verify: Mutex<VerifyStatus>,
+    ownership: Mutex<crate::wire::status::Ownership>,
     /// The start-up walk's reading of files, while it runs (`state::Progress`).
     index_progress: Mutex<Option<indicatif::ProgressBar>>,
 }
@@ -247,5 +248,23 @@ impl Stats {
 
     pub fn verify(&self) -> VerifyStatus {
         self.verify.lock().map(|v| v.clone()).unwrap_or_default()
+    }
+
+    /// Whether fanotify names the writers (`crate::watch::writers`), and why not.
+    pub fn set_ownership(&self, why_not_process: Option<String>) {
+        let by = match why_not_process {
+            None => "process",
+            Some(_) => "tool_calls",
+        };
+        if let Ok(mut ownership) = self.ownership.lock() {
+            *ownership = crate::wire::status::Ownership {
+                by: by.to_string(),
+                why_not_process,
+            };
+        }
+    }
+
+    pub fn ownership(&self) -> crate::wire::status::Ownership {
+        self.ownership.lock().map(|o| o.clone()).unwrap_or_default()
     }
 }

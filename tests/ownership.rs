@@ -302,3 +302,83 @@ fn a_new_turn_of_a_session_that_reported_tool_calls_is_windowed_from_its_start()
     let second = expect(200, daemon.get("/v1/sessions/alpha/turns/2"));
     assert_eq!(changed_paths(&second), set(["two.txt"]), "{second:#}");
 }
+
+/// An agent of its own: a bash whose hook reports its ancestry, then (at the test's word,
+/// through files in `control`) writes `file` inside its open tool call, then ends the call.
+fn agent(ws: &Workspace, control: &Path, session: &str, file: &str) -> std::process::Child {
+    let call = |event: &str| {
+        json!({"session_id": session, "transcript_path": "/tmp/t.jsonl", "cwd": ws.root(),
+            "hook_event_name": event, "tool_name": "Bash", "tool_use_id": format!("{session}-1"),
+            "tool_input": {"command": "write"}})
+        .to_string()
+    };
+    let wait = |name: &str| {
+        let flag = control.join(name);
+        format!("for i in $(seq 3000); do [ -e '{}' ] && break; sleep 0.01; done", flag.display())
+    };
+    let script = format!(
+        "set -e\nprintf '%s' '{pre}' | '{bin}' hook claude-code\ntouch '{ready}'\n{go}\necho {session} > '{file}'\ntouch '{wrote}'\n{end}\nprintf '%s' '{post}' | '{bin}' hook claude-code\n",
+        pre = call("PreToolUse"),
+        post = call("PostToolUse"),
+        bin = BIN,
+        ready = control.join(format!("ready-{session}")).display(),
+        wrote = control.join(format!("wrote-{session}")).display(),
+        go = wait("go"),
+        end = wait("end"),
+        file = ws.path(file).display(),
+    );
+    let mut cmd = std::process::Command::new("bash");
+    for (key, value) in ws.command().get_envs() {
+        match value {
+            Some(value) => cmd.env(key, value),
+            None => cmd.env_remove(key),
+        };
+    }
+    cmd.args(["-c", &script]).current_dir(ws.root()).spawn().expect("spawn the agent")
+}
+
+/// With `CAP_SYS_ADMIN` (these tests run as root), fanotify names each file's writer: while
+/// two sessions' tool calls are open at once, each agent's file is its own (decided by
+/// process), where the windows alone leave both `ambiguous` (the test before).
+#[test]
+fn files_written_in_two_sessions_calls_at_once_are_told_apart_by_process() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        skip("fanotify needs CAP_SYS_ADMIN: run the tests as root");
+        return;
+    }
+    let ws = Workspace::new();
+    let control = tempfile::tempdir().expect("control dir");
+    let daemon = Daemon::start_in_home(&ws);
+    assert_eq!(daemon.status()["ownership"]["by"], "process", "{:#}", daemon.status());
+    prompt(&ws, "alpha", "one");
+    prompt(&ws, "beta", "two");
+    let mut agents = [
+        agent(&ws, control.path(), "alpha", "a.txt"),
+        agent(&ws, control.path(), "beta", "b.txt"),
+    ];
+    let flag = |name: &str| control.path().join(name).exists();
+    let both = |step: &str| poll_until(std::time::Duration::from_secs(60), || (flag(&format!("{step}-alpha")) && flag(&format!("{step}-beta"))).then_some(()));
+    assert!(both("ready").is_some(), "both calls open");
+    std::fs::write(control.path().join("go"), "").expect("go");
+    assert!(both("wrote").is_some(), "both wrote");
+    std::fs::write(control.path().join("end"), "").expect("end");
+    for agent in &mut agents {
+        assert!(agent.wait().expect("agent").success());
+    }
+    stop(&ws, "alpha");
+    stop(&ws, "beta");
+    for (path, session) in [("a.txt", "alpha"), ("b.txt", "beta")] {
+        let history = expect(200, daemon.get(&format!("/v1/history?path={path}")));
+        let last = history["versions"].as_array().and_then(|v| v.last()).cloned().unwrap_or_default();
+        assert_eq!(
+            (&last["origin"], &last["session"], &last["decided"]),
+            (&json!("turn"), &json!(session), &json!("process")),
+            "{history:#}"
+        );
+    }
+    assert_eq!(changed_paths(&turn(&daemon, "alpha")), set(["a.txt"]));
+    cli_ok(&ws, &["undo", "--session", "beta"]);
+    assert!(!ws.path("b.txt").exists());
+    assert_eq!(ws.read("a.txt"), b"alpha\n");
+}

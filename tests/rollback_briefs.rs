@@ -94,6 +94,8 @@ fn forget_briefs(ws: &Workspace) {
          ALTER TABLE rollbacks DROP COLUMN brief_recovery;
          ALTER TABLE rollbacks DROP COLUMN brief_actor;
          ALTER TABLE versions DROP COLUMN mode;
+         ALTER TABLE versions DROP COLUMN decided;
+         ALTER TABLE turns DROP COLUMN windowed;
          PRAGMA user_version = 13;",
     )
     .expect("an index without briefs");

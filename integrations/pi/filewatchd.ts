@@ -10,8 +10,10 @@
 //                                   pi may then retry or compact and continue the same prompt)
 //   session_start                -> the daemon starts when none runs (the turn goes on)
 //   session_shutdown             -> the daemon ends any turn left open
-//   tool_execution_start / _end  -> a tool call starts / ends: writes between the calls are the
-//                                   person's, not the turn's (`write`/`edit` name their file)
+//   tool_call, tool_execution_end -> a tool call starts / ends: writes between the calls are the
+//                                   person's, not the turn's (`write`/`edit` name their file).
+//                                   `tool_call` is awaited before the tool runs (it may block
+//                                   it); `tool_execution_start` is not, so it could come late.
 // Only `type` (with `prompt` for before_agent_start; the call's id, tool and file path for the
 // tool events) is sent; never systemPrompt or its options, never a tool's content.
 //
@@ -36,7 +38,7 @@ const FORWARDED = [
   "agent_end",
   "agent_settled",
   "session_shutdown",
-  "tool_execution_start",
+  "tool_call",
   "tool_execution_end",
 ]
 
@@ -165,7 +167,7 @@ async function handle(event, ctx) {
     const slim =
       type === "before_agent_start" && typeof event.prompt === "string"
         ? { type, prompt: event.prompt.slice(0, MAX_LABEL_CHARS) }
-        : type.startsWith("tool_execution_")
+        : type === "tool_call" || type === "tool_execution_end"
           ? toolCall(type, event)
           : { type }
     const cwd = typeof ctx.cwd === "string" ? ctx.cwd : undefined
@@ -178,8 +180,8 @@ async function handle(event, ctx) {
 /** A tool call's start or end: its id, its tool, and the file a `write` or `edit` names.
  * @param {string} type @param {any} event */
 function toolCall(type, event) {
-  const path = event.args && typeof event.args.path === "string" ? event.args.path : undefined
-  return { type, toolCallId: event.toolCallId, toolName: event.toolName, args: path === undefined ? {} : { path } }
+  const path = event.input && typeof event.input.path === "string" ? event.input.path : undefined
+  return { type, toolCallId: event.toolCallId, toolName: event.toolName, input: path === undefined ? {} : { path } }
 }
 
 /**

@@ -226,8 +226,8 @@ test("pi: registers the seven events, starts nothing in the factory, forwards th
     "before_agent_start",
     "session_shutdown",
     "session_start",
+    "tool_call",
     "tool_execution_end",
-    "tool_execution_start",
   ])
   assert.deepEqual(records(), [])
   const names = ["session_start", "before_agent_start", "agent_end", "agent_settled", "session_shutdown"]
@@ -257,15 +257,15 @@ test("pi: registers the seven events, starts nothing in the factory, forwards th
 test("pi: a tool call's start and end carry its id, its tool and the path it names, never its content", async () => {
   resetLog()
   const handlers = piHandlers()
-  for (const name of ["tool_execution_start", "tool_execution_end"]) {
+  for (const name of ["tool_call", "tool_execution_end"]) {
     await handlers.get(name)(fixture("pi", name), piCtx())
   }
-  const id = fixture("pi", "tool_execution_start").toolCallId
+  const id = fixture("pi", "tool_call").toolCallId
   assert.deepEqual(
     records().map((r) => r.envelope.event),
     [
-      { type: "tool_execution_start", toolCallId: id, toolName: "edit", args: { path: path.join(root, "src/lib.rs") } },
-      { type: "tool_execution_end", toolCallId: id, toolName: "edit", args: {} },
+      { type: "tool_call", toolCallId: id, toolName: "edit", input: { path: path.join(root, "src/lib.rs") } },
+      { type: "tool_execution_end", toolCallId: id, toolName: "edit", input: {} },
     ],
   )
   assert.ok(!records().some((r) => r.raw.includes("newText")), "an edit's content is never forwarded")

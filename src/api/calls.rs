@@ -22,6 +22,8 @@ use crate::wire::turn::ToolCallMarked;
 const NAME_MAX: usize = 200;
 /// An edit tool names a few files; a patch a few hundred at most.
 const PATHS_MAX: usize = 1000;
+/// A process's ancestry is a few dozen deep at most.
+const PIDS_MAX: usize = 64;
 
 pub async fn tool_call(
     State(state): State<Arc<AppState>>,
@@ -45,6 +47,7 @@ pub async fn tool_call(
             .take(PATHS_MAX)
             .filter_map(|p| in_workspace(&state.root, p))
             .collect(),
+        pids: body.pids.iter().copied().take(PIDS_MAX).collect(),
     };
     let (reply, answer) = oneshot::channel();
     state.worker.send(Command::ToolCall {

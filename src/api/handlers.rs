@@ -78,6 +78,7 @@ pub async fn status(State(state): State<Arc<AppState>>) -> Result<Json<Status>, 
                     install_mode: fs.mode.name().to_string(),
                     probed: fs.probed,
                 }),
+                ownership: state.stats.ownership(),
             }))
         })
         .await

@@ -8,14 +8,19 @@
 //!   the windowed turns with a call open: one of them, it is that turn's; none, it is the
 //!   person's (`outside`, between tool calls); several, `ambiguous`;
 //! - a path an open edit tool names (`Write`, `edit`, ...) is that call's turn's, whatever else
-//!   is open, unless two sessions' edit tools name it.
+//!   is open, unless two sessions' edit tools name it;
+//! - where several turns could have written a file, and fanotify named its writers
+//!   (`crate::watch::writers`, with `CAP_SYS_ADMIN`), the turn whose agent they descend from:
+//!   each turn's hooks report their ancestry, and the ancestors no other turn shares are its
+//!   own.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::record::Attribution;
 use crate::model::{Decided, Origin};
 use crate::paths::RelPath;
 use crate::store::sql::TurnRow;
+use crate::watch::writers::{Chain, FileId};
 
 /// One tool call open now: the agent's id for it, if it gives one, its tool, and the files it
 /// names when it is an edit tool.
@@ -24,6 +29,8 @@ pub struct Call {
     pub id: Option<String>,
     pub tool: Option<String>,
     pub paths: Vec<RelPath>,
+    /// The hook's ancestors, nearest first: its agent among them.
+    pub pids: Vec<u32>,
 }
 
 /// An open turn, whether its agent reports tool calls, and its calls open now.
@@ -32,6 +39,8 @@ pub struct OpenTurn {
     pub turn: TurnRow,
     pub windowed: bool,
     pub calls: Vec<Call>,
+    /// The ancestry its latest call's hook reported.
+    pub pids: Vec<u32>,
 }
 
 impl OpenTurn {
@@ -46,11 +55,21 @@ impl OpenTurn {
 pub struct Who {
     pub batch: Attribution,
     pub claims: HashMap<RelPath, Attribution>,
+    /// The files fanotify said one turn's processes wrote.
+    pub by_file: HashMap<FileId, Attribution>,
 }
 
 impl Who {
     pub fn of(&self, path: &RelPath) -> Attribution {
         self.claims.get(path).copied().unwrap_or(self.batch)
+    }
+
+    /// Whose the file at `path` (device and inode `file`) is.
+    pub fn of_file(&self, path: &RelPath, file: FileId) -> Attribution {
+        match self.claims.get(path) {
+            Some(claimed) => *claimed,
+            None => self.by_file.get(&file).copied().unwrap_or(self.batch),
+        }
     }
 }
 
@@ -59,6 +78,7 @@ impl From<Attribution> for Who {
         Self {
             batch,
             claims: HashMap::new(),
+            by_file: HashMap::new(),
         }
     }
 }
@@ -73,13 +93,18 @@ impl Owners {
     /// The open turns as the index now has them (`windowed`: the ids of those that report tool
     /// calls); the calls of turns still open are kept, those of ended turns closed.
     pub fn refresh(&mut self, open: Vec<TurnRow>, windowed: &[i64]) {
-        let mut calls: HashMap<i64, Vec<Call>> = self.open.drain(..).map(|t| (t.turn.id, t.calls)).collect();
+        let mut calls: HashMap<i64, (Vec<Call>, Vec<u32>)> =
+            self.open.drain(..).map(|t| (t.turn.id, (t.calls, t.pids))).collect();
         self.open = open
             .into_iter()
-            .map(|turn| OpenTurn {
-                windowed: windowed.contains(&turn.id),
-                calls: calls.remove(&turn.id).unwrap_or_default(),
-                turn,
+            .map(|turn| {
+                let (calls, pids) = calls.remove(&turn.id).unwrap_or_default();
+                OpenTurn {
+                    windowed: windowed.contains(&turn.id),
+                    calls,
+                    pids,
+                    turn,
+                }
             })
             .collect();
     }
@@ -97,6 +122,9 @@ impl Owners {
     pub fn start_call(&mut self, turn_id: i64, call: Call) {
         if let Some(open) = self.open.iter_mut().find(|t| t.turn.id == turn_id) {
             open.windowed = true;
+            if !call.pids.is_empty() {
+                open.pids.clone_from(&call.pids);
+            }
             open.calls.push(call);
         }
     }
@@ -135,7 +163,33 @@ impl Owners {
         Who {
             batch: self.batch(),
             claims: self.claims(),
+            by_file: HashMap::new(),
         }
+    }
+
+    /// `who`, with the files whose writers (fanotify's) descend from exactly one of the turns
+    /// that could have written them, where the batch's rule cannot tell.
+    pub fn who_with(&self, writers: &HashMap<FileId, Vec<Chain>>) -> Who {
+        let mut who = self.who();
+        if who.batch.origin != Origin::Ambiguous || writers.is_empty() {
+            return who;
+        }
+        let writing: Vec<&OpenTurn> = self.open.iter().filter(|t| t.may_write()).collect();
+        if writing.iter().any(|t| t.pids.is_empty()) {
+            return who;
+        }
+        let own = own_ancestors(&writing);
+        for (file, chains) in writers {
+            if let Some(turn_id) = descends_from(&own, chains) {
+                let owner = Attribution {
+                    origin: Origin::Turn,
+                    turn_id: Some(turn_id),
+                    decided: Some(Decided::Process),
+                };
+                who.by_file.insert(*file, owner);
+            }
+        }
+        who
     }
 
     fn batch(&self) -> Attribution {
@@ -194,6 +248,38 @@ impl Owners {
             })
             .collect()
     }
+}
+
+/// Each turn's ancestors that no other of `turns` shares: its agent and what it ran.
+fn own_ancestors(turns: &[&OpenTurn]) -> Vec<(i64, HashSet<u32>)> {
+    turns
+        .iter()
+        .map(|t| {
+            let others: HashSet<u32> = turns
+                .iter()
+                .filter(|o| o.turn.id != t.turn.id)
+                .flat_map(|o| o.pids.iter().copied())
+                .collect();
+            let own = t.pids.iter().copied().filter(|p| !others.contains(p)).collect();
+            (t.turn.id, own)
+        })
+        .collect()
+}
+
+/// The one turn every writer's chain descends from, if there is one.
+fn descends_from(own: &[(i64, HashSet<u32>)], chains: &[Chain]) -> Option<i64> {
+    let mut found = None;
+    for chain in chains {
+        let mut hits = own.iter().filter(|(_, set)| chain.iter().any(|p| set.contains(p)));
+        let (Some((turn, _)), None) = (hits.next(), hits.next()) else {
+            return None;
+        };
+        if found.is_some_and(|f| f != *turn) {
+            return None;
+        }
+        found = Some(*turn);
+    }
+    found
 }
 
 #[cfg(test)]
@@ -266,6 +352,7 @@ mod tests {
             id: Some(format!("call-{p}")),
             tool: Some("Edit".into()),
             paths: vec![path(p)],
+            pids: Vec::new(),
         };
         owners.start_call(1, edit("a.txt"));
         owners.start_call(2, edit("b.txt"));
@@ -279,6 +366,32 @@ mod tests {
         // The end matches its call by id.
         assert!(owners.end_call(2, Some("call-a.txt"), None));
         assert_eq!(owners.who().of(&path("a.txt")).turn_id, Some(1));
+    }
+
+    #[test]
+    fn a_file_written_in_two_sessions_calls_at_once_is_the_one_its_writer_descends_from() {
+        let mut owners = owners(&[1, 2]);
+        // Two agents under one terminal (100): their own ancestors are 11 and 21.
+        let call = |pids: Vec<u32>| Call {
+            pids,
+            ..Call::default()
+        };
+        owners.start_call(1, call(vec![10, 11, 100]));
+        owners.start_call(2, call(vec![20, 21, 100]));
+        let writers = HashMap::from([
+            ((1, 1), vec![vec![30, 11, 100]]),
+            ((1, 2), vec![vec![40, 21, 100]]),
+            ((1, 3), vec![vec![50, 100]]),
+            ((1, 4), vec![vec![30, 11, 100], vec![40, 21, 100]]),
+        ]);
+        let who = owners.who_with(&writers);
+        let path = RelPath::from_fs_bytes(b"x".to_vec());
+        let owner = |file| who.of_file(&path, file);
+        assert_eq!((owner((1, 1)).turn_id, owner((1, 1)).decided), (Some(1), Some(Decided::Process)));
+        assert_eq!(owner((1, 2)).turn_id, Some(2));
+        assert_eq!(owner((1, 3)).origin, Origin::Ambiguous, "the person's editor: undecided");
+        assert_eq!(owner((1, 4)).origin, Origin::Ambiguous, "both wrote it");
+        assert_eq!(owner((9, 9)).origin, Origin::Ambiguous);
     }
 
     #[test]

@@ -361,7 +361,7 @@ impl Batch {
         }
         self.register_blob(conn, ctx, &present)?;
         let path_id = sql::ensure_path(conn, path)?;
-        let who = self.who.of(path);
+        let who = self.who.of_file(path, (present.stat.dev, present.stat.ino));
         let seq = sql::insert_version(
             conn,
             path_id,

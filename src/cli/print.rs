@@ -118,6 +118,7 @@ pub(super) fn change_line(c: &Change) -> String {
     match c.decided {
         Some(Decided::ToolCall) => notes.push("in a tool call".into()),
         Some(Decided::EditTool) => notes.push("named by its edit tool".into()),
+        Some(Decided::Process) => notes.push("written by its agent's process".into()),
         _ => {}
     }
     if !c.also_written_by.is_empty() {
@@ -188,6 +189,7 @@ fn version_who(v: &Version) -> String {
     let how = match v.decided {
         Some(Decided::ToolCall) => " (tool call)",
         Some(Decided::EditTool) => " (edit tool)",
+        Some(Decided::Process) => " (its agent's process)",
         Some(Decided::BetweenCalls) => " (you: between tool calls)",
         _ => "",
     };

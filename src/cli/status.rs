@@ -45,6 +45,7 @@ fn show(a: &Status) {
         open.join(", ")
     };
     println!("open turns:    {open}");
+    ownership(&a.ownership);
     watcher(&a.watcher);
     verify(&a.verify);
     for f in &a.failed_rollbacks {
@@ -52,6 +53,15 @@ fn show(a: &Status) {
     }
     if let Some(r) = &a.recovery {
         recovered(r);
+    }
+}
+
+/// Whose a write is: by process (fanotify) or by the agents' tool-call windows alone.
+fn ownership(o: &crate::wire::status::Ownership) {
+    match (o.by.as_str(), &o.why_not_process) {
+        ("process", _) => println!("owners:        by process (fanotify names each writer) and tool-call windows"),
+        (_, Some(why)) => println!("owners:        by tool-call windows ({})", text(why)),
+        _ => println!("owners:        by tool-call windows"),
     }
 }
 

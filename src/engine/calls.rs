@@ -2,13 +2,63 @@
 //! attributed by (`crate::capture::owners`). The barrier has recorded every write made
 //! before the marker; a start opens the call's window for what follows, an end closes it.
 
+use std::time::Duration;
+
 use super::worker::Worker;
-use crate::capture::owners::Call;
+use crate::capture::Context;
+use crate::capture::owners::{Call, Who};
+use crate::paths::RelPath;
+use crate::watch::writers::Writers;
 use crate::store::{owners, sql};
 use crate::wire::request::CallPhase;
 use crate::wire::turn::ToolCallMarked;
 
+/// How long a marker waits for fanotify's reader to catch up with its cookie: it reads as the
+/// events come, so this is a bound, not a wait.
+const CATCH_UP: Duration = Duration::from_millis(200);
+
+/// `FILEWATCHD_FANOTIFY=off` keeps ownership to the tool-call windows even with the capability.
+const FANOTIFY_ENV: &str = "FILEWATCHD_FANOTIFY";
+
+/// fanotify's writers, when the daemon may listen; `status` says which way it is.
+pub(super) fn start_writers(ctx: &Context) -> Option<Writers> {
+    let started = match std::env::var(FANOTIFY_ENV).as_deref() {
+        Ok("off" | "0" | "false") => Err(format!("{FANOTIFY_ENV} is off")),
+        _ => Writers::start(&ctx.root.path),
+    };
+    match started {
+        Ok(writers) => {
+            ctx.stats.set_ownership(None);
+            tracing::info!("ownership by process: fanotify names each file's writers");
+            Some(writers)
+        }
+        Err(why) => {
+            tracing::debug!(why, "ownership by tool-call windows");
+            ctx.stats.set_ownership(Some(why));
+            None
+        }
+    }
+}
+
 impl Worker {
+    /// Who the writes recorded now belong to: the windows, and fanotify's writers if any.
+    pub(super) fn who_now(&self) -> Who {
+        match &self.writers {
+            Some(writers) => self.owners.who_with(&writers.take()),
+            None => self.owners.who(),
+        }
+    }
+
+    /// Before a marker's batch: fanotify's reader has seen the marker's cookie, so every write
+    /// before it has its writers.
+    pub(super) fn writers_caught_up(&self, cookie: &RelPath) {
+        if let Some(writers) = &self.writers
+            && !writers.caught_up(cookie.as_bytes(), CATCH_UP)
+        {
+            tracing::debug!("fanotify's reader did not catch up with the marker in time");
+        }
+    }
+
     pub(super) fn tool_call(
         &mut self,
         session: &str,

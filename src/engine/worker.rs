@@ -105,6 +105,8 @@ pub struct Worker {
     pub(super) barrier: Barrier,
     /// The open turns and their tool calls open now: whose a write is.
     pub(super) owners: Owners,
+    /// fanotify's writers of each file, when the daemon may listen (`CAP_SYS_ADMIN`).
+    pub(super) writers: Option<crate::watch::writers::Writers>,
     /// The daily collection, the one under way, the turn counts owed.
     pub(super) upkeep: Upkeep,
     /// Paths recorded since memory was last given back (`release_freed_memory`), and when
@@ -163,6 +165,7 @@ impl Worker {
             elapsed_ms = started.elapsed().as_millis() as u64,
             "workspace indexed"
         );
+        let writers = super::calls::start_writers(&ctx);
         let mut owners = Owners::default();
         owners.refresh(sql::open_turns(&conn)?, &owners::windowed_open(&conn)?);
         let verify = Schedule::new(ctx.verify, Instant::now());
@@ -183,6 +186,7 @@ impl Worker {
             early,
             owed: Owed::default(),
             barrier: Barrier::default(),
+            writers,
             owners,
             upkeep,
             since_trim: 0,
@@ -301,6 +305,7 @@ impl Worker {
                             self.run_command(command);
                             self.release_waiting();
                         } else {
+                            self.writers_caught_up(&path);
                             self.flush(Priority::Waited);
                             self.run_command(command);
                         }
@@ -454,7 +459,7 @@ impl Worker {
 
     fn record_work(&mut self, work: Vec<RelPath>, priority: Priority, early: HashMap<RelPath, ReadEarly>) {
         tracing::debug!(paths = work.len(), read_early = early.len(), ?priority, "batch");
-        let who = self.owners.who();
+        let who = self.who_now();
         let rescanned_by = who.batch;
         self.since_trim += work.len();
         self.trim_at = None;

@@ -6,7 +6,7 @@
 //! read), many changes made durable at once (`sync`: one `syncfs`), the names of a rollback's temp files (`temp`), paths past `PATH_MAX` opened a piece at a time (`deep`), the agents' settings files `hook install` edits (`settings`: never through a symlink, temps created exclusively under random names), the daemon's cookies in the root and a
 //! rollback waiting for the watcher to catch up with its writes (`cookie`), readers working ahead of a
 //! writer (`feed`, `map_parallel`, `map_parallel_at_idle`), idle priority for threads
-//! whose work nobody waits for (`priority`), and what FUSE does differently (`fuse`: its
+//! whose work nobody waits for (`priority`), processes' parents from `/proc` (`procs`), and what FUSE does differently (`fuse`: its
 //! `.fuse_hidden` stand-ins for removed files still open). Capture and restore both use it; it
 //! uses neither.
 
@@ -18,6 +18,7 @@ pub mod mode;
 pub mod ops;
 pub mod print;
 pub mod priority;
+pub mod procs;
 pub mod read;
 pub mod settings;
 pub mod sync;

@@ -264,7 +264,7 @@ fn pi(p: &Value) -> Result<HookEvent, HookError> {
         Some("session_shutdown") => Action::CloseStale,
         // startup, reload, new, resume, fork: none of them inside a turn.
         Some("session_start") => Action::StartDaemon,
-        Some("tool_execution_start") => Action::ToolCall(tool_events::pi(what, CallPhase::Start)),
+        Some("tool_call") => Action::ToolCall(tool_events::pi(what, CallPhase::Start)),
         Some("tool_execution_end") => Action::ToolCall(tool_events::pi(what, CallPhase::End)),
         _ => Action::Nothing,
     };

@@ -150,6 +150,7 @@ fn tool_call(
         id: call.id.clone(),
         tool: call.tool.clone(),
         paths: call.paths.iter().map(absolute).collect(),
+        pids: crate::fs::procs::ancestry(std::process::id(), 64),
     };
     let session = &event.session;
     match client.post_as::<IgnoredAny>(&format!("/v1/sessions/{session}/tool-calls"), &body) {

@@ -41,7 +41,7 @@ const OPENCODE: EditTools = EditTools {
     fields: &["filePath"],
 };
 
-/// pi's `write` and `edit` (`path`) [P-tools].
+/// pi's `write` and `edit` (`input.path`) [P-tools].
 const PI: EditTools = EditTools {
     tools: &["write", "edit"],
     fields: &["path"],
@@ -123,14 +123,15 @@ pub fn opencode(p: &Value, phase: CallPhase) -> ToolCallEvent {
     event
 }
 
-/// pi's `tool_execution_start` and `tool_execution_end`, the pair that comes for every call,
-/// blocked ones included [P-tools].
+/// pi's `tool_call` (awaited before the tool runs; `tool_execution_start` is not) and
+/// `tool_execution_end`, which comes for every call, blocked ones too (an end without a start
+/// is ignored) [P-tools].
 pub fn pi(event: &Value, phase: CallPhase) -> ToolCallEvent {
     call(
         phase,
         event.get("toolCallId"),
         event.get("toolName"),
-        &event["args"],
+        &event["input"],
         &PI,
     )
 }

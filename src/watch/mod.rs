@@ -10,6 +10,7 @@
 
 pub mod filter;
 mod pace;
+pub mod writers;
 
 use std::collections::{BTreeSet, HashSet};
 use std::ffi::OsString;

@@ -164,4 +164,8 @@ pub struct ToolCall {
     /// outside the workspace are left out.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub paths: Vec<String>,
+    /// The hook's ancestors (pids, nearest first), its agent among them: with fanotify, the
+    /// daemon tells by them whose a file's writer is.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pids: Vec<u32>,
 }

@@ -37,6 +37,20 @@ pub struct Status {
     pub failed_rollbacks: Vec<FailedRollback>,
     /// `None` when the root cannot be examined (it is gone).
     pub filesystem: Option<Filesystem>,
+    /// How writes are given their owner (docs/tracking.md, "Whose a write is").
+    #[serde(default)]
+    pub ownership: Ownership,
+}
+
+/// How the daemon tells whose a write is.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Ownership {
+    /// `process` (fanotify names each writer, the tool-call windows beside it) or
+    /// `tool_calls` (the agents' tool-call windows alone).
+    pub by: String,
+    /// Why not by process, when not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why_not_process: Option<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]

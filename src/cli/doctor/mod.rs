@@ -100,6 +100,7 @@ pub fn doctor(args: &ServeArgs, cmd: DoctorCmd) -> anyhow::Result<ExitCode> {
     checks.push(state::disk(&ctx));
     checks.extend(inotify::checks(&ctx));
     checks.extend(hooks::checks(&ctx));
+    checks.extend(owners(&ctx));
     let count = |v: Verdict| checks.iter().filter(|c| c.verdict == v).count();
     let report = Report {
         healthy: count(Verdict::Problem) == 0,
@@ -116,6 +117,19 @@ pub fn doctor(args: &ServeArgs, cmd: DoctorCmd) -> anyhow::Result<ExitCode> {
         true => ExitCode::SUCCESS,
         false => ExitCode::FAILURE,
     })
+}
+
+/// Whose a write is: by process (fanotify) where the daemon has `CAP_SYS_ADMIN`, else by
+/// the agents' tool-call windows alone (docs/tracking.md).
+fn owners(ctx: &Context) -> Option<Check> {
+    let ownership = &ctx.status.as_ref()?.ownership;
+    let check = match &ownership.why_not_process {
+        None => Check::ok("owners", "by process (fanotify names each writer) and the agents' tool-call windows"),
+        Some(why) => Check::ok("owners", format!("by the agents' tool-call windows ({why})")).fix(
+            "to tell apart writes made inside two agents' tool calls at the same moment, give the daemon CAP_SYS_ADMIN (docs/tracking.md, \"By process\")",
+        ),
+    };
+    Some(check)
 }
 
 fn print(report: &Report) {

@@ -276,6 +276,7 @@ function fileMarks(change) {
   if (change.ambiguous) marks.push("ambiguous");
   if (change.decided === "tool_call") marks.push("in a tool call");
   if (change.decided === "edit_tool") marks.push("named by its edit tool");
+  if (change.decided === "process") marks.push("written by its agent's process");
   const others = change.also_written_by || [];
   if (others.length > 0) marks.push(`also written by ${others.join(", ")} meanwhile`);
   if (change.mode_changed) marks.push("mode changed");

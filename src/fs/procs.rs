@@ -1,0 +1,40 @@
+//! Processes' parents, from `/proc/<pid>/stat`: a hook reports its agent's ancestry, and the
+//! daemon, given a writer's pid by fanotify (`crate::watch::writers`), finds whose it is.
+
+/// The parent of `pid`, while it runs (or is a zombie not yet reaped).
+pub fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `pid (comm) state ppid ...`: the command name may hold spaces and parentheses.
+    let after = &stat[stat.rfind(')')? + 1..];
+    after.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// `pid`'s ancestors, nearest first, up to (not including) pid 1, at most `max`.
+pub fn ancestry(pid: u32, max: usize) -> Vec<u32> {
+    let mut chain = Vec::new();
+    let mut at = pid;
+    while chain.len() < max {
+        match parent_of(at) {
+            Some(parent) if parent > 1 && !chain.contains(&parent) => {
+                chain.push(parent);
+                at = parent;
+            }
+            _ => break,
+        }
+    }
+    chain
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_process_has_its_parent_first() {
+        let me = std::process::id();
+        let chain = ancestry(me, 64);
+        assert_eq!(chain.first().copied(), parent_of(me));
+        assert!(!chain.contains(&1) && !chain.contains(&me));
+        assert_eq!(parent_of(u32::MAX), None);
+    }
+}
