@@ -25,14 +25,25 @@ fn main() {
     }
     let run = |args: &[&str]| {
         let out = filewatchd(&home, &ws).args(args).output().expect("filewatchd");
-        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     };
     run(&["start", "--root", &ws.to_string_lossy()]);
-    hook(&home, &ws, &payload(&ws, "UserPromptSubmit", "\"prompt\": \"bench\""));
+    hook(
+        &home,
+        &ws,
+        &payload(&ws, "UserPromptSubmit", "\"prompt\": \"bench\""),
+    );
     let mut up = Timings::default();
     for round in 0..rounds {
         let call = format!("\"tool_name\": \"Bash\", \"tool_use_id\": \"t{round}\", \"tool_input\": {{}}");
-        let (pre, post) = (payload(&ws, "PreToolUse", &call), payload(&ws, "PostToolUse", &call));
+        let (pre, post) = (
+            payload(&ws, "PreToolUse", &call),
+            payload(&ws, "PostToolUse", &call),
+        );
         let floor = time(|| floor_hook(&pre));
         let start = time(|| hook(&home, &ws, &pre));
         for i in 0..10 {
@@ -46,7 +57,10 @@ fn main() {
     let mut down = Timings::default();
     for round in 0..rounds {
         let call = format!("\"tool_name\": \"Bash\", \"tool_use_id\": \"t{round}\", \"tool_input\": {{}}");
-        let (pre, post) = (payload(&ws, "PreToolUse", &call), payload(&ws, "PostToolUse", &call));
+        let (pre, post) = (
+            payload(&ws, "PreToolUse", &call),
+            payload(&ws, "PostToolUse", &call),
+        );
         let start = time(|| hook(&home, &ws, &pre));
         let floor = time(|| floor_hook(&pre));
         let end = time(|| hook(&home, &ws, &post));
@@ -55,7 +69,11 @@ fn main() {
     println!("`filewatchd hook claude-code` per tool call, {rounds} rounds, alternating with the floor");
     println!("| daemon | event | p50 | p95 | floor p50 / p95 | ÷ floor (median of pairs) |");
     println!("|---|---|---|---|---|---|");
-    up.print("up, a turn open", "PreToolUse", "PostToolUse (10 files written in the call)");
+    up.print(
+        "up, a turn open",
+        "PreToolUse",
+        "PostToolUse (10 files written in the call)",
+    );
     down.print("not running", "PreToolUse", "PostToolUse");
 }
 

@@ -185,6 +185,13 @@ fn each_undo_takes_back_only_its_own_and_keeps_the_persons_edit_by_a_merge() {
     );
     assert!(!plan.contains("b.txt") && !plan.contains("notes.txt"), "{plan}");
     assert!(!plan.contains("cannot tell its writes"), "{plan}");
+    // The merged result, as a diff from the file now: alpha's line out, the person's kept.
+    let diff = cli_ok(&ws, &["undo", "--session", "alpha", "--dry-run", "--diff"]);
+    assert!(
+        diff.contains("-line 2 by alpha") && diff.contains("+line 2"),
+        "{diff}"
+    );
+    assert!(!diff.contains("-line 8 by the person"), "{diff}");
     cli_ok(&ws, &["undo", "--session", "alpha"]);
     assert!(!ws.path("a.txt").exists() && !ws.path("c.txt").exists());
     let person_only = SHARED.replace("line 8\n", "line 8 by the person\n");
@@ -230,6 +237,9 @@ fn a_persons_edit_that_meets_the_agents_change_is_a_conflict_that_changes_nothin
     drop(daemon);
 }
 
+/// Writes made while both sessions' calls are open, by a process that descends from neither
+/// agent (the test itself, as a person's editor would; with fanotify too): `ambiguous`, unless
+/// an edit tool of one of them names the file.
 #[test]
 fn writes_inside_two_sessions_calls_at_once_stay_ambiguous_unless_an_edit_tool_names_them() {
     let ws = Workspace::new();
@@ -314,7 +324,10 @@ fn agent(ws: &Workspace, control: &Path, session: &str, file: &str) -> std::proc
     };
     let wait = |name: &str| {
         let flag = control.join(name);
-        format!("for i in $(seq 3000); do [ -e '{}' ] && break; sleep 0.01; done", flag.display())
+        format!(
+            "for i in $(seq 3000); do [ -e '{}' ] && break; sleep 0.01; done",
+            flag.display()
+        )
     };
     let script = format!(
         "set -e\nprintf '%s' '{pre}' | '{bin}' hook claude-code\ntouch '{ready}'\n{go}\necho {session} > '{file}'\ntouch '{wrote}'\n{end}\nprintf '%s' '{post}' | '{bin}' hook claude-code\n",
@@ -334,7 +347,10 @@ fn agent(ws: &Workspace, control: &Path, session: &str, file: &str) -> std::proc
             None => cmd.env_remove(key),
         };
     }
-    cmd.args(["-c", &script]).current_dir(ws.root()).spawn().expect("spawn the agent")
+    cmd.args(["-c", &script])
+        .current_dir(ws.root())
+        .spawn()
+        .expect("spawn the agent")
 }
 
 /// With `CAP_SYS_ADMIN` (these tests run as root), fanotify names each file's writer: while
@@ -350,7 +366,12 @@ fn files_written_in_two_sessions_calls_at_once_are_told_apart_by_process() {
     let ws = Workspace::new();
     let control = tempfile::tempdir().expect("control dir");
     let daemon = Daemon::start_in_home(&ws);
-    assert_eq!(daemon.status()["ownership"]["by"], "process", "{:#}", daemon.status());
+    assert_eq!(
+        daemon.status()["ownership"]["by"],
+        "process",
+        "{:#}",
+        daemon.status()
+    );
     prompt(&ws, "alpha", "one");
     prompt(&ws, "beta", "two");
     let mut agents = [
@@ -358,7 +379,11 @@ fn files_written_in_two_sessions_calls_at_once_are_told_apart_by_process() {
         agent(&ws, control.path(), "beta", "b.txt"),
     ];
     let flag = |name: &str| control.path().join(name).exists();
-    let both = |step: &str| poll_until(std::time::Duration::from_secs(60), || (flag(&format!("{step}-alpha")) && flag(&format!("{step}-beta"))).then_some(()));
+    let both = |step: &str| {
+        poll_until(std::time::Duration::from_secs(60), || {
+            (flag(&format!("{step}-alpha")) && flag(&format!("{step}-beta"))).then_some(())
+        })
+    };
     assert!(both("ready").is_some(), "both calls open");
     std::fs::write(control.path().join("go"), "").expect("go");
     assert!(both("wrote").is_some(), "both wrote");
@@ -370,7 +395,11 @@ fn files_written_in_two_sessions_calls_at_once_are_told_apart_by_process() {
     stop(&ws, "beta");
     for (path, session) in [("a.txt", "alpha"), ("b.txt", "beta")] {
         let history = expect(200, daemon.get(&format!("/v1/history?path={path}")));
-        let last = history["versions"].as_array().and_then(|v| v.last()).cloned().unwrap_or_default();
+        let last = history["versions"]
+            .as_array()
+            .and_then(|v| v.last())
+            .cloned()
+            .unwrap_or_default();
         assert_eq!(
             (&last["origin"], &last["session"], &last["decided"]),
             (&json!("turn"), &json!(session), &json!("process")),
@@ -381,4 +410,39 @@ fn files_written_in_two_sessions_calls_at_once_are_told_apart_by_process() {
     cli_ok(&ws, &["undo", "--session", "beta"]);
     assert!(!ws.path("b.txt").exists());
     assert_eq!(ws.read("a.txt"), b"alpha\n");
+}
+
+/// The other side of a merge is not always text: a file the person deleted after the agent
+/// edited it is a conflict (nothing to merge into), and a file whose permission bits alone the
+/// person changed gets the agent's edit taken out and the person's bits kept.
+#[test]
+fn a_deleted_file_conflicts_and_a_mode_change_is_kept() {
+    let ws = Workspace::new();
+    ws.write("gone.txt", "one\n");
+    ws.write("tool.sh", "echo one\n");
+    let daemon = Daemon::start_in_home(&ws);
+    prompt(&ws, "alpha", "edit both");
+    bash(
+        &ws,
+        "alpha",
+        "a1",
+        "echo two >> gone.txt && echo 'echo two' >> tool.sh",
+    );
+    ws.sh("rm gone.txt && chmod 755 tool.sh");
+    stop(&ws, "alpha");
+    let (ok, said) = cli(&ws, &["undo", "--session", "alpha"]);
+    assert!(!ok, "{said}");
+    assert!(said.contains("gone.txt"), "{said}");
+    assert!(!ws.path("gone.txt").exists(), "a refused undo changed nothing");
+    let said = cli_ok(&ws, &["undo", "--session", "alpha", "--skip-conflicts"]);
+    assert!(said.contains("merged"), "{said}");
+    assert_eq!(ws.read("tool.sh"), b"echo one\n");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(ws.path("tool.sh")).map(|m| m.permissions().mode() & 0o777);
+    assert_eq!(mode.ok(), Some(0o755), "the person's mode is kept");
+    assert!(
+        !ws.path("gone.txt").exists(),
+        "the skipped conflict stays as the person left it"
+    );
+    drop(daemon);
 }

@@ -53,7 +53,7 @@ pub async fn tool_call(
     state.worker.send(Command::ToolCall {
         session,
         phase,
-        call,
+        call: Box::new(call),
         reply,
     })?;
     let marked = answer

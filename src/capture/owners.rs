@@ -64,12 +64,18 @@ impl Who {
         self.claims.get(path).copied().unwrap_or(self.batch)
     }
 
-    /// Whose the file at `path` (device and inode `file`) is.
-    pub fn of_file(&self, path: &RelPath, file: FileId) -> Attribution {
-        match self.claims.get(path) {
-            Some(claimed) => *claimed,
-            None => self.by_file.get(&file).copied().unwrap_or(self.batch),
+    /// Whose the file at `path` is; `file` gives its handle (`crate::watch::writers`), asked
+    /// only when fanotify named some file's writers.
+    pub fn of_file(&self, path: &RelPath, file: impl FnOnce() -> Option<FileId>) -> Attribution {
+        if let Some(claimed) = self.claims.get(path) {
+            return *claimed;
         }
+        if self.by_file.is_empty() {
+            return self.batch;
+        }
+        file()
+            .and_then(|file| self.by_file.get(&file).copied())
+            .unwrap_or(self.batch)
     }
 }
 
@@ -93,8 +99,11 @@ impl Owners {
     /// The open turns as the index now has them (`windowed`: the ids of those that report tool
     /// calls); the calls of turns still open are kept, those of ended turns closed.
     pub fn refresh(&mut self, open: Vec<TurnRow>, windowed: &[i64]) {
-        let mut calls: HashMap<i64, (Vec<Call>, Vec<u32>)> =
-            self.open.drain(..).map(|t| (t.turn.id, (t.calls, t.pids))).collect();
+        let mut calls: HashMap<i64, (Vec<Call>, Vec<u32>)> = self
+            .open
+            .drain(..)
+            .map(|t| (t.turn.id, (t.calls, t.pids)))
+            .collect();
         self.open = open
             .into_iter()
             .map(|turn| {
@@ -186,7 +195,7 @@ impl Owners {
                     turn_id: Some(turn_id),
                     decided: Some(Decided::Process),
                 };
-                who.by_file.insert(*file, owner);
+                who.by_file.insert(file.clone(), owner);
             }
         }
         who
@@ -270,7 +279,9 @@ fn own_ancestors(turns: &[&OpenTurn]) -> Vec<(i64, HashSet<u32>)> {
 fn descends_from(own: &[(i64, HashSet<u32>)], chains: &[Chain]) -> Option<i64> {
     let mut found = None;
     for chain in chains {
-        let mut hits = own.iter().filter(|(_, set)| chain.iter().any(|p| set.contains(p)));
+        let mut hits = own
+            .iter()
+            .filter(|(_, set)| chain.iter().any(|p| set.contains(p)));
         let (Some((turn, _)), None) = (hits.next(), hits.next()) else {
             return None;
         };
@@ -379,19 +390,26 @@ mod tests {
         owners.start_call(1, call(vec![10, 11, 100]));
         owners.start_call(2, call(vec![20, 21, 100]));
         let writers = HashMap::from([
-            ((1, 1), vec![vec![30, 11, 100]]),
-            ((1, 2), vec![vec![40, 21, 100]]),
-            ((1, 3), vec![vec![50, 100]]),
-            ((1, 4), vec![vec![30, 11, 100], vec![40, 21, 100]]),
+            (vec![1], vec![vec![30, 11, 100]]),
+            (vec![2], vec![vec![40, 21, 100]]),
+            (vec![3], vec![vec![50, 100]]),
+            (vec![4], vec![vec![30, 11, 100], vec![40, 21, 100]]),
         ]);
         let who = owners.who_with(&writers);
         let path = RelPath::from_fs_bytes(b"x".to_vec());
-        let owner = |file| who.of_file(&path, file);
-        assert_eq!((owner((1, 1)).turn_id, owner((1, 1)).decided), (Some(1), Some(Decided::Process)));
-        assert_eq!(owner((1, 2)).turn_id, Some(2));
-        assert_eq!(owner((1, 3)).origin, Origin::Ambiguous, "the person's editor: undecided");
-        assert_eq!(owner((1, 4)).origin, Origin::Ambiguous, "both wrote it");
-        assert_eq!(owner((9, 9)).origin, Origin::Ambiguous);
+        let owner = |file: u8| who.of_file(&path, || Some(vec![file]));
+        assert_eq!(
+            (owner(1).turn_id, owner(1).decided),
+            (Some(1), Some(Decided::Process))
+        );
+        assert_eq!(owner(2).turn_id, Some(2));
+        assert_eq!(
+            owner(3).origin,
+            Origin::Ambiguous,
+            "the person's editor: undecided"
+        );
+        assert_eq!(owner(4).origin, Origin::Ambiguous, "both wrote it");
+        assert_eq!(owner(9).origin, Origin::Ambiguous);
     }
 
     #[test]

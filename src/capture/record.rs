@@ -361,7 +361,9 @@ impl Batch {
         }
         self.register_blob(conn, ctx, &present)?;
         let path_id = sql::ensure_path(conn, path)?;
-        let who = self.who.of_file(path, (present.stat.dev, present.stat.ino));
+        let who = self.who.of_file(path, || {
+            crate::watch::writers::handle_of(&path.to_abs(&ctx.root.path))
+        });
         let seq = sql::insert_version(
             conn,
             path_id,

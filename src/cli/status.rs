@@ -59,7 +59,9 @@ fn show(a: &Status) {
 /// Whose a write is: by process (fanotify) or by the agents' tool-call windows alone.
 fn ownership(o: &crate::wire::status::Ownership) {
     match (o.by.as_str(), &o.why_not_process) {
-        ("process", _) => println!("owners:        by process (fanotify names each writer) and tool-call windows"),
+        ("process", _) => {
+            println!("owners:        by process (fanotify names each writer) and tool-call windows")
+        }
         (_, Some(why)) => println!("owners:        by tool-call windows ({})", text(why)),
         _ => println!("owners:        by tool-call windows"),
     }

@@ -7,9 +7,8 @@ use std::time::Duration;
 use super::worker::Worker;
 use crate::capture::Context;
 use crate::capture::owners::{Call, Who};
-use crate::paths::RelPath;
-use crate::watch::writers::Writers;
 use crate::store::{owners, sql};
+use crate::watch::writers::Writers;
 use crate::wire::request::CallPhase;
 use crate::wire::turn::ToolCallMarked;
 
@@ -49,11 +48,11 @@ impl Worker {
         }
     }
 
-    /// Before a marker's batch: fanotify's reader has seen the marker's cookie, so every write
-    /// before it has its writers.
-    pub(super) fn writers_caught_up(&self, cookie: &RelPath) {
+    /// Before a marker's batch: fanotify's reader has taken every event queued now, so every
+    /// write made before the marker has its writers.
+    pub(super) fn writers_caught_up(&self) {
         if let Some(writers) = &self.writers
-            && !writers.caught_up(cookie.as_bytes(), CATCH_UP)
+            && !writers.caught_up(CATCH_UP)
         {
             tracing::debug!("fanotify's reader did not catch up with the marker in time");
         }

@@ -98,7 +98,7 @@ pub enum Command {
     ToolCall {
         session: String,
         phase: crate::wire::request::CallPhase,
-        call: crate::capture::owners::Call,
+        call: Box<crate::capture::owners::Call>,
         reply: oneshot::Sender<rusqlite::Result<crate::wire::turn::ToolCallMarked>>,
     },
     /// Fork a session after one of its turns.

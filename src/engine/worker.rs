@@ -305,7 +305,7 @@ impl Worker {
                             self.run_command(command);
                             self.release_waiting();
                         } else {
-                            self.writers_caught_up(&path);
+                            self.writers_caught_up();
                             self.flush(Priority::Waited);
                             self.run_command(command);
                         }
@@ -540,7 +540,7 @@ impl Worker {
                 call,
                 reply,
             } => {
-                let _ = reply.send(self.tool_call(&session, phase, call));
+                let _ = reply.send(self.tool_call(&session, phase, *call));
             }
             Command::Sync { reply } => {
                 let _ = reply.send(());

@@ -43,7 +43,10 @@ pub(super) fn decide_path(
     let turn_wide = all.iter().any(|v| {
         v.origin == Origin::Turn
             && owner.owns(v.session_id, v.seq)
-            && !matches!(v.decided, Some(Decided::ToolCall | Decided::EditTool | Decided::Process))
+            && !matches!(
+                v.decided,
+                Some(Decided::ToolCall | Decided::EditTool | Decided::Process)
+            )
     });
     Ok((decide(conn, ws, step, &all, owner)?, turn_wide))
 }

@@ -5,83 +5,94 @@
 //! (`crate::fs::procs`): the chain of parents that names the agent session they descend from
 //! (`crate::capture::owners`). inotify stays the record of what changed; this only says who.
 //!
-//! Files are known by device and inode, so a file written under a temp name and renamed into
-//! place (`sed -i`) is the one recorded. The daemon's own writes (a rollback's) are left out;
-//! its barrier cookies are followed, so a marker knows when every write before it is in
-//! (`caught_up`). Without the capability (or fanotify), nothing starts and ownership is by
-//! tool-call windows alone.
+//! Files are known by their file handle (`FAN_REPORT_FID`, `name_to_handle_at`), so a file
+//! written under a temp name and renamed into place (`sed -i`) is the one recorded, and no
+//! descriptor is ever opened for an event: closing one would drop the POSIX locks SQLite holds
+//! on the daemon's own index. The daemon's own writes are left out. A marker's batch first
+//! waits until the reader has taken every event queued before it (`caught_up`). Without the
+//! capability (or fanotify), nothing starts and ownership is by tool-call windows alone.
 
-use std::collections::{HashMap, HashSet};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::collections::HashMap;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::fs::cookie::COOKIE_PREFIX;
 use crate::fs::procs;
 
-/// A file by device and inode.
-pub type FileId = (u64, u64);
+/// A file by its handle on the watched file system (its type, then its bytes).
+pub type FileId = Vec<u8>;
 
 /// The ancestry of one writer: its pid, then its parents, nearest first.
 pub type Chain = Vec<u32>;
 
-/// Written files kept between two batches at most: past this, the oldest are forgotten (their
-/// writes then fall to the tool-call windows).
+/// Written files kept between two batches at most (the whole file system's, not only the
+/// workspace's: a handle says nothing of where a file is): past this, later ones are
+/// forgotten (their writes then fall to the tool-call windows).
 const FILES_MAX: usize = 200_000;
 const CHAIN_MAX: usize = 64;
+const HANDLE_MAX: usize = 128;
 
 #[derive(Default)]
 struct Seen {
     writers: HashMap<FileId, Vec<Chain>>,
-    cookies: HashSet<Vec<u8>>,
+    chains: Chains,
+}
+
+struct Shared {
+    fd: OwnedFd,
+    seen: Mutex<Seen>,
+    /// Signalled each time the reader has taken what was queued.
+    drained: Condvar,
 }
 
 /// The fanotify listener, while the daemon runs.
 pub struct Writers {
-    seen: Arc<(Mutex<Seen>, Condvar)>,
+    shared: Arc<Shared>,
 }
 
 impl Writers {
     /// Starts listening on the file system that holds `root`; why not, when it cannot.
     pub fn start(root: &Path) -> Result<Writers, String> {
-        let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-        let fd = init(&root)?;
-        let seen = Arc::new((Mutex::new(Seen::default()), Condvar::new()));
-        let shared = seen.clone();
-        // The thread owns the descriptor: it reads until the daemon exits.
+        let shared = Arc::new(Shared {
+            fd: init(root)?,
+            seen: Mutex::new(Seen::default()),
+            drained: Condvar::new(),
+        });
+        let reader = shared.clone();
         std::thread::Builder::new()
             .name("fanotify".into())
-            .spawn(move || read_events(&fd, &root, &shared))
+            .spawn(move || read_events(&reader))
             .map_err(|e| format!("cannot start the fanotify reader: {e}"))?;
-        Ok(Writers { seen })
+        Ok(Writers { shared })
     }
 
     /// The writers of every file written since the last call.
     pub fn take(&self) -> HashMap<FileId, Vec<Chain>> {
-        let Ok(mut seen) = self.seen.0.lock() else {
+        let Ok(mut seen) = self.shared.seen.lock() else {
             return HashMap::new();
         };
         std::mem::take(&mut seen.writers)
     }
 
-    /// Waits (at most `patience`) until the barrier cookie `name` was seen: every write made
-    /// before it is then known.
-    pub fn caught_up(&self, name: &[u8], patience: Duration) -> bool {
-        let (lock, signal) = &*self.seen;
+    /// Waits (at most `patience`) until the reader has taken every event queued now: the
+    /// writers of every write made before the call are then known.
+    pub fn caught_up(&self, patience: Duration) -> bool {
         let until = Instant::now() + patience;
-        let Ok(mut seen) = lock.lock() else {
+        let Ok(mut seen) = self.shared.seen.lock() else {
             return false;
         };
         loop {
-            if seen.cookies.remove(name) {
+            // The reader drains while holding the lock: with it held here, what is queued is
+            // exactly what it has not taken yet.
+            if !readable(&self.shared.fd) {
                 return true;
             }
             let left = until.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return false;
             }
-            match signal.wait_timeout(seen, left) {
+            match self.shared.drained.wait_timeout(seen, left) {
                 Ok((next, _)) => seen = next,
                 Err(_) => return false,
             }
@@ -89,94 +100,168 @@ impl Writers {
     }
 }
 
+/// The handle of the file at `path` (not following a final symlink), as fanotify names it.
+pub fn handle_of(path: &Path) -> Option<FileId> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    let size = std::mem::size_of::<libc::file_handle>();
+    let mut buf = vec![0u8; size + HANDLE_MAX];
+    let header = buf.as_mut_ptr().cast::<libc::file_handle>();
+    let mut mount_id: libc::c_int = 0;
+    // SAFETY: `buf` holds a file_handle header and HANDLE_MAX bytes after it, as it says.
+    let got = unsafe {
+        (*header).handle_bytes = HANDLE_MAX as u32;
+        libc::name_to_handle_at(libc::AT_FDCWD, path.as_ptr(), header, &mut mount_id, 0)
+    };
+    if got != 0 {
+        return None;
+    }
+    // SAFETY: the call filled the header.
+    let (bytes, kind) = unsafe { ((*header).handle_bytes as usize, (*header).handle_type) };
+    Some(file_id(kind, buf.get(size..size + bytes)?))
+}
+
+fn file_id(kind: i32, handle: &[u8]) -> FileId {
+    let mut id = kind.to_le_bytes().to_vec();
+    id.extend_from_slice(handle);
+    id
+}
+
 fn init(root: &Path) -> Result<OwnedFd, String> {
     use std::os::unix::ffi::OsStrExt;
-    let flags = libc::FAN_CLASS_NOTIF | libc::FAN_CLOEXEC | libc::FAN_UNLIMITED_QUEUE;
-    let event_flags = (libc::O_RDONLY | libc::O_CLOEXEC | libc::O_LARGEFILE | libc::O_NOATIME) as u32;
+    let flags = libc::FAN_CLASS_NOTIF
+        | libc::FAN_CLOEXEC
+        | libc::FAN_NONBLOCK
+        | libc::FAN_UNLIMITED_QUEUE
+        | libc::FAN_REPORT_FID;
+    let event_flags = (libc::O_RDONLY | libc::O_CLOEXEC) as u32;
     // SAFETY: plain system call; the descriptor it returns is owned below.
     let raw = unsafe { libc::fanotify_init(flags, event_flags) };
     if raw < 0 {
         let err = std::io::Error::last_os_error();
-        return Err(format!("fanotify is not available to this daemon ({err}): it needs CAP_SYS_ADMIN"));
+        return Err(format!(
+            "fanotify is not available to this daemon ({err}): it needs CAP_SYS_ADMIN"
+        ));
     }
     // SAFETY: `raw` is a new descriptor nothing else owns.
     let fd = unsafe { OwnedFd::from_raw_fd(raw) };
     let path = std::ffi::CString::new(root.as_os_str().as_bytes()).map_err(|e| e.to_string())?;
     let mark = libc::FAN_MARK_ADD | libc::FAN_MARK_FILESYSTEM;
     // SAFETY: `fd` is a fanotify descriptor, `path` a NUL-terminated string.
-    let marked = unsafe { libc::fanotify_mark(fd.as_raw_fd(), mark, libc::FAN_CLOSE_WRITE, libc::AT_FDCWD, path.as_ptr()) };
+    let marked = unsafe {
+        libc::fanotify_mark(
+            fd.as_raw_fd(),
+            mark,
+            libc::FAN_CLOSE_WRITE,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+        )
+    };
     if marked != 0 {
         let err = std::io::Error::last_os_error();
-        return Err(format!("fanotify cannot watch the file system of {} ({err})", root.display()));
+        return Err(format!(
+            "fanotify cannot watch the file system of {} ({err})",
+            root.display()
+        ));
     }
     Ok(fd)
 }
 
-/// Reads events until the descriptor is closed with the daemon.
-fn read_events(fd: &OwnedFd, root: &Path, seen: &(Mutex<Seen>, Condvar)) {
+/// Whether events wait to be read.
+fn readable(fd: &OwnedFd) -> bool {
+    let mut poll = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd.
+    let ready = unsafe { libc::poll(&mut poll, 1, 0) };
+    ready > 0 && poll.revents & libc::POLLIN != 0
+}
+
+/// Waits for events, then takes all that are queued under the lock, until the daemon exits.
+fn read_events(shared: &Shared) {
     let me = std::process::id();
     let mut buf = vec![0u8; 64 * 1024];
-    let mut chains = Chains::default();
     loop {
-        // SAFETY: `buf` is writable for its length.
-        let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-        if n <= 0 {
-            let err = std::io::Error::last_os_error();
-            if n < 0 && err.kind() == std::io::ErrorKind::Interrupted {
+        let mut wait = libc::pollfd {
+            fd: shared.fd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        if unsafe { libc::poll(&mut wait, 1, -1) } < 0 {
+            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
                 continue;
             }
-            tracing::debug!(error = %err, "fanotify reader stops");
             return;
         }
-        let events = parse(&buf[..n as usize]);
-        let mut found = Vec::with_capacity(events.len());
-        for (pid, event_fd) in events {
-            // SAFETY: the kernel opened this descriptor for us with the event.
-            let file = unsafe { OwnedFd::from_raw_fd(event_fd) };
-            if let Some(written) = describe(&file, pid, me, root, &mut chains) {
-                found.push(written);
+        let Ok(mut seen) = shared.seen.lock() else {
+            return;
+        };
+        loop {
+            // SAFETY: `buf` is writable for its length.
+            let n = unsafe { libc::read(shared.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            if n <= 0 {
+                break;
+            }
+            for (pid, id) in parse(&buf[..n as usize]) {
+                if pid != me {
+                    seen.keep(id, pid);
+                }
             }
         }
-        keep(seen, found);
+        drop(seen);
+        shared.drained.notify_all();
     }
 }
 
-/// Each event's pid and file descriptor.
-fn parse(buf: &[u8]) -> Vec<(u32, RawFd)> {
+/// Each event's pid and file.
+fn parse(buf: &[u8]) -> Vec<(u32, FileId)> {
     let size = std::mem::size_of::<libc::fanotify_event_metadata>();
     let mut events = Vec::new();
     let mut at = 0;
     while at + size <= buf.len() {
-        // SAFETY: the kernel wrote whole metadata records; the read is unaligned-safe.
+        // SAFETY: the kernel wrote whole records; the read is unaligned-safe.
         let meta: libc::fanotify_event_metadata =
             unsafe { std::ptr::read_unaligned(buf[at..].as_ptr().cast()) };
         let len = meta.event_len as usize;
-        if len < size || meta.vers != libc::FANOTIFY_METADATA_VERSION {
+        if len < size || at + len > buf.len() || meta.vers != libc::FANOTIFY_METADATA_VERSION {
             break;
         }
-        if meta.fd >= 0 {
-            events.push((meta.pid as u32, meta.fd));
+        let info = &buf[at + meta.metadata_len as usize..at + len];
+        if let Some(id) = fid_of(info) {
+            events.push((meta.pid as u32, id));
         }
         at += len;
     }
     events
 }
 
-enum Written {
-    Cookie(Vec<u8>),
-    File(FileId, Chain),
+/// The file handle of an event's first FID record: a 4-byte header, the 8-byte fsid, then
+/// `struct file_handle` (bytes, type, the handle).
+fn fid_of(info: &[u8]) -> Option<FileId> {
+    let (&kind, rest) = info.split_first()?;
+    if kind != libc::FAN_EVENT_INFO_TYPE_FID {
+        return None;
+    }
+    let handle = rest.get(3 + 8..)?;
+    let bytes = u32::from_ne_bytes(handle.get(..4)?.try_into().ok()?) as usize;
+    let kind = i32::from_ne_bytes(handle.get(4..8)?.try_into().ok()?);
+    Some(file_id(kind, handle.get(8..8 + bytes)?))
 }
 
-/// What one event says: our own cookie, or a file beneath the root and its writer.
-fn describe(file: &OwnedFd, pid: u32, me: u32, root: &Path, chains: &mut Chains) -> Option<Written> {
-    let path = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()?;
-    let rel = path.strip_prefix(root).ok()?;
-    if pid == me {
-        let name = rel.as_os_str().as_encoded_bytes();
-        return name.starts_with(COOKIE_PREFIX).then(|| Written::Cookie(name.to_vec()));
+impl Seen {
+    fn keep(&mut self, id: FileId, pid: u32) {
+        if self.writers.len() >= FILES_MAX && !self.writers.contains_key(&id) {
+            return;
+        }
+        let chain = self.chains.of(pid);
+        let chains = self.writers.entry(id).or_default();
+        if !chains.contains(&chain) {
+            chains.push(chain);
+        }
     }
-    let meta = rustix::fs::fstat(file).ok()?;
-    Some(Written::File((meta.st_dev, meta.st_ino), chains.of(pid)))
 }
 
 /// Each writer's ancestry, read once while it keeps writing (a `sed -i` over 2,000 files is
@@ -205,34 +290,4 @@ impl Chains {
             })
             .clone()
     }
-}
-
-fn keep(seen: &(Mutex<Seen>, Condvar), found: Vec<Written>) {
-    if found.is_empty() {
-        return;
-    }
-    let Ok(mut kept) = seen.0.lock() else {
-        return;
-    };
-    for written in found {
-        match written {
-            Written::Cookie(name) => {
-                // Cookies nobody waits for (a rescan's) are not kept for ever.
-                if kept.cookies.len() > 1000 {
-                    kept.cookies.clear();
-                }
-                kept.cookies.insert(name);
-            }
-            Written::File(id, chain) => {
-                if kept.writers.len() >= FILES_MAX && !kept.writers.contains_key(&id) {
-                    continue;
-                }
-                let chains = kept.writers.entry(id).or_default();
-                if !chains.contains(&chain) {
-                    chains.push(chain);
-                }
-            }
-        }
-    }
-    seen.1.notify_all();
 }
