@@ -5,6 +5,7 @@
 //!
 //! ```text
 //!  inotify ──► watch (notify callback: forward only) ──► Hint ──────┐
+//!  fanotify ─► watch::writers (who wrote each file, with CAP_SYS_ADMIN) ┤
 //!  HTTP ──► api (access checks, handlers) ──► engine::Command ──────┼──► engine worker thread
 //!   ▲             │  queries on read-only SQLite connections        │  (the one SQLite writer)
 //!   │             ▼                                                 ▼
@@ -14,7 +15,7 @@
 //! ```
 //!
 //! Layers, bottom up: no module imports one above it, and no two files of one module import
-//! each other (`python3 ../shared/tools/layers.py --files`). `test_knobs`, `escape`, `bounded`, `paths`, `config`,
+//! each other (checked by reading the `use` lines). `test_knobs`, `escape`, `bounded`, `paths`, `config`,
 //! `model`, `queue`, `log_file` → `store` → `refusal`, `stats`, `state`, `instance`, `fs`, `sessions`,
 //! `watch` → `retention` → `history` → `pins` → `restore` → `timeline` → `wire` → `capture` →
 //! `engine` → `api` → `daemon`; `client` → `lifecycle` → `hook` → `mcp` → `cli`.
@@ -23,13 +24,17 @@
 //! - [`watch`]: one non-recursive inotify watch per tracked directory, the ignore rules
 //!   ([`watch::filter`]); its callback only forwards hints, and tells a rollback waiting for
 //!   it that it has read its cookie (`fs::cookie::Drain`: a large rollback's own events never
-//!   overflow the kernel's queue).
+//!   overflow the kernel's queue); with `CAP_SYS_ADMIN`, fanotify's writers of each file
+//!   ([`watch::writers`]: their ancestry, by file handle).
 //! - [`engine`]: the single-writer loop. Hints and commands reach one thread in order; every
-//!   command waits for its barrier cookie (G1), so writes are attributed by position. A burst's
-//!   files are read while it goes on, at idle priority, and recorded ahead of the marker.
+//!   command waits for its barrier cookie (G1), so writes are attributed by position: to the
+//!   turns and tool calls open when they are recorded (`capture::owners`: whose a write is).
+//!   A burst's files are read while it goes on, at idle priority, and recorded ahead of the
+//!   marker.
 //! - [`capture`]: hints to facts (versions): bursts, the first index and the restart's walk,
 //!   rescans after lost events, the verification pass.
-//! - [`restore`]: rollback, undo, redo, restore and revert: chain, plan (the dry run),
+//! - [`restore`]: rollback, undo, redo, restore and revert: chain, plan (the dry run; a
+//!   session's takes back its own writes only, merging others' later changes by lines),
 //!   journal, apply, finish (all or nothing, G12), recovery at start-up.
 //! - [`fs`]: the confined file system beneath capture and restore: the root held open, reads
 //!   that follow no symlink, a rollback's path operations (openat2), durability, temp names,

@@ -16,11 +16,35 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::record::Attribution;
 use crate::model::{Decided, Origin};
 use crate::paths::RelPath;
 use crate::store::sql::TurnRow;
 use crate::watch::writers::{Chain, FileId};
+
+/// Who the versions of a batch are attributed to, and how that was decided (`owners`).
+#[derive(Clone, Copy, Debug)]
+pub struct Attribution {
+    pub origin: Origin,
+    pub turn_id: Option<i64>,
+    pub decided: Option<Decided>,
+}
+
+impl Attribution {
+    /// Found by a scan, not seen being written: the start-up index and reconcile, and what an
+    /// ignore-rule change brings into view.
+    pub const FOUND: Self = Self {
+        origin: Origin::Offline,
+        turn_id: None,
+        decided: None,
+    };
+
+    /// Written while no turn was open.
+    pub const OUTSIDE: Self = Self {
+        origin: Origin::Outside,
+        turn_id: None,
+        decided: None,
+    };
+}
 
 /// One tool call open now: the agent's id for it, if it gives one, its tool, and the files it
 /// names when it is an edit tool.

@@ -11,41 +11,17 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::Context;
 use super::observe::{Observed, READERS};
 pub use super::observe::{Observer, Priority, ReadEarly};
+pub use super::owners::Attribution;
 use super::owners::Who;
 use super::tracked::{RulesChanged, ignored_with_parents, untrack};
 use crate::fs::feed::{CancelOnDrop, Feed};
 use crate::fs::read::{Observation, Present, Saved, observe, unreadable_file};
 use crate::model::Hash;
-use crate::model::{Decided, Origin, State, now_ms, now_ns};
+use crate::model::{State, now_ms, now_ns};
 use crate::paths::RelPath;
 use crate::store::fault::StorageFault;
 use crate::store::sql::{self, Latest};
 use crate::watch::filter::IgnoreRules;
-
-/// Who the versions of a batch are attributed to, and how that was decided (`owners`).
-#[derive(Clone, Copy, Debug)]
-pub struct Attribution {
-    pub origin: Origin,
-    pub turn_id: Option<i64>,
-    pub decided: Option<Decided>,
-}
-
-impl Attribution {
-    /// Found by a scan, not seen being written: the start-up index and reconcile, and what an
-    /// ignore-rule change brings into view.
-    pub const FOUND: Self = Self {
-        origin: Origin::Offline,
-        turn_id: None,
-        decided: None,
-    };
-
-    /// Written while no turn was open.
-    pub const OUTSIDE: Self = Self {
-        origin: Origin::Outside,
-        turn_id: None,
-        decided: None,
-    };
-}
 
 /// What a batch left for later.
 #[derive(Debug, Default)]

@@ -5,10 +5,8 @@
 use std::time::Duration;
 
 use super::worker::Worker;
-use crate::capture::Context;
-use crate::capture::owners::{Call, Who};
+use crate::capture::owners::{Attribution, Call, Who};
 use crate::store::{owners, sql};
-use crate::watch::writers::Writers;
 use crate::wire::request::CallPhase;
 use crate::wire::turn::ToolCallMarked;
 
@@ -16,30 +14,12 @@ use crate::wire::turn::ToolCallMarked;
 /// events come, so this is a bound, not a wait.
 const CATCH_UP: Duration = Duration::from_millis(200);
 
-/// `FILEWATCHD_FANOTIFY=off` keeps ownership to the tool-call windows even with the capability.
-const FANOTIFY_ENV: &str = "FILEWATCHD_FANOTIFY";
-
-/// fanotify's writers, when the daemon may listen; `status` says which way it is.
-pub(super) fn start_writers(ctx: &Context) -> Option<Writers> {
-    let started = match std::env::var(FANOTIFY_ENV).as_deref() {
-        Ok("off" | "0" | "false") => Err(format!("{FANOTIFY_ENV} is off")),
-        _ => Writers::start(&ctx.root.path),
-    };
-    match started {
-        Ok(writers) => {
-            ctx.stats.set_ownership(None);
-            tracing::info!("ownership by process: fanotify names each file's writers");
-            Some(writers)
-        }
-        Err(why) => {
-            tracing::debug!(why, "ownership by tool-call windows");
-            ctx.stats.set_ownership(Some(why));
-            None
-        }
-    }
-}
-
 impl Worker {
+    /// Who the writes of a batch recorded now belong to, as one owner (a rescan's).
+    pub(super) fn who(&self) -> Attribution {
+        self.owners.who().batch
+    }
+
     /// Who the writes recorded now belong to: the windows, and fanotify's writers if any.
     pub(super) fn who_now(&self) -> Who {
         match &self.writers {

@@ -165,7 +165,7 @@ impl Worker {
             elapsed_ms = started.elapsed().as_millis() as u64,
             "workspace indexed"
         );
-        let writers = super::calls::start_writers(&ctx);
+        let writers = crate::watch::writers::Writers::for_daemon(&ctx.root.path, &ctx.stats);
         let mut owners = Owners::default();
         owners.refresh(sql::open_turns(&conn)?, &owners::windowed_open(&conn)?);
         let verify = Schedule::new(ctx.verify, Instant::now());
@@ -422,11 +422,6 @@ impl Worker {
         .into_iter()
         .flatten()
         .min()
-    }
-
-    /// Who the writes of a batch recorded now belong to, as one owner (a rescan's).
-    pub(super) fn who(&self) -> Attribution {
-        self.owners.who().batch
     }
 
     /// Records every pending hint in one batch; `priority` says whether a command waits for it.

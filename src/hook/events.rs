@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use super::tool_events;
+use super::tool_events::{self, ToolCallEvent};
 use crate::wire::request::CallPhase;
 
 /// The agents with a hook adapter.
@@ -60,16 +60,6 @@ pub enum Action {
     /// (`crate::capture::owners`). Never starts a daemon, never queued.
     ToolCall(ToolCallEvent),
     Nothing,
-}
-
-/// A tool call's start or end as the agent's hook reports it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolCallEvent {
-    pub phase: CallPhase,
-    pub id: Option<String>,
-    pub tool: Option<String>,
-    /// The files an edit tool names (as the agent gives them: absolute, or relative to `cwd`).
-    pub paths: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

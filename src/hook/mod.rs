@@ -9,6 +9,6 @@ pub mod autostart;
 pub mod events;
 pub mod install;
 pub mod run;
-mod tool_events;
+pub mod tool_events;
 
 pub use events::Agent;

@@ -13,7 +13,8 @@ use serde_json::Value;
 
 use super::agents;
 use super::autostart::{self, Reached};
-use super::events::{Action, Agent, HookEvent, ToolCallEvent, parse};
+use super::events::{Action, Agent, HookEvent, parse};
+use super::tool_events::ToolCallEvent;
 use crate::client::{ApiFailure, Client};
 use crate::escape;
 use crate::wire::request::{ToolCall, TurnEnd, TurnStart};

@@ -4,8 +4,17 @@
 
 use serde_json::Value;
 
-use super::events::ToolCallEvent;
 use crate::wire::request::CallPhase;
+
+/// A tool call's start or end as the agent's hook reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCallEvent {
+    pub phase: CallPhase,
+    pub id: Option<String>,
+    pub tool: Option<String>,
+    /// The files an edit tool names (as the agent gives them: absolute, or relative to `cwd`).
+    pub paths: Vec<String>,
+}
 
 /// The tools of one agent that write the files their input names, and the input fields that
 /// name them.

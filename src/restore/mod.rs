@@ -5,9 +5,9 @@
 //! - `plan` lists every tracked path changed since the target with its action, checks each
 //!   for conflicts (G4: foreign changes since the boundary, disk differing from the record, a
 //!   symlink in the way), verifies every blob it will need, and decides per `on_conflict`.
-//!   The dry run is this plan. A session's rollback takes back the session's own writes only
-//!   (`own`): others' are kept, merged (`merge`: a three-way merge of lines) when they changed
-//!   a file after it, or a conflict.
+//!   The dry run is this plan (its `steps` and notes). A session's rollback takes back the
+//!   session's own writes only (`own`): others' are kept, merged (`merge`: a three-way merge of
+//!   lines) when they changed a file after it, or a conflict (`foreign`: their changes in words).
 //! - `journaled` writes the plan durably (the journal) before anything is touched; `apply`
 //!   then changes the files through `crate::fs::ops` (confined, symlink-free, temp + fsync +
 //!   rename, no clobber) and checks each against its target (`apply::verify`); `finish`
@@ -24,6 +24,7 @@
 pub mod apply;
 pub mod chain;
 pub mod finish;
+mod foreign;
 mod journaled;
 mod merge;
 pub mod outcome;
@@ -35,6 +36,7 @@ pub mod recover;
 pub mod redo;
 pub mod revert;
 mod run;
+mod steps;
 #[cfg(test)]
 mod tests;
 

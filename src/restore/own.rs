@@ -10,8 +10,9 @@
 
 use rusqlite::Connection;
 
+use super::foreign::{describe, taken_back_in_time};
 use super::merge::{self, Merged};
-use super::plan::{Note, NoteCode, Step, describe, taken_back_in_time};
+use super::steps::{Note, NoteCode, Step};
 use super::{RollbackError, Workspace};
 use crate::model::{Content, Decided, FileState, Hash, Origin, State};
 use crate::sessions::Lineage;

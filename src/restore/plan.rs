@@ -8,95 +8,16 @@ use rusqlite::Connection;
 use super::OnConflict;
 use super::Workspace;
 use super::own::Own;
+pub use super::steps::{Action, Note, NoteCode, Ordered, Step};
 use crate::fs::feed::map_parallel;
 use crate::fs::ops::FsError;
 use crate::fs::read::{Expected, Observation, probe_expecting, unreadable_file};
 use crate::model::Hash;
-use crate::model::{Content, Origin, RACY_NS, StatKey, State, format_time};
+use crate::model::{Content, RACY_NS, StatKey, State};
 use crate::paths::RelPath;
 use crate::sessions::Lineage;
-use crate::store::journal::{self, LaterVersion};
+use crate::store::journal;
 use crate::store::{read_blob, sql};
-
-/// What a step does to its path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Action {
-    Restore,
-    Create,
-    Delete,
-    SetMode,
-    Relink,
-    RemoveDir,
-}
-
-/// One path to set from its current (latest recorded) state to its target state.
-#[derive(Debug, Clone)]
-pub struct Step {
-    pub path: RelPath,
-    pub path_id: i64,
-    pub current_seq: i64,
-    pub current: State,
-    pub target_seq: Option<i64>,
-    pub target: State,
-    /// The stat seen when the disk was checked: the apply re-checks against it.
-    pub checked: Option<StatKey>,
-}
-
-/// A step of a journaled rollback: its order in the journal names its rows and temp files.
-#[derive(Debug, Clone)]
-pub struct Ordered {
-    pub ord: i64,
-    pub step: Step,
-}
-
-impl Step {
-    pub fn action(&self) -> Action {
-        match (&self.current, &self.target) {
-            (State::Dir, State::Absent) => Action::RemoveDir,
-            (_, State::Absent) => Action::Delete,
-            (State::Absent, _) => Action::Create,
-            (State::File(c), State::File(t)) if c.hash() == t.hash() => Action::SetMode,
-            (State::Symlink { .. }, State::Symlink { .. }) => Action::Relink,
-            _ => Action::Restore,
-        }
-    }
-}
-
-/// A path with the reason it is not (or cannot be) rolled back.
-#[derive(Debug, Clone)]
-pub struct Note {
-    pub path: RelPath,
-    pub code: NoteCode,
-    pub reason: String,
-}
-
-/// Why a path is a conflict, cannot be restored, was skipped or kept, or failed: the `code`
-/// of a path in an answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum NoteCode {
-    /// Changed since the boundary by another session, a rollback of one, or no turn (G4 a).
-    ChangedByOther,
-    /// The disk differs from the latest recorded version (G4 b), or changed while applying.
-    ChangedOnDisk,
-    SymlinkInTheWay,
-    Unreadable,
-    TooLarge,
-    ContentMissing,
-    ContentNotStored,
-    BeneathSkipped,
-    /// A directory that still holds untracked files: kept.
-    NotEmpty,
-    Appeared,
-    NoParent,
-    IoError,
-    NotAtTarget,
-    WorkspaceLost,
-    /// Changed by others after the session's change, which a merge of lines takes out while
-    /// keeping theirs (`own`): not a conflict, said beside the plan.
-    Merged,
-}
 
 #[derive(Debug, Default)]
 pub struct Plan {
@@ -329,39 +250,6 @@ fn expectations(conn: &Connection, steps: &[(Step, Option<Note>)]) -> Vec<Option
         })
     };
     steps.iter().map(|(step, _)| expected(step)).collect()
-}
-
-/// The versions of a time rollback that its redo took back, with the redo's own: the pair
-/// left the path as it was, so neither is anyone's change to conflict with.
-pub(super) fn taken_back_in_time(later: &[LaterVersion]) -> Vec<i64> {
-    let mut undone = Vec::new();
-    for (i, redo) in later.iter().enumerate() {
-        let Some(redone) = redo.redo_of.filter(|_| redo.session_id.is_none()) else {
-            continue;
-        };
-        let rolled = later[..i].iter().rev().find(|v| v.rollback_id == Some(redone));
-        if let Some(rolled) = rolled {
-            undone.extend([rolled.seq, redo.seq]);
-        }
-    }
-    undone
-}
-
-pub(super) fn describe(v: &LaterVersion) -> String {
-    let when = format_time(v.recorded_at);
-    match (v.origin, &v.session, v.turn) {
-        (Origin::Turn, Some(s), Some(t)) => format!("changed by session {s} in turn {t} at {when}"),
-        (Origin::Rollback, Some(s), _) => format!("changed by a rollback of session {s} at {when}"),
-        (Origin::Rollback, None, _) => format!("changed by a time rollback at {when}"),
-        (Origin::Ambiguous, _, _) => format!("changed while turns of several sessions were open, at {when}"),
-        (Origin::Outside, _, _) if v.decided == Some(crate::model::Decided::BetweenCalls) => {
-            format!("changed by you (an editor or another process, between the agents' tool calls) at {when}")
-        }
-        (Origin::Offline, _, _) => format!(
-            "found at {when} without being seen written (filewatchd was not running, or an ignore rule stopped hiding it)"
-        ),
-        _ => format!("changed outside any turn (an editor or another process) at {when}"),
-    }
 }
 
 /// G4 (b): the disk must hold what was last recorded, and no symlink may stand where the

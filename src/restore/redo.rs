@@ -63,7 +63,10 @@ fn changed_since(conn: &Connection, changed: &ChangedBy, own: &[i64]) -> rusqlit
     let Some(latest) = foreign.last() else {
         return Ok(None);
     };
-    let mut reason = format!("{} since the rollback this redo undoes", plan::describe(latest));
+    let mut reason = format!(
+        "{} since the rollback this redo undoes",
+        super::foreign::describe(latest)
+    );
     match foreign.len() - 1 {
         0 => {}
         1 => reason.push_str(", and 1 other change before that"),

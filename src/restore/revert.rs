@@ -114,7 +114,11 @@ fn file_plan(
             continue;
         }
         if let Some(latest) = changed_since_turn(conn, resolved.lineage.as_ref(), turn, step)? {
-            let reason = format!("{} (since turn {} ended)", plan::describe(&latest), turn.number);
+            let reason = format!(
+                "{} (since turn {} ended)",
+                super::foreign::describe(&latest),
+                turn.number
+            );
             plan.conflicts.push(Note {
                 path: step.path.clone(),
                 code: NoteCode::ChangedByOther,
@@ -258,7 +262,7 @@ fn written_by_others_during(
     Ok(later.iter().find(|v| v.seq <= end && !own(v)).map(|v| {
         format!(
             "{} during turn {}: its hunks may not be the turn's own",
-            plan::describe(v),
+            super::foreign::describe(v),
             turn.number
         )
     }))

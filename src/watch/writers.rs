@@ -51,7 +51,31 @@ pub struct Writers {
     shared: Arc<Shared>,
 }
 
+/// `FILEWATCHD_FANOTIFY=off` keeps ownership to the tool-call windows even with the capability.
+const FANOTIFY_ENV: &str = "FILEWATCHD_FANOTIFY";
+
 impl Writers {
+    /// The daemon's listener for `root`, when it may have one; `stats` says which way it is
+    /// (`status`, `doctor`).
+    pub fn for_daemon(root: &Path, stats: &crate::stats::Stats) -> Option<Writers> {
+        let started = match std::env::var(FANOTIFY_ENV).as_deref() {
+            Ok("off" | "0" | "false") => Err(format!("{FANOTIFY_ENV} is off")),
+            _ => Writers::start(root),
+        };
+        match started {
+            Ok(writers) => {
+                stats.set_ownership(None);
+                tracing::info!("ownership by process: fanotify names each file's writers");
+                Some(writers)
+            }
+            Err(why) => {
+                tracing::debug!(why, "ownership by tool-call windows");
+                stats.set_ownership(Some(why));
+                None
+            }
+        }
+    }
+
     /// Starts listening on the file system that holds `root`; why not, when it cannot.
     pub fn start(root: &Path) -> Result<Writers, String> {
         let shared = Arc::new(Shared {
