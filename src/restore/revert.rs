@@ -113,6 +113,12 @@ fn file_plan(
         if plan.conflicts.iter().any(|n| n.path == step.path) {
             continue;
         }
+        // Others' later changes the plan merged around the turn's are kept: no conflict,
+        // unless the session's own later turns wrote it too (their change would go with it).
+        let merged = plan.merged.iter().any(|n| n.path == step.path);
+        if merged && !own_turn_since(conn, resolved.lineage.as_ref(), turn, step)? {
+            continue;
+        }
         if let Some(latest) = changed_since_turn(conn, resolved.lineage.as_ref(), turn, step)? {
             let reason = format!(
                 "{} (since turn {} ended)",
@@ -127,6 +133,20 @@ fn file_plan(
         }
     }
     Ok(plan)
+}
+
+/// Whether a later turn of the session wrote the step's path after `turn` ended.
+fn own_turn_since(
+    conn: &Connection,
+    lineage: Option<&Lineage>,
+    turn: &TurnRow,
+    step: &Step,
+) -> Result<bool, RollbackError> {
+    let end = turn.end_seq.unwrap_or(turn.start_seq);
+    let later = journal::versions_after(conn, step.path_id, end)?;
+    Ok(later
+        .iter()
+        .any(|v| v.origin == Origin::Turn && lineage.is_some_and(|l| l.owns(v.session_id, v.seq))))
 }
 
 /// The latest change to the step's path since the turn ended that the revert would take
