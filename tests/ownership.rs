@@ -215,7 +215,10 @@ fn each_undo_takes_back_only_its_own_and_keeps_the_persons_edit_by_a_merge() {
 #[test]
 fn a_file_revert_keeps_the_persons_later_edit_by_a_merge() {
     let (ws, daemon) = two_sessions_and_a_person();
-    cli_ok(&ws, &["revert", "--session", "alpha", "--turn", "1", "shared.txt"]);
+    cli_ok(
+        &ws,
+        &["revert", "--session", "alpha", "--turn", "1", "shared.txt"],
+    );
     let person_only = SHARED.replace("line 8\n", "line 8 by the person\n");
     assert_eq!(String::from_utf8_lossy(&ws.read("shared.txt")), person_only);
     assert_eq!(ws.read("a.txt"), b"A\n", "only the file asked for");
