@@ -207,6 +207,10 @@ fn each_undo_takes_back_only_its_own_and_keeps_the_persons_edit_by_a_merge() {
     assert_eq!(String::from_utf8_lossy(&ws.read("shared.txt")), both);
     assert_eq!(ws.read("a.txt"), b"A\n");
     assert_eq!(ws.read("c.txt"), b"written by alpha's Write tool\n");
+    // And undone again: the undo and its redo are a pair, not alpha's writes around the
+    // person's.
+    cli_ok(&ws, &["undo", "--session", "alpha"]);
+    assert_eq!(String::from_utf8_lossy(&ws.read("shared.txt")), person_only);
     drop(daemon);
 }
 
@@ -328,7 +332,8 @@ fn a_new_turn_of_a_session_that_reported_tool_calls_is_windowed_from_its_start()
     assert_eq!(changed_paths(&second), set(["two.txt"]), "{second:#}");
 }
 
-/// An agent of its own: a bash whose hook reports its ancestry, then (at the test's word,
+/// An agent of its own: a bash named `agent-<session>` (a shell is skipped as a hook's wrapper)
+/// whose hook reports its ancestry, then (at the test's word,
 /// through files in `control`) writes `file` inside its open tool call, then ends the call.
 fn agent(ws: &Workspace, control: &Path, session: &str, file: &str) -> std::process::Child {
     let call = |event: &str| {
@@ -345,7 +350,7 @@ fn agent(ws: &Workspace, control: &Path, session: &str, file: &str) -> std::proc
         )
     };
     let script = format!(
-        "set -e\nprintf '%s' '{pre}' | '{bin}' hook claude-code\ntouch '{ready}'\n{go}\necho {session} > '{file}'\ntouch '{wrote}'\n{end}\nprintf '%s' '{post}' | '{bin}' hook claude-code\n",
+        "set -e\nprintf 'agent-{session}' > /proc/$$/comm\nprintf '%s' '{pre}' | '{bin}' hook claude-code\ntouch '{ready}'\n{go}\necho {session} > '{file}'\ntouch '{wrote}'\n{end}\nprintf '%s' '{post}' | '{bin}' hook claude-code\n",
         pre = call("PreToolUse"),
         post = call("PostToolUse"),
         bin = BIN,

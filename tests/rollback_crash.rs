@@ -317,3 +317,43 @@ fn a_crash_in_a_large_undo_is_finished_exactly_with_every_action_done() {
         );
     }
 }
+
+/// A session's undo whose target is a merge of lines (the person's later edit kept) writes
+/// content no version holds: a crash after the plan is journaled and before the file is
+/// changed (K=0), or after (K=1), is finished at the restart with exactly the merged content,
+/// never a deletion (issue 48).
+#[test]
+fn a_crash_in_an_undo_that_merges_is_finished_with_the_merged_file() {
+    const BEFORE: &str = "one\ntwo\nthree\nfour\nfive\nsix\nseven\n";
+    for k in 0..=1 {
+        let ws = Workspace::new();
+        ws.write("f.txt", BEFORE);
+        let daemon = Daemon::start_with_env(&ws, &[], &pause_env(&k.to_string()));
+        daemon.turn_start("s1", "agent");
+        ws.write("f.txt", BEFORE.replace("two", "TWO by the agent"));
+        daemon.turn_end("s1");
+        ws.write(
+            "f.txt",
+            BEFORE
+                .replace("two", "TWO by the agent")
+                .replace("six", "six, the person's"),
+        );
+        let merged = BEFORE.replace("six", "six, the person's");
+        let mut target = snapshot(ws.root());
+        ws.write("f.txt", &merged);
+        target.insert("f.txt".into(), snapshot(ws.root())["f.txt"].clone());
+        ws.write(
+            "f.txt",
+            BEFORE
+                .replace("two", "TWO by the agent")
+                .replace("six", "six, the person's"),
+        );
+        assert!(
+            park_and_kill(k, daemon, "/v1/sessions/s1/undo").is_ok(),
+            "K={k} did not park"
+        );
+        let daemon = check_recovered(k, &ws, &target, &["f.txt".to_string()], "undo");
+        assert_eq!(String::from_utf8_lossy(&ws.read("f.txt")), merged, "K={k}");
+        drop(daemon);
+    }
+}

@@ -48,6 +48,7 @@ pub async fn tool_call(
             .filter_map(|p| in_workspace(&state.root, p))
             .collect(),
         pids: body.pids.iter().copied().take(PIDS_MAX).collect(),
+        started: None,
     };
     let (reply, answer) = oneshot::channel();
     state.worker.send(Command::ToolCall {

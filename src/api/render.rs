@@ -158,6 +158,7 @@ fn others_during(conn: &Connection, turn: &TurnRow) -> rusqlite::Result<HashMap<
         let who = match (write.origin, write.turn) {
             (Origin::Turn, Some((session, number))) => format!("session {session} turn {number}"),
             (Origin::Rollback, _) => "a rollback".into(),
+            (Origin::Offline, _) => "a change found at a start".into(),
             _ => "you".into(),
         };
         let names = others.entry(write.path).or_default();

@@ -53,9 +53,15 @@ pub struct Call {
     pub id: Option<String>,
     pub tool: Option<String>,
     pub paths: Vec<RelPath>,
-    /// The hook's ancestors, nearest first: its agent among them.
+    /// The hook's ancestry from its agent on (`crate::fs::procs::agent_ancestry`).
     pub pids: Vec<u32>,
+    /// When the daemon took its start.
+    pub started: Option<std::time::Instant>,
 }
+
+/// A call open longer than this may be one whose end never came (interrupted, denied): what
+/// is written while only it is open is said to be the turn's by its window, not by its call.
+const LONG_CALL: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// An open turn, whether its agent reports tool calls, and its calls open now.
 #[derive(Debug, Clone)]
@@ -71,6 +77,15 @@ impl OpenTurn {
     /// Could a write made now be this turn's?
     fn may_write(&self) -> bool {
         !self.windowed || !self.calls.is_empty()
+    }
+
+    /// Every call open is one that may never end (`LONG_CALL`).
+    fn only_long_calls(&self) -> bool {
+        !self.calls.is_empty()
+            && self
+                .calls
+                .iter()
+                .all(|c| c.started.is_some_and(|at| at.elapsed() > LONG_CALL))
     }
 }
 
@@ -151,13 +166,16 @@ impl Owners {
         self.turns().find(|t| t.session == session)
     }
 
-    /// A call of `turn_id` starts: the turn reports tool calls from now on.
-    pub fn start_call(&mut self, turn_id: i64, call: Call) {
+    /// A call of `turn_id` starts: the turn reports tool calls from now on. A start whose id
+    /// is open already (a hook run twice) is the same call.
+    pub fn start_call(&mut self, turn_id: i64, mut call: Call) {
         if let Some(open) = self.open.iter_mut().find(|t| t.turn.id == turn_id) {
             open.windowed = true;
             if !call.pids.is_empty() {
                 open.pids.clone_from(&call.pids);
             }
+            call.started.get_or_insert_with(std::time::Instant::now);
+            open.calls.retain(|c| c.id.is_none() || c.id != call.id);
             open.calls.push(call);
         }
     }
@@ -239,7 +257,7 @@ impl Owners {
             [one] => Attribution {
                 origin: Origin::Turn,
                 turn_id: Some(one.turn.id),
-                decided: decided(if one.windowed {
+                decided: decided(if one.windowed && !one.only_long_calls() {
                     Decided::ToolCall
                 } else {
                     Decided::TurnWindow
@@ -283,17 +301,17 @@ impl Owners {
     }
 }
 
-/// Each turn's ancestors that no other of `turns` shares: its agent and what it ran.
+/// Each turn's agent (the first pid its hook reported: the process that ran the hook), unless
+/// another of `turns` has the same one (one agent process serving two sessions).
 fn own_ancestors(turns: &[&OpenTurn]) -> Vec<(i64, HashSet<u32>)> {
+    let agent = |t: &OpenTurn| t.pids.first().copied();
     turns
         .iter()
         .map(|t| {
-            let others: HashSet<u32> = turns
+            let shared = turns
                 .iter()
-                .filter(|o| o.turn.id != t.turn.id)
-                .flat_map(|o| o.pids.iter().copied())
-                .collect();
-            let own = t.pids.iter().copied().filter(|p| !others.contains(p)).collect();
+                .any(|o| o.turn.id != t.turn.id && agent(o) == agent(t));
+            let own = agent(t).filter(|_| !shared).into_iter().collect();
             (t.turn.id, own)
         })
         .collect()
@@ -388,6 +406,7 @@ mod tests {
             tool: Some("Edit".into()),
             paths: vec![path(p)],
             pids: Vec::new(),
+            started: None,
         };
         owners.start_call(1, edit("a.txt"));
         owners.start_call(2, edit("b.txt"));
@@ -406,17 +425,17 @@ mod tests {
     #[test]
     fn a_file_written_in_two_sessions_calls_at_once_is_the_one_its_writer_descends_from() {
         let mut owners = owners(&[1, 2]);
-        // Two agents under one terminal (100): their own ancestors are 11 and 21.
+        // Two agents (11 and 21) under one terminal (100), and an editor (50) under it too.
         let call = |pids: Vec<u32>| Call {
             pids,
             ..Call::default()
         };
-        owners.start_call(1, call(vec![10, 11, 100]));
-        owners.start_call(2, call(vec![20, 21, 100]));
+        owners.start_call(1, call(vec![11, 100]));
+        owners.start_call(2, call(vec![21, 200, 100]));
         let writers = HashMap::from([
             (vec![1], vec![vec![30, 11, 100]]),
-            (vec![2], vec![vec![40, 21, 100]]),
-            (vec![3], vec![vec![50, 100]]),
+            (vec![2], vec![vec![40, 21, 200, 100]]),
+            (vec![3], vec![vec![50, 200, 100]]),
             (vec![4], vec![vec![30, 11, 100], vec![40, 21, 100]]),
         ]);
         let who = owners.who_with(&writers);
@@ -434,6 +453,27 @@ mod tests {
         );
         assert_eq!(owner(4).origin, Origin::Ambiguous, "both wrote it");
         assert_eq!(owner(9).origin, Origin::Ambiguous);
+    }
+
+    #[test]
+    fn a_call_open_too_long_owns_its_writes_by_the_window_and_a_repeated_start_is_one_call() {
+        let mut owners = owners(&[1, 2]);
+        let long_ago = std::time::Instant::now().checked_sub(LONG_CALL * 2);
+        let call = |id: &str, started| Call {
+            id: Some(id.into()),
+            started,
+            ..Call::default()
+        };
+        owners.start_call(1, call("c1", long_ago));
+        assert_eq!(who(&owners), (Origin::Turn, Some(1), Some(Decided::TurnWindow)));
+        owners.start_call(1, call("c2", None));
+        owners.start_call(1, call("c2", None));
+        assert_eq!(who(&owners), (Origin::Turn, Some(1), Some(Decided::ToolCall)));
+        assert!(owners.end_call(1, Some("c2"), None));
+        assert!(
+            !owners.end_call(1, Some("c2"), None),
+            "the repeated start was one call"
+        );
     }
 
     #[test]

@@ -25,6 +25,28 @@ pub fn ancestry(pid: u32, max: usize) -> Vec<u32> {
     chain
 }
 
+/// The command name of `pid` (`comm`), while it runs.
+fn name_of(pid: u32) -> Option<String> {
+    let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+    Some(name.trim_end().to_string())
+}
+
+/// Shells and wrappers an agent runs its hooks through: not the agent.
+const WRAPPERS: [&str; 9] = [
+    "sh", "bash", "dash", "zsh", "fish", "ksh", "env", "timeout", "nice",
+];
+
+/// A hook's ancestry from its agent on: the shells and wrappers the agent ran it through left
+/// out, so the first pid is the agent itself (what a writer must descend from to be its).
+pub fn agent_ancestry(pid: u32, max: usize) -> Vec<u32> {
+    let chain = ancestry(pid, max);
+    let wrappers = chain
+        .iter()
+        .take_while(|&&p| name_of(p).is_some_and(|n| WRAPPERS.contains(&n.as_str())))
+        .count();
+    chain[wrappers.min(chain.len().saturating_sub(1))..].to_vec()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

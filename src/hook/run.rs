@@ -139,8 +139,16 @@ fn tool_call(
     state_dir: Option<&Path>,
     until: Instant,
 ) -> Result<Option<String>, String> {
-    let Some(client) = autostart::reach_answering(event, state_dir, until)? else {
-        return Ok(None);
+    // A failure is said as what it is: the turn goes on; only this call's window is missed.
+    let missed = |err: String| {
+        Ok(Some(format!(
+            "{err} (the agent goes on; this tool call is not recorded)"
+        )))
+    };
+    let client = match autostart::reach_answering(event, state_dir, until) {
+        Ok(Some(client)) => client,
+        Ok(None) => return Ok(None),
+        Err(err) => return missed(err),
     };
     let absolute = |path: &String| match &event.cwd {
         Some(cwd) => cwd.join(path).to_string_lossy().into_owned(),
@@ -151,12 +159,12 @@ fn tool_call(
         id: call.id.clone(),
         tool: call.tool.clone(),
         paths: call.paths.iter().map(absolute).collect(),
-        pids: crate::fs::procs::ancestry(std::process::id(), 64),
+        pids: crate::fs::procs::agent_ancestry(std::process::id(), 64),
     };
     let session = &event.session;
     match client.post_as::<IgnoredAny>(&format!("/v1/sessions/{session}/tool-calls"), &body) {
         Ok(_) => Ok(None),
-        Err(err) => Err(format!("{err:#}")),
+        Err(err) => missed(format!("{err:#}")),
     }
 }
 

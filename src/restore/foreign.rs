@@ -1,15 +1,16 @@
 //! Others' changes to a path since a boundary, in the words a conflict gives them, and which
-//! of them a time rollback and its redo took back together (neither then counts).
+//! of them a rollback and its redo took back together (neither then counts).
 
 use crate::model::{Decided, Origin, format_time};
 use crate::store::journal::LaterVersion;
 
-/// The versions of a time rollback that its redo took back, with the redo's own: the pair
-/// left the path as it was, so neither is anyone's change to conflict with.
-pub(super) fn taken_back_in_time(later: &[LaterVersion]) -> Vec<i64> {
+/// The versions of a rollback that its redo took back, with the redo's own: the pair left
+/// the path as it was, so neither is anyone's change to conflict with, nor a session's own
+/// write between others' (an undo that merged, then its redo).
+pub(super) fn taken_back(later: &[LaterVersion]) -> Vec<i64> {
     let mut undone = Vec::new();
     for (i, redo) in later.iter().enumerate() {
-        let Some(redone) = redo.redo_of.filter(|_| redo.session_id.is_none()) else {
+        let Some(redone) = redo.redo_of else {
             continue;
         };
         let rolled = later[..i].iter().rev().find(|v| v.rollback_id == Some(redone));

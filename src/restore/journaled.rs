@@ -8,7 +8,7 @@ use super::chain::Resolved;
 use super::outcome::Outcome;
 use super::plan::Step;
 use crate::fs::temp::TempNames;
-use crate::model::now_ms;
+use crate::model::{State, now_ms};
 use crate::store::{journal, sql, timeline};
 
 /// Writes the plan and its planned answer durably, with the paths the request was restricted
@@ -40,14 +40,17 @@ pub fn journal(
         timeline::set_rollback_paths(&tx, id, &paths)?;
     }
     for (ord, step) in steps.iter().enumerate() {
-        journal::insert_step(
-            &tx,
-            id,
-            ord as i64,
-            step.path_id,
-            step.current_seq,
-            step.target_seq,
-        )?;
+        let unstored = match &step.target {
+            State::File(file) => Some(file),
+            _ => None,
+        };
+        let new = journal::NewStep {
+            path_id: step.path_id,
+            current_seq: step.current_seq,
+            target_seq: step.target_seq,
+            unstored,
+        };
+        journal::insert_step(&tx, id, ord as i64, &new)?;
     }
     let mut planned = planned.clone();
     planned.rollback_id = Some(id);

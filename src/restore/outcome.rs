@@ -120,7 +120,7 @@ impl Outcome {
         let actions = plan
             .steps
             .iter()
-            .map(|step| action_line(conn, blobs, step, with_stats, request.diff))
+            .map(|step| action_line(conn, blobs, &plan.contents, step, (with_stats, request.diff)))
             .collect();
         Self {
             operation: kind,
@@ -226,12 +226,13 @@ impl Outcome {
     }
 }
 
+/// A step's line; `contents` holds what a target no version holds yet (a merge's) reads.
 fn action_line(
     conn: &Connection,
     blobs: &BlobDir,
+    contents: &std::collections::HashMap<crate::model::Hash, Vec<u8>>,
     step: &Step,
-    with_stats: bool,
-    with_diff: bool,
+    (with_stats, with_diff): (bool, bool),
 ) -> ActionLine {
     let shown = if step.target.is_present() {
         &step.target
@@ -250,10 +251,17 @@ fn action_line(
     if !with_stats {
         return line;
     }
-    let (Some(old), Some(new)) = (
-        text_of(conn, blobs, &step.current),
-        text_of(conn, blobs, &step.target),
-    ) else {
+    let planned = match &step.target {
+        State::File(f) if step.target_seq.is_none() => f.stored().and_then(|h| contents.get(&h)),
+        _ => None,
+    };
+    let new = match planned {
+        Some(bytes) => String::from_utf8(bytes.clone())
+            .ok()
+            .filter(|t| !t.contains('\0')),
+        None => text_of(conn, blobs, &step.target),
+    };
+    let (Some(old), Some(new)) = (text_of(conn, blobs, &step.current), new) else {
         return line;
     };
     let diff = similar::TextDiff::from_lines(&old, &new);

@@ -10,7 +10,7 @@
 
 use rusqlite::Connection;
 
-use super::foreign::{describe, taken_back_in_time};
+use super::foreign::{describe, taken_back};
 use super::merge::{self, Merged};
 use super::steps::{Note, NoteCode, Step};
 use super::{RollbackError, Workspace};
@@ -59,20 +59,25 @@ fn decide(
     all: &[LaterVersion],
     owner: &Lineage,
 ) -> Result<Own, RollbackError> {
-    let undone = taken_back_in_time(all);
+    let undone = taken_back(all);
     let later: Vec<&LaterVersion> = all.iter().filter(|v| !undone.contains(&v.seq)).collect();
     let own = |v: &&LaterVersion| {
         matches!(v.origin, Origin::Turn | Origin::Rollback) && owner.owns(v.session_id, v.seq)
     };
     let ambiguous = later.iter().find(|v| v.origin == Origin::Ambiguous);
     let (Some(first), Some(last)) = (later.iter().position(own), later.iter().rposition(own)) else {
-        return Ok(match ambiguous {
-            Some(v) => conflicted(step, describe(v)),
+        // Found changed at a start (the daemon was down) may be the session's too.
+        let unseen = later.iter().rev().find(|v| v.origin == Origin::Offline);
+        return Ok(match ambiguous.or(unseen) {
+            Some(v) => conflicted(step, format!("{} (it may be this session's)", describe(v))),
             None => Own::NotOurs,
         });
     };
-    let between = later[first..=last].iter().rev().find(|v| !own(v));
-    if let Some(v) = ambiguous.or(between) {
+    if let Some(v) = ambiguous {
+        let reason = format!("{} (it may be this session's)", describe(v));
+        return Ok(conflicted(step, reason));
+    }
+    if let Some(v) = later[first..=last].iter().rev().find(|v| !own(v)) {
         let reason = format!("{} (between this session's own writes)", describe(v));
         return Ok(conflicted(step, reason));
     }
@@ -169,7 +174,6 @@ fn take_back(
             if State::File(target.clone()) == step.current {
                 return Ok(Own::NotOurs);
             }
-            store_blob(conn, ws, &bytes)?;
             step.target = State::File(target);
             step.target_seq = None;
             let kept = kept_note(&step, &since);
@@ -255,7 +259,8 @@ fn lines_words(lines: &[(usize, usize)]) -> String {
 }
 
 /// Stores content a rollback writes that no version holds yet (a merge's, a hunk revert's),
-/// before the apply: the journal's recovery writes it from the store.
+/// before the journal names it: a crash's recovery writes it from the store (the step keeps
+/// its hash, size and bits: `journal::NewStep::unstored`).
 pub(super) fn store_blob(conn: &Connection, ws: &Workspace, bytes: &[u8]) -> Result<(), RollbackError> {
     let blob = ws
         .blobs

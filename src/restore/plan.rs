@@ -62,6 +62,9 @@ impl Plan {
         self.changed_on_disk.retain(|path| !in_scope(path));
         self.changed_on_disk.extend(sub.changed_on_disk);
         self.contents.extend(sub.contents);
+        self.merged.retain(|note| !in_scope(&note.path));
+        self.merged.extend(sub.merged);
+        self.turn_wide |= sub.turn_wide;
     }
 }
 

@@ -12,7 +12,7 @@ use super::{
     redo, revert,
 };
 use crate::fs::temp::TempNames;
-use crate::model::RollbackKind;
+use crate::model::{RollbackKind, State};
 use crate::paths::RelPath;
 use crate::store::journal::{self, Status};
 use crate::store::sql;
@@ -59,6 +59,7 @@ pub fn perform(
         }
         return Ok((Concluded::Recorded(outcome), Effects::default()));
     }
+    store_new_targets(conn, ws, &decision.apply, &plan.contents)?;
     let steps: Vec<Ordered> = decision
         .apply
         .into_iter()
@@ -99,6 +100,25 @@ pub fn perform(
         "rollback applied"
     );
     Ok((concluded, effects))
+}
+
+/// Stores the content of every target no version holds (a merge's), before the journal names
+/// it: planning stores nothing, so a dry run changes nothing.
+fn store_new_targets(
+    conn: &Connection,
+    ws: &Workspace,
+    steps: &[Step],
+    contents: &std::collections::HashMap<crate::model::Hash, Vec<u8>>,
+) -> Result<(), RollbackError> {
+    for step in steps.iter().filter(|s| s.target_seq.is_none()) {
+        let State::File(file) = &step.target else {
+            continue;
+        };
+        if let Some(bytes) = file.stored().and_then(|hash| contents.get(&hash)) {
+            super::own::store_blob(conn, ws, bytes)?;
+        }
+    }
+    Ok(())
 }
 
 /// Runs a plan's queries in one transaction: SQLite takes its locks once instead of once per

@@ -28,6 +28,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0015_permission_bits.sql"),
     include_str!("../../migrations/0016_rollback_counts.sql"),
     include_str!("../../migrations/0017_owners.sql"),
+    include_str!("../../migrations/0018_step_targets.sql"),
 ];
 
 #[derive(Debug, thiserror::Error)]

@@ -3,7 +3,7 @@
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use crate::model::{Origin, RollbackKind, State};
+use crate::model::{Content, FileState, Hash, Origin, RollbackKind, State};
 use crate::paths::RelPath;
 use crate::store::sql::{Result, VERSION_COLUMNS, state_at_column};
 
@@ -247,19 +247,34 @@ pub fn insert_rollback(conn: &Connection, new: &NewRollback<'_>, now_ms: i64) ->
     Ok(conn.last_insert_rowid())
 }
 
-pub fn insert_step(
-    conn: &Connection,
-    rollback_id: i64,
-    ord: i64,
-    path_id: i64,
-    current_seq: i64,
-    target_seq: Option<i64>,
-) -> Result<()> {
+/// A journaled step: its path, the version it starts from, and where it goes: a version, or
+/// (`target_seq` none) a file no version holds yet (`unstored`), or absence.
+pub struct NewStep<'a> {
+    pub path_id: i64,
+    pub current_seq: i64,
+    pub target_seq: Option<i64>,
+    pub unstored: Option<&'a FileState>,
+}
+
+pub fn insert_step(conn: &Connection, rollback_id: i64, ord: i64, step: &NewStep<'_>) -> Result<()> {
+    let file = step.unstored.filter(|_| step.target_seq.is_none());
+    let hash = file.and_then(|f| f.hash()).map(|h| h.0.to_vec());
     conn.prepare_cached(
-        "INSERT INTO rollback_steps (rollback_id, ord, path_id, current_seq, target_seq)
-         VALUES (?1, ?2, ?3, ?4, ?5)",
+        "INSERT INTO rollback_steps (rollback_id, ord, path_id, current_seq, target_seq,
+                                     target_hash, target_size, target_executable, target_mode)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     )?
-    .execute(params![rollback_id, ord, path_id, current_seq, target_seq])?;
+    .execute(params![
+        rollback_id,
+        ord,
+        step.path_id,
+        step.current_seq,
+        step.target_seq,
+        hash,
+        file.map(|f| f.size as i64),
+        file.map(|f| f.executable),
+        file.and_then(|f| f.mode)
+    ])?;
     Ok(())
 }
 
@@ -528,7 +543,8 @@ pub fn last_recovered(conn: &Connection) -> Result<Option<RollbackRow>> {
 }
 
 pub fn steps(conn: &Connection, rollback_id: i64) -> Result<Vec<StepRow>> {
-    let sql = "SELECT s.ord, s.path_id, p.path, s.current_seq, s.target_seq, s.done
+    let sql = "SELECT s.ord, s.path_id, p.path, s.current_seq, s.target_seq, s.done,
+                      s.target_hash, s.target_size, s.target_executable, s.target_mode
                FROM rollback_steps s JOIN paths p ON p.id = s.path_id
                WHERE s.rollback_id = ?1 ORDER BY s.ord";
     let mut stmt = conn.prepare_cached(sql)?;
@@ -540,7 +556,7 @@ pub fn steps(conn: &Connection, rollback_id: i64) -> Result<Vec<StepRow>> {
             current_seq: r.get(3)?,
             current: State::Absent,
             target_seq: r.get(4)?,
-            target: State::Absent,
+            target: unstored_target(r)?,
             done: r.get(5)?,
         })
     })?;
@@ -552,4 +568,24 @@ pub fn steps(conn: &Connection, rollback_id: i64) -> Result<Vec<StepRow>> {
         }
     }
     Ok(out)
+}
+
+/// A step's target file that no version holds (schema 18); absent when there is none.
+fn unstored_target(r: &rusqlite::Row<'_>) -> Result<State> {
+    let Some(hash) = r.get::<_, Option<Vec<u8>>>(6)? else {
+        return Ok(State::Absent);
+    };
+    let hash: [u8; 32] = hash.try_into().map_err(|_| {
+        rusqlite::Error::FromSqlConversionFailure(
+            6,
+            rusqlite::types::Type::Blob,
+            "a step's target hash is not 32 bytes".into(),
+        )
+    })?;
+    Ok(State::File(FileState {
+        content: Content::Stored(Hash(hash)),
+        size: r.get::<_, Option<i64>>(7)?.unwrap_or(0) as u64,
+        executable: r.get::<_, Option<bool>>(8)?.unwrap_or(false),
+        mode: r.get(9)?,
+    }))
 }

@@ -45,6 +45,10 @@ pub struct OtherWrite {
     pub turn: Option<(String, i64)>,
 }
 
+/// At most this many other writes are read for one turn's listing (a huge span of someone
+/// else's writes names the first of them).
+const OTHERS_MAX: i64 = 100_000;
+
 /// Every write in `turn`'s span that is not the turn's own (another session's turn, the
 /// person's, a rollback), oldest first; `ambiguous` ones are the turn's too (listed with it).
 pub fn others_during(conn: &Connection, turn: &crate::store::sql::TurnRow) -> Result<Vec<OtherWrite>> {
@@ -53,11 +57,13 @@ pub fn others_during(conn: &Connection, turn: &crate::store::sql::TurnRow) -> Re
            JOIN paths p ON p.id = v.path_id
            LEFT JOIN turns t ON t.id = v.turn_id
            LEFT JOIN sessions s ON s.id = t.session_id
-          WHERE v.seq > ?1 AND v.seq <= ?2 AND v.turn_id IS NOT ?3 AND v.origin != 1
-          ORDER BY v.seq",
+          WHERE v.seq > ?1 AND v.seq <= ?2 AND v.turn_id IS NOT ?3 AND v.origin != ?4
+          ORDER BY v.seq LIMIT ?5",
     )?;
     let end = turn.end_seq.unwrap_or(i64::MAX);
-    let rows = stmt.query_map(rusqlite::params![turn.start_seq, end, turn.id], |r| {
+    let ambiguous = crate::model::Origin::Ambiguous as i64;
+    let bounds = rusqlite::params![turn.start_seq, end, turn.id, ambiguous, OTHERS_MAX];
+    let rows = stmt.query_map(bounds, |r| {
         let origin = crate::model::Origin::from_i64(r.get(1)?).unwrap_or(crate::model::Origin::Outside);
         let turn = match (r.get::<_, Option<String>>(2)?, r.get::<_, Option<i64>>(3)?) {
             (Some(session), Some(number)) => Some((session, number)),

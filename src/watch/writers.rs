@@ -35,9 +35,17 @@ const HANDLE_MAX: usize = 128;
 
 #[derive(Default)]
 struct Seen {
-    writers: HashMap<FileId, Vec<Chain>>,
+    /// Each file written since the last `take`, with when it was first seen.
+    writers: HashMap<FileId, (Instant, Vec<Chain>)>,
     chains: Chains,
+    /// Drain passes finished: `caught_up` waits for one that began after it was called.
+    passes: u64,
 }
+
+/// Files seen this long ago and not taken are the rest of the file system's (the workspace's
+/// are taken at its next batch, within seconds): forgotten once many have piled up.
+const STALE: Duration = Duration::from_secs(30);
+const PRUNE_AT: usize = 10_000;
 
 struct Shared {
     fd: OwnedFd,
@@ -96,7 +104,8 @@ impl Writers {
         let Ok(mut seen) = self.shared.seen.lock() else {
             return HashMap::new();
         };
-        std::mem::take(&mut seen.writers)
+        let taken = std::mem::take(&mut seen.writers);
+        taken.into_iter().map(|(id, (_, chains))| (id, chains)).collect()
     }
 
     /// Waits (at most `patience`) until the reader has taken every event queued now: the
@@ -106,12 +115,13 @@ impl Writers {
         let Ok(mut seen) = self.shared.seen.lock() else {
             return false;
         };
-        loop {
-            // The reader drains while holding the lock: with it held here, what is queued is
-            // exactly what it has not taken yet.
-            if !readable(&self.shared.fd) {
-                return true;
-            }
+        // The reader drains while holding the lock: with it held here, nothing queued now is
+        // being taken, and the next pass to finish began after this call and took it all.
+        if !readable(&self.shared.fd) {
+            return true;
+        }
+        let wanted = seen.passes + 1;
+        while seen.passes < wanted {
             let left = until.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return false;
@@ -121,6 +131,7 @@ impl Writers {
                 Err(_) => return false,
             }
         }
+        true
     }
 }
 
@@ -128,21 +139,24 @@ impl Writers {
 pub fn handle_of(path: &Path) -> Option<FileId> {
     use std::os::unix::ffi::OsStrExt;
     let path = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
-    let size = std::mem::size_of::<libc::file_handle>();
-    let mut buf = vec![0u8; size + HANDLE_MAX];
-    let header = buf.as_mut_ptr().cast::<libc::file_handle>();
+    let header = std::mem::size_of::<libc::file_handle>();
+    // u32s: the header's alignment, and room for HANDLE_MAX bytes after it.
+    let mut buf = vec![0u32; (header + HANDLE_MAX).div_ceil(4)];
+    let handle = buf.as_mut_ptr().cast::<libc::file_handle>();
     let mut mount_id: libc::c_int = 0;
-    // SAFETY: `buf` holds a file_handle header and HANDLE_MAX bytes after it, as it says.
+    // SAFETY: `buf` is aligned for a file_handle and holds HANDLE_MAX bytes after its header,
+    // as `handle_bytes` tells the kernel.
     let got = unsafe {
-        (*header).handle_bytes = HANDLE_MAX as u32;
-        libc::name_to_handle_at(libc::AT_FDCWD, path.as_ptr(), header, &mut mount_id, 0)
+        (*handle).handle_bytes = HANDLE_MAX as u32;
+        libc::name_to_handle_at(libc::AT_FDCWD, path.as_ptr(), handle, &mut mount_id, 0)
     };
     if got != 0 {
         return None;
     }
     // SAFETY: the call filled the header.
-    let (bytes, kind) = unsafe { ((*header).handle_bytes as usize, (*header).handle_type) };
-    Some(file_id(kind, buf.get(size..size + bytes)?))
+    let (len, kind) = unsafe { ((*handle).handle_bytes as usize, (*handle).handle_type) };
+    let bytes: Vec<u8> = buf.iter().flat_map(|w| w.to_ne_bytes()).collect();
+    Some(file_id(kind, bytes.get(header..header + len)?))
 }
 
 fn file_id(kind: i32, handle: &[u8]) -> FileId {
@@ -218,10 +232,10 @@ fn read_events(shared: &Shared) {
             if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
                 continue;
             }
-            return;
+            return stop(shared);
         }
         let Ok(mut seen) = shared.seen.lock() else {
-            return;
+            return stop(shared);
         };
         loop {
             // SAFETY: `buf` is writable for its length.
@@ -235,8 +249,24 @@ fn read_events(shared: &Shared) {
                 }
             }
         }
+        seen.passes += 1;
         drop(seen);
         shared.drained.notify_all();
+    }
+}
+
+/// The reader gives up: the mark goes, so the kernel queues nothing more for nobody to read.
+fn stop(shared: &Shared) {
+    tracing::warn!("the fanotify reader stopped: writers are no longer named");
+    // SAFETY: a fanotify descriptor; a flush takes no path.
+    unsafe {
+        libc::fanotify_mark(
+            shared.fd.as_raw_fd(),
+            libc::FAN_MARK_FLUSH | libc::FAN_MARK_FILESYSTEM,
+            0,
+            libc::AT_FDCWD,
+            std::ptr::null(),
+        );
     }
 }
 
@@ -253,7 +283,9 @@ fn parse(buf: &[u8]) -> Vec<(u32, FileId)> {
         if len < size || at + len > buf.len() || meta.vers != libc::FANOTIFY_METADATA_VERSION {
             break;
         }
-        let info = &buf[at + meta.metadata_len as usize..at + len];
+        let info = buf
+            .get(at + meta.metadata_len as usize..at + len)
+            .unwrap_or_default();
         if let Some(id) = fid_of(info) {
             events.push((meta.pid as u32, id));
         }
@@ -277,11 +309,16 @@ fn fid_of(info: &[u8]) -> Option<FileId> {
 
 impl Seen {
     fn keep(&mut self, id: FileId, pid: u32) {
+        let now = Instant::now();
+        if self.writers.len() >= PRUNE_AT {
+            self.writers
+                .retain(|_, (seen, _)| now.duration_since(*seen) < STALE);
+        }
         if self.writers.len() >= FILES_MAX && !self.writers.contains_key(&id) {
             return;
         }
         let chain = self.chains.of(pid);
-        let chains = self.writers.entry(id).or_default();
+        let (_, chains) = self.writers.entry(id).or_insert_with(|| (now, Vec::new()));
         if !chains.contains(&chain) {
             chains.push(chain);
         }

@@ -16,7 +16,7 @@ pub struct Version {
     pub seq: i64,
     pub time: String,
     pub origin: Origin,
-    /// How its owner was decided: `tool_call`, `edit_tool`, `between_tool_calls` (the
+    /// How its owner was decided: `tool_call`, `edit_tool`, `process`, `between_tool_calls` (the
     /// person's), `turn_window`; absent for versions no turn could own, and older ones.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decided: Option<Decided>,

@@ -67,7 +67,7 @@ pub struct Change {
     #[serde(default, skip_serializing_if = "super::is_false")]
     pub ambiguous: bool,
     /// How the owner of its latest version in the turn was decided (`tool_call`,
-    /// `edit_tool`, `turn_window`); absent for versions recorded before it was.
+    /// `edit_tool`, `process`, `turn_window`); absent for versions recorded before it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decided: Option<crate::model::Decided>,
     /// Who else wrote it while the turn was open (`you`, `session S turn N`, `a
