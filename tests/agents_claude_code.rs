@@ -357,3 +357,89 @@ fn two_claude_sessions_and_a_person_each_undo_takes_back_only_its_own() {
     assert!(!ws.path("b.txt").exists());
     assert_eq!(String::from_utf8_lossy(&ws.read("shared.txt")), person_only);
 }
+
+/// Each session's command waits (polling a flag the test sets, with a deadline) until both
+/// are running, then writes its file: their tool calls overlap.
+fn overlapping_script(control: &Path) -> model::Script {
+    let control = control.to_path_buf();
+    std::sync::Arc::new(move |prompt: &str| {
+        let name = if prompt.contains("alpha") { "alpha" } else { "beta" };
+        format!(
+            "touch '{dir}/started-{name}' && for i in $(seq 3000); do [ -e '{dir}/go' ] && break; sleep 0.01; done && echo {name} > {name}.txt",
+            dir = control.display()
+        )
+    })
+}
+
+/// Two Claude Code sessions whose tool calls overlap, in a workspace whose daemon has the
+/// capability or not; each session's turn, by its file.
+fn overlapping_calls(argv: &[PathBuf], env: &[(&str, &str)]) -> (Daemon, Vec<(String, Value)>) {
+    let ws = Workspace::new();
+    let control = tempfile::tempdir().expect("control dir");
+    let daemon = Daemon::start_in_home_with_env(&ws, env);
+    let install = ws.cli(".", &["hook", "install", "claude-code", "--project"]);
+    assert!(install.status.success(), "{install:?}");
+    let server = model::ModelServer::start(overlapping_script(control.path()));
+    let alpha = Claude::named(&ws, argv.to_vec(), &server, "alpha-home");
+    let beta = Claude::named(&ws, argv.to_vec(), &server, "beta-home");
+    std::thread::scope(|scope| {
+        let runs = [
+            scope.spawn(|| alpha.prompt(false, "alpha: write alpha.txt")),
+            scope.spawn(|| beta.prompt(false, "beta: write beta.txt")),
+        ];
+        let started = |name: &str| control.path().join(format!("started-{name}")).exists();
+        let both = poll_until(std::time::Duration::from_secs(120), || {
+            (started("alpha") && started("beta")).then_some(())
+        });
+        assert!(
+            both.is_some(),
+            "both calls running: {:#}",
+            json!(*server.requests.lock().unwrap())
+        );
+        std::fs::write(control.path().join("go"), "").expect("go");
+        for run in runs {
+            run.join().expect("a claude run");
+        }
+    });
+    let sessions = expect(200, daemon.get("/v1/sessions"));
+    let turns = sessions["sessions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s["session"].as_str())
+        .map(|name| (name.to_string(), daemon.turn(name, 1, false)))
+        .collect();
+    drop(ws);
+    (daemon, turns)
+}
+
+/// Issue 48 with the real CLI, tool calls that overlap: without the capability the two files
+/// are `ambiguous` (each turn lists both); with it (the tests run as root), fanotify names each
+/// file's writer, a descendant of its own Claude Code: each turn lists only its file.
+#[test]
+fn two_claude_sessions_whose_calls_overlap_are_told_apart_by_process() {
+    let Some(argv) = claude_bin() else { return };
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        skip("fanotify needs CAP_SYS_ADMIN: run the tests as root");
+        return;
+    }
+    let (_daemon, turns) = overlapping_calls(&argv, &[("FILEWATCHD_FANOTIFY", "off")]);
+    for (session, turn) in &turns {
+        assert_eq!(
+            changed_paths(turn),
+            set(["alpha.txt", "beta.txt"]),
+            "{session}: {turn:#}"
+        );
+        assert_eq!(turn["counts"]["ambiguous"], 2, "{session}: {turn:#}");
+    }
+    let (_daemon, turns) = overlapping_calls(&argv, &[]);
+    assert_eq!(turns.len(), 2, "{turns:#?}");
+    for (session, turn) in &turns {
+        let listed = changed_paths(turn);
+        assert_eq!(listed.len(), 1, "{session}: {turn:#}");
+        let change = &turn["changes"][0];
+        assert_eq!(change["decided"], "process", "{session}: {turn:#}");
+        assert_eq!(turn["counts"]["ambiguous"], 0, "{session}: {turn:#}");
+    }
+}

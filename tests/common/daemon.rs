@@ -71,6 +71,15 @@ impl Daemon {
         Daemon::start_in_home_at(ws, ws.root())
     }
 
+    /// As `start_in_home`, with extra environment variables.
+    #[allow(dead_code)] // used by some of the tests that include this file
+    pub fn start_in_home_with_env(ws: &Workspace, env: &[(&str, &str)]) -> Daemon {
+        let mut cmd = ws.command();
+        cmd.arg("serve").arg("--root").arg(ws.root());
+        cmd.envs(env.iter().copied());
+        Daemon::spawn(cmd, StateLocation::Home(ws.home().join("projects")))
+    }
+
     /// As `start_in_home`, watching `root` (the workspace or a directory inside it).
     pub fn start_in_home_at(ws: &Workspace, root: &Path) -> Daemon {
         let mut cmd = ws.command();
