@@ -80,7 +80,8 @@ fn timelined(daemon: &Daemon, answers: &[Value]) -> Vec<Value> {
     entries
 }
 
-/// Makes the index one of an older release: no briefs, no permission bits, schema version 13.
+/// Makes the index one of an older release: no briefs, no permission bits, no owners, no
+/// journaled step targets: schema version 13.
 fn forget_briefs(ws: &Workspace) {
     let conn = rusqlite::Connection::open(ws.state_dir().join("index.sqlite")).expect("open");
     conn.execute_batch(
@@ -96,6 +97,10 @@ fn forget_briefs(ws: &Workspace) {
          ALTER TABLE versions DROP COLUMN mode;
          ALTER TABLE versions DROP COLUMN decided;
          ALTER TABLE turns DROP COLUMN windowed;
+         ALTER TABLE rollback_steps DROP COLUMN target_hash;
+         ALTER TABLE rollback_steps DROP COLUMN target_size;
+         ALTER TABLE rollback_steps DROP COLUMN target_executable;
+         ALTER TABLE rollback_steps DROP COLUMN target_mode;
          PRAGMA user_version = 13;",
     )
     .expect("an index without briefs");
