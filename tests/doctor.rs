@@ -371,6 +371,25 @@ fn installed_hooks_must_run_an_existing_filewatchd_of_this_version() {
         (Some(0), "ok"),
         "{report:#}"
     );
+    // An earlier release's install: no tool-call events. A warning, fixed by installing again.
+    let events = check(&report, "hooks.gemini-cli.user.events");
+    assert_eq!(events["verdict"], "warning", "{report:#}");
+    assert!(
+        events["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("BeforeTool, AfterTool")),
+        "{events:#}"
+    );
+    assert_eq!(
+        events["fix"], "filewatchd hook install gemini-cli --user, then restart the agent's running sessions",
+        "{events:#}"
+    );
+    let claude_events = report["checks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["check"] == "hooks.claude-code.project.events");
+    assert_eq!(claude_events, None, "a fresh install has every event: {report:#}");
 }
 
 #[test]

@@ -93,10 +93,31 @@ fn check_target(target: &Target) -> Vec<Check> {
         }
     };
     let mut checks: Vec<Check> = runs.iter().map(|runs| check_runs(target, &file, runs)).collect();
+    checks.extend(check_events(target, &file));
     if target.agent == Agent::Codex && !target.notify {
         checks.extend(codex_trust(target, &file));
     }
     checks
+}
+
+/// Hooks an earlier release installed lack the tool-call events: the agent's writes then
+/// count by the turn-wide rule (docs/tracking.md, "Whose a write is").
+fn check_events(target: &Target, file: &Path) -> Option<Check> {
+    let missing = install::missing_events(target).ok()?;
+    if missing.is_empty() {
+        return None;
+    }
+    let message = format!(
+        "{} lacks filewatchd's {} hooks: its tool calls are not reported, so a person's edit made during its turns counts as the agent's",
+        file.display(),
+        missing.join(", ")
+    );
+    Some(
+        Check::warning(format!("{}.events", name(target)), message).fix(format!(
+            "{}, then restart the agent's running sessions",
+            reinstall(target)
+        )),
+    )
 }
 
 fn check_runs(target: &Target, file: &Path, runs: &Runs) -> Check {

@@ -56,6 +56,30 @@ pub fn installed(target: &Target) -> anyhow::Result<Option<Vec<Runs>>> {
     Ok(Some(runs))
 }
 
+/// The events `hook install` writes now that the target's file lacks (an earlier release's
+/// install, before the tool-call events): empty when there is nothing of filewatchd's there.
+pub fn missing_events(target: &Target) -> anyhow::Result<Vec<&'static str>> {
+    let path = target.path();
+    let Some(bytes) = target.read(&path)? else {
+        return Ok(Vec::new());
+    };
+    if !matches!(target.format(), Format::Json) || !target.has_ours(&path, &bytes)? {
+        return Ok(Vec::new());
+    }
+    let command = target.command();
+    let ours = jsonc::Ours {
+        agent: target.agent.name(),
+        command: &command,
+    };
+    let present = jsonc::our_events(text(&path, &bytes)?, &path, &ours)?;
+    Ok(target
+        .events()
+        .iter()
+        .copied()
+        .filter(|event| !present.iter().any(|p| p == event))
+        .collect())
+}
+
 /// The program of a hook command `PROGRAM hook <agent>`, unquoted as install quotes it.
 fn program_of(command: &str, agent: Agent) -> String {
     let suffix = format!(" hook {}", agent.name());

@@ -64,6 +64,22 @@ pub fn has_hooks(text: &str, path: &Path, ours: &Ours) -> anyhow::Result<bool> {
         .any(|entry| ours.entry_is_ours(entry)))
 }
 
+/// The events under which the file holds one of filewatchd's entries.
+pub fn our_events(text: &str, path: &Path, ours: &Ours) -> anyhow::Result<Vec<String>> {
+    let root = parse(text, path)?;
+    let Some(settings) = root.value().and_then(|v| v.to_serde_value()) else {
+        return Ok(Vec::new());
+    };
+    let events = settings["hooks"].as_object().into_iter().flatten();
+    Ok(events
+        .filter(|(_, list)| {
+            list.as_array()
+                .is_some_and(|l| l.iter().any(|e| ours.entry_is_ours(e)))
+        })
+        .map(|(event, _)| event.clone())
+        .collect())
+}
+
 /// The commands of filewatchd's hook entries in the file (`doctor` checks what they run).
 pub fn our_commands(text: &str, path: &Path, ours: &Ours) -> anyhow::Result<Vec<String>> {
     let root = parse(text, path)?;

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde_json::{Value, json};
 
-pub use inspect::{CodexTrust, Runs, codex_trust, installed};
+pub use inspect::{CodexTrust, Runs, codex_trust, installed, missing_events};
 pub use locate::{AgentDirs, Invocation, on_path};
 
 use super::events::Agent;
@@ -145,7 +145,15 @@ impl Target {
     /// The (event, entry) pairs for JSON hook settings.
     fn entries(&self) -> Vec<(&'static str, Value)> {
         let command = self.command();
-        let events: &[&str] = match self.agent {
+        self.events()
+            .iter()
+            .map(|&event| (event, self.entry(event, &command)))
+            .collect()
+    }
+
+    /// The events installed for the agent.
+    fn events(&self) -> &'static [&'static str] {
+        match self.agent {
             // The tool calls' starts and ends give each write its owner (docs/agents.md).
             Agent::ClaudeCode => &[
                 "SessionStart",
@@ -173,11 +181,7 @@ impl Target {
                 "PostToolUse",
             ],
             Agent::Opencode | Agent::Pi => &[],
-        };
-        events
-            .iter()
-            .map(|&event| (event, self.entry(event, &command)))
-            .collect()
+        }
     }
 
     fn entry(&self, event: &str, command: &str) -> Value {
@@ -298,7 +302,13 @@ fn install_file(target: &Target, path: &Path, dry_run: bool) -> anyhow::Result<R
                 .push(format!("your original is saved at {}", saved.display()));
         }
         // Already ours (an earlier install): the original saved then stays the original.
-        Some(_) => backup::adopt_legacy(dir, path)?,
+        Some(_) => {
+            backup::adopt_legacy(dir, path)?;
+            report.notes.push(format!(
+                "sessions of {} already running keep the hooks they started with: restart them to report their tool calls",
+                target.agent.name()
+            ));
+        }
         None => {}
     }
     target.write(path, report.after.as_deref().unwrap_or_default())?;
