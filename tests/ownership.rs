@@ -466,3 +466,24 @@ fn a_deleted_file_conflicts_and_a_mode_change_is_kept() {
     );
     drop(daemon);
 }
+
+/// Claude Code's `Write` carries the whole file in its payload: a 6 MB one is still reported,
+/// and the file is its turn's (named by its edit tool).
+#[test]
+fn a_write_of_a_large_file_is_still_its_tool_call() {
+    let ws = Workspace::new();
+    let daemon = Daemon::start_in_home(&ws);
+    prompt(&ws, "alpha", "write a big file");
+    let content = "x".repeat(6 * 1024 * 1024);
+    let file = ws.root().join("big.txt");
+    let call = json!({"tool_name": "Write", "tool_use_id": "w1",
+        "tool_input": {"file_path": file, "content": content}});
+    claude(&ws, "alpha", "PreToolUse", call.clone());
+    ws.write("big.txt", &content);
+    claude(&ws, "alpha", "PostToolUse", call);
+    stop(&ws, "alpha");
+    assert_eq!(
+        origins(&daemon, "big.txt").last(),
+        Some(&("turn".to_string(), "edit_tool".to_string()))
+    );
+}

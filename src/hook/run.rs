@@ -22,7 +22,9 @@ use crate::wire::request::{ToolCall, TurnEnd, TurnStart};
 /// Every request of a hook, and a daemon it starts, together stay under the agents' patience
 /// (and our promise).
 const BUDGET: Duration = Duration::from_millis(1500);
-const PAYLOAD_MAX: u64 = 4 * 1024 * 1024;
+/// A payload carries a tool's input: Claude Code's `Write` the whole file it writes. A file of
+/// up to about half this still gets its tool call reported.
+const PAYLOAD_MAX: u64 = 64 * 1024 * 1024;
 
 /// Runs one hook event. `args` are the arguments after the agent's name (Codex `notify`
 /// appends its JSON there).
