@@ -249,6 +249,11 @@ fn a_persons_edit_that_meets_the_agents_change_is_a_conflict_that_changes_nothin
         said.contains("line 3 of the file now"),
         "the overlap is named:\n{said}"
     );
+    let (_, plan) = cli(&ws, &["undo", "--session", "alpha", "--dry-run", "--diff"]);
+    assert!(
+        plan.contains("what --force would write"),
+        "the diff of a conflict says so:\n{plan}"
+    );
     let after = SHARED
         .replace("line 2\n", "line 2 by alpha\n")
         .replace("line 3\n", "line 3 by the person\n");

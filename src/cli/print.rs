@@ -277,6 +277,9 @@ pub fn rollback(answer: &RollbackAnswer, what: Option<&str>) {
             action.kind.name()
         );
         if let Some(diff) = &action.diff {
+            if a.dry_run && a.conflicts.iter().any(|c| c.path == action.path) {
+                println!("    (a conflict: what --force would write over the file now)");
+            }
             print!("{}", diff_lines(diff));
         }
     }
