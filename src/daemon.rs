@@ -76,6 +76,8 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
     remove_stale_cookies(&root, &state_dir)?;
     let queue_dir = queue::prepare(&state_dir.dir).context("cannot create the marker queue")?;
     let stats = Arc::new(Stats::default());
+    // Until the worker starts fanotify's listener, after the first index (`watch::writers`).
+    stats.set_ownership(Some("the daemon is still indexing the workspace".into()));
     let (tx, inbox) = mpsc::channel();
     let hints = HintSender::new(&root, tx.clone(), stats.clone()).with_queue(queue_dir.clone());
     let (queued, overflow) = (hints.queued(), hints.overflow());
