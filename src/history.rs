@@ -20,41 +20,13 @@ use crate::store::journal;
 use crate::store::read_blob;
 use crate::store::sql::{self, TurnRow, VersionRow};
 
-/// What a turn did to a path; in answers, its `name`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(into = "&'static str", try_from = "String")]
-pub enum ChangeKind {
-    Added,
-    Modified,
-    Deleted,
-    Renamed,
-}
-
-impl ChangeKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Added => "added",
-            Self::Modified => "modified",
-            Self::Deleted => "deleted",
-            Self::Renamed => "renamed",
-        }
-    }
-}
-
-impl From<ChangeKind> for &'static str {
-    fn from(kind: ChangeKind) -> Self {
-        kind.name()
-    }
-}
-
-impl TryFrom<String> for ChangeKind {
-    type Error = String;
-
-    fn try_from(name: String) -> Result<Self, String> {
-        [Self::Added, Self::Modified, Self::Deleted, Self::Renamed]
-            .into_iter()
-            .find(|kind| kind.name() == name)
-            .ok_or_else(|| format!("{name:?} is not a kind of change"))
+crate::model::named_enum! {
+    /// What a turn did to a path; in answers, its `name`.
+    pub enum ChangeKind ("a kind of change") {
+        Added = 0 => "added",
+        Modified = 1 => "modified",
+        Deleted = 2 => "deleted",
+        Renamed = 3 => "renamed",
     }
 }
 

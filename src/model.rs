@@ -142,80 +142,72 @@ impl State {
     }
 }
 
-/// What kind of thing a path is in one version; in answers, its `name`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(into = "&'static str", try_from = "String")]
-pub enum Kind {
-    Absent = 0,
-    File = 1,
-    Symlink = 2,
-    Dir = 3,
-    Untracked = 4,
-}
-
-impl Kind {
-    pub fn from_i64(value: i64) -> Option<Self> {
-        match value {
-            0 => Some(Self::Absent),
-            1 => Some(Self::File),
-            2 => Some(Self::Symlink),
-            3 => Some(Self::Dir),
-            4 => Some(Self::Untracked),
-            _ => None,
+/// An enum stored as its number and answered as its name: `ALL`, `from_i64`, `name`,
+/// `from_name`, and serde as the name (a wrong one "is not" `$what`).
+macro_rules! named_enum {
+    ($(#[$meta:meta])* $vis:vis enum $ty:ident ($what:literal) {
+        $($(#[$vmeta:meta])* $variant:ident = $num:literal => $name:literal,)+
+    }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+        #[serde(into = "&'static str", try_from = "String")]
+        $vis enum $ty {
+            $($(#[$vmeta])* $variant = $num,)+
         }
-    }
 
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Absent => "absent",
-            Self::File => "file",
-            Self::Symlink => "symlink",
-            Self::Dir => "dir",
-            Self::Untracked => "untracked",
+        impl $ty {
+            pub const ALL: &'static [Self] = &[$(Self::$variant),+];
+
+            pub fn from_i64(value: i64) -> Option<Self> {
+                Self::ALL.iter().copied().find(|v| *v as i64 == value)
+            }
+
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $name,)+
+                }
+            }
+
+            pub fn from_name(name: &str) -> Option<Self> {
+                Self::ALL.iter().copied().find(|v| v.name() == name)
+            }
         }
-    }
-}
 
-impl From<Kind> for &'static str {
-    fn from(kind: Kind) -> Self {
-        kind.name()
-    }
-}
-
-impl TryFrom<String> for Kind {
-    type Error = String;
-
-    fn try_from(name: String) -> Result<Self, String> {
-        (0..=4)
-            .filter_map(Self::from_i64)
-            .find(|kind| kind.name() == name)
-            .ok_or_else(|| format!("{name:?} is not a kind of path"))
-    }
-}
-
-/// What a rollback-like operation is (PRODUCT.md 2): a rollback (to a boundary or a time),
-/// an undo or a redo. Its `name` is how the journal and the answers say it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(into = "&'static str", try_from = "String")]
-pub enum RollbackKind {
-    Rollback,
-    Undo,
-    Redo,
-}
-
-impl RollbackKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Rollback => "rollback",
-            Self::Undo => "undo",
-            Self::Redo => "redo",
+        impl From<$ty> for &'static str {
+            fn from(value: $ty) -> Self {
+                value.name()
+            }
         }
-    }
 
-    pub fn from_name(name: &str) -> Option<Self> {
-        [Self::Rollback, Self::Undo, Self::Redo]
-            .into_iter()
-            .find(|kind| kind.name() == name)
+        impl TryFrom<String> for $ty {
+            type Error = String;
+
+            fn try_from(name: String) -> Result<Self, String> {
+                Self::from_name(&name).ok_or_else(|| format!("{name:?} is not {}", $what))
+            }
+        }
+    };
+}
+pub(crate) use named_enum;
+
+named_enum! {
+    /// What kind of thing a path is in one version; in answers, its `name`.
+    pub enum Kind ("a kind of path") {
+        Absent = 0 => "absent",
+        File = 1 => "file",
+        Symlink = 2 => "symlink",
+        Dir = 3 => "dir",
+        Untracked = 4 => "untracked",
+    }
+}
+
+named_enum! {
+    /// What a rollback-like operation is (docs/guarantees.md): a rollback (to a boundary or a
+    /// time), an undo or a redo. Its `name` is how the journal and the answers say it.
+    pub enum RollbackKind ("rollback, undo or redo") {
+        Rollback = 0 => "rollback",
+        Undo = 1 => "undo",
+        Redo = 2 => "redo",
     }
 }
 
@@ -225,131 +217,36 @@ impl std::fmt::Display for RollbackKind {
     }
 }
 
-impl From<RollbackKind> for &'static str {
-    fn from(kind: RollbackKind) -> Self {
-        kind.name()
+named_enum! {
+    /// Who made a version (docs/tracking.md); in answers, its `name`.
+    pub enum Origin ("an origin") {
+        /// While exactly one turn was open.
+        Turn = 0 => "turn",
+        /// While turns of several sessions were open.
+        Ambiguous = 1 => "ambiguous",
+        /// While no turn was open: the user, an editor, another process.
+        Outside = 2 => "outside",
+        /// Found at start-up: changed while the daemon was not running.
+        Offline = 3 => "offline",
+        /// Written by filewatchd itself.
+        Rollback = 4 => "rollback",
     }
 }
 
-impl TryFrom<String> for RollbackKind {
-    type Error = String;
-
-    fn try_from(name: String) -> Result<Self, String> {
-        Self::from_name(&name).ok_or_else(|| format!("{name:?} is not rollback, undo or redo"))
-    }
-}
-
-/// Who made a version (PRODUCT.md 2); in answers, its `name`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(into = "&'static str", try_from = "String")]
-pub enum Origin {
-    /// While exactly one turn was open.
-    Turn = 0,
-    /// While turns of several sessions were open.
-    Ambiguous = 1,
-    /// While no turn was open: the user, an editor, another process.
-    Outside = 2,
-    /// Found at start-up: changed while the daemon was not running.
-    Offline = 3,
-    /// Written by filewatchd itself.
-    Rollback = 4,
-}
-
-impl Origin {
-    pub fn from_i64(value: i64) -> Option<Self> {
-        match value {
-            0 => Some(Self::Turn),
-            1 => Some(Self::Ambiguous),
-            2 => Some(Self::Outside),
-            3 => Some(Self::Offline),
-            4 => Some(Self::Rollback),
-            _ => None,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Turn => "turn",
-            Self::Ambiguous => "ambiguous",
-            Self::Outside => "outside",
-            Self::Offline => "offline",
-            Self::Rollback => "rollback",
-        }
-    }
-}
-
-impl From<Origin> for &'static str {
-    fn from(origin: Origin) -> Self {
-        origin.name()
-    }
-}
-
-impl TryFrom<String> for Origin {
-    type Error = String;
-
-    fn try_from(name: String) -> Result<Self, String> {
-        (0..=4)
-            .filter_map(Self::from_i64)
-            .find(|origin| origin.name() == name)
-            .ok_or_else(|| format!("{name:?} is not an origin"))
-    }
-}
-
-/// How a version's owner was decided (docs/tracking.md, "Whose a write is"); in answers, its
-/// `name`. Stored beside the origin; versions older than schema 17 have none.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(into = "&'static str", try_from = "String")]
-pub enum Decided {
-    /// The open turn (or turns): the agent reports no tool calls.
-    TurnWindow = 0,
-    /// Inside the one tool call open then.
-    ToolCall = 1,
-    /// The file the open edit tool names.
-    EditTool = 2,
-    /// Turns were open, none of their tool calls: the person's.
-    BetweenCalls = 3,
-    /// The writing process descends from one session's agent (fanotify).
-    Process = 4,
-}
-
-impl Decided {
-    const ALL: [Self; 5] = [
-        Self::TurnWindow,
-        Self::ToolCall,
-        Self::EditTool,
-        Self::BetweenCalls,
-        Self::Process,
-    ];
-
-    pub fn from_i64(value: i64) -> Option<Self> {
-        Self::ALL.into_iter().find(|d| *d as i64 == value)
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::TurnWindow => "turn_window",
-            Self::ToolCall => "tool_call",
-            Self::EditTool => "edit_tool",
-            Self::BetweenCalls => "between_tool_calls",
-            Self::Process => "process",
-        }
-    }
-}
-
-impl From<Decided> for &'static str {
-    fn from(decided: Decided) -> Self {
-        decided.name()
-    }
-}
-
-impl TryFrom<String> for Decided {
-    type Error = String;
-
-    fn try_from(name: String) -> Result<Self, String> {
-        Self::ALL
-            .into_iter()
-            .find(|d| d.name() == name)
-            .ok_or_else(|| format!("{name:?} is not a way an owner is decided"))
+named_enum! {
+    /// How a version's owner was decided (docs/tracking.md, "Whose a write is"); in answers,
+    /// its `name`. Stored beside the origin; versions older than schema 17 have none.
+    pub enum Decided ("a way an owner is decided") {
+        /// The open turn (or turns): the agent reports no tool calls.
+        TurnWindow = 0 => "turn_window",
+        /// Inside the one tool call open then.
+        ToolCall = 1 => "tool_call",
+        /// The file the open edit tool names.
+        EditTool = 2 => "edit_tool",
+        /// Turns were open, none of their tool calls: the person's.
+        BetweenCalls = 3 => "between_tool_calls",
+        /// The writing process descends from one session's agent (fanotify).
+        Process = 4 => "process",
     }
 }
 

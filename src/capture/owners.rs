@@ -180,6 +180,11 @@ impl Owners {
         }
     }
 
+    /// Whether `turn_id` is known to report tool calls.
+    pub fn is_windowed(&self, turn_id: i64) -> bool {
+        self.open.iter().any(|t| t.turn.id == turn_id && t.windowed)
+    }
+
     /// `turn_id` reports tool calls (an end came whose start was missed).
     pub fn mark_windowed(&mut self, turn_id: i64) {
         if let Some(open) = self.open.iter_mut().find(|t| t.turn.id == turn_id) {

@@ -54,9 +54,12 @@ impl Worker {
             });
         };
         let (turn_id, number) = turn;
-        // A start, or an end whose start was missed: the agent reports its calls.
-        owners::set_windowed(&self.conn, turn_id)?;
-        self.refresh_open_turns();
+        // A start, or an end whose start was missed: the agent reports its calls. Written once
+        // per turn, not at every call (the hook waits for this answer).
+        if !self.owners.is_windowed(turn_id) {
+            owners::set_windowed(&self.conn, turn_id)?;
+            self.refresh_open_turns();
+        }
         let unmatched = match phase {
             CallPhase::Start => {
                 self.owners.start_call(turn_id, call);

@@ -207,14 +207,21 @@ fn init(root: &Path) -> Result<OwnedFd, String> {
 
 /// Whether events wait to be read.
 fn readable(fd: &OwnedFd) -> bool {
+    poll_in(fd, 0).unwrap_or(false)
+}
+
+/// Waits at most `timeout_ms` (-1: for ever) for events to read.
+fn poll_in(fd: &OwnedFd, timeout_ms: libc::c_int) -> std::io::Result<bool> {
     let mut poll = libc::pollfd {
         fd: fd.as_raw_fd(),
         events: libc::POLLIN,
         revents: 0,
     };
     // SAFETY: one valid pollfd.
-    let ready = unsafe { libc::poll(&mut poll, 1, 0) };
-    ready > 0 && poll.revents & libc::POLLIN != 0
+    match unsafe { libc::poll(&mut poll, 1, timeout_ms) } {
+        n if n < 0 => Err(std::io::Error::last_os_error()),
+        n => Ok(n > 0 && poll.revents & libc::POLLIN != 0),
+    }
 }
 
 /// Waits for events, then takes all that are queued under the lock, until the daemon exits.
@@ -222,17 +229,10 @@ fn read_events(shared: &Shared) {
     let me = std::process::id();
     let mut buf = vec![0u8; 64 * 1024];
     loop {
-        let mut wait = libc::pollfd {
-            fd: shared.fd.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd.
-        if unsafe { libc::poll(&mut wait, 1, -1) } < 0 {
-            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            return stop(shared);
+        match poll_in(&shared.fd, -1) {
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return stop(shared),
+            Ok(_) => {}
         }
         let Ok(mut seen) = shared.seen.lock() else {
             return stop(shared);
