@@ -148,53 +148,45 @@ fn take_back(
             return Ok(conflicted(step, reason));
         }
     };
-    let bytes = match (now.content == mine.content, before.content == mine.content) {
-        (true, _) => None,
-        (false, true) => Some(Ok(None)),
-        (false, false) => Some(merged(conn, ws, [mine, before, now], &since)),
+    let bytes = match kept_content(conn, ws, [mine, before, now], &since) {
+        Ok(bytes) => bytes,
+        Err(reason) => return Ok(conflicted(step, reason)),
     };
-    let target = match bytes {
-        None => FileState {
-            executable: bits.executable,
-            mode: bits.mode,
-            ..before.clone()
-        },
-        Some(Ok(None)) => FileState {
-            executable: bits.executable,
-            mode: bits.mode,
-            ..now.clone()
-        },
-        Some(Ok(Some(bytes))) => {
-            let target = FileState {
-                content: Content::Stored(Hash::of(&bytes)),
-                size: bytes.len() as u64,
-                executable: bits.executable,
-                mode: bits.mode,
-            };
-            if State::File(target.clone()) == step.current {
-                return Ok(Own::NotOurs);
-            }
-            step.target = State::File(target);
-            step.target_seq = None;
-            let kept = kept_note(&step, &since);
-            return Ok(Own::Merged(step, bytes, kept));
-        }
-        Some(Err(reason)) => return Ok(conflicted(step, reason)),
-    };
-    if State::File(target.clone()) == step.current {
+    let target = State::File(FileState {
+        content: Content::Stored(Hash::of(&bytes)),
+        size: bytes.len() as u64,
+        executable: bits.executable,
+        mode: bits.mode,
+    });
+    if target == step.current {
         return Ok(Own::NotOurs);
     }
-    let kept = kept_note(&step, &since);
-    let bytes = content(conn, ws, &State::File(target.clone()));
-    step.target = State::File(target);
+    step.target = target;
     step.target_seq = None;
-    match bytes {
-        Some(bytes) => Ok(Own::Merged(step, bytes, kept)),
-        None => Ok(conflicted(
-            step,
-            format!("{since}; its content then was never stored"),
-        )),
+    let kept = kept_note(&step, &since);
+    Ok(Own::Merged(step, bytes, kept))
+}
+
+/// The content the file gets: what it held before the session's change when nobody changed it
+/// since, the file now when the session did not change the content (only its bits), else the
+/// two changes merged by lines. The reason it cannot be had, as a conflict's.
+fn kept_content(
+    conn: &Connection,
+    ws: &Workspace,
+    [mine, before, now]: [&FileState; 3],
+    since: &str,
+) -> Result<Vec<u8>, String> {
+    let read = |f: &FileState| {
+        content(conn, ws, &State::File(f.clone()))
+            .ok_or_else(|| format!("{since}; its content then was never stored"))
+    };
+    if now.content == mine.content {
+        return read(before);
     }
+    if before.content == mine.content {
+        return read(now);
+    }
+    merged(conn, ws, [mine, before, now], since)
 }
 
 fn kept_note(step: &Step, since: &str) -> Note {
@@ -206,12 +198,7 @@ fn kept_note(step: &Step, since: &str) -> Note {
 }
 
 /// The lines of `[mine, before, now]` merged; the reason it cannot be, as a conflict's.
-fn merged(
-    conn: &Connection,
-    ws: &Workspace,
-    sides: [&FileState; 3],
-    since: &str,
-) -> Result<Option<Vec<u8>>, String> {
+fn merged(conn: &Connection, ws: &Workspace, sides: [&FileState; 3], since: &str) -> Result<Vec<u8>, String> {
     let read = |f: &FileState| content(conn, ws, &State::File(f.clone()));
     let [Some(mine), Some(before), Some(now)] = sides.map(read) else {
         return Err(format!(
@@ -219,7 +206,7 @@ fn merged(
         ));
     };
     match merge::take_back(&mine, &before, &now) {
-        Merged::Clean(bytes) => Ok(Some(bytes)),
+        Merged::Clean(bytes) => Ok(bytes),
         Merged::Overlap(lines) => Err(format!(
             "{since}, and that change meets this session's at {}",
             lines_words(&lines)
