@@ -83,6 +83,35 @@ struct FileConfig {
     verify: Option<VerifyFile>,
     autostart: Option<bool>,
     mcp: Option<McpFile>,
+    ignored_files: Option<IgnoredFilesFile>,
+}
+
+/// `[ignored_files]`: files a `.gitignore` rule names, recorded all the same (`watch::kept`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct IgnoredFilesFile {
+    record: Option<bool>,
+    max_size: Option<u64>,
+    max_files: Option<usize>,
+}
+
+/// Which ignored files are recorded (`crate::watch::kept`): on, each up to `max_size` bytes,
+/// at most `max_files` of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IgnoredFiles {
+    pub record: bool,
+    pub max_size: u64,
+    pub max_files: usize,
+}
+
+impl Default for IgnoredFiles {
+    fn default() -> Self {
+        Self {
+            record: true,
+            max_size: 1 << 20,
+            max_files: 1000,
+        }
+    }
 }
 
 /// `[mcp]`: what `filewatchd mcp` offers the agent.
@@ -115,6 +144,7 @@ pub struct Config {
     /// `[mcp] allow_rollback = true`: the MCP server lists `undo`, `rollback` and
     /// `restore_file` (off by default: an agent only reads the record and previews).
     pub mcp_allow_rollback: bool,
+    pub ignored_files: IgnoredFiles,
 }
 
 /// The background verification pass (G2: writes through a shared mapping have no event): at
@@ -188,6 +218,7 @@ impl Default for Config {
             verify: Verify::default(),
             autostart: true,
             mcp_allow_rollback: false,
+            ignored_files: IgnoredFiles::default(),
         }
     }
 }
@@ -226,7 +257,18 @@ impl Config {
             verify: Verify::parse(file.verify)?,
             autostart: file.autostart.unwrap_or(true),
             mcp_allow_rollback: file.mcp.and_then(|m| m.allow_rollback).unwrap_or(false),
+            ignored_files: ignored_files(file.ignored_files),
         })
+    }
+}
+
+fn ignored_files(file: Option<IgnoredFilesFile>) -> IgnoredFiles {
+    let defaults = IgnoredFiles::default();
+    let file = file.unwrap_or_default();
+    IgnoredFiles {
+        record: file.record.unwrap_or(defaults.record),
+        max_size: file.max_size.unwrap_or(defaults.max_size),
+        max_files: file.max_files.unwrap_or(defaults.max_files),
     }
 }
 

@@ -87,7 +87,9 @@ pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
     let mut ctx = Context {
         root: Arc::new(RootDir::open(&root).context("cannot open the workspace root")?),
         blobs: Arc::new(blobs),
-        rules: IgnoreRules::new(&root, &state_dir.dir, &config.ignore).context("bad ignore rules")?,
+        rules: IgnoreRules::new(&root, &state_dir.dir, &config.ignore)
+            .context("bad ignore rules")?
+            .keeping(config.ignored_files),
         watches,
         stats: stats.clone(),
         max_file_size: config.max_file_size,

@@ -81,6 +81,7 @@ pub mod daemon;
 pub mod engine;
 pub mod escape;
 pub mod fs;
+pub mod git;
 pub mod history;
 pub mod hook;
 pub mod instance;

@@ -388,6 +388,22 @@ impl Hash {
     }
 }
 
+/// Written as its hex, as the API shows it (`crate::git::change::IndexAt` in the journal).
+impl serde::Serialize for Hash {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_hex())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Hash {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let hex = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        blake3::Hash::from_hex(hex.as_bytes())
+            .map(|h| Self(*h.as_bytes()))
+            .map_err(serde::de::Error::custom)
+    }
+}
+
 impl std::fmt::Debug for Hash {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.to_hex()[..16])

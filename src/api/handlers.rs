@@ -252,14 +252,14 @@ pub async fn list_turns(
     let name = session.clone();
     sync_if(&state, move |conn| has_open_turn(conn, &name)).await?;
     state
-        .read(move |conn, _| {
+        .read(move |conn, app| {
             let lineage = sessions::named(conn, &session)?;
             let turns = lineage.turns(conn)?;
             let counts = history::counts::of_turns(conn, &turns)?;
             let turns = turns.into_iter().zip(counts);
             let turns = turns
-                .map(|(turn, counts)| render::turn_summary(turn, counts))
-                .collect();
+                .map(|(turn, counts)| render::turn_summary(conn, &app.blobs, turn, counts))
+                .collect::<rusqlite::Result<_>>()?;
             let rollbacks = briefs::of_session(conn, lineage.session_id())?;
             let rollbacks = rollbacks.into_iter().map(RollbackSummary::of).collect();
             Ok(Json(Listing {

@@ -64,7 +64,7 @@ pub fn turn_page(
         })
         .collect();
     Ok(Turn {
-        summary: turn_summary(turn.clone(), Counts::of(&changes)),
+        summary: turn_summary(conn, blobs, turn.clone(), Counts::of(&changes))?,
         reviewed: review.reviewed,
         // Retention collapsed the history before this turn's start: its list may be partial.
         expired: retention::expired(conn, turn.start_seq)?.is_some(),
@@ -100,8 +100,14 @@ pub fn difference(
     })
 }
 
-pub fn turn_summary(turn: TurnRow, counts: Counts) -> TurnSummary {
-    TurnSummary {
+pub fn turn_summary(
+    conn: &Connection,
+    blobs: &BlobDir,
+    turn: TurnRow,
+    counts: Counts,
+) -> rusqlite::Result<TurnSummary> {
+    let git = crate::store::git::moved_between(conn, blobs, turn.start_seq, turn.end_seq)?;
+    Ok(TurnSummary {
         session: turn.session,
         turn: turn.number,
         turn_ref: turn.turn_ref,
@@ -111,7 +117,8 @@ pub fn turn_summary(turn: TurnRow, counts: Counts) -> TurnSummary {
         start_seq: turn.start_seq,
         end_seq: turn.end_seq,
         counts,
-    }
+        git,
+    })
 }
 
 /// One change of a turn, its diff if asked for.

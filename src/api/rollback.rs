@@ -226,6 +226,7 @@ impl From<RollbackError> for ApiError {
                 Self::new(StatusCode::SERVICE_UNAVAILABLE, code, message).with_details(details)
             }
             RollbackError::Refused(why) => Self::from(why),
+            RollbackError::Git(_) => Self::new(StatusCode::CONFLICT, ErrorCode::GitMoved, message),
         }
     }
 }

@@ -83,7 +83,7 @@ pub async fn timeline(
         with_paths: query.paths,
     };
     state
-        .read(move |conn, _| {
+        .read(move |conn, app| {
             let page = timeline::page(conn, &request)?;
             let mut entries = Vec::with_capacity(page.entries.len());
             for entry in &page.entries {
@@ -91,6 +91,8 @@ pub async fn timeline(
                 if let (wire::Entry::Turn(turn), Entry::Turn(row)) = (&mut view, entry) {
                     turn.reviewed =
                         review::of_turn(conn, row.turn.id, &row.turn.session, row.turn.number)?.reviewed;
+                    let (start, end) = (row.turn.start_seq, row.turn.end_seq);
+                    turn.git = crate::store::git::moved_between(conn, &app.blobs, start, end)?;
                     if unreviewed && turn.reviewed {
                         continue;
                     }
@@ -151,6 +153,7 @@ fn turn_of(entry: &TurnEntry, with_paths: bool) -> wire::TurnEntry {
         reviewed: false,
         counts: entry.counts,
         changes: with_paths.then(|| entry.changes.iter().map(path_change).collect()),
+        git: Vec::new(),
     }
 }
 

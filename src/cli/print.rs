@@ -253,7 +253,7 @@ pub fn rollback(answer: &RollbackAnswer, what: Option<&str>) {
     };
     let head = what.unwrap_or(a.operation.name());
     println!("{head}{whose}: back to {boundary}{mode}");
-    if a.actions.is_empty() {
+    if a.actions.is_empty() && a.git.is_empty() {
         println!("  nothing to change");
     }
     let many = a.dry_run && a.actions.len() > GROUP_OVER && a.actions.iter().all(|x| x.diff.is_none());
@@ -282,6 +282,13 @@ pub fn rollback(answer: &RollbackAnswer, what: Option<&str>) {
             }
             print!("{}", diff_lines(diff));
         }
+    }
+    for line in &a.git {
+        let status = match line.status {
+            ActionStatus::Planned => String::new(),
+            other => format!("  [{}]", spelled(&other)),
+        };
+        println!("  {:<11} {}{status}", "git", escape::text(&line.change));
     }
     let skipped: Vec<PathLine> = a
         .skipped

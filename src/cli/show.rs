@@ -102,6 +102,15 @@ pub(super) fn turn_ended(t: &Turn) {
         escape::text(&t.summary.session),
         totals(&t.summary, t.changes.len())
     );
+    print!("{}", git_lines(&t.summary));
+}
+
+/// `  git: main 1a2b3c4 → 9f8e7d6`: a line for each thing that moved in git during the turn.
+fn git_lines(t: &TurnSummary) -> String {
+    t.git
+        .iter()
+        .map(|moved| format!("  git: {}\n", escape::text(moved)))
+        .collect()
 }
 
 /// `show`: the heading, the paths (grouped when many, unless `all` or diffs are asked for),
@@ -132,7 +141,7 @@ fn print_pages(first: First, cmd: &ShowCmd, out: &mut Paged) -> anyhow::Result<(
     } = first;
     let summary = &turn.summary;
     let total = pages.total();
-    out.write(&format!("{}\n", heading(summary)))?;
+    out.write(&format!("{}\n{}", heading(summary), git_lines(summary)))?;
     if let Some(path) = &cmd.path {
         return print_narrowed(Some(changes), pages, cmd, summary, path, out);
     }

@@ -275,6 +275,9 @@ impl View {
         if let Some(prompt) = e.prompt.as_deref().filter(|p| !p.is_empty()) {
             line.push_str(&format!("  {}", escape::text(prompt)));
         }
+        if !e.git.is_empty() {
+            line.push_str(&format!("  git: {}", escape::text(&e.git.join(", "))));
+        }
         let undone = undone_words(e);
         for (flag, word, colour) in [
             (e.open, "(open)", Paint::Warning),

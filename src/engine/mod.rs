@@ -24,6 +24,7 @@ mod checkpoint;
 mod checks;
 mod drift;
 mod early;
+mod git;
 mod lost;
 mod owed;
 mod queued;
@@ -153,6 +154,20 @@ pub enum Command {
 }
 
 impl Command {
+    /// Whether the repository's state is recorded before it runs (`git`): at the markers of
+    /// turns and tool calls, and before a rollback, a pin or a sync (what a read after it sees).
+    pub fn moves_git(&self) -> bool {
+        matches!(
+            self,
+            Command::TurnStart { .. }
+                | Command::TurnEnd { .. }
+                | Command::ToolCall { .. }
+                | Command::Rollback { .. }
+                | Command::Pin { .. }
+                | Command::Sync { .. }
+        )
+    }
+
     /// Answers a turn marker, fork, rollback or pin with `why`; gives any other command back.
     pub fn refuse(self, why: &Refusal) -> Option<Command> {
         match self {

@@ -119,6 +119,8 @@ pub struct Worker {
     pub(super) taken: u64,
     /// The marker queue the hooks write to while the daemon starts (`queued`).
     pub(super) queue: Option<std::path::PathBuf>,
+    /// The repository's state, recorded at markers (`super::git`).
+    pub(super) git: super::git::GitRecord,
 }
 
 /// A query's result while the integrity check may still run: a damaged index is reported as
@@ -176,7 +178,8 @@ impl Worker {
         let early = EarlyReads::new(ctx.observer(), ctx.stats.clone());
         let db = conn.path().filter(|p| !p.is_empty()).map(std::path::Path::new);
         let upkeep = Upkeep::new(Instant::now(), db);
-        let worker = Self {
+        let git = super::git::GitRecord::load(&conn, &ctx.root.path);
+        let mut worker = Self {
             conn,
             ctx,
             inbox,
@@ -195,7 +198,9 @@ impl Worker {
             sent: sent.clone(),
             taken: 0,
             queue: None,
+            git,
         };
+        worker.record_git(Some(offline));
         Ok((worker, WorkerHandle { tx, sent }))
     }
 
@@ -503,6 +508,9 @@ impl Worker {
             },
             None => command,
         };
+        if command.moves_git() {
+            self.record_git(None);
+        }
         match command {
             Command::TurnStart {
                 session,
@@ -581,6 +589,7 @@ impl Worker {
             }
             Command::Rollback { request, reply } => {
                 let result = crate::restore::perform(&mut self.conn, &self.ctx.workspace(), &request);
+                self.git.reload(&self.conn);
                 let result = result.map(|(concluded, effects)| {
                     self.ctx.apply(effects);
                     concluded

@@ -25,6 +25,7 @@ pub mod apply;
 pub mod chain;
 pub mod finish;
 mod foreign;
+pub mod git;
 mod journaled;
 mod merge;
 pub mod outcome;
@@ -268,6 +269,10 @@ pub enum RollbackError {
     AppliedNotRecorded(crate::store::fault::StorageFault),
     #[error(transparent)]
     Refused(#[from] crate::refusal::Refusal),
+    /// git's part could not be moved (a git command moved a ref meanwhile, holds
+    /// `index.lock`, or git failed): what moved was put back, no file was touched.
+    #[error("the rollback could not move git back: {0}; what it moved was put back and no file was changed")]
+    Git(String),
 }
 
 impl RollbackError {
@@ -296,7 +301,8 @@ impl RollbackError {
             | Self::FutureTime(_)
             | Self::Revert(_)
             | Self::BadSeq(_)
-            | Self::Refused(Refusal::Unavailable) => false,
+            | Self::Refused(Refusal::Unavailable)
+            | Self::Git(_) => false,
         }
     }
 }

@@ -53,6 +53,9 @@ pub struct Outcome {
     /// Who asked for it, when not the user (the request's `actor`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub actor: Option<super::Actor>,
+    /// What it moves (or moved) in git: HEAD, branches and tags, the stash, the index.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub git: Vec<super::git::GitLine>,
 }
 
 /// An outcome's action lines by path (`Outcome::action_index`).
@@ -140,6 +143,7 @@ impl Outcome {
             recovery: None,
             temps_left: None,
             actor: request.actor,
+            git: Vec::new(),
         }
         .with_skipped_marked(decision)
     }

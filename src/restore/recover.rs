@@ -27,6 +27,7 @@ pub fn recover(conn: &mut Connection, ws: &Workspace) -> rusqlite::Result<(Vec<O
         let steps = unfinished_steps(conn, &row)?;
         let temps = TempNames::of_rollback(row.id, row.temp_tag.clone());
         remove_temps(conn, ws, &temps, &steps)?;
+        finish_git(conn, ws, row.id)?;
         let applied = apply::execute(conn, ws, &temps, &steps, &mut HashMap::new(), Check::Recovery);
         let mut outcome = stored_outcome(&row);
         let left = applied
@@ -93,6 +94,7 @@ pub fn recover(conn: &mut Connection, ws: &Workspace) -> rusqlite::Result<(Vec<O
 /// target goes back to its state before it.
 fn finish_revert(conn: &mut Connection, ws: &Workspace, row: &RollbackRow) -> rusqlite::Result<Effects> {
     let steps = all_steps(conn, row)?;
+    super::git::put_back(conn, ws, row.id, &crate::store::git::moves_of(conn, row.id)?);
     let inverse = finish::inverse(&steps);
     let temps = TempNames::of_rollback(row.id, row.temp_tag.clone()).reverting();
     remove_temps(conn, ws, &temps, &inverse)?;
@@ -115,6 +117,29 @@ fn finish_revert(conn: &mut Connection, ws: &Workspace, row: &RollbackRow) -> ru
         "putting back a failed rollback at start-up"
     );
     Ok(Effects::of(&inverse, &back.results))
+}
+
+/// Finishes the git moves an interrupted rollback journaled: each component still where it
+/// started moves; one already moved is left; one someone else moved stops them, said in the
+/// log (the files are finished all the same).
+fn finish_git(conn: &Connection, ws: &Workspace, id: i64) -> rusqlite::Result<()> {
+    let moves = crate::store::git::moves_of(conn, id)?;
+    if moves.is_empty() {
+        return Ok(());
+    }
+    match super::git::apply(
+        conn,
+        ws,
+        id,
+        &moves,
+        &format!("finishing rollback {id} after a crash"),
+    ) {
+        Ok(()) => super::git::record_after(conn, ws, id),
+        Err(err) => {
+            tracing::warn!(rollback = id, error = %err, "an interrupted rollback's git moves cannot be finished");
+            Ok(())
+        }
+    }
 }
 
 fn all_steps(conn: &Connection, row: &RollbackRow) -> rusqlite::Result<Vec<Ordered>> {
@@ -222,5 +247,6 @@ fn stored_outcome(row: &RollbackRow) -> Outcome {
         recovery: None,
         temps_left: None,
         actor: None,
+        git: Vec::new(),
     })
 }

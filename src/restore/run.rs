@@ -8,8 +8,8 @@ use super::finish::Concluded;
 use super::outcome::Outcome;
 use super::plan::{self, Ordered, Plan, Step};
 use super::{
-    Effects, OnConflict, Operation, Request, RollbackError, Workspace, chain, finish, journaled, outside,
-    redo, revert,
+    Effects, OnConflict, Operation, Request, RollbackError, Workspace, chain, finish, git, journaled,
+    outside, redo, revert,
 };
 use crate::fs::temp::TempNames;
 use crate::model::{RollbackKind, State};
@@ -43,10 +43,15 @@ pub fn perform(
             plan.replace_within(sub, &recorded);
         }
     }
+    let git_plan = in_one_snapshot(conn, |conn| Ok(git::plan(conn, ws, &resolved, &request.paths)?))?;
+    plan.conflicts.extend(git_plan.conflicts.iter().cloned());
     let decision = plan::decide(&plan, request.on_conflict);
     let target = resolved.target.clone();
     let planned_at = started.elapsed();
     let mut outcome = Outcome::planned(conn, &ws.blobs, request, resolved.kind, target, &plan, &decision);
+    outcome.git = git::lines(conn, ws, &git_plan.moves, None);
+    let planned_moves = git_plan.moves.clone();
+    let moves = git::decided(git_plan, &decision, request.on_conflict);
     let described_at = started.elapsed();
     if request.dry_run || decision.refused {
         if request.dry_run {
@@ -70,11 +75,15 @@ pub fn perform(
     let temps = TempNames::random();
     let id = journaled::journal(conn, &resolved, &temps, request, &plain, &outcome)?;
     let journaled_at = started.elapsed();
+    move_git(conn, ws, id, &moves, &resolved)?;
+    if !moves.is_empty() {
+        outcome.git = git::lines(conn, ws, &planned_moves, Some(&moves));
+    }
     let mut contents = plan.contents;
     let applied = apply::execute(conn, ws, &temps, &steps, &mut contents, Check::Planned);
     let applied_at = started.elapsed();
     let on_conflict = request.on_conflict;
-    let (concluded, effects) = finish::conclude(
+    let concluded = finish::conclude(
         conn,
         ws,
         on_conflict,
@@ -84,7 +93,8 @@ pub fn perform(
         applied,
         outcome,
         Status::Committed,
-    )?;
+    );
+    let (concluded, effects) = git_concluded(conn, ws, id, &moves, concluded)?;
     tracing::debug!(
         plan_ms = planned_at.as_millis() as u64,
         describe_ms = (described_at - planned_at).as_millis() as u64,
@@ -100,6 +110,58 @@ pub fn perform(
         "rollback applied"
     );
     Ok((concluded, effects))
+}
+
+/// Moves git (`git`) once the rollback is journaled, before any file: if it cannot, what
+/// moved is put back and the rollback did not happen.
+fn move_git(
+    conn: &Connection,
+    ws: &Workspace,
+    id: i64,
+    moves: &[crate::git::change::Move],
+    resolved: &chain::Resolved,
+) -> Result<(), RollbackError> {
+    journal_git(conn, id, moves)?;
+    if let Err(err) = git::apply(
+        conn,
+        ws,
+        id,
+        moves,
+        &format!("{} (rollback {id})", resolved.kind.name()),
+    ) {
+        journal::set_status(conn, id, Status::Reverted)?;
+        return Err(RollbackError::Git(err.to_string()));
+    }
+    Ok(())
+}
+
+fn journal_git(conn: &Connection, id: i64, moves: &[crate::git::change::Move]) -> rusqlite::Result<()> {
+    if moves.is_empty() {
+        return Ok(());
+    }
+    crate::store::git::set_moves(conn, id, moves)
+}
+
+/// After the files: git put back with them when the rollback failed or was refused late, or
+/// its new state recorded as the rollback's when it was applied.
+fn git_concluded(
+    conn: &Connection,
+    ws: &Workspace,
+    id: i64,
+    moves: &[crate::git::change::Move],
+    concluded: Result<(Concluded, Effects), RollbackError>,
+) -> Result<(Concluded, Effects), RollbackError> {
+    if moves.is_empty() {
+        return concluded;
+    }
+    let applied = matches!(&concluded, Ok((Concluded::Recorded(o), _)) if o.applied)
+        || matches!(&concluded, Ok((Concluded::NotRecorded(_), _)));
+    if applied {
+        git::record_after(conn, ws, id)?;
+    } else {
+        git::put_back(conn, ws, id, moves);
+    }
+    concluded
 }
 
 /// Stores the content of every target no version holds (a merge's), before the journal names

@@ -211,6 +211,7 @@ impl Collection {
         // Versions written since the listing may name a blob that was unnamed then.
         let latest = gc::max_seq(&tx)?;
         gc::add_referenced(&tx, self.listed, latest)?;
+        crate::store::git::add_referenced(&tx)?;
         self.listed = latest;
         let end = gc::blob_chunk_end(&tx, after, usize::try_from(self.width).unwrap_or(1))?;
         let mut files: Vec<Hash> = Vec::new();

@@ -29,6 +29,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0016_rollback_counts.sql"),
     include_str!("../../migrations/0017_owners.sql"),
     include_str!("../../migrations/0018_step_targets.sql"),
+    include_str!("../../migrations/0019_git.sql"),
 ];
 
 #[derive(Debug, thiserror::Error)]

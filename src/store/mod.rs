@@ -6,7 +6,7 @@
 //! reviewed marks, `turn_counts` that of the counts stored for ended turns, `cache` the stat
 //! cache read in path order for a restart, `size` the store's size (a counter the blob rows'
 //! triggers keep), `briefs` what a listing shows of each rollback, `path_versions` a path's
-//! versions with their turns, `owners` which turns report their tool calls; `sqlite_errors` tells SQLite's errors as what they are.
+//! versions with their turns, `owners` which turns report their tool calls, `git` the repository's recorded states; `sqlite_errors` tells SQLite's errors as what they are.
 
 pub mod blobs;
 pub mod briefs;
@@ -14,6 +14,7 @@ pub mod cache;
 pub mod db;
 pub mod fault;
 pub mod gc;
+pub mod git;
 pub mod journal;
 pub mod meta;
 pub mod owners;

@@ -328,8 +328,12 @@ pub fn clear_path_state(conn: &Connection, path_id: i64) -> Result<()> {
     Ok(())
 }
 
+/// The latest sequence number: of a version, or of a recorded state of the repository
+/// (`crate::store::git`), which takes its number from the same sequence.
 pub fn latest_seq(conn: &Connection) -> Result<i64> {
-    conn.prepare_cached("SELECT coalesce(max(seq), 0) FROM versions")?
+    conn.prepare_cached(
+        "SELECT max(coalesce((SELECT max(seq) FROM versions), 0), coalesce((SELECT max(seq) FROM git_states), 0))",
+    )?
         .query_row([], |r| r.get(0))
 }
 

@@ -30,6 +30,8 @@ pub struct IgnoreRules {
     /// Ignore files found not applied since `take_refusals` was last asked (what `status`
     /// names, once each).
     refusals: Vec<String>,
+    /// The ignored files recorded all the same (`super::kept`).
+    kept: super::kept::Kept,
 }
 
 impl IgnoreRules {
@@ -47,9 +49,18 @@ impl IgnoreRules {
             exclude,
             per_dir: HashMap::new(),
             refusals: Vec::new(),
+            kept: super::kept::Kept::default(),
         };
         rules.reload_dir(None);
         Ok(rules)
+    }
+
+    /// Records the ignored files `limits` allows (`super::kept`).
+    pub fn keeping(self, limits: crate::config::IgnoredFiles) -> Self {
+        Self {
+            kept: super::kept::Kept::new(limits),
+            ..self
+        }
     }
 
     /// Re-reads the ignore files of one directory (`None`: the root). An ignore file that is
@@ -138,6 +149,7 @@ impl IgnoreRules {
                 continue;
             };
             match rules.matched(abs(), is_dir) {
+                Match::Ignore(glob) if !is_dir && self.kept.keeps(path, abs(), glob) => return None,
                 Match::Ignore(glob) => return Some(Verdict::Rule(glob)),
                 Match::Whitelist(_) => return None,
                 Match::None => {}
@@ -147,6 +159,7 @@ impl IgnoreRules {
             return None;
         }
         match self.exclude.matched(abs(), is_dir) {
+            Match::Ignore(glob) if !is_dir && self.kept.keeps(path, abs(), glob) => None,
             Match::Ignore(glob) => Some(Verdict::Rule(glob)),
             _ => None,
         }

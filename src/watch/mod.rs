@@ -9,6 +9,7 @@
 //! happens in the capture worker instead, which re-reads the disk for every hint anyway.
 
 pub mod filter;
+mod kept;
 mod pace;
 pub mod writers;
 

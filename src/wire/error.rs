@@ -38,6 +38,8 @@ pub enum ErrorCode {
     NotAFile,
     /// A hunk asked of a change that is not text (binary, too large, a deletion).
     NotText,
+    /// A rollback's git part could not move (a git command meanwhile): nothing changed.
+    GitMoved,
     // 410: a state retention has collapsed.
     Expired,
     PayloadTooLarge,
@@ -84,6 +86,7 @@ mod tests {
         (Unreadable, "unreadable"),
         (NotAFile, "not_a_file"),
         (NotText, "not_text"),
+        (GitMoved, "git_moved"),
         (Expired, "expired"),
         (PayloadTooLarge, "payload_too_large"),
         (UnsupportedMediaType, "unsupported_media_type"),

@@ -41,6 +41,7 @@ fn outcome(target: Target, statuses: &[ActionStatus], recovery: Option<&str>) ->
         recovery: recovery.map(String::from),
         temps_left: None,
         actor: None,
+        git: Vec::new(),
     }
 }
 

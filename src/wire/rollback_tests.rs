@@ -50,6 +50,7 @@ fn outcome(refused: bool) -> Outcome {
         recovery: Some("finished at start-up".into()),
         temps_left: None,
         actor: Some(crate::restore::Actor::Mcp),
+        git: Vec::new(),
     }
 }
 

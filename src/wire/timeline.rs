@@ -82,6 +82,9 @@ pub struct TurnEntry {
     /// With `paths=true`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub changes: Option<Vec<PathChange>>,
+    /// What moved in git during the turn (`TurnSummary::git`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub git: Vec<String>,
 }
 
 /// A path a turn or a run of outside writes changed.

@@ -21,6 +21,9 @@ pub struct TurnSummary {
     pub start_seq: i64,
     pub end_seq: Option<i64>,
     pub counts: Counts,
+    /// What moved in git from its start to its end (or now): `main 1a2b3c4 → 9f8e7d6`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub git: Vec<String>,
 }
 
 /// A turn and its net changes (all, or the page a filter leaves).

@@ -1,0 +1,203 @@
+//! git's index (what is staged), read from its file: versions 2, 3 and 4 of the format
+//! (git's `Documentation/gitformat-index.txt`). Each entry's stat data is left out of what it
+//! means: `git status` rewrites it without staging anything, so two indexes are the same when
+//! their entries (path, mode, object id, stage) are.
+
+/// An index file as read: its bytes (what a rollback writes back) and the digest of its
+/// entries (what is compared).
+#[derive(Debug, Clone)]
+pub struct Index {
+    pub bytes: Vec<u8>,
+    pub digest: [u8; 32],
+}
+
+/// One staged path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub path: Vec<u8>,
+    pub mode: u32,
+    pub oid: Vec<u8>,
+    pub stage: u8,
+}
+
+impl Index {
+    /// An index of unknown layout (a newer version, a split index) is compared by its bytes.
+    pub fn parse(bytes: Vec<u8>) -> Self {
+        let digest = match entries(&bytes) {
+            Some(entries) => digest(&entries),
+            None => *blake3::hash(&bytes).as_bytes(),
+        };
+        Self { bytes, digest }
+    }
+}
+
+fn digest(entries: &[Entry]) -> [u8; 32] {
+    let mut hasher = blake3::Hasher::new();
+    for e in entries {
+        hasher.update(&(e.path.len() as u64).to_le_bytes());
+        hasher.update(&e.path);
+        hasher.update(&e.mode.to_le_bytes());
+        hasher.update(&e.oid);
+        hasher.update(&[e.stage]);
+    }
+    *hasher.finalize().as_bytes()
+}
+
+/// The entries of an index file, or `None` when it is not one this reads (a split index's
+/// entries live in another file).
+pub fn entries(bytes: &[u8]) -> Option<Vec<Entry>> {
+    let (version, count) = header(bytes)?;
+    // A SHA-256 repository's object ids are 32 bytes: the one that parses to the end is right.
+    [20, 32]
+        .into_iter()
+        .find_map(|oid_len| parse(bytes, version, count, oid_len))
+}
+
+fn header(bytes: &[u8]) -> Option<(u32, usize)> {
+    if bytes.get(..4)? != b"DIRC" {
+        return None;
+    }
+    let version = be32(bytes, 4)?;
+    let count = be32(bytes, 8)? as usize;
+    matches!(version, 2..=4).then_some((version, count))
+}
+
+fn parse(bytes: &[u8], version: u32, count: usize, oid_len: usize) -> Option<Vec<Entry>> {
+    let mut at = 12;
+    let mut entries = Vec::with_capacity(count.min(1 << 20));
+    let mut previous: Vec<u8> = Vec::new();
+    for _ in 0..count {
+        let start = at;
+        let mode = be32(bytes, at + 24)?;
+        at += 40;
+        let oid = bytes.get(at..at + oid_len)?.to_vec();
+        at += oid_len;
+        let flags = u16::from_be_bytes(bytes.get(at..at + 2)?.try_into().ok()?);
+        at += 2;
+        if version >= 3 && flags & 0x4000 != 0 {
+            at += 2;
+        }
+        let path = if version == 4 {
+            let (strip, used) = varint(bytes.get(at..)?)?;
+            at += used;
+            let keep = previous.len().checked_sub(strip)?;
+            let end = at + bytes.get(at..)?.iter().position(|&b| b == 0)?;
+            let mut path = previous[..keep].to_vec();
+            path.extend_from_slice(&bytes[at..end]);
+            at = end + 1;
+            path
+        } else {
+            let end = at + bytes.get(at..)?.iter().position(|&b| b == 0)?;
+            let path = bytes[at..end].to_vec();
+            // Padded with 1 to 8 NULs to a multiple of 8 bytes from the entry's start.
+            at = start + (end - start + 8) / 8 * 8;
+            path
+        };
+        let stage = ((flags >> 12) & 3) as u8;
+        previous.clone_from(&path);
+        entries.push(Entry {
+            path,
+            mode,
+            oid,
+            stage,
+        });
+    }
+    // What follows is extensions and a checksum of the length of an object id.
+    (bytes.len() >= at + oid_len).then_some(entries)
+}
+
+fn be32(bytes: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_be_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
+}
+
+/// git's offset varint: seven bits a byte, each continuation adding one.
+fn varint(bytes: &[u8]) -> Option<(usize, usize)> {
+    let mut used = 0;
+    let mut byte = *bytes.first()?;
+    let mut value = usize::from(byte & 0x7f);
+    while byte & 0x80 != 0 {
+        used += 1;
+        byte = *bytes.get(used)?;
+        value = ((value + 1) << 7) | usize::from(byte & 0x7f);
+    }
+    Some((value, used + 1))
+}
+
+/// How two indexes' entries differ: paths staged (added or changed) and paths removed.
+pub fn compare(before: &[Entry], after: &[Entry]) -> (usize, usize) {
+    use std::collections::HashMap;
+    let old: HashMap<(&[u8], u8), &Entry> = before.iter().map(|e| ((&e.path[..], e.stage), e)).collect();
+    let new: HashMap<(&[u8], u8), &Entry> = after.iter().map(|e| ((&e.path[..], e.stage), e)).collect();
+    let staged = new.iter().filter(|(k, e)| old.get(*k) != Some(*e)).count();
+    let removed = old.keys().filter(|k| !new.contains_key(*k)).count();
+    (staged, removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An index git itself wrote, in each version, reads as the same entries.
+    #[test]
+    fn every_version_git_writes_reads_the_same() {
+        if std::process::Command::new("git")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
+            eprintln!("skipped: no git");
+            return;
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        let git = |args: &[&str]| {
+            let out = std::process::Command::new("git")
+                .current_dir(dir.path())
+                .args(args)
+                .output()
+                .expect("git");
+            assert!(
+                out.status.success(),
+                "{args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        git(&["init", "-q"]);
+        std::fs::create_dir_all(dir.path().join("src/deep")).expect("mkdir");
+        for name in [
+            "a.txt",
+            "src/b.rs",
+            "src/deep/c.rs",
+            "src/deep/d-with-a-longer-name.rs",
+        ] {
+            std::fs::write(dir.path().join(name), name).expect("write");
+        }
+        git(&["add", "-A"]);
+        let mut seen = Vec::new();
+        for version in ["2", "3", "4"] {
+            git(&["update-index", "--index-version", version]);
+            let bytes = std::fs::read(dir.path().join(".git/index")).expect("index");
+            let entries = entries(&bytes).expect("parsed");
+            let paths: Vec<&[u8]> = entries.iter().map(|e| &e.path[..]).collect();
+            assert_eq!(
+                paths,
+                vec![
+                    &b"a.txt"[..],
+                    b"src/b.rs",
+                    b"src/deep/c.rs",
+                    b"src/deep/d-with-a-longer-name.rs"
+                ]
+            );
+            seen.push(Index::parse(bytes).digest);
+        }
+        assert!(
+            seen.windows(2).all(|w| w[0] == w[1]),
+            "one digest for every version"
+        );
+    }
+
+    #[test]
+    fn not_an_index_is_compared_by_its_bytes() {
+        let index = Index::parse(b"not an index".to_vec());
+        assert_eq!(index.digest, *blake3::hash(b"not an index").as_bytes());
+    }
+}

@@ -1,0 +1,296 @@
+//! A rollback's moves in git (docs/rollback.md, "Git"): HEAD, the branches and tags, the stash
+//! and the index go back to their recorded state at the boundary with the files, checked as
+//! files are. A component someone else moved since, after the session did, is a conflict; one
+//! only others moved is not the session's to take back. A redo moves back what its undo moved,
+//! each component only from where the undo left it. Applied before the files (`apply`), put
+//! back if they fail, and finished by recovery after a crash, from the journaled moves.
+
+use rusqlite::Connection;
+use serde::{Deserialize, Serialize};
+
+use super::outcome::ActionStatus;
+use super::plan::{Decision, Note, NoteCode};
+use super::{OnConflict, Workspace, chain::Resolved};
+use crate::git::Repo;
+use crate::git::change::{self, Move, Recorded};
+use crate::git::write::{Moves, WriteError};
+use crate::model::Origin;
+use crate::paths::RelPath;
+use crate::sessions::Lineage;
+use crate::store::git::{self as rows, GitRow};
+
+/// One git move of an answer: the component (as the path git keeps it at) and what moves.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GitLine {
+    pub path: String,
+    pub change: String,
+    pub status: ActionStatus,
+}
+
+/// What a rollback would move in git, and the components it may not.
+#[derive(Default)]
+pub(super) struct GitPlan {
+    pub moves: Vec<Move>,
+    pub conflicts: Vec<Note>,
+}
+
+/// The path git keeps a component at, as conflicts and the answer name it.
+fn path_of(change: &Move) -> String {
+    match change {
+        Move::Ref { name, .. } => format!(".git/{name}"),
+        Move::Stash { .. } => ".git/refs/stash".to_string(),
+        other => format!(".git/{}", other.key()),
+    }
+}
+
+fn note(change: &Move, reason: String) -> Note {
+    Note {
+        path: RelPath::from_fs_bytes(path_of(change).into_bytes()),
+        code: NoteCode::ChangedByOther,
+        reason,
+    }
+}
+
+/// Plans the git moves of a rollback to `resolved`'s target; none for a rollback of some paths.
+pub(super) fn plan(
+    conn: &Connection,
+    ws: &Workspace,
+    resolved: &Resolved,
+    only: &[RelPath],
+) -> rusqlite::Result<GitPlan> {
+    let Some(repo) = Repo::at(&ws.root.path).filter(|_| only.is_empty()) else {
+        return Ok(GitPlan::default());
+    };
+    let Some(now) = rows::at(conn, i64::MAX)? else {
+        return Ok(GitPlan::default());
+    };
+    let mut plan = match resolved.redo_of {
+        Some(undone) => redo(conn, undone, &now.state)?,
+        None => back(conn, resolved, &now)?,
+    };
+    if let Some(what) = repo.in_progress().filter(|_| !plan.moves.is_empty()) {
+        let reason = format!("{what} is in progress in the repository: finish or abort it first");
+        let stopped = plan.moves.iter().map(|m| note(m, reason.clone())).collect();
+        plan.conflicts = stopped;
+    }
+    Ok(plan)
+}
+
+/// The moves of a redo: what the undo moved, back, each from where the undo left it.
+fn redo(conn: &Connection, undone: i64, now: &Recorded) -> rusqlite::Result<GitPlan> {
+    let mut plan = GitPlan::default();
+    for undo in rows::moves_of(conn, undone)? {
+        let back = undo.reversed();
+        let since = change::between(&at_start(&back), now);
+        if let Some(moved) = since.iter().find(|m| m.key() == back.key()) {
+            let reason = format!("{} since the undo", change::words(moved));
+            plan.conflicts.push(note(&back, reason));
+        }
+        plan.moves.push(back);
+    }
+    Ok(plan)
+}
+
+/// A state in which only `change`'s component is known: at the value the move starts from.
+fn at_start(change: &Move) -> Recorded {
+    let mut state = Recorded {
+        refs: crate::git::Refs {
+            head: crate::git::Head::Detached(String::new()),
+            refs: Default::default(),
+            stash: Vec::new(),
+        },
+        index: None,
+    };
+    match change {
+        Move::Head { from, .. } => state.refs.head = from.clone(),
+        Move::Ref { name, from, .. } => {
+            if let Some(from) = from {
+                state.refs.refs.insert(name.clone(), from.clone());
+            }
+        }
+        Move::Stash { from, .. } => state.refs.stash = from.clone(),
+        Move::Index { from, .. } => state.index = from.clone(),
+    }
+    state
+}
+
+/// The moves back to the target's state: every component for a rollback to a time, the
+/// session's own for a session's (`owned`).
+fn back(conn: &Connection, resolved: &Resolved, now: &GitRow) -> rusqlite::Result<GitPlan> {
+    let Some(target) = rows::at(conn, resolved.target_seq)? else {
+        return Ok(GitPlan::default());
+    };
+    let mut plan = GitPlan::default();
+    let later = rows::after(conn, resolved.target_seq)?;
+    for change in change::between(&target.state, &now.state) {
+        let Some(owner) = &resolved.lineage else {
+            plan.moves.push(change.reversed());
+            continue;
+        };
+        match owned(&change, &target, &later, owner) {
+            Owned::NotOurs => {}
+            Owned::Back(change) => plan.moves.push(change),
+            Owned::Conflict(change, reason) => {
+                plan.conflicts.push(note(&change, reason));
+                plan.moves.push(change.reversed());
+            }
+        }
+    }
+    Ok(plan)
+}
+
+enum Owned {
+    NotOurs,
+    Back(Move),
+    Conflict(Move, String),
+}
+
+/// Whose the moves of `change`'s component after the target were: as `own` decides a path.
+fn owned(change: &Move, target: &GitRow, later: &[GitRow], owner: &Lineage) -> Owned {
+    let key = change.key();
+    let mut previous = &target.state;
+    let mut movers: Vec<(&GitRow, &Recorded)> = Vec::new();
+    for row in later {
+        if change::between(previous, &row.state)
+            .iter()
+            .any(|m| m.key() == key)
+        {
+            movers.push((row, previous));
+        }
+        previous = &row.state;
+    }
+    let own = |row: &GitRow| {
+        matches!(row.origin, Origin::Turn | Origin::Rollback) && owner.owns(row.session_id, row.seq)
+    };
+    let Some(first) = movers.iter().position(|(row, _)| own(row)) else {
+        return Owned::NotOurs;
+    };
+    let by_other = movers[first..].iter().find(|(row, _)| !own(row));
+    if let Some((row, _)) = by_other {
+        let who = match row.origin {
+            Origin::Ambiguous => "by a write that may be this session's or another's",
+            Origin::Turn => "by another session",
+            _ => "by someone else (no turn of this session)",
+        };
+        return Owned::Conflict(change.clone(), format!("moved {who} since this session moved it"));
+    }
+    // Others moved it before the session first did: it goes back to what they left.
+    let (_, before_own) = movers[first];
+    let now_state = later.last().map_or(&target.state, |row| &row.state);
+    match change::between(before_own, now_state)
+        .into_iter()
+        .find(|m| m.key() == key)
+    {
+        Some(back) => Owned::Back(back.reversed()),
+        None => Owned::NotOurs,
+    }
+}
+
+/// The moves a decision applies: none when refused, all but the skipped under skip.
+pub(super) fn decided(plan: GitPlan, decision: &Decision, on_conflict: OnConflict) -> Vec<Move> {
+    if decision.refused {
+        return Vec::new();
+    }
+    let skipped = |m: &Move| {
+        on_conflict != OnConflict::Force && decision.skipped.iter().any(|n| n.path.to_text() == path_of(m))
+    };
+    plan.moves.into_iter().filter(|m| !skipped(m)).collect()
+}
+
+/// The answer's lines for `planned`: `Planned` before anything moved; once git has moved,
+/// `Done` for the moves in `applied`, `Skipped` for the others.
+pub(super) fn lines(
+    conn: &Connection,
+    ws: &Workspace,
+    planned: &[Move],
+    applied: Option<&[Move]>,
+) -> Vec<GitLine> {
+    let status = |m: &Move| match applied {
+        None => ActionStatus::Planned,
+        Some(applied) if applied.contains(m) => ActionStatus::Done,
+        Some(_) => ActionStatus::Skipped,
+    };
+    planned
+        .iter()
+        .map(|m| GitLine {
+            path: path_of(m),
+            change: rows::words(conn, &ws.blobs, m),
+            status: status(m),
+        })
+        .collect()
+}
+
+/// Applies `moves` for rollback `id`; on failure puts back what moved, and says why.
+pub(super) fn apply(
+    conn: &Connection,
+    ws: &Workspace,
+    id: i64,
+    moves: &[Move],
+    message: &str,
+) -> Result<(), WriteError> {
+    let Some(repo) = Repo::at(&ws.root.path).filter(|_| !moves.is_empty()) else {
+        return Ok(());
+    };
+    let forward = Moves {
+        repo: &repo,
+        moves,
+        rollback_id: id,
+        message: format!("filewatchd: {message}"),
+    };
+    let read = |hash| crate::store::read_blob(conn, &ws.blobs, hash).map_err(|e| e.into_io());
+    let Err(err) = forward.apply(&read) else {
+        return Ok(());
+    };
+    put_back(conn, ws, id, moves);
+    Err(err)
+}
+
+/// Moves every component of `moves` that reached its goal back to where it started.
+pub(super) fn put_back(conn: &Connection, ws: &Workspace, id: i64, moves: &[Move]) {
+    let Some(repo) = Repo::at(&ws.root.path).filter(|_| !moves.is_empty()) else {
+        return;
+    };
+    let reversed: Vec<Move> = moves.iter().rev().map(Move::reversed).collect();
+    let back = Moves {
+        repo: &repo,
+        moves: &reversed,
+        rollback_id: id,
+        message: "filewatchd: putting back a failed rollback".to_string(),
+    };
+    let read = |hash| crate::store::read_blob(conn, &ws.blobs, hash).map_err(|e| e.into_io());
+    if let Err(err) = back.apply(&read) {
+        tracing::warn!(rollback = id, error = %err, "cannot put git back as it was");
+    }
+}
+
+/// Records the repository's state after rollback `id` moved it.
+pub(super) fn record_after(conn: &Connection, ws: &Workspace, id: i64) -> rusqlite::Result<()> {
+    let Some(repo) = Repo::at(&ws.root.path) else {
+        return Ok(());
+    };
+    let Ok(Some(state)) = repo.read() else {
+        return Ok(());
+    };
+    let to_sql = |e: std::io::Error| rusqlite::Error::ToSqlConversionFailure(e.into());
+    let index = match &state.index {
+        Some(index) => Some(change::IndexAt {
+            hash: rows::store_bytes(conn, &ws.blobs, &index.bytes).map_err(to_sql)?,
+            digest: crate::model::Hash(index.digest),
+        }),
+        None => None,
+    };
+    let recorded = Recorded {
+        refs: state.refs,
+        index,
+    };
+    let new = rows::NewGitState {
+        state: &recorded,
+        origin: Origin::Rollback,
+        turn_id: None,
+        rollback_id: Some(id),
+        decided: None,
+        now_ms: crate::model::now_ms(),
+    };
+    rows::insert(conn, &new)?;
+    Ok(())
+}

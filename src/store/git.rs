@@ -1,0 +1,196 @@
+//! The repository's recorded states (schema 19, `crate::git`): one row each time it changed
+//! at a marker, numbered from the versions' sequence, and a rollback's journaled git moves.
+
+use rusqlite::{Connection, OptionalExtension, Result, params};
+
+use crate::git::Refs;
+use crate::git::change::{IndexAt, Move, Recorded};
+use crate::model::{Decided, Hash, Origin};
+
+/// One recorded state of the repository, and who moved it there.
+#[derive(Debug, Clone)]
+pub struct GitRow {
+    pub seq: i64,
+    pub state: Recorded,
+    pub origin: Origin,
+    pub turn_id: Option<i64>,
+    pub rollback_id: Option<i64>,
+    /// The session whose turn or rollback it is.
+    pub session_id: Option<i64>,
+}
+
+/// A new state to record.
+pub struct NewGitState<'a> {
+    pub state: &'a Recorded,
+    pub origin: Origin,
+    pub turn_id: Option<i64>,
+    pub rollback_id: Option<i64>,
+    pub decided: Option<Decided>,
+    pub now_ms: i64,
+}
+
+/// Takes the next number of the versions' sequence (`AUTOINCREMENT`'s `sqlite_sequence` row,
+/// which SQLite lets a program raise): the next version is numbered after it.
+fn next_seq(conn: &Connection) -> Result<i64> {
+    let seq = crate::store::sql::latest_seq(conn)? + 1;
+    let raised = conn
+        .prepare_cached("UPDATE sqlite_sequence SET seq = max(seq, ?1) WHERE name = 'versions'")?
+        .execute([seq])?;
+    if raised == 0 {
+        conn.prepare_cached("INSERT INTO sqlite_sequence (name, seq) VALUES ('versions', ?1)")?
+            .execute([seq])?;
+    }
+    Ok(seq)
+}
+
+/// Records a state; returns its sequence number.
+pub fn insert(conn: &Connection, new: &NewGitState<'_>) -> Result<i64> {
+    let seq = next_seq(conn)?;
+    let refs = serde_json::to_string(&new.state.refs)
+        .map_err(|e| rusqlite::Error::ToSqlConversionFailure(e.into()))?;
+    let index = new.state.index.as_ref();
+    conn.prepare_cached(
+        "INSERT INTO git_states (seq, refs, index_hash, index_digest, origin, turn_id, rollback_id, decided, recorded_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?
+    .execute(params![
+        seq,
+        refs,
+        index.map(|i| i.hash.0.to_vec()),
+        index.map(|i| i.digest.0.to_vec()),
+        new.origin as i64,
+        new.turn_id,
+        new.rollback_id,
+        new.decided.map(|d| d as i64),
+        new.now_ms,
+    ])?;
+    Ok(seq)
+}
+
+const SELECT: &str = "SELECT g.seq, g.refs, g.index_hash, g.index_digest, g.origin, g.turn_id, g.rollback_id,
+        coalesce(t.session_id, r.session_id)
+   FROM git_states g LEFT JOIN turns t ON t.id = g.turn_id LEFT JOIN rollbacks r ON r.id = g.rollback_id";
+
+fn row(r: &rusqlite::Row<'_>) -> Result<GitRow> {
+    let text: String = r.get(1)?;
+    let refs: Refs = serde_json::from_str(&text)
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(1, rusqlite::types::Type::Text, e.into()))?;
+    let hash: Option<Vec<u8>> = r.get(2)?;
+    let digest: Option<Vec<u8>> = r.get(3)?;
+    let index = match (
+        hash.as_deref().and_then(Hash::from_slice),
+        digest.as_deref().and_then(Hash::from_slice),
+    ) {
+        (Some(hash), Some(digest)) => Some(IndexAt { hash, digest }),
+        _ => None,
+    };
+    let origin: i64 = r.get(4)?;
+    Ok(GitRow {
+        seq: r.get(0)?,
+        state: Recorded { refs, index },
+        origin: Origin::from_i64(origin).unwrap_or(Origin::Outside),
+        turn_id: r.get(5)?,
+        rollback_id: r.get(6)?,
+        session_id: r.get(7)?,
+    })
+}
+
+/// The state at a boundary: the latest recorded at or before `seq`.
+pub fn at(conn: &Connection, seq: i64) -> Result<Option<GitRow>> {
+    conn.prepare_cached(&format!("{SELECT} WHERE g.seq <= ?1 ORDER BY g.seq DESC LIMIT 1"))?
+        .query_row([seq], row)
+        .optional()
+}
+
+/// Every state recorded after `seq`, oldest first.
+pub fn after(conn: &Connection, seq: i64) -> Result<Vec<GitRow>> {
+    let mut stmt = conn.prepare_cached(&format!("{SELECT} WHERE g.seq > ?1 ORDER BY g.seq"))?;
+    let rows = stmt.query_map([seq], row)?;
+    rows.collect()
+}
+
+/// Whether any state was ever recorded (the workspace is a repository filewatchd reads).
+pub fn any(conn: &Connection) -> Result<bool> {
+    conn.prepare_cached("SELECT EXISTS (SELECT 1 FROM git_states)")?
+        .query_row([], |r| r.get(0))
+}
+
+/// A rollback's git moves, journaled before anything moves.
+pub fn set_moves(conn: &Connection, rollback_id: i64, moves: &[Move]) -> Result<()> {
+    let json = serde_json::to_string(moves).map_err(|e| rusqlite::Error::ToSqlConversionFailure(e.into()))?;
+    conn.prepare_cached("UPDATE rollbacks SET git_moves = ?2 WHERE id = ?1")?
+        .execute(params![rollback_id, json])?;
+    Ok(())
+}
+
+/// The git moves a rollback journaled; none when it had none (or an older one's row).
+pub fn moves_of(conn: &Connection, rollback_id: i64) -> Result<Vec<Move>> {
+    let json: Option<String> = conn
+        .prepare_cached("SELECT git_moves FROM rollbacks WHERE id = ?1")?
+        .query_row([rollback_id], |r| r.get(0))
+        .optional()?
+        .flatten();
+    let Some(json) = json else {
+        return Ok(Vec::new());
+    };
+    serde_json::from_str(&json)
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, e.into()))
+}
+
+/// The index blobs the states name: kept by a collection as versions' blobs are.
+pub fn add_referenced(conn: &Connection) -> Result<usize> {
+    conn.prepare_cached(
+        "INSERT OR IGNORE INTO temp.gc_referenced SELECT index_hash FROM git_states WHERE index_hash IS NOT NULL",
+    )?
+    .execute([])
+}
+
+/// Stores `bytes` (an index file) as a blob; returns its hash.
+pub fn store_bytes(
+    conn: &Connection,
+    blobs: &crate::store::blobs::BlobDir,
+    bytes: &[u8],
+) -> std::io::Result<Hash> {
+    let hash = Hash::of(bytes);
+    let blob = blobs.prepare(hash, bytes).map_err(|e| e.into_io())?;
+    if blob.inline.is_none() {
+        blobs.sync_dirs(&[blob.hash])?;
+    }
+    crate::store::sql::insert_blob(conn, &blob).map_err(std::io::Error::other)?;
+    Ok(hash)
+}
+
+/// A move in words (`git::change::words`); the index's from both indexes' entries.
+pub fn words(conn: &Connection, blobs: &crate::store::blobs::BlobDir, change: &Move) -> String {
+    use crate::git::index;
+    let Move::Index { from, to } = change else {
+        return crate::git::change::words(change);
+    };
+    let entries = |at: &Option<IndexAt>| -> Option<Vec<index::Entry>> {
+        match at {
+            None => Some(Vec::new()),
+            Some(at) => index::entries(&crate::store::read_blob(conn, blobs, at.hash).ok()?),
+        }
+    };
+    match (entries(from), entries(to)) {
+        (Some(before), Some(after)) => {
+            let (staged, removed) = index::compare(&before, &after);
+            crate::git::change::index_words(staged, removed)
+        }
+        _ => crate::git::change::words(change),
+    }
+}
+
+/// What moved in git from the boundary `from` to `to` (`None`: now), in words.
+pub fn moved_between(
+    conn: &Connection,
+    blobs: &crate::store::blobs::BlobDir,
+    from: i64,
+    to: Option<i64>,
+) -> Result<Vec<String>> {
+    let (Some(before), Some(after)) = (at(conn, from)?, at(conn, to.unwrap_or(i64::MAX))?) else {
+        return Ok(Vec::new());
+    };
+    let moves = crate::git::change::between(&before.state, &after.state);
+    Ok(moves.iter().map(|m| words(conn, blobs, m)).collect())
+}
