@@ -16,7 +16,7 @@
 //!
 //! Layers, bottom up: no module imports one above it, and no two files of one module import
 //! each other (checked by reading the `use` lines). `test_knobs`, `escape`, `bounded`, `paths`, `config`,
-//! `model`, `queue`, `log_file` → `store` → `refusal`, `stats`, `state`, `instance`, `fs`, `sessions`,
+//! `model`, `queue`, `log_file`, `git` → `store` → `refusal`, `stats`, `state`, `instance`, `fs`, `sessions`,
 //! `watch` → `retention` → `history` → `pins` → `restore` → `timeline` → `wire` → `capture` →
 //! `engine` → `api` → `daemon`; `client` → `lifecycle` → `hook` → `mcp` → `cli`.
 //!
@@ -36,6 +36,9 @@
 //! - [`restore`]: rollback, undo, redo, restore and revert: chain, plan (the dry run; a
 //!   session's takes back its own writes only, merging others' later changes by lines),
 //!   journal, apply, finish (all or nothing, G12), recovery at start-up.
+//! - [`git`]: the workspace's repository as part of a turn: HEAD, branches and tags, the stash
+//!   and the index read from `.git` (the engine records them at every marker, `store::git`),
+//!   and moved back by a rollback through git's own protocol (`restore::git`).
 //! - [`fs`]: the confined file system beneath capture and restore: the root held open, reads
 //!   that follow no symlink, a rollback's path operations (openat2), durability, temp names,
 //!   the daemon's cookies in the root, what FUSE does differently (`.fuse_hidden` stand-ins).

@@ -360,12 +360,15 @@ fn two_claude_sessions_and_a_person_each_undo_takes_back_only_its_own() {
 
 /// Each session's command waits (polling a flag the test sets, with a deadline) until both
 /// are running, then writes its file: their tool calls overlap.
+/// Each command writes its file and runs on a moment, as most commands do: a writer that
+/// exits at once can be gone before fanotify's reader reads its ancestry, and its write then
+/// stays `ambiguous` (docs/tracking.md, "By process").
 fn overlapping_script(control: &Path) -> model::Script {
     let control = control.to_path_buf();
     std::sync::Arc::new(move |prompt: &str| {
         let name = if prompt.contains("alpha") { "alpha" } else { "beta" };
         format!(
-            "touch '{dir}/started-{name}' && for i in $(seq 3000); do [ -e '{dir}/go' ] && break; sleep 0.01; done && echo {name} > {name}.txt",
+            "touch '{dir}/started-{name}' && for i in $(seq 3000); do [ -e '{dir}/go' ] && break; sleep 0.01; done && echo {name} > {name}.txt && sleep 0.5",
             dir = control.display()
         )
     })

@@ -101,6 +101,8 @@ fn forget_briefs(ws: &Workspace) {
          ALTER TABLE rollback_steps DROP COLUMN target_size;
          ALTER TABLE rollback_steps DROP COLUMN target_executable;
          ALTER TABLE rollback_steps DROP COLUMN target_mode;
+         ALTER TABLE rollbacks DROP COLUMN git_moves;
+         DROP TABLE git_states;
          PRAGMA user_version = 13;",
     )
     .expect("an index without briefs");

@@ -11,14 +11,14 @@ first in turn (issues 19 and 32).
 
   --quick          3 rounds per workload (default 7)
   --pairs N        rounds per workload (each runs the command once for each side)
-  --only LIST      comma-separated workloads: sed, checkout, codegen, npm (default all)
+  --only LIST      comma-separated workloads: sed, checkout, codegen, npm, commit (default all)
   --files N        files in the generated tree (default 20000)
   --bin PATH       the daemon to measure (default target/release/filewatchd)
   --dir PATH       where the tree goes (default a temp dir, removed after)
   --strict         exit 1 when a goal or a capture check fails
 ";
 
-pub const WORKLOADS: [&str; 4] = ["sed", "checkout", "codegen", "npm"];
+pub const WORKLOADS: [&str; 5] = ["sed", "checkout", "codegen", "npm", "commit"];
 
 pub struct Opts {
     pub pairs: usize,

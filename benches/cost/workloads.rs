@@ -1,6 +1,6 @@
 //! The agent's commands: `sed -i` over 2,000 files, `git checkout` of 3,000 files, a code
 //! generator writing 5,000 new files in 50 new directories, and an `npm install`-like burst of
-//! 30,000 files into the ignored `node_modules/`. Generated files go into a new directory each
+//! 30,000 files into the ignored `node_modules/`, and `git add -A && git commit`. Generated files go into a new directory each
 //! run and stay (creating files right after deleting many is slow on ext4, and would be
 //! noise). Each round runs the command once for each side (`setup::Side`), in the same tree,
 //! each side first in turn; each run changes the files anew (sed's script numbers its runs,
@@ -28,6 +28,9 @@ pub enum Kind {
     Checkout,
     Codegen,
     Npm,
+    /// `git add -A && git commit`: the agent commits (the daemon records HEAD's move and the
+    /// index at the end marker).
+    Commit,
 }
 
 impl Kind {
@@ -37,6 +40,7 @@ impl Kind {
             Kind::Checkout => "checkout",
             Kind::Codegen => "codegen",
             Kind::Npm => "npm",
+            Kind::Commit => "commit",
         }
     }
 
@@ -46,6 +50,7 @@ impl Kind {
             Kind::Checkout => "`git checkout` of a branch changing 3,000 files",
             Kind::Codegen => "a code generator writing 5,000 new files in 50 new dirs",
             Kind::Npm => "`npm install`-like: 30,000 files in 300 new dirs into the ignored `node_modules/`",
+            Kind::Commit => "`git add -A && git commit` of one changed file",
         }
     }
 
@@ -125,7 +130,7 @@ impl Samples {
 pub fn run_all(b: &mut Bench, o: &Opts) -> Result<Vec<Samples>, String> {
     write_sed_list(b)?;
     let mut out = Vec::new();
-    for kind in [Kind::Sed, Kind::Checkout, Kind::Codegen, Kind::Npm] {
+    for kind in [Kind::Sed, Kind::Checkout, Kind::Codegen, Kind::Npm, Kind::Commit] {
         if o.runs(kind.name()) {
             out.push(run_one(b, kind, o.pairs)?);
         }
@@ -247,6 +252,10 @@ fn command(kind: Kind, tree: &Path, run: usize) -> Result<(), String> {
             let base = format!("node_modules/run{run}");
             burst::write_burst(&tree.join(&base), &base, &format!("n{run}")).map(|_| ())
         }
+        Kind::Commit => sh(
+            tree,
+            &format!("echo {run} > committed.txt && git add -A && git -c user.name=bench -c user.email=b@e commit -qm run{run}"),
+        ),
     }
     .map_err(|e| format!("{} in {}: {e}", kind.name(), tree.display()))
 }
@@ -284,6 +293,7 @@ fn expected(b: &Bench, kind: Kind, run: usize) -> BTreeSet<String> {
             .flat_map(|d| (0..CODEGEN_PER_DIR).map(move |f| format!("gen{run}/m{d:02}/f{f:03}.rs")))
             .collect(),
         Kind::Npm => BTreeSet::new(),
+        Kind::Commit => BTreeSet::from(["committed.txt".to_string()]),
     }
 }
 

@@ -22,10 +22,15 @@ impl Worker {
 
     /// Who the writes recorded now belong to: the windows, and fanotify's writers if any.
     pub(super) fn who_now(&self) -> Who {
-        match &self.writers {
-            Some(writers) => self.owners.who_with(&writers.take()),
-            None => self.owners.who(),
+        let Some(writers) = &self.writers else {
+            return self.owners.who();
+        };
+        // Only an ambiguous batch asks fanotify; one a burst's settling (not a marker) records
+        // lets the reader take what is queued first, or its writes would stay ambiguous.
+        if self.owners.who().batch.origin == crate::model::Origin::Ambiguous {
+            writers.caught_up(CATCH_UP);
         }
+        self.owners.who_with(&writers.take())
     }
 
     /// Before a marker's batch: fanotify's reader has taken every event queued now, so every

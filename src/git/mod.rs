@@ -47,7 +47,11 @@ impl Repo {
             Ok(Some(text)) => absolute(&git_dir, text.trim()),
             _ => git_dir.clone(),
         };
-        if !git_dir.join("HEAD").is_file() || common_dir.join("reftable").is_dir() {
+        // What git itself asks of a repository's directory: HEAD, objects/ and refs/.
+        let is_repo = git_dir.join("HEAD").is_file()
+            && common_dir.join("objects").is_dir()
+            && common_dir.join("refs").is_dir();
+        if !is_repo || common_dir.join("reftable").is_dir() {
             return None;
         }
         Some(Self {
@@ -209,6 +213,9 @@ mod tests {
         std::fs::create_dir_all(&real).expect("mkdir");
         std::fs::write(real.join("HEAD"), "ref: refs/heads/wt\n").expect("HEAD");
         std::fs::write(real.join("commondir"), "../..\n").expect("commondir");
+        for dir in ["objects", "refs"] {
+            std::fs::create_dir_all(tree.path().join("elsewhere").join(dir)).expect("mkdir");
+        }
         let work = tree.path().join("wt");
         std::fs::create_dir(&work).expect("mkdir");
         std::fs::write(work.join(".git"), format!("gitdir: {}\n", real.display())).expect(".git");
