@@ -29,6 +29,29 @@ impl Worker {
         self.storage_outcome(failed, fault);
     }
 
+    /// A rollback, undo or redo, once every earlier write is recorded; git as it left it is
+    /// what the next marker compares with.
+    pub(super) fn rollback(
+        &mut self,
+        request: crate::restore::Request,
+        reply: tokio::sync::oneshot::Sender<Result<Outcome, RollbackError>>,
+    ) {
+        let result = crate::restore::perform(&mut self.conn, &self.ctx.workspace(), &request);
+        self.git_moved();
+        let result = result.map(|(concluded, effects)| {
+            self.ctx.apply(effects);
+            concluded
+        });
+        let result = self.answer_rollback(result);
+        match &result {
+            Err(err) if err.is_fault() => tracing::warn!(error = %err, "rollback failed"),
+            Err(err) => tracing::info!(error = %err, "rollback refused"),
+            Ok(_) => {}
+        }
+        let _ = reply.send(result);
+        crate::capture::release_freed_memory();
+    }
+
     /// The answer to a rollback: one applied but not recorded is kept (and retried before
     /// anything else is recorded), and the caller is told so.
     pub(super) fn answer_rollback(

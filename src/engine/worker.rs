@@ -120,7 +120,7 @@ pub struct Worker {
     /// The marker queue the hooks write to while the daemon starts (`queued`).
     pub(super) queue: Option<std::path::PathBuf>,
     /// The repository's state, recorded at markers (`super::git`).
-    pub(super) git: super::git::GitRecord,
+    pub(super) git: crate::git::Observed,
 }
 
 /// A query's result while the integrity check may still run: a damaged index is reported as
@@ -178,7 +178,8 @@ impl Worker {
         let early = EarlyReads::new(ctx.observer(), ctx.stats.clone());
         let db = conn.path().filter(|p| !p.is_empty()).map(std::path::Path::new);
         let upkeep = Upkeep::new(Instant::now(), db);
-        let git = super::git::GitRecord::load(&conn, &ctx.root.path);
+        let recorded = crate::store::git::at(&conn, i64::MAX)?.map(|row| row.state);
+        let git = crate::git::Observed::new(&ctx.root.path, recorded);
         let mut worker = Self {
             conn,
             ctx,
@@ -587,22 +588,7 @@ impl Worker {
                 let is_dir = crate::fs::read::is_dir(&self.ctx.root, &path);
                 let _ = reply.send(self.ctx.rules.explain(&path, is_dir));
             }
-            Command::Rollback { request, reply } => {
-                let result = crate::restore::perform(&mut self.conn, &self.ctx.workspace(), &request);
-                self.git.reload(&self.conn);
-                let result = result.map(|(concluded, effects)| {
-                    self.ctx.apply(effects);
-                    concluded
-                });
-                let result = self.answer_rollback(result);
-                match &result {
-                    Err(err) if err.is_fault() => tracing::warn!(error = %err, "rollback failed"),
-                    Err(err) => tracing::info!(error = %err, "rollback refused"),
-                    Ok(_) => {}
-                }
-                let _ = reply.send(result);
-                release_freed_memory();
-            }
+            Command::Rollback { request, reply } => self.rollback(request, reply),
         }
     }
 }

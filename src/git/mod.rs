@@ -137,6 +137,68 @@ impl Repo {
     }
 }
 
+/// The workspace's repository as the daemon watches it: where it is, the stat data it was last
+/// looked at with, and what was last recorded of it.
+#[derive(Debug, Default)]
+pub struct Observed {
+    repo: Option<Repo>,
+    looked: Option<Fingerprint>,
+    recorded: Option<change::Recorded>,
+}
+
+impl Observed {
+    pub fn new(root: &Path, recorded: Option<change::Recorded>) -> Self {
+        Self {
+            repo: Repo::at(root),
+            looked: None,
+            recorded,
+        }
+    }
+
+    /// Something else recorded the repository's state (a rollback that moved it).
+    pub fn forget(&mut self, recorded: Option<change::Recorded>) {
+        self.looked = None;
+        self.recorded = recorded;
+    }
+
+    /// The repository's state now, with the stat data it was read at, unless those show that
+    /// nothing moved since the last look (or there is no repository to read).
+    pub fn look(&mut self, root: &Path) -> Option<(GitState, Fingerprint)> {
+        if self.repo.is_none() {
+            self.repo = Repo::at(root);
+        }
+        let repo = self.repo.as_ref()?;
+        let looked = repo.fingerprint();
+        if self.looked == Some(looked) {
+            return None;
+        }
+        match repo.read() {
+            Ok(state) => state.map(|state| (state, looked)),
+            Err(err) => {
+                tracing::debug!(error = %err, "the repository cannot be read: its state is not recorded");
+                self.repo = None;
+                None
+            }
+        }
+    }
+
+    /// `state` is the one last recorded: nothing to record.
+    pub fn unchanged(&self, state: &GitState) -> bool {
+        self.recorded.as_ref().is_some_and(|last| {
+            let digest = last.index.as_ref().map(|i| i.digest.0);
+            state.same_as(&last.refs, digest.as_ref())
+        })
+    }
+
+    /// The state read at `looked` is recorded (`Some`: as a new state).
+    pub fn seen(&mut self, looked: Fingerprint, recorded: Option<change::Recorded>) {
+        self.looked = Some(looked);
+        if recorded.is_some() {
+            self.recorded = recorded;
+        }
+    }
+}
+
 /// The stat data `Repo::fingerprint` reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Fingerprint([u8; 32]);

@@ -6,9 +6,8 @@
 //! back if they fail, and finished by recovery after a crash, from the journaled moves.
 
 use rusqlite::Connection;
-use serde::{Deserialize, Serialize};
 
-use super::outcome::ActionStatus;
+use super::outcome::{ActionStatus, GitLine};
 use super::plan::{Decision, Note, NoteCode};
 use super::{OnConflict, Workspace, chain::Resolved};
 use crate::git::Repo;
@@ -18,14 +17,6 @@ use crate::model::Origin;
 use crate::paths::RelPath;
 use crate::sessions::Lineage;
 use crate::store::git::{self as rows, GitRow};
-
-/// One git move of an answer: the component (as the path git keeps it at) and what moves.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GitLine {
-    pub path: String,
-    pub change: String,
-    pub status: ActionStatus,
-}
 
 /// What a rollback would move in git, and the components it may not.
 #[derive(Default)]

@@ -55,7 +55,7 @@ pub struct Outcome {
     pub actor: Option<super::Actor>,
     /// What it moves (or moved) in git: HEAD, branches and tags, the stash, the index.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub git: Vec<super::git::GitLine>,
+    pub git: Vec<GitLine>,
 }
 
 /// An outcome's action lines by path (`Outcome::action_index`).
@@ -85,6 +85,14 @@ pub enum ActionStatus {
     Skipped,
     /// A directory to remove that still holds untracked files.
     Kept,
+}
+
+/// One git move of an answer: the component (as the path git keeps it at) and what moves.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GitLine {
+    pub path: String,
+    pub change: String,
+    pub status: ActionStatus,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
