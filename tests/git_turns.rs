@@ -311,3 +311,24 @@ fn a_linked_worktree_has_its_own_head_and_index() {
     );
     daemon.stop();
 }
+
+#[test]
+fn a_redo_after_the_person_committed_on_the_undone_branch_is_a_conflict() {
+    let ws = repository();
+    let daemon = Daemon::start(&ws);
+    daemon.turn_start("agent", "commit");
+    agent_runs(&ws, "git commit -qam 'agent commit'");
+    daemon.turn_end("agent");
+    expect(200, daemon.undo("agent", json!({})));
+    agent_runs(&ws, "git commit -qm 'my commit'");
+    let before = repo_state(&ws);
+    let (status, refused) = daemon.redo("agent", json!({}));
+    assert_eq!(status, 409, "{refused:#}");
+    let conflicts = refused["conflicts"].as_array().expect("conflicts");
+    assert!(
+        conflicts.iter().any(|c| c["path"] == ".git/refs/heads/main"),
+        "{refused:#}"
+    );
+    assert_eq!(repo_state(&ws), before, "a refused redo changes nothing");
+    daemon.stop();
+}

@@ -6,9 +6,8 @@
 use super::worker::Worker;
 use crate::capture::owners::Attribution;
 use crate::git::GitState;
-use crate::git::change::{IndexAt, Recorded};
-use crate::model::Hash;
-use crate::store::git::{self, NewGitState};
+use crate::git::change::Recorded;
+use crate::store::git::{self, MovedBy};
 
 impl Worker {
     /// A rollback moved git and recorded what it did: the next marker compares with that.
@@ -37,29 +36,16 @@ impl Worker {
         }
     }
 
-    /// Stores `state` as a new recorded state.
-    fn store_git(&mut self, state: &GitState, by: Attribution) -> anyhow::Result<Recorded> {
+    /// Stores `state` as a new recorded state, in one transaction with its index's blob.
+    fn store_git(&mut self, state: &GitState, by: Attribution) -> rusqlite::Result<Recorded> {
         let tx = self.conn.unchecked_transaction()?;
-        let index = match &state.index {
-            Some(index) => Some(IndexAt {
-                hash: git::store_bytes(&tx, &self.ctx.blobs, &index.bytes)?,
-                digest: Hash(index.digest),
-            }),
-            None => None,
-        };
-        let recorded = Recorded {
-            refs: state.refs.clone(),
-            index,
-        };
-        let new = NewGitState {
-            state: &recorded,
+        let by = MovedBy {
             origin: by.origin,
             turn_id: by.turn_id,
             rollback_id: None,
             decided: by.decided,
-            now_ms: crate::model::now_ms(),
         };
-        git::insert(&tx, &new)?;
+        let recorded = git::record(&tx, &self.ctx.blobs, state, &by)?;
         tx.commit()?;
         Ok(recorded)
     }

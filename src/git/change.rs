@@ -52,6 +52,37 @@ impl Move {
         }
     }
 
+    /// How this move's component moved from where the move starts to its value in `now`;
+    /// `None` when it is still there.
+    pub fn since(&self, now: &Recorded) -> Option<Self> {
+        let moved = match self {
+            Self::Head { from, .. } => Self::Head {
+                from: from.clone(),
+                to: now.refs.head.clone(),
+            },
+            Self::Ref { name, from, .. } => Self::Ref {
+                name: name.clone(),
+                from: from.clone(),
+                to: now.refs.refs.get(name).cloned(),
+            },
+            Self::Stash { from, .. } => Self::Stash {
+                from: from.clone(),
+                to: now.refs.stash.clone(),
+            },
+            Self::Index { from, .. } => Self::Index {
+                from: from.clone(),
+                to: now.index.clone(),
+            },
+        };
+        let still = match &moved {
+            Self::Head { from, to } => from == to,
+            Self::Ref { from, to, .. } => from == to,
+            Self::Stash { from, to } => from == to,
+            Self::Index { from, to } => from.as_ref().map(|i| i.digest) == to.as_ref().map(|i| i.digest),
+        };
+        (!still).then_some(moved)
+    }
+
     /// Which component it moves: two moves of one component have the same key.
     pub fn key(&self) -> String {
         match self {

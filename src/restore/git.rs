@@ -72,37 +72,13 @@ fn redo(conn: &Connection, undone: i64, now: &Recorded) -> rusqlite::Result<GitP
     let mut plan = GitPlan::default();
     for undo in rows::moves_of(conn, undone)? {
         let back = undo.reversed();
-        let since = change::between(&at_start(&back), now);
-        if let Some(moved) = since.iter().find(|m| m.key() == back.key()) {
-            let reason = format!("{} since the undo", change::words(moved));
+        if let Some(moved) = back.since(now) {
+            let reason = format!("{} since the undo", change::words(&moved));
             plan.conflicts.push(note(&back, reason));
         }
         plan.moves.push(back);
     }
     Ok(plan)
-}
-
-/// A state in which only `change`'s component is known: at the value the move starts from.
-fn at_start(change: &Move) -> Recorded {
-    let mut state = Recorded {
-        refs: crate::git::Refs {
-            head: crate::git::Head::Detached(String::new()),
-            refs: Default::default(),
-            stash: Vec::new(),
-        },
-        index: None,
-    };
-    match change {
-        Move::Head { from, .. } => state.refs.head = from.clone(),
-        Move::Ref { name, from, .. } => {
-            if let Some(from) = from {
-                state.refs.refs.insert(name.clone(), from.clone());
-            }
-        }
-        Move::Stash { from, .. } => state.refs.stash = from.clone(),
-        Move::Index { from, .. } => state.index = from.clone(),
-    }
-    state
 }
 
 /// The moves back to the target's state: every component for a rollback to a time, the
@@ -262,26 +238,12 @@ pub(super) fn record_after(conn: &Connection, ws: &Workspace, id: i64) -> rusqli
     let Ok(Some(state)) = repo.read() else {
         return Ok(());
     };
-    let to_sql = |e: std::io::Error| rusqlite::Error::ToSqlConversionFailure(e.into());
-    let index = match &state.index {
-        Some(index) => Some(change::IndexAt {
-            hash: rows::store_bytes(conn, &ws.blobs, &index.bytes).map_err(to_sql)?,
-            digest: crate::model::Hash(index.digest),
-        }),
-        None => None,
-    };
-    let recorded = Recorded {
-        refs: state.refs,
-        index,
-    };
-    let new = rows::NewGitState {
-        state: &recorded,
+    let by = rows::MovedBy {
         origin: Origin::Rollback,
         turn_id: None,
         rollback_id: Some(id),
         decided: None,
-        now_ms: crate::model::now_ms(),
     };
-    rows::insert(conn, &new)?;
+    rows::record(conn, &ws.blobs, &state, &by)?;
     Ok(())
 }

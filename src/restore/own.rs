@@ -17,7 +17,7 @@ use super::{RollbackError, Workspace};
 use crate::model::{Content, Decided, FileState, Hash, Origin, State};
 use crate::sessions::Lineage;
 use crate::store::journal::{self, LaterVersion};
-use crate::store::{read_blob, sql};
+use crate::store::read_blob;
 
 /// What a session's rollback does to one path.
 pub(super) enum Own {
@@ -243,21 +243,6 @@ fn lines_words(lines: &[(usize, usize)]) -> String {
         [only] => format!("{word} {only} of the file now"),
         [rest @ .., last] => format!("{word} {} and {last} of the file now", rest.join(", ")),
     }
-}
-
-/// Stores content a rollback writes that no version holds yet (a merge's, a hunk revert's),
-/// before the journal names it: a crash's recovery writes it from the store (the step keeps
-/// its hash, size and bits: `journal::NewStep::unstored`).
-pub(super) fn store_blob(conn: &Connection, ws: &Workspace, bytes: &[u8]) -> Result<(), RollbackError> {
-    let blob = ws
-        .blobs
-        .prepare(Hash::of(bytes), bytes)
-        .map_err(|e| store_error(e.into_io()))?;
-    if blob.inline.is_none() {
-        ws.blobs.sync_dirs(&[blob.hash]).map_err(store_error)?;
-    }
-    sql::insert_blob(conn, &blob)?;
-    Ok(())
 }
 
 /// A blob that cannot be read or written: a fault of the store, as the index's own.

@@ -244,7 +244,7 @@ fn hunk_plan(
         return Ok(Plan::default());
     }
     if !dry_run {
-        super::own::store_blob(conn, ws, &bytes)?;
+        crate::store::write_blob(conn, &ws.blobs, &bytes)?;
     }
     let step = Step {
         path: change.path.clone(),

@@ -177,7 +177,7 @@ fn store_new_targets(
             continue;
         };
         if let Some(bytes) = file.stored().and_then(|hash| contents.get(&hash)) {
-            super::own::store_blob(conn, ws, bytes)?;
+            crate::store::write_blob(conn, &ws.blobs, bytes)?;
         }
     }
     Ok(())

@@ -19,14 +19,13 @@ pub struct GitRow {
     pub session_id: Option<i64>,
 }
 
-/// A new state to record.
-pub struct NewGitState<'a> {
-    pub state: &'a Recorded,
+/// Who moved the repository to a new state: a write made then (`capture::owners`), or a
+/// rollback.
+pub struct MovedBy {
     pub origin: Origin,
     pub turn_id: Option<i64>,
     pub rollback_id: Option<i64>,
     pub decided: Option<Decided>,
-    pub now_ms: i64,
 }
 
 /// Takes the next number of the versions' sequence (`AUTOINCREMENT`'s `sqlite_sequence` row,
@@ -43,12 +42,34 @@ fn next_seq(conn: &Connection) -> Result<i64> {
     Ok(seq)
 }
 
-/// Records a state; returns its sequence number.
-pub fn insert(conn: &Connection, new: &NewGitState<'_>) -> Result<i64> {
+/// Records the repository's state as read (its index's bytes stored as a blob); returns it as
+/// recorded.
+pub fn record(
+    conn: &Connection,
+    blobs: &crate::store::blobs::BlobDir,
+    state: &crate::git::GitState,
+    by: &MovedBy,
+) -> Result<Recorded> {
+    let index = match &state.index {
+        Some(index) => Some(IndexAt {
+            hash: crate::store::write_blob(conn, blobs, &index.bytes)?,
+            digest: Hash(index.digest),
+        }),
+        None => None,
+    };
+    let recorded = Recorded {
+        refs: state.refs.clone(),
+        index,
+    };
+    insert(conn, &recorded, by)?;
+    Ok(recorded)
+}
+
+fn insert(conn: &Connection, state: &Recorded, by: &MovedBy) -> Result<i64> {
     let seq = next_seq(conn)?;
-    let refs = serde_json::to_string(&new.state.refs)
-        .map_err(|e| rusqlite::Error::ToSqlConversionFailure(e.into()))?;
-    let index = new.state.index.as_ref();
+    let refs =
+        serde_json::to_string(&state.refs).map_err(|e| rusqlite::Error::ToSqlConversionFailure(e.into()))?;
+    let index = state.index.as_ref();
     conn.prepare_cached(
         "INSERT INTO git_states (seq, refs, index_hash, index_digest, origin, turn_id, rollback_id, decided, recorded_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
@@ -58,11 +79,11 @@ pub fn insert(conn: &Connection, new: &NewGitState<'_>) -> Result<i64> {
         refs,
         index.map(|i| i.hash.0.to_vec()),
         index.map(|i| i.digest.0.to_vec()),
-        new.origin as i64,
-        new.turn_id,
-        new.rollback_id,
-        new.decided.map(|d| d as i64),
-        new.now_ms,
+        by.origin as i64,
+        by.turn_id,
+        by.rollback_id,
+        by.decided.map(|d| d as i64),
+        crate::model::now_ms(),
     ])?;
     Ok(seq)
 }
@@ -143,21 +164,6 @@ pub fn add_referenced(conn: &Connection) -> Result<usize> {
         "INSERT OR IGNORE INTO temp.gc_referenced SELECT index_hash FROM git_states WHERE index_hash IS NOT NULL",
     )?
     .execute([])
-}
-
-/// Stores `bytes` (an index file) as a blob; returns its hash.
-pub fn store_bytes(
-    conn: &Connection,
-    blobs: &crate::store::blobs::BlobDir,
-    bytes: &[u8],
-) -> std::io::Result<Hash> {
-    let hash = Hash::of(bytes);
-    let blob = blobs.prepare(hash, bytes).map_err(|e| e.into_io())?;
-    if blob.inline.is_none() {
-        blobs.sync_dirs(&[blob.hash])?;
-    }
-    crate::store::sql::insert_blob(conn, &blob).map_err(std::io::Error::other)?;
-    Ok(hash)
 }
 
 /// A move in words (`git::change::words`); the index's from both indexes' entries.

@@ -69,6 +69,19 @@ fn sync_parent(path: &Path) -> io::Result<()> {
     std::fs::File::open(parent)?.sync_all()
 }
 
+/// Stores `bytes` as a blob (its file, if not inline, durable before its row names it);
+/// returns its hash. A fault of the blob store is reported as the index's own.
+pub fn write_blob(conn: &Connection, dir: &BlobDir, bytes: &[u8]) -> rusqlite::Result<Hash> {
+    let io = |e: std::io::Error| rusqlite::Error::ToSqlConversionFailure(e.into());
+    let hash = Hash::of(bytes);
+    let blob = dir.prepare(hash, bytes).map_err(|e| io(e.into_io()))?;
+    if blob.inline.is_none() {
+        dir.sync_dirs(&[blob.hash]).map_err(io)?;
+    }
+    sql::insert_blob(conn, &blob)?;
+    Ok(hash)
+}
+
 /// The raw content of a blob, wherever it is stored, verified against its hash.
 pub fn read_blob(conn: &Connection, dir: &BlobDir, hash: Hash) -> Result<Vec<u8>, BlobError> {
     let location = sql::blob_location(conn, hash).map_err(|e| BlobError::Io {
