@@ -332,3 +332,115 @@ fn a_redo_after_the_person_committed_on_the_undone_branch_is_a_conflict() {
     assert_eq!(repo_state(&ws), before, "a refused redo changes nothing");
     daemon.stop();
 }
+
+/// Whether any file of the state directory holds `needle` (the blobs, the index, its WAL).
+fn state_holds(ws: &Workspace, needle: &[u8]) -> bool {
+    let mut dirs = vec![ws.state_dir().to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("read_dir").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if std::fs::read(&path).is_ok_and(|b| b.windows(needle.len()).any(|w| w == needle)) {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+#[test]
+fn a_purged_env_leaves_no_trace_of_its_contents_in_the_store() {
+    let ws = repository();
+    let daemon = Daemon::start(&ws);
+    daemon.turn_start("agent", "clean");
+    agent_runs(&ws, "git clean -qfdx");
+    daemon.turn_end("agent");
+    let secret = b"SECRET=hunter2";
+    assert!(
+        state_holds(&ws, secret),
+        "the recorded .env is in the store before the purge"
+    );
+    let purged = cli_state(&ws, &["purge", ".env", "--yes", "--json"]);
+    assert!(
+        purged.status.success(),
+        "{}",
+        String::from_utf8_lossy(&purged.stderr)
+    );
+    let purged: serde_json::Value = serde_json::from_slice(&purged.stdout).expect("json");
+    assert_eq!(
+        (purged["path"].as_str(), purged["blobs_removed"].as_i64()),
+        (Some(".env"), Some(1)),
+        "{purged:#}"
+    );
+    assert!(
+        !state_holds(&ws, secret),
+        "no file of the store holds the purged contents"
+    );
+    let history = daemon.history(".env");
+    assert!(
+        !history["versions"].as_array().expect("versions").is_empty(),
+        "its history stays"
+    );
+    let (status, refused) = daemon.undo("agent", json!({}));
+    assert_eq!(status, 409, "{refused:#}");
+    let lines = refused["not_restorable"].as_array().expect("not_restorable");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["path"] == ".env" && l["code"] == "content_missing"),
+        "{refused:#}"
+    );
+    let (status, _) = daemon.post("/v1/purge", json!({"path": "never-there"}));
+    assert_eq!(status, 404);
+    daemon.stop();
+}
+
+/// G6 with git: an undo killed once journaled (K = 0: neither git nor any file moved yet, so
+/// recovery moves git) or after its git moves and its first file change (K = 1) is finished by
+/// the next start, files and git alike.
+#[test]
+fn an_undo_killed_after_its_git_moves_is_finished_at_restart() {
+    for k in ["0", "1"] {
+        let ws = repository();
+        let env = [
+            ("FILEWATCHD_TEST_PAUSE_AFTER", k),
+            ("RUST_LOG", "filewatchd=info"),
+        ];
+        let daemon = Daemon::start_with_env(&ws, &[], &env);
+        let before = repo_state(&ws);
+        daemon.turn_start("agent", "edit and commit");
+        agent_runs(
+            &ws,
+            "echo more >> a.txt && echo more >> c.txt && git commit -qam 'agent commit'",
+        );
+        daemon.turn_end("agent");
+        let answer = daemon.post_detached("/v1/sessions/agent/undo", json!({}));
+        let parked = poll_until(std::time::Duration::from_secs(60), || {
+            daemon
+                .stderr()
+                .contains("FILEWATCHD_TEST_PAUSE_AFTER reached")
+                .then_some(())
+        });
+        assert!(
+            parked.is_some(),
+            "K={k}: the undo never parked: {}",
+            daemon.stderr()
+        );
+        daemon.kill9();
+        assert!(
+            answer.recv().ok().flatten().is_none(),
+            "K={k}: the parked undo answered"
+        );
+        assert_ne!(
+            repo_state(&ws),
+            before,
+            "K={k}: the crash left the undo half done"
+        );
+        let daemon = Daemon::start(&ws);
+        assert_eq!(repo_state(&ws), before, "K={k}: the restart finished the undo");
+        let redone = expect(200, daemon.redo("agent", json!({})));
+        assert_eq!(redone["applied"], true, "K={k}: {redone:#}");
+        daemon.stop();
+    }
+}

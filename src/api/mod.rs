@@ -14,6 +14,7 @@ mod ignored;
 pub mod offline;
 pub mod peer;
 mod pins;
+mod purge;
 mod render;
 mod review;
 mod rollback;
@@ -174,6 +175,7 @@ fn router_within(state: Arc<AppState>) -> Router {
         .route("/pins/{name}", delete(pins::remove))
         .route("/gc", post(handlers::gc))
         .route("/verify", post(handlers::verify))
+        .route("/purge", post(purge::purge))
         .route("/history", get(handlers::history))
         .route("/blame", get(blame::blame))
         .route("/timeline", get(timeline::timeline))

@@ -79,6 +79,9 @@ pub enum Command {
     Review(super::review::ReviewCmd),
     /// Remove history outside the retention policy (keep_days, keep_turns, max_store_bytes).
     Gc(GcCmd),
+    /// Delete a path's recorded contents from the store (a secret such as `.env`): its history
+    /// stays, but none of its versions can be restored again.
+    Purge(super::purge::PurgeCmd),
     /// Compare the whole workspace with the record now and record what differs (writes no
     /// event reported, such as through a shared mapping); the daemon also does this in the
     /// background when the workspace is quiet (`[verify]` in .filewatchd.toml).

@@ -21,6 +21,7 @@ mod pager;
 mod pins;
 mod print;
 mod projects;
+mod purge;
 mod review;
 mod rollback;
 mod session;
@@ -131,6 +132,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let answer = client.post_as("/v1/gc", &request::Gc { dry_run: cmd.dry_run })?;
             print::answer(&answer, cmd.json.json, print::gc)
         }
+        Command::Purge(cmd) => purge::purge(&client, &args, cmd),
         Command::Verify(flag) => {
             let answer = client.post_as("/v1/verify", &request::Verify {})?;
             print::answer(&answer, flag.json, print::verified)

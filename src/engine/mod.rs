@@ -138,6 +138,12 @@ pub enum Command {
         point: Point,
         reply: oneshot::Sender<Result<PinRow, PinError>>,
     },
+    /// Delete a path's contents from the store (`store::purge`), once its latest write is
+    /// recorded.
+    Purge {
+        path: crate::paths::RelPath,
+        reply: oneshot::Sender<rusqlite::Result<Option<crate::store::purge::Purged>>>,
+    },
     /// Remove a pin, in order with the writes.
     Unpin {
         name: String,

@@ -569,6 +569,9 @@ impl Worker {
                 self.upkeep.finish_collection(&mut self.conn, &self.ctx);
                 let _ = reply.send(crate::pins::create(&mut self.conn, &name, &point));
             }
+            Command::Purge { path, reply } => {
+                let _ = reply.send(crate::store::purge::purge(&mut self.conn, &self.ctx.blobs, &path));
+            }
             Command::Unpin { name, reply } => {
                 self.upkeep.finish_collection(&mut self.conn, &self.ctx);
                 let _ = reply.send(crate::pins::remove(&mut self.conn, &name));

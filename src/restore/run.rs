@@ -122,6 +122,10 @@ fn move_git(
     resolved: &chain::Resolved,
 ) -> Result<(), RollbackError> {
     journal_git(conn, id, moves)?;
+    if !moves.is_empty() {
+        // K = 0 of the crash tests: journaled, nothing moved yet, git included.
+        super::pause::PauseHook::from_knobs().before_first();
+    }
     if let Err(err) = git::apply(
         conn,
         ws,

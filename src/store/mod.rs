@@ -6,7 +6,8 @@
 //! reviewed marks, `turn_counts` that of the counts stored for ended turns, `cache` the stat
 //! cache read in path order for a restart, `size` the store's size (a counter the blob rows'
 //! triggers keep), `briefs` what a listing shows of each rollback, `path_versions` a path's
-//! versions with their turns, `owners` which turns report their tool calls, `git` the repository's recorded states; `sqlite_errors` tells SQLite's errors as what they are.
+//! versions with their turns, `owners` which turns report their tool calls, `git` the repository's recorded states, `purge`
+//! a path's contents deleted from the store; `sqlite_errors` tells SQLite's errors as what they are.
 
 pub mod blobs;
 pub mod briefs;
@@ -20,6 +21,7 @@ pub mod meta;
 pub mod owners;
 pub mod path_versions;
 pub mod pins;
+pub mod purge;
 pub mod reviews;
 pub mod size;
 pub mod sql;

@@ -56,6 +56,13 @@ pub struct Gc {
     pub dry_run: bool,
 }
 
+/// `POST /v1/purge`: the path whose contents to delete from the store (and those beneath it).
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Purge {
+    pub path: String,
+}
+
 /// `POST /v1/verify`: no field.
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
