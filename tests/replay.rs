@@ -3,7 +3,9 @@
 //! agent's shell would), each listing must equal `git diff --name-status --no-renames`, a
 //! verification pass every 25 turns must find nothing, and then undos, redos, a rollback to
 //! the start and its redo must each leave exactly git's tree for the matching commit (blob ids,
-//! modes, symlink targets, the set of directories).
+//! modes, symlink targets, the set of directories), and HEAD at that commit: the checkout
+//! moves HEAD (detached) and the index, which are part of the turn and go back with its files
+//! (docs/rollback.md, "Git").
 //!
 //! Two histories: fd's (`../shared/data/fd.bundle`, or `FILEWATCHD_REPLAY_BUNDLE`) and this
 //! project's own (the checkout the test runs in, cloned). The commits are taken oldest first,

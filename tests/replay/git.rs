@@ -160,6 +160,14 @@ impl Repo {
         oids
     }
 
+    /// The commit HEAD is at.
+    pub fn head(&self) -> String {
+        String::from_utf8(self.git(&["rev-parse", "HEAD"]))
+            .unwrap()
+            .trim()
+            .to_string()
+    }
+
     /// The blob id of some bytes (a symlink's target).
     pub fn hash_bytes(&self, bytes: &[u8]) -> String {
         let out = self.git_with_input(&["hash-object", "--stdin"], bytes);

@@ -255,6 +255,13 @@ impl Replay {
     }
 
     fn compare_tree(&mut self, index: usize, what: &str) {
+        // The checkout moved HEAD (detached) and the index with the files: an undo, redo or
+        // rollback moves them back with the files (G16).
+        let head = self.repo.head();
+        if head != self.commits[index] {
+            let (found, want) = (short(&head), short(&self.commits[index]));
+            self.fail(Kind::Tree, format!("{what}: HEAD is at {found}, not at {want}"));
+        }
         let want = self.repo.tree(&self.commits[index]);
         let found = self.tree_on_disk();
         let lines = tree::differences(&want, &found);

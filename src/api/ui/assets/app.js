@@ -236,6 +236,7 @@ function renderTurn() {
     el("h2", { text: `Turn ${t.turn} of ${t.session}` }),
     el("p", { class: "prompt", text: t.label || "(no prompt)" }),
     el("p", { class: "meta", text: `${when(t.started_at)} – ${when(t.ended_at)} · ${counts(t.counts)}${entry.undone ? ` · ${undoneWords(entry)}` : ""}${t.reviewed ? " · reviewed" : ""}` }),
+    planList("Git", (t.git || []).map((moved) => `git: ${moved}`), "git"),
     actions,
     layoutToggle(),
     el("div", { id: "message", role: "status" }),
@@ -423,7 +424,8 @@ async function act(title, url, body) {
       conflicted ? el("button", { text: "Force", class: "danger", onclick: () => apply("force") }) : null,
       el("button", { text: "Cancel", onclick: () => dialog.close() })),
     el("div", { class: "plan-lists" },
-      p.actions.length ? planActions(p.actions) : el("p", { text: "Nothing to change." }),
+      p.actions.length ? planActions(p.actions) : (p.git || []).length ? null : el("p", { text: "Nothing to change." }),
+      planList("Git", (p.git || []).map((g) => g.change), "git"),
       planList("Conflicts", p.conflicts.map(noteWords), "conflicts"),
       planList("Cannot be restored", p.not_restorable.map(noteWords))));
   dialog.showModal();
