@@ -28,7 +28,7 @@ impl Worker {
         }
         let by = by.unwrap_or_else(|| self.owners.who().batch);
         match self.store_git(&state, by) {
-            Ok(recorded) => self.git.seen(looked, Some(recorded)),
+            Ok(recorded) => self.git.seen(looked, Some((recorded, state))),
             Err(err) => self
                 .ctx
                 .stats
@@ -45,7 +45,7 @@ impl Worker {
             rollback_id: None,
             decided: by.decided,
         };
-        let recorded = git::record(&tx, &self.ctx.blobs, state, &by)?;
+        let recorded = git::record(&tx, &self.ctx.blobs, state, &by, self.git.last_index())?;
         tx.commit()?;
         Ok(recorded)
     }

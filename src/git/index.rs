@@ -11,12 +11,13 @@ pub struct Index {
     pub digest: [u8; 32],
 }
 
-/// One staged path.
+/// One staged path, borrowed from the index's bytes (a version 4 path, stored as a change of
+/// the one before it, is owned).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
-    pub path: Vec<u8>,
+pub struct Entry<'a> {
+    pub path: std::borrow::Cow<'a, [u8]>,
     pub mode: u32,
-    pub oid: Vec<u8>,
+    pub oid: &'a [u8],
     pub stage: u8,
 }
 
@@ -31,21 +32,24 @@ impl Index {
     }
 }
 
-fn digest(entries: &[Entry]) -> [u8; 32] {
+fn digest(entries: &[Entry<'_>]) -> [u8; 32] {
     let mut hasher = blake3::Hasher::new();
+    let mut one = Vec::with_capacity(256);
     for e in entries {
-        hasher.update(&(e.path.len() as u64).to_le_bytes());
-        hasher.update(&e.path);
-        hasher.update(&e.mode.to_le_bytes());
-        hasher.update(&e.oid);
-        hasher.update(&[e.stage]);
+        one.clear();
+        one.extend_from_slice(&(e.path.len() as u64).to_le_bytes());
+        one.extend_from_slice(&e.path);
+        one.extend_from_slice(&e.mode.to_le_bytes());
+        one.extend_from_slice(e.oid);
+        one.push(e.stage);
+        hasher.update(&one);
     }
     *hasher.finalize().as_bytes()
 }
 
 /// The entries of an index file, or `None` when it is not one this reads (a split index's
 /// entries live in another file).
-pub fn entries(bytes: &[u8]) -> Option<Vec<Entry>> {
+pub fn entries(bytes: &[u8]) -> Option<Vec<Entry<'_>>> {
     let (version, count) = header(bytes)?;
     // A SHA-256 repository's object ids are 32 bytes: the one that parses to the end is right.
     [20, 32]
@@ -62,15 +66,14 @@ fn header(bytes: &[u8]) -> Option<(u32, usize)> {
     matches!(version, 2..=4).then_some((version, count))
 }
 
-fn parse(bytes: &[u8], version: u32, count: usize, oid_len: usize) -> Option<Vec<Entry>> {
+fn parse(bytes: &[u8], version: u32, count: usize, oid_len: usize) -> Option<Vec<Entry<'_>>> {
     let mut at = 12;
-    let mut entries = Vec::with_capacity(count.min(1 << 20));
-    let mut previous: Vec<u8> = Vec::new();
+    let mut entries: Vec<Entry<'_>> = Vec::with_capacity(count.min(1 << 20));
     for _ in 0..count {
         let start = at;
         let mode = be32(bytes, at + 24)?;
         at += 40;
-        let oid = bytes.get(at..at + oid_len)?.to_vec();
+        let oid = bytes.get(at..at + oid_len)?;
         at += oid_len;
         let flags = u16::from_be_bytes(bytes.get(at..at + 2)?.try_into().ok()?);
         at += 2;
@@ -78,23 +81,24 @@ fn parse(bytes: &[u8], version: u32, count: usize, oid_len: usize) -> Option<Vec
             at += 2;
         }
         let path = if version == 4 {
+            // The previous path with its last `strip` bytes replaced by this one's suffix.
             let (strip, used) = varint(bytes.get(at..)?)?;
             at += used;
+            let previous = entries.last().map_or(&[][..], |e| &e.path[..]);
             let keep = previous.len().checked_sub(strip)?;
             let end = at + bytes.get(at..)?.iter().position(|&b| b == 0)?;
             let mut path = previous[..keep].to_vec();
             path.extend_from_slice(&bytes[at..end]);
             at = end + 1;
-            path
+            std::borrow::Cow::Owned(path)
         } else {
             let end = at + bytes.get(at..)?.iter().position(|&b| b == 0)?;
-            let path = bytes[at..end].to_vec();
+            let path = &bytes[at..end];
             // Padded with 1 to 8 NULs to a multiple of 8 bytes from the entry's start.
             at = start + (end - start + 8) / 8 * 8;
-            path
+            std::borrow::Cow::Borrowed(path)
         };
         let stage = ((flags >> 12) & 3) as u8;
-        previous.clone_from(&path);
         entries.push(Entry {
             path,
             mode,
@@ -123,14 +127,33 @@ fn varint(bytes: &[u8]) -> Option<(usize, usize)> {
     Some((value, used + 1))
 }
 
-/// How two indexes' entries differ: paths staged (added or changed) and paths removed.
-pub fn compare(before: &[Entry], after: &[Entry]) -> (usize, usize) {
-    use std::collections::HashMap;
-    let old: HashMap<(&[u8], u8), &Entry> = before.iter().map(|e| ((&e.path[..], e.stage), e)).collect();
-    let new: HashMap<(&[u8], u8), &Entry> = after.iter().map(|e| ((&e.path[..], e.stage), e)).collect();
-    let staged = new.iter().filter(|(k, e)| old.get(*k) != Some(*e)).count();
-    let removed = old.keys().filter(|k| !new.contains_key(*k)).count();
-    (staged, removed)
+/// How two indexes' entries differ: paths staged (added or changed) and paths removed. Both
+/// lists are in the index's order (by path, then stage), so one walk compares them.
+pub fn compare(before: &[Entry<'_>], after: &[Entry<'_>]) -> (usize, usize) {
+    use std::cmp::Ordering;
+    let (mut old, mut new) = (before.iter().peekable(), after.iter().peekable());
+    let (mut staged, mut removed) = (0, 0);
+    loop {
+        let order = match (old.peek(), new.peek()) {
+            (None, None) => return (staged, removed),
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (Some(o), Some(n)) => (&o.path[..], o.stage).cmp(&(&n.path[..], n.stage)),
+        };
+        match order {
+            Ordering::Less => {
+                removed += 1;
+                old.next();
+            }
+            Ordering::Greater => {
+                staged += 1;
+                new.next();
+            }
+            Ordering::Equal => {
+                staged += usize::from(old.next() != new.next());
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -193,6 +216,20 @@ mod tests {
             seen.windows(2).all(|w| w[0] == w[1]),
             "one digest for every version"
         );
+    }
+
+    #[test]
+    fn staged_and_removed_paths_are_counted_in_one_walk() {
+        let entry = |path: &'static str, oid: &'static [u8]| Entry {
+            path: std::borrow::Cow::Borrowed(path.as_bytes()),
+            mode: 0o100644,
+            oid,
+            stage: 0,
+        };
+        let before = [entry("a", b"1"), entry("b", b"1"), entry("d", b"1")];
+        let after = [entry("a", b"1"), entry("b", b"2"), entry("c", b"1")];
+        assert_eq!(compare(&before, &after), (2, 1), "b changed and c added; d removed");
+        assert_eq!(compare(&after, &after), (0, 0));
     }
 
     #[test]

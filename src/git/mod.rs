@@ -144,6 +144,9 @@ pub struct Observed {
     repo: Option<Repo>,
     looked: Option<Fingerprint>,
     recorded: Option<change::Recorded>,
+    /// The bytes of the index last recorded, when this process recorded it: the next change
+    /// is counted against them without reading the store.
+    index: Option<Vec<u8>>,
 }
 
 impl Observed {
@@ -152,6 +155,7 @@ impl Observed {
             repo: Repo::at(root),
             looked: None,
             recorded,
+            index: None,
         }
     }
 
@@ -159,6 +163,12 @@ impl Observed {
     pub fn forget(&mut self, recorded: Option<change::Recorded>) {
         self.looked = None;
         self.recorded = recorded;
+        self.index = None;
+    }
+
+    /// The bytes of the index last recorded, if this process still has them.
+    pub fn last_index(&self) -> Option<&[u8]> {
+        self.index.as_deref()
     }
 
     /// The repository's state now, with the stat data it was read at, unless those show that
@@ -190,11 +200,13 @@ impl Observed {
         })
     }
 
-    /// The state read at `looked` is recorded (`Some`: as a new state).
-    pub fn seen(&mut self, looked: Fingerprint, recorded: Option<change::Recorded>) {
+    /// The state read at `looked` is recorded: as it was (`None`), or as a new state, read
+    /// with the index `state`.
+    pub fn seen(&mut self, looked: Fingerprint, recorded: Option<(change::Recorded, GitState)>) {
         self.looked = Some(looked);
-        if recorded.is_some() {
-            self.recorded = recorded;
+        if let Some((recorded, state)) = recorded {
+            self.recorded = Some(recorded);
+            self.index = state.index.map(|i| i.bytes);
         }
     }
 }

@@ -244,6 +244,6 @@ pub(super) fn record_after(conn: &Connection, ws: &Workspace, id: i64) -> rusqli
         rollback_id: Some(id),
         decided: None,
     };
-    rows::record(conn, &ws.blobs, &state, &by)?;
+    rows::record(conn, &ws.blobs, &state, &by, None)?;
     Ok(())
 }

@@ -28,6 +28,14 @@ pub struct MovedBy {
     pub decided: Option<Decided>,
 }
 
+/// How the index's entries changed from the state recorded before: paths staged (added or
+/// changed) and paths removed (`git::index::compare`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Staged {
+    pub staged: usize,
+    pub removed: usize,
+}
+
 /// Takes the next number of the versions' sequence (`AUTOINCREMENT`'s `sqlite_sequence` row,
 /// which SQLite lets a program raise): the next version is numbered after it.
 fn next_seq(conn: &Connection) -> Result<i64> {
@@ -49,7 +57,12 @@ pub fn record(
     blobs: &crate::store::blobs::BlobDir,
     state: &crate::git::GitState,
     by: &MovedBy,
+    before: Option<&[u8]>,
 ) -> Result<Recorded> {
+    let staged = match &state.index {
+        Some(index) => staged_since(conn, blobs, &index.bytes, Hash(index.digest), before)?,
+        None => None,
+    };
     let index = match &state.index {
         Some(index) => Some(IndexAt {
             hash: crate::store::write_blob(conn, blobs, &index.bytes)?,
@@ -61,18 +74,19 @@ pub fn record(
         refs: state.refs.clone(),
         index,
     };
-    insert(conn, &recorded, by)?;
+    insert(conn, &recorded, by, staged)?;
     Ok(recorded)
 }
 
-fn insert(conn: &Connection, state: &Recorded, by: &MovedBy) -> Result<i64> {
+fn insert(conn: &Connection, state: &Recorded, by: &MovedBy, staged: Option<Staged>) -> Result<i64> {
     let seq = next_seq(conn)?;
     let refs =
         serde_json::to_string(&state.refs).map_err(|e| rusqlite::Error::ToSqlConversionFailure(e.into()))?;
     let index = state.index.as_ref();
     conn.prepare_cached(
-        "INSERT INTO git_states (seq, refs, index_hash, index_digest, origin, turn_id, rollback_id, decided, recorded_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        "INSERT INTO git_states (seq, refs, index_hash, index_digest, origin, turn_id, rollback_id, decided,
+                                 recorded_at, index_staged, index_removed)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     )?
     .execute(params![
         seq,
@@ -84,6 +98,8 @@ fn insert(conn: &Connection, state: &Recorded, by: &MovedBy) -> Result<i64> {
         by.rollback_id,
         by.decided.map(|d| d as i64),
         crate::model::now_ms(),
+        staged.map(|s| s.staged as i64),
+        staged.map(|s| s.removed as i64),
     ])?;
     Ok(seq)
 }
@@ -172,19 +188,71 @@ pub fn words(conn: &Connection, blobs: &crate::store::blobs::BlobDir, change: &M
     let Move::Index { from, to } = change else {
         return crate::git::change::words(change);
     };
-    let entries = |at: &Option<IndexAt>| -> Option<Vec<index::Entry>> {
-        match at {
-            None => Some(Vec::new()),
-            Some(at) => index::entries(&crate::store::read_blob(conn, blobs, at.hash).ok()?),
-        }
+    let bytes = |at: &Option<IndexAt>| match at {
+        None => Some(Vec::new()),
+        Some(at) => crate::store::read_blob(conn, blobs, at.hash).ok(),
     };
-    match (entries(from), entries(to)) {
+    let (Some(before), Some(after)) = (bytes(from), bytes(to)) else {
+        return crate::git::change::words(change);
+    };
+    match (entries_of(&before), entries_of(&after)) {
         (Some(before), Some(after)) => {
             let (staged, removed) = index::compare(&before, &after);
             crate::git::change::index_words(staged, removed)
         }
         _ => crate::git::change::words(change),
     }
+}
+
+/// How `now` (an index with entries digest `digest`) differs from the latest recorded index:
+/// `before`, or its stored bytes when not given; `None` when it does not, or there is none.
+fn staged_since(
+    conn: &Connection,
+    blobs: &crate::store::blobs::BlobDir,
+    now: &[u8],
+    digest: Hash,
+    before: Option<&[u8]>,
+) -> Result<Option<Staged>> {
+    let latest = at(conn, i64::MAX)?.and_then(|row| row.state.index);
+    let Some(latest) = latest.filter(|l| l.digest != digest) else {
+        return Ok(None);
+    };
+    let read;
+    let before = match before {
+        Some(bytes) => bytes,
+        None => {
+            let Ok(bytes) = crate::store::read_blob(conn, blobs, latest.hash) else {
+                return Ok(None);
+            };
+            read = bytes;
+            &read
+        }
+    };
+    Ok(match (entries_of(before), entries_of(now)) {
+        (Some(before), Some(now)) => {
+            let (staged, removed) = crate::git::index::compare(&before, &now);
+            Some(Staged { staged, removed })
+        }
+        _ => None,
+    })
+}
+
+/// The staged counts of the one index change recorded in `from < seq <= to` (every change is
+/// counted when recorded, but the first state's); `None` when there were several.
+fn staged_between(conn: &Connection, from: i64, to: i64) -> Result<Option<Staged>> {
+    let (changes, staged, removed): (i64, Option<i64>, Option<i64>) = conn
+        .prepare_cached(
+            "SELECT count(*), max(index_staged), max(index_removed) FROM git_states
+              WHERE seq > ?1 AND seq <= ?2 AND index_staged IS NOT NULL",
+        )?
+        .query_row([from, to], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    Ok(match (changes, staged, removed) {
+        (1, Some(staged), Some(removed)) => Some(Staged {
+            staged: staged as usize,
+            removed: removed as usize,
+        }),
+        _ => None,
+    })
 }
 
 /// What moved in git from the boundary `from` to `to` (`None`: now), in words.
@@ -198,5 +266,24 @@ pub fn moved_between(
         return Ok(Vec::new());
     };
     let moves = crate::git::change::between(&before.state, &after.state);
-    Ok(moves.iter().map(|m| words(conn, blobs, m)).collect())
+    let mut said = Vec::with_capacity(moves.len());
+    for change in &moves {
+        let counted = match change {
+            Move::Index { .. } => staged_between(conn, from, to.unwrap_or(i64::MAX))?,
+            _ => None,
+        };
+        said.push(match counted {
+            Some(s) => crate::git::change::index_words(s.staged, s.removed),
+            None => words(conn, blobs, change),
+        });
+    }
+    Ok(said)
+}
+
+/// An index's entries; none for no index at all (empty bytes).
+fn entries_of(bytes: &[u8]) -> Option<Vec<crate::git::index::Entry<'_>>> {
+    match bytes.is_empty() {
+        true => Some(Vec::new()),
+        false => crate::git::index::entries(bytes),
+    }
 }
