@@ -228,7 +228,11 @@ mod tests {
         };
         let before = [entry("a", b"1"), entry("b", b"1"), entry("d", b"1")];
         let after = [entry("a", b"1"), entry("b", b"2"), entry("c", b"1")];
-        assert_eq!(compare(&before, &after), (2, 1), "b changed and c added; d removed");
+        assert_eq!(
+            compare(&before, &after),
+            (2, 1),
+            "b changed and c added; d removed"
+        );
         assert_eq!(compare(&after, &after), (0, 0));
     }
 
