@@ -157,3 +157,32 @@ fn a_hostile_ignore_file_is_refused_by_name_and_hangs_nothing() {
         );
     }
 }
+
+/// Issue 49: a file a `.gitignore` rule names is recorded up to `[ignored_files]`'s caps; one
+/// the config's `ignore` or a `.filewatchdignore` names is not, nor anything in an ignored
+/// directory.
+#[test]
+fn ignored_files_a_git_rule_names_are_recorded_up_to_the_caps() {
+    let ws = Workspace::new();
+    ws.write(".gitignore", "*.secret\n*.big\nout/\n");
+    ws.write(".filewatchdignore", "mine.private\n");
+    ws.write(
+        ".filewatchd.toml",
+        "ignore = [\"*.tmp\"]\n[ignored_files]\nmax_size = 100\nmax_files = 2\n",
+    );
+    let daemon = Daemon::start(&ws);
+    daemon.turn_start("s1", "write ignored files");
+    ws.sh("for n in a b c; do echo $n > $n.secret; done
+           head -c 1000 /dev/zero > blob.big
+           echo x > note.tmp && echo x > mine.private && mkdir out && echo x > out/a.secret");
+    let turn = daemon.turn_end("s1");
+    let listed = changed_paths(&turn);
+    let secrets = ["a.secret", "b.secret", "c.secret"]
+        .iter()
+        .filter(|p| listed.contains(**p))
+        .count();
+    assert_eq!(secrets, 2, "max_files = 2: {listed:?}");
+    for never in ["blob.big", "note.tmp", "mine.private", "out/a.secret"] {
+        assert!(!listed.contains(never), "{never} is not recorded: {listed:?}");
+    }
+}
