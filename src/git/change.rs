@@ -55,32 +55,46 @@ impl Move {
     /// How this move's component moved from where the move starts to its value in `now`;
     /// `None` when it is still there.
     pub fn since(&self, now: &Recorded) -> Option<Self> {
-        let moved = match self {
+        self.to_value_in(now).moved()
+    }
+
+    /// How this move's component moved from its value in `before` to its value in `after`.
+    pub fn between_states(&self, before: &Recorded, after: &Recorded) -> Option<Self> {
+        self.to_value_in(before).reversed().to_value_in(after).moved()
+    }
+
+    /// The same component from where this move starts to its value in `state`.
+    fn to_value_in(&self, state: &Recorded) -> Self {
+        match self {
             Self::Head { from, .. } => Self::Head {
                 from: from.clone(),
-                to: now.refs.head.clone(),
+                to: state.refs.head.clone(),
             },
             Self::Ref { name, from, .. } => Self::Ref {
                 name: name.clone(),
                 from: from.clone(),
-                to: now.refs.refs.get(name).cloned(),
+                to: state.refs.refs.get(name).cloned(),
             },
             Self::Stash { from, .. } => Self::Stash {
                 from: from.clone(),
-                to: now.refs.stash.clone(),
+                to: state.refs.stash.clone(),
             },
             Self::Index { from, .. } => Self::Index {
                 from: from.clone(),
-                to: now.index.clone(),
+                to: state.index.clone(),
             },
-        };
-        let still = match &moved {
+        }
+    }
+
+    /// `Some(self)` unless it goes nowhere (the index: by its entries).
+    fn moved(self) -> Option<Self> {
+        let still = match &self {
             Self::Head { from, to } => from == to,
             Self::Ref { from, to, .. } => from == to,
             Self::Stash { from, to } => from == to,
             Self::Index { from, to } => from.as_ref().map(|i| i.digest) == to.as_ref().map(|i| i.digest),
         };
-        (!still).then_some(moved)
+        (!still).then_some(self)
     }
 
     /// Which component it moves: two moves of one component have the same key.

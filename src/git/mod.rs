@@ -274,6 +274,19 @@ impl GitState {
     pub fn same_as(&self, refs: &Refs, index_digest: Option<&[u8; 32]>) -> bool {
         self.refs == *refs && self.index.as_ref().map(|i| &i.digest) == index_digest
     }
+
+    /// As a recorded state compares: its index by the digest of its entries alone (its bytes
+    /// are not stored, so the digest stands for their hash too).
+    pub fn as_recorded(&self) -> change::Recorded {
+        let index = self.index.as_ref().map(|i| change::IndexAt {
+            hash: crate::model::Hash(i.digest),
+            digest: crate::model::Hash(i.digest),
+        });
+        change::Recorded {
+            refs: self.refs.clone(),
+            index,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -15,8 +15,8 @@ use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::process::{Command, Stdio};
 
-use super::change::{IndexAt, Move};
-use super::{GitState, Head, Repo, StashEntry};
+use super::change::Move;
+use super::{Head, Repo, StashEntry};
 use crate::model::Hash;
 
 /// Where the refs keeping what a rollback moved away from live.
@@ -24,12 +24,8 @@ pub const KEPT: &str = "refs/filewatchd";
 
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
-    #[error("{what} was moved while the rollback ran: it is {now}, not {expected}")]
-    Moved {
-        what: String,
-        now: String,
-        expected: String,
-    },
+    #[error("{what} was moved while the rollback ran ({moved})")]
+    Moved { what: String, moved: String },
     #[error("a git command is running in the repository ({0} exists): retry once it ends")]
     Locked(String),
     #[error("`git {args}` failed: {message}")]
@@ -55,57 +51,78 @@ impl Moves<'_> {
         let Some(now) = self.repo.read()? else {
             return Err(WriteError::Io(std::io::Error::other("HEAD cannot be read")));
         };
-        let mut refs = Vec::new();
+        let pending = self.pending(&now.as_recorded())?;
         let mut kept = Vec::new();
-        let mut later = Vec::new();
-        for change in self.moves {
-            match change {
-                Move::Ref { name, from, to } => {
-                    let current = now.refs.refs.get(name).cloned();
-                    if current == *to {
-                        continue;
-                    }
-                    expect(name, current.as_deref(), from.as_deref())?;
-                    if let Some(from) = from.as_deref().filter(|f| !self.contained(f, to.as_deref())) {
-                        kept.push((
-                            format!("{KEPT}/{}/{}", self.rollback_id, strip(name)),
-                            from.to_string(),
-                        ));
-                    }
-                    refs.push(change);
-                }
-                Move::Stash { from, to } if now.refs.stash != *to => {
-                    expect(
-                        "the stash",
-                        Some(&stash_words(&now.refs.stash)),
-                        Some(&stash_words(from)),
-                    )?;
-                    for (i, entry) in from.iter().enumerate().filter(|(_, e)| !to.contains(e)) {
-                        kept.push((
-                            format!("{KEPT}/{}/stash/{i}", self.rollback_id),
-                            entry.oid.clone(),
-                        ));
-                    }
-                    later.push(change);
-                }
-                Move::Stash { .. } => {}
-                _ => later.push(change),
+        for change in &pending {
+            kept.extend(self.kept_by(change));
+        }
+        let mut moved = 0;
+        for change in &pending {
+            if let Move::Head { to, .. } = change {
+                self.head(to)?;
+                moved += 1;
             }
         }
-        let heads = self.moves.iter().filter(|m| matches!(m, Move::Head { .. }));
-        let mut moved = 0;
-        for change in heads {
-            moved += usize::from(self.head(&now, change)?);
-        }
+        let refs: Vec<&Move> = pending
+            .iter()
+            .copied()
+            .filter(|m| matches!(m, Move::Ref { .. }))
+            .collect();
         moved += self.transaction(&refs, &kept)?;
-        for change in later {
-            moved += usize::from(match change {
+        for change in &pending {
+            match change {
                 Move::Stash { to, .. } => self.stash(&now.refs.stash, to)?,
-                Move::Index { from, to } => self.index(&now, from.as_ref(), to.as_ref(), index_bytes)?,
-                _ => false,
-            });
+                Move::Index { to, .. } => write_index(
+                    self.repo,
+                    to.as_ref().map(|i| index_bytes(i.hash)).transpose()?.as_deref(),
+                )?,
+                _ => continue,
+            }
+            moved += 1;
         }
         Ok(moved)
+    }
+
+    /// The moves whose component is where they start: one already at its goal is done; one
+    /// anywhere else was moved by someone while the rollback ran, and stops them all.
+    fn pending(&self, now: &super::change::Recorded) -> Result<Vec<&Move>, WriteError> {
+        let mut pending = Vec::new();
+        for change in self.moves {
+            if change.reversed().since(now).is_none() {
+                continue;
+            }
+            if let Some(moved) = change.since(now) {
+                return Err(WriteError::Moved {
+                    what: path_words(change),
+                    moved: super::change::words(&moved),
+                });
+            }
+            pending.push(change);
+        }
+        Ok(pending)
+    }
+
+    /// The refs keeping what `change` moves a branch, tag or stash entry away from.
+    fn kept_by(&self, change: &Move) -> Vec<(String, String)> {
+        match change {
+            Move::Ref {
+                name,
+                from: Some(from),
+                to,
+            } if !self.contained(from, to.as_deref()) => {
+                vec![(
+                    format!("{KEPT}/{}/{}", self.rollback_id, strip(name)),
+                    from.clone(),
+                )]
+            }
+            Move::Stash { from, to } => from
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| !to.contains(e))
+                .map(|(i, e)| (format!("{KEPT}/{}/stash/{i}", self.rollback_id), e.oid.clone()))
+                .collect(),
+            _ => Vec::new(),
+        }
     }
 
     /// Whether `to` contains the commit `from` (the branch moved forward): nothing to keep.
@@ -121,22 +138,14 @@ impl Moves<'_> {
         status.is_ok_and(|s| s.success())
     }
 
-    fn head(&self, now: &GitState, change: &Move) -> Result<bool, WriteError> {
-        let Move::Head { from, to } = change else {
-            return Ok(false);
-        };
-        if now.refs.head == *to {
-            return Ok(false);
-        }
-        expect("HEAD", Some(&head_words(&now.refs.head)), Some(&head_words(from)))?;
+    fn head(&self, to: &Head) -> Result<(), WriteError> {
         match to {
-            Head::Branch(name) => self.run(&["symbolic-ref", "-m", &self.message, "HEAD", name], None)?,
+            Head::Branch(name) => self.run(&["symbolic-ref", "-m", &self.message, "HEAD", name], None),
             Head::Detached(oid) => self.run(
                 &["update-ref", "--no-deref", "-m", &self.message, "HEAD", oid],
                 None,
-            )?,
-        };
-        Ok(true)
+            ),
+        }
     }
 
     /// Every branch and tag move, and every kept ref, in one transaction: each ref is checked
@@ -166,7 +175,7 @@ impl Moves<'_> {
     }
 
     /// The stash rebuilt as `to`: dropped whole, then each entry stored, oldest first.
-    fn stash(&self, now: &[StashEntry], to: &[StashEntry]) -> Result<bool, WriteError> {
+    fn stash(&self, now: &[StashEntry], to: &[StashEntry]) -> Result<(), WriteError> {
         if let Some(top) = now.first() {
             self.run(
                 &[
@@ -188,30 +197,7 @@ impl Moves<'_> {
             };
             self.run(&["stash", "store", "-m", message, &entry.oid], None)?;
         }
-        Ok(true)
-    }
-
-    fn index(
-        &self,
-        now: &GitState,
-        from: Option<&IndexAt>,
-        to: Option<&IndexAt>,
-        index_bytes: &dyn Fn(Hash) -> std::io::Result<Vec<u8>>,
-    ) -> Result<bool, WriteError> {
-        let current = now.index.as_ref().map(|i| Hash(i.digest));
-        if current == to.map(|i| i.digest) {
-            return Ok(false);
-        }
-        if current != from.map(|i| i.digest) {
-            return Err(WriteError::Moved {
-                what: "the index".to_string(),
-                now: "something else staged".to_string(),
-                expected: "what was recorded".to_string(),
-            });
-        }
-        let bytes = to.map(|i| index_bytes(i.hash)).transpose()?;
-        write_index(self.repo, bytes.as_deref())?;
-        Ok(true)
+        Ok(())
     }
 
     fn git(&self, args: &[&str]) -> Command {
@@ -260,28 +246,12 @@ impl Moves<'_> {
     }
 }
 
-fn expect(what: &str, now: Option<&str>, expected: Option<&str>) -> Result<(), WriteError> {
-    if now == expected {
-        return Ok(());
+/// Where git keeps `change`'s component, as an error names it.
+fn path_words(change: &Move) -> String {
+    match change {
+        Move::Ref { name, .. } => super::change::short_name(name),
+        other => other.key(),
     }
-    let said = |v: Option<&str>| v.map_or("absent".to_string(), |v| super::change::short_oid(v).to_string());
-    Err(WriteError::Moved {
-        what: super::change::short_name(what),
-        now: said(now),
-        expected: said(expected),
-    })
-}
-
-fn head_words(head: &Head) -> String {
-    match head {
-        Head::Branch(name) => name.clone(),
-        Head::Detached(oid) => oid.clone(),
-    }
-}
-
-fn stash_words(stash: &[StashEntry]) -> String {
-    let oids: Vec<&str> = stash.iter().map(|e| e.oid.as_str()).collect();
-    format!("{} entries ({})", stash.len(), oids.join(" "))
 }
 
 fn strip(name: &str) -> &str {

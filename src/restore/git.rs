@@ -114,14 +114,10 @@ enum Owned {
 
 /// Whose the moves of `change`'s component after the target were: as `own` decides a path.
 fn owned(change: &Move, target: &GitRow, later: &[GitRow], owner: &Lineage) -> Owned {
-    let key = change.key();
     let mut previous = &target.state;
     let mut movers: Vec<(&GitRow, &Recorded)> = Vec::new();
     for row in later {
-        if change::between(previous, &row.state)
-            .iter()
-            .any(|m| m.key() == key)
-        {
+        if change.between_states(previous, &row.state).is_some() {
             movers.push((row, previous));
         }
         previous = &row.state;
@@ -132,8 +128,7 @@ fn owned(change: &Move, target: &GitRow, later: &[GitRow], owner: &Lineage) -> O
     let Some(first) = movers.iter().position(|(row, _)| own(row)) else {
         return Owned::NotOurs;
     };
-    let by_other = movers[first..].iter().find(|(row, _)| !own(row));
-    if let Some((row, _)) = by_other {
+    if let Some((row, _)) = movers[first..].iter().find(|(row, _)| !own(row)) {
         let who = match row.origin {
             Origin::Ambiguous => "by a write that may be this session's or another's",
             Origin::Turn => "by another session",
@@ -143,12 +138,8 @@ fn owned(change: &Move, target: &GitRow, later: &[GitRow], owner: &Lineage) -> O
     }
     // Others moved it before the session first did: it goes back to what they left.
     let (_, before_own) = movers[first];
-    let now_state = later.last().map_or(&target.state, |row| &row.state);
-    match change::between(before_own, now_state)
-        .into_iter()
-        .find(|m| m.key() == key)
-    {
-        Some(back) => Owned::Back(back.reversed()),
+    match change.between_states(previous, before_own) {
+        Some(back) => Owned::Back(back),
         None => Owned::NotOurs,
     }
 }
