@@ -444,3 +444,27 @@ fn an_undo_killed_after_its_git_moves_is_finished_at_restart() {
         daemon.stop();
     }
 }
+
+#[test]
+fn an_undo_takes_main_back_to_the_persons_commit_made_before_the_turn() {
+    let ws = repository();
+    let daemon = Daemon::start(&ws);
+    daemon.turn_start("agent", "a first turn");
+    agent_runs(&ws, "echo one > one.txt");
+    daemon.turn_end("agent");
+    // The person commits between the turns: the session's undo does not take that back.
+    agent_runs(&ws, "git commit -qm 'my staged work'");
+    let mine = git(&ws, &["rev-parse", "main"]);
+    daemon.turn_start("agent", "commit");
+    agent_runs(&ws, "git commit -qam 'agent commit'");
+    daemon.turn_end("agent");
+    let undone = expect(200, daemon.undo("agent", json!({})));
+    assert_eq!(git(&ws, &["rev-parse", "main"]), mine, "{undone:#}");
+    let undone = expect(200, daemon.undo("agent", json!({})));
+    assert_eq!(
+        git(&ws, &["rev-parse", "main"]),
+        mine,
+        "the person's commit is not the session's: {undone:#}"
+    );
+    daemon.stop();
+}
