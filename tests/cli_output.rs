@@ -94,6 +94,7 @@ fn every_command_ends_quietly_on_a_closed_stdout() {
         (&["pins"], ""),
         (&["unpin", "p"], ""),
         (&["exec", "--", "true"], ""),
+        (&["purge", "a.txt", "--yes"], ""),
         (&["doctor"], ""),
         (&["ui", "--print-url"], ""),
         (&["hook", "install", "opencode", "--dry-run"], ""),
