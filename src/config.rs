@@ -188,7 +188,7 @@ fn duration(key: &str, text: &str) -> Result<Duration, String> {
         .map_err(|e| format!("{key}: bad duration {text:?} (say \"30s\", \"5m\"): {e}"))
 }
 
-/// How much history garbage collection keeps (PRODUCT.md 8): every version of the last
+/// How much history garbage collection keeps (docs/rollback.md, "Retention"): every version of the last
 /// `keep_days` days, and at least the last `keep_turns` turns of each session. Over
 /// `max_store_bytes`, the days rule gives way (the turns rule and pending redos never do).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -48,7 +48,7 @@
 //! - [`store`]: blobs (blake3, zstd), the SQLite index (migrations, SQL, the rollback
 //!   journal), storage faults by cause; [`refusal`]: why a command that changes the record
 //!   cannot run now, the same for every operation.
-//! - [`api`]: the HTTP API (PRODUCT.md 5.2), the review page (`api::ui`), and the same read
+//! - [`api`]: the HTTP API (docs/api.md), the review page (`api::ui`), and the same read
 //!   handlers run in the CLI on a stopped daemon's index (`api::offline`).
 //! - [`daemon`]: starts everything and shuts it down on one signal.
 //! - [`bounded`]: a file from outside (the config, an ignore file) read only when it is a
@@ -57,7 +57,7 @@
 //!   shows it, never steering it: the CLI's, the hooks' and `filewatchd mcp`'s stderr lines.
 //! - [`state`], [`instance`], [`stats`], [`config`], [`paths`], [`model`]: the state directory;
 //!   one daemon per tree (a private per-user lock); counters for `status`; `.filewatchd.toml`;
-//!   workspace-relative byte paths; the words of PRODUCT.md 2 as types.
+//!   workspace-relative byte paths; the words of docs/guarantees.md as types.
 //!
 //! Its clients:
 //! - [`wire`]: the API's requests and answers as types, read and written by `api` and by
@@ -67,10 +67,10 @@
 //! - [`lifecycle`]: the daemon seen from outside: which workspace a directory belongs to,
 //!   whether its daemon runs, starting it in the background (logging through [`log_file`]),
 //!   stopping it.
-//! - [`hook`]: the agents' hook adapters and their installer (PRODUCT.md 5.4, 9), autostart,
+//! - [`hook`]: the agents' hook adapters and their installer (docs/agents.md), autostart,
 //!   and [`queue`], the turn markers a hook leaves while the daemon is not answering yet.
 //! - [`mcp`]: `filewatchd mcp`, the record as Model Context Protocol tools for the agent.
-//! - [`cli`]: the command line (PRODUCT.md 5.3).
+//! - [`cli`]: the command line (docs/cli.md).
 //! - [`test_knobs`]: the integration tests' `FILEWATCHD_TEST_*` knobs, read only by
 //!   `serve --test-knobs`.
 

@@ -1,4 +1,4 @@
-//! The words of PRODUCT.md section 2 as types: a version's state, its origin, stat data.
+//! The words of docs/guarantees.md ("Words") as types: a version's state, its origin, stat data.
 
 /// What a path was, in one recorded version.
 #[derive(Clone, Debug, PartialEq, Eq)]

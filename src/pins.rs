@@ -1,4 +1,4 @@
-//! Pins (PRODUCT.md 2): named checkpoints. A pin names one point of the history, the end of a
+//! Pins (docs/guarantees.md, "Words"): named checkpoints. A pin names one point of the history, the end of a
 //! turn, a time, or the moment it is made, as the sequence number whose state it stands for;
 //! retention keeps every version that state needs (`store::gc`), and a rollback to the pin
 //! (`restore::Operation::Pin`) sets the workspace to it with the conflict checks of a time

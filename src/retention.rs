@@ -1,4 +1,4 @@
-//! Retention (PRODUCT.md 8): garbage collection keeps every version of the last `keep_days`
+//! Retention (docs/rollback.md, "Retention"): garbage collection keeps every version of the last `keep_days`
 //! days and of the last `keep_turns` turns of each session (inherited turns included), and
 //! everything a pending redo needs. History before the cutoff collapses to each path's state
 //! at the cutoff, so the latest version of every path always stays; boundaries before it

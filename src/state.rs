@@ -1,4 +1,4 @@
-//! The project state directory (PRODUCT.md 6): where it is, the single-instance lock, the
+//! The project state directory (docs/daemon.md): where it is, the single-instance lock, the
 //! bearer token and `daemon.json`. What is read back from it is believed only when this user
 //! (or root) owns it: a file another user planted is ignored, and the error says so.
 

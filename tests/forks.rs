@@ -1,4 +1,4 @@
-//! Forks (PRODUCT.md 5.5): a fork after turn N is a new session whose history up to `after N`
+//! Forks (docs/rollback.md, "Forks"): a fork after turn N is a new session whose history up to `after N`
 //! is its parent's. Inherited boundaries keep their numbers and roll back exactly; the child's
 //! own turns are numbered from N+1; the fork itself changes nothing of the parent; a turn of
 //! either session after the fork is another session's work for the other one.

@@ -1,5 +1,5 @@
-//! Per-path history and content, single-path restore, and time rollback (PRODUCT.md 5.2,
-//! 5.3): `history` lists every version with its origin; `show PATH --at` and `GET /v1/content`
+//! Per-path history and content, single-path restore, and time rollback (docs/api.md,
+//! docs/cli.md): `history` lists every version with its origin; `show PATH --at` and `GET /v1/content`
 //! give back exactly what a path held at a boundary, a sequence number or a time; `restore`
 //! puts back one path and nothing else, conflict-checked; `rollback --at` sets the whole tree
 //! to its recorded state at a time, and `redo --time` returns.

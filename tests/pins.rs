@@ -1,4 +1,4 @@
-//! Pins (PRODUCT.md 2): named points of the history, made at the end of a turn, at a
+//! Pins (docs/guarantees.md, "Words"): named points of the history, made at the end of a turn, at a
 //! time or now; listed, refused when the name is taken or the point is bad, removed; a
 //! rollback to one (`rollback --pin`, `POST /v1/rollback` with `pin`) sets the workspace
 //! exactly to its state and marks the turns it took out undone until its redo (as a rollback

@@ -1,4 +1,4 @@
-//! Retention (PRODUCT.md 8): `gc` collapses history before the cutoff to each path's state at
+//! Retention (docs/rollback.md, "Retention"): `gc` collapses history before the cutoff to each path's state at
 //! the cutoff and deletes blobs nothing names any more; a dry run changes nothing; every
 //! retained boundary stays exactly restorable, an expired one is refused with 410 `expired`,
 //! and whatever a pending redo needs is kept.

@@ -1,4 +1,4 @@
-//! Several sessions (PRODUCT.md 2, G4): another session's turn, and a write made while turns
+//! Several sessions (docs/guarantees.md, "Words", G4): another session's turn, and a write made while turns
 //! of several sessions were open (`ambiguous`), are conflicts for a rollback; `abort` changes
 //! nothing, `skip` leaves those paths as they are, `force` rolls them back and keeps what they
 //! held in history. `GET /v1/sessions` and `filewatchd sessions` list the sessions.

@@ -1,4 +1,4 @@
-//! At the inotify watch limit (PRODUCT.md G2, G12): the directories that
+//! At the inotify watch limit (docs/guarantees.md G2, G12): the directories that
 //! could not be watched are verified by a stat walk at every turn marker and rollback, so a
 //! turn holds every edit and an undo puts every file back. The limit is set low in a user
 //! namespace of the daemon's own (`user.max_inotify_watches` counts per namespace), so the rest

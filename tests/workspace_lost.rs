@@ -1,4 +1,4 @@
-//! The workspace root replaced or removed while the daemon runs (PRODUCT.md G7, G12): the
+//! The workspace root replaced or removed while the daemon runs (docs/guarantees.md G7, G12): the
 //! daemon enters `workspace_lost`, refuses every marker and rollback with 503,
 //! writes nothing anywhere (above all not in the moved directory, outside the root), says so
 //! in `status`, keeps serving its history, and stops cleanly. A subdirectory moved out of the

@@ -1,4 +1,4 @@
-//! Who may talk to the daemon (PRODUCT.md 5.1): the bearer token, a loopback
+//! Who may talk to the daemon (docs/api.md, "Access"): the bearer token, a loopback
 //! `Host` for our port, no browser `Origin`, and JSON bodies only; or the review page's cookie
 //! session (`ui`).
 

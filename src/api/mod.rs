@@ -1,4 +1,4 @@
-//! The HTTP API (PRODUCT.md 5.2) on axum: routes and access checks. A handler parses the
+//! The HTTP API (docs/api.md) on axum: routes and access checks. A handler parses the
 //! request, asks history, sessions, restore or retention (queries on read-only SQLite
 //! connections in blocking tasks) or sends a command to the capture worker, and renders what
 //! it gets as the answer types of `wire` (built by `render`); errors carry an `ErrorCode`.

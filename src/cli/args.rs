@@ -1,4 +1,4 @@
-//! Command-line arguments (PRODUCT.md 5.3), parsed by clap.
+//! Command-line arguments (docs/cli.md), parsed by clap.
 
 use std::path::PathBuf;
 

@@ -1,4 +1,4 @@
-//! The command line (PRODUCT.md 5.3): `serve` runs the daemon; `start`, `stop` and `restart`
+//! The command line (docs/cli.md): `serve` runs the daemon; `start`, `stop` and `restart`
 //! (`start`), `projects` and `forget` (`projects`) manage it from outside; every other command
 //! is a client of the running daemon, one function each (`rollback` holds the rollback-like
 //! ones). `completions` and `man` are generated from the clap definitions (`docs`); `style`
@@ -50,7 +50,7 @@ pub use flags::ServeArgs;
 pub(crate) use session::resolve_session;
 use show::ShowCmd;
 
-/// Runs one command; the exit code follows PRODUCT.md 5.3.
+/// Runs one command; the exit code follows docs/cli.md.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let args = cli.serve.clone();
     let Some(command) = cli.command else {

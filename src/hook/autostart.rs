@@ -1,4 +1,4 @@
-//! A hook reaches its workspace's daemon, and starts one when none runs (PRODUCT.md 9), within
+//! A hook reaches its workspace's daemon, and starts one when none runs (docs/agents.md), within
 //! the hook's budget. While the daemon is not answering yet (starting, or running its first
 //! index) the hook's markers go into the queue in its state directory (`crate::queue`), and
 //! the daemon applies them in order once its index is ready, each at its place among the

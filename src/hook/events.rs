@@ -1,4 +1,4 @@
-//! Each agent's hook payload, mapped to what filewatchd does (PRODUCT.md 5.4, 9). The
+//! Each agent's hook payload, mapped to what filewatchd does (docs/agents.md). The
 //! payloads and their sources are in tests/fixtures/hooks/README.md; each mapping cites the
 //! tag of its source there.
 

@@ -1,4 +1,4 @@
-//! Agent integrations (PRODUCT.md 5.4, 9): `events` maps each agent's hook payload to a turn
+//! Agent integrations (docs/agents.md): `events` maps each agent's hook payload to a turn
 //! marker (and, through `tool_events`, each tool call's start and end), `run` is `filewatchd hook <agent>`, `autostart` how it reaches the daemon (starting
 //! one for a new prompt when none runs), `install` writes (and removes) the hook
 //! configuration in the agent's own settings, `agents` records which session each agent

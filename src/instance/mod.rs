@@ -1,4 +1,4 @@
-//! One daemon per tree, machine-wide for this user (PRODUCT.md 4): whatever its state
+//! One daemon per tree, machine-wide for this user (docs/daemon.md, "One daemon per tree"): whatever its state
 //! directory, a daemon holds a lock named by its root's device and inode in the user's private
 //! directory (`dir`: `/tmp/filewatchd-<uid>/trees`, mode 0700, checked), where no other user
 //! can plant, read or remove one. Another user's daemon on the same tree, or on a tree around

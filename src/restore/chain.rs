@@ -1,5 +1,5 @@
 //! From a request to a target: the boundary's sequence number, and where the undo/redo chain
-//! stands (PRODUCT.md 2: consecutive undos walk back one turn each, redo returns to the state
+//! stands (docs/guarantees.md, "Words": consecutive undos walk back one turn each, redo returns to the state
 //! just before the latest undo or rollback, a new turn ends the chain). Time rollbacks have
 //! no session; they form their own chain, which `redo` without a session walks. A rollback to
 //! a pin is one of them: the workspace at the pin's sequence number.

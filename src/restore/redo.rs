@@ -1,4 +1,4 @@
-//! The plan of a redo (PRODUCT.md 2): exactly the paths the rollback it names
+//! The plan of a redo (docs/guarantees.md, "Words"): exactly the paths the rollback it names
 //! changed, each back to its state just before that rollback. Whatever happened to other paths
 //! since (a turn, the user) is not the redo's business and is never touched. A path of that
 //! rollback changed since by anything but the rollback itself (or the later rollbacks of its

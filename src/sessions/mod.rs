@@ -1,4 +1,4 @@
-//! Sessions and forks (PRODUCT.md 5.5): a fork's history up to its fork point is its
+//! Sessions and forks (docs/rollback.md, "Forks"): a fork's history up to its fork point is its
 //! parent's. A `Lineage` is a session with its ancestors, each up to where the next one
 //! forked: it finds turns by number across the fork (inherited turns keep their numbers) and
 //! says which versions are the session's own work.
@@ -12,7 +12,7 @@ use rusqlite::Connection;
 use crate::store::sql::{self, SessionRow, TurnRow};
 use turns::LookupError;
 
-/// What a session name may be (PRODUCT.md 2), as the API and the command line say it.
+/// What a session name may be (docs/guarantees.md, "Words"), as the API and the command line say it.
 pub const NAME_RULE: &str =
     "a session name is 1 to 128 characters of A-Z a-z 0-9 . _ : -, and not dots alone";
 

@@ -157,7 +157,7 @@ pub fn open(conn: &Connection) -> rusqlite::Result<Vec<TurnRow>> {
     sql::open_turns(conn)
 }
 
-/// Forks `parent` after one of its ended turns into a new session (PRODUCT.md 5.5).
+/// Forks `parent` after one of its ended turns into a new session (docs/rollback.md, "Forks").
 pub fn fork(
     conn: &mut Connection,
     parent: &str,

@@ -1,4 +1,4 @@
-//! Which paths are tracked (PRODUCT.md 7): `.git/` never, the store never, libfuse's
+//! Which paths are tracked (docs/tracking.md): `.git/` never, the store never, libfuse's
 //! `.fuse_hidden…` stand-ins never, then the config's `ignore` globs, `.gitignore` and
 //! `.filewatchdignore` files (deepest first), and `.git/info/exclude`. Ignore files are re-read
 //! when they change. A file a git rule ignores by its own name is recorded all the same, up to
