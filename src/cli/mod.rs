@@ -50,105 +50,65 @@ pub use flags::ServeArgs;
 pub(crate) use session::resolve_session;
 use show::ShowCmd;
 
-/// Runs one command; the exit code follows docs/cli.md.
+/// Runs one command; the exit code follows docs/cli.md. One match: the commands about the
+/// daemon itself need none to answer; those that read the record read a stopped daemon's
+/// index too (`reading`); the rest talk to the running daemon (`daemon`).
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let args = cli.serve.clone();
-    let Some(command) = cli.command else {
-        return serve(args, ServeCmd::default());
-    };
-    if let Command::Serve(cmd) = command {
-        return serve(args, cmd);
-    }
-    if let Command::Hook(cmd) = command {
-        return hooks::hook(&args, cmd);
-    }
-    if let Command::Mcp = command {
-        let options = crate::mcp::Options {
-            root: args.root,
-            state_dir: args.state_dir,
-        };
-        return crate::mcp::run(options);
-    }
-    if let Command::Completions(cmd) = command {
-        return docs::completions(cmd);
-    }
-    if let Command::Man(cmd) = command {
-        return docs::man(cmd);
-    }
-    if let Command::Exec(cmd) = command {
-        return exec::exec(&args, cmd);
-    }
-    if let Command::Doctor(flag) = command {
-        return doctor::doctor(&args, flag);
-    }
-    // The commands about the daemon itself, which need none to answer.
-    let command = match command {
-        Command::Start(cmd) => return start::start(&args, cmd),
-        Command::Stop => return start::stop(&args),
-        Command::Restart(cmd) => return start::restart(&args, cmd),
-        Command::Projects(flag) => return projects::projects(flag.json),
-        Command::Forget(cmd) => return projects::forget(cmd, args.root.as_deref()),
+    let done = |result: anyhow::Result<()>| result.map(|()| ExitCode::SUCCESS);
+    let reading = || offline::client_for_reading(&args);
+    let daemon = || Client::discover(args.root.as_deref(), args.state_dir.as_deref());
+    match cli.command.unwrap_or(Command::Serve(ServeCmd::default())) {
+        Command::Serve(cmd) => serve(args.clone(), cmd),
+        Command::Hook(cmd) => hooks::hook(&args, cmd),
+        Command::Mcp => crate::mcp::run(crate::mcp::Options {
+            root: args.root.clone(),
+            state_dir: args.state_dir.clone(),
+        }),
+        Command::Completions(cmd) => docs::completions(cmd),
+        Command::Man(cmd) => docs::man(cmd),
+        Command::Exec(cmd) => exec::exec(&args, cmd),
+        Command::Doctor(flag) => doctor::doctor(&args, flag),
+        Command::Start(cmd) => start::start(&args, cmd),
+        Command::Stop => start::stop(&args),
+        Command::Restart(cmd) => start::restart(&args, cmd),
+        Command::Projects(flag) => projects::projects(flag.json),
+        Command::Forget(cmd) => projects::forget(cmd, args.root.as_deref()),
         Command::Status(flag) => match start::status_while_indexing(&args, flag.json)? {
-            Some(code) => return Ok(code),
-            None => Command::Status(flag),
+            Some(code) => Ok(code),
+            None => done(status::run(&daemon()?, flag.json)),
         },
-        other => other,
-    };
-    let client = match &command {
-        Command::Log(_)
-        | Command::Show(_)
-        | Command::Diff(_)
-        | Command::History(_)
-        | Command::Blame(_)
-        | Command::Sessions(_) => offline::client_for_reading(&args)?,
-        _ => Client::discover(args.root.as_deref(), args.state_dir.as_deref())?,
-    };
-    match command {
-        Command::Serve(_)
-        | Command::Hook(_)
-        | Command::Mcp
-        | Command::Completions(_)
-        | Command::Man(_)
-        | Command::Exec(_)
-        | Command::Doctor(_)
-        | Command::Start(_)
-        | Command::Stop
-        | Command::Restart(_)
-        | Command::Projects(_)
-        | Command::Forget(_) => unreachable!("handled above"),
-        Command::Status(flag) => status::run(&client, flag.json),
-        Command::Turn(cmd) => turn(&client, cmd),
-        Command::Log(cmd) => timeline::log(&client, &args, cmd),
-        Command::Show(cmd) => show(&client, &args, cmd),
-        Command::Diff(cmd) => diff::diff(&client, &args, cmd),
-        Command::History(cmd) => history(&client, &args, cmd),
-        Command::Blame(cmd) => blame::blame(&client, &args, cmd),
+        Command::Turn(cmd) => done(turn(&daemon()?, cmd)),
+        Command::Log(cmd) => done(timeline::log(&reading()?, &args, cmd)),
+        Command::Show(cmd) => done(show(&reading()?, &args, cmd)),
+        Command::Diff(cmd) => done(diff::diff(&reading()?, &args, cmd)),
+        Command::History(cmd) => done(history(&reading()?, &args, cmd)),
+        Command::Blame(cmd) => done(blame::blame(&reading()?, &args, cmd)),
         Command::Sessions(flag) => {
-            let answer = client.get_as("/v1/sessions")?;
-            print::answer(&answer, flag.json, session::print_list)
+            let answer = reading()?.get_as("/v1/sessions")?;
+            done(print::answer(&answer, flag.json, session::print_list))
         }
-        Command::Fork(cmd) => fork(&client, cmd),
+        Command::Fork(cmd) => done(fork(&daemon()?, cmd)),
         Command::Gc(cmd) => {
-            let answer = client.post_as("/v1/gc", &request::Gc { dry_run: cmd.dry_run })?;
-            print::answer(&answer, cmd.json.json, print::gc)
+            let answer = daemon()?.post_as("/v1/gc", &request::Gc { dry_run: cmd.dry_run })?;
+            done(print::answer(&answer, cmd.json.json, print::gc))
         }
-        Command::Purge(cmd) => purge::purge(&client, &args, cmd),
+        Command::Purge(cmd) => done(purge::purge(&daemon()?, &args, cmd)),
         Command::Verify(flag) => {
-            let answer = client.post_as("/v1/verify", &request::Verify {})?;
-            print::answer(&answer, flag.json, print::verified)
+            let answer = daemon()?.post_as("/v1/verify", &request::Verify {})?;
+            done(print::answer(&answer, flag.json, print::verified))
         }
-        Command::Rollback(cmd) => return rollback::rollback(&client, &args, cmd),
-        Command::Undo(flags) => return rollback::undo(&client, &args, flags),
-        Command::Redo(flags) => return rollback::redo(&client, &args, flags),
-        Command::Restore(cmd) => return rollback::restore(&client, &args, cmd),
-        Command::Revert(cmd) => return review::revert(&client, &args, cmd),
-        Command::Review(cmd) => review::review(&client, &args, cmd),
-        Command::Pin(cmd) => pins::pin(&client, cmd),
-        Command::Unpin(cmd) => pins::unpin(&client, cmd),
-        Command::Pins(flag) => pins::pins(&client, flag),
-        Command::Ui(cmd) => return ui::ui(&client, cmd),
-    }?;
-    Ok(ExitCode::SUCCESS)
+        Command::Rollback(cmd) => rollback::rollback(&daemon()?, &args, cmd),
+        Command::Undo(flags) => rollback::undo(&daemon()?, &args, flags),
+        Command::Redo(flags) => rollback::redo(&daemon()?, &args, flags),
+        Command::Restore(cmd) => rollback::restore(&daemon()?, &args, cmd),
+        Command::Revert(cmd) => review::revert(&daemon()?, &args, cmd),
+        Command::Review(cmd) => done(review::review(&daemon()?, &args, cmd)),
+        Command::Pin(cmd) => done(pins::pin(&daemon()?, cmd)),
+        Command::Unpin(cmd) => done(pins::unpin(&daemon()?, cmd)),
+        Command::Pins(flag) => done(pins::pins(&daemon()?, flag)),
+        Command::Ui(cmd) => ui::ui(&daemon()?, cmd),
+    }
 }
 
 fn serve(args: ServeArgs, cmd: ServeCmd) -> anyhow::Result<ExitCode> {
