@@ -34,9 +34,10 @@ pub fn text(text: &str) -> Cow<'_, str> {
 /// terminal is quoted with its characters escaped (its quotes and backslashes too), as git
 /// quotes such names; any other as it is.
 pub fn quoted(name: &str) -> Cow<'_, str> {
-    match name.chars().any(steers) {
-        true => Cow::Owned(format!("\"{}\"", name.escape_debug())),
-        false => Cow::Borrowed(name),
+    if name.chars().any(steers) {
+        Cow::Owned(format!("\"{}\"", name.escape_debug()))
+    } else {
+        Cow::Borrowed(name)
     }
 }
 

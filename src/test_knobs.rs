@@ -42,9 +42,12 @@ static KNOBS: OnceLock<TestKnobs> = OnceLock::new();
 
 /// Reads the knobs once (only when `enabled`: `serve --test-knobs`); later calls change nothing.
 pub fn init(enabled: bool) -> &'static TestKnobs {
-    let knobs = KNOBS.get_or_init(|| match enabled {
-        true => TestKnobs::from_env(),
-        false => TestKnobs::default(),
+    let knobs = KNOBS.get_or_init(|| {
+        if enabled {
+            TestKnobs::from_env()
+        } else {
+            TestKnobs::default()
+        }
     });
     if *knobs != TestKnobs::default() {
         tracing::warn!(?knobs, "test knobs are on: this daemon is for the tests only");

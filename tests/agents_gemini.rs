@@ -196,9 +196,10 @@ fn gemini_beside_claude_code_each_turn_is_its_own() {
     let install = ws.cli(".", &["hook", "install", "claude-code", "--project"]);
     assert!(install.status.success(), "{install:?}");
     let server = model::ModelServer::start(std::sync::Arc::new(|prompt: &str| {
-        match prompt.contains("gemini") {
-            true => "echo GATE-gemini && echo G > g.txt".to_string(),
-            false => "echo C > c.txt".to_string(),
+        if prompt.contains("gemini") {
+            "echo GATE-gemini && echo G > g.txt".to_string()
+        } else {
+            "echo C > c.txt".to_string()
         }
     }));
     server.gate("gemini");

@@ -48,7 +48,7 @@ fn projects_lists_running_and_stopped_workspaces_with_sizes() {
     let running = of(ws.root());
     assert_eq!(
         (running["running"].as_bool(), running["pid"].as_u64()),
-        (Some(true), Some(daemon.pid as u64))
+        (Some(true), Some(u64::from(daemon.pid)))
     );
     assert_eq!(running["url"], daemon.url.as_str());
     let stopped = of(&other_root);

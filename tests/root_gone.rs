@@ -69,7 +69,7 @@ fn a_daemon_whose_root_was_removed_is_reached_stopped_and_forgotten_by_its_recor
     assert_eq!(listed["root_exists"], false, "{listed:#}");
     assert_eq!(
         (listed["running"].as_bool(), listed["pid"].as_u64()),
-        (Some(true), Some(daemon.pid as u64)),
+        (Some(true), Some(u64::from(daemon.pid))),
         "{listed:#}"
     );
 

@@ -53,15 +53,16 @@ impl Tool {
     /// with `cargo install` if missing.
     pub fn find_or_install(given: Option<&Path>, manifest: &Path) -> Tool {
         if let Some(b) = given {
-            return match b.is_file() {
-                true => Tool {
+            return if b.is_file() {
+                Tool {
                     bin: Some(b.to_path_buf()),
                     why: format!("`{}` (given with --au-bin)", b.display()),
-                },
-                false => Tool {
+                }
+            } else {
+                Tool {
                     bin: None,
                     why: format!("--au-bin {} does not exist", b.display()),
-                },
+                }
             };
         }
         let root = tools_root(manifest);

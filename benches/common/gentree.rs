@@ -33,7 +33,7 @@ impl SplitMix64 {
 
     /// Uniform in 0..n (n > 0), multiply-shift (bias below 2^-64 · n: irrelevant here).
     pub fn below(&mut self, n: usize) -> usize {
-        ((self.next_u64() as u128 * n as u128) >> 64) as usize
+        ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
     }
 
     /// Standard normal (Box–Muller, one value per call).

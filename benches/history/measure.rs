@@ -44,9 +44,10 @@ impl Line {
             Limit::Ratio(r) => (format!("≤ {r:.1}×"), Some(ratio <= r)),
             Limit::None => ("info".into(), None),
         };
-        let fw = match self.note.is_empty() {
-            true => fmt_dur(self.fw),
-            false => format!("{} ({})", fmt_dur(self.fw), self.note),
+        let fw = if self.note.is_empty() {
+            fmt_dur(self.fw)
+        } else {
+            format!("{} ({})", fmt_dur(self.fw), self.note)
         };
         let ratio = if ratio.is_finite() {
             fmt_ratio(ratio)

@@ -72,9 +72,10 @@ impl Paint {
 
 /// `text` in colour when stdout gets colour, as it is otherwise.
 pub fn paint(text: &str, paint: Paint) -> String {
-    match color() {
-        true => format!("\x1b[{}m{text}\x1b[0m", paint.code()),
-        false => text.to_string(),
+    if color() {
+        format!("\x1b[{}m{text}\x1b[0m", paint.code())
+    } else {
+        text.to_string()
     }
 }
 
@@ -104,9 +105,10 @@ pub fn size(bytes: u64) -> String {
         value /= 1024.0;
         unit += 1;
     }
-    match value < 10.0 {
-        true => format!("{value:.1} {}", UNITS[unit]),
-        false => format!("{value:.0} {}", UNITS[unit]),
+    if value < 10.0 {
+        format!("{value:.1} {}", UNITS[unit])
+    } else {
+        format!("{value:.0} {}", UNITS[unit])
     }
 }
 

@@ -107,14 +107,14 @@ pub(super) fn log(client: &Client, args: &ServeArgs, cmd: LogCmd) -> anyhow::Res
     if cmd.unreviewed {
         extra.push_str("&unreviewed=true");
     }
-    let timeline = match only.is_empty() {
-        true => fetch(client, scope, since.as_deref(), limit, &extra)?,
-        // Every entry is read to find those that touched the paths; the limit counts those.
-        false => touching(
+    let timeline = if only.is_empty() {
+        fetch(client, scope, since.as_deref(), limit, &extra)?
+    } else {
+        touching(
             fetch(client, scope, since.as_deref(), None, &extra)?,
             &only,
             limit,
-        ),
+        )
     };
     if cmd.json.json {
         println!("{}", serde_json::to_string_pretty(&timeline)?);

@@ -462,9 +462,10 @@ fn large_and_stored(
 
 /// A file's state: its content and `mode`, its permission bits.
 fn file_state(hash: Hash, size: u64, mode: u16, too_large: bool) -> State {
-    let content = match too_large {
-        true => Content::TooLarge(hash),
-        false => Content::Stored(hash),
+    let content = if too_large {
+        Content::TooLarge(hash)
+    } else {
+        Content::Stored(hash)
     };
     State::File(FileState {
         content,

@@ -147,9 +147,12 @@ fn canonical(dir: &Path) -> anyhow::Result<PathBuf> {
 /// is another user's (anyone can plant a `.git` or a `.filewatchd.toml` in `/tmp`); else
 /// `from`. Also the nearest such marker passed over.
 fn nearest_workspace(home: &Path, from: &Path) -> (PathBuf, Option<Foreign>) {
-    let running = from.ancestors().find(|dir| match instance::locks_usable(dir) {
-        true => instance::holder_of(dir).is_some(),
-        false => state::is_held(&state::project_dir(home, dir)),
+    let running = from.ancestors().find(|dir| {
+        if instance::locks_usable(dir) {
+            instance::holder_of(dir).is_some()
+        } else {
+            state::is_held(&state::project_dir(home, dir))
+        }
     });
     if let Some(dir) = running {
         return (dir.to_path_buf(), None);
@@ -292,10 +295,13 @@ fn probe_once(loc: &Located, ask: bool) -> Running {
     let dir = &loc.state_dir;
     match state::read_info(dir) {
         // A daemon.json left by a killed daemon names another pid (a starting one removes it).
-        Ok(info) if pid.is_none_or(|pid| pid == info.pid) => match !ask || answers(dir) {
-            true => Running::Answering(info),
-            false => Running::Silent(info),
-        },
+        Ok(info) if pid.is_none_or(|pid| pid == info.pid) => {
+            if !ask || answers(dir) {
+                Running::Answering(info)
+            } else {
+                Running::Silent(info)
+            }
+        }
         _ => {
             let progress = state::read_progress(dir).filter(|p| pid.is_none_or(|pid| pid == p.pid));
             let pid = pid.or(progress.as_ref().map(|p| p.pid));

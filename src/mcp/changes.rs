@@ -43,12 +43,13 @@ pub fn turn_changes(daemon: &Reached, session: &Resolved, args: &TurnChangesArgs
     if let Some(path) = &args.path {
         query.push_str(&format!("&path={}", encode(path)));
     }
-    let (answer, alone_too_large) = match args.diff {
-        false => (
+    let (answer, alone_too_large) = if !args.diff {
+        (
             daemon.get_as(&session.url(&format!("turns/{turn}{query}")))?,
             Vec::new(),
-        ),
-        true => with_diffs(daemon, session, &turn, &query)?,
+        )
+    } else {
+        with_diffs(daemon, session, &turn, &query)?
     };
     let changes: Vec<Value> = answer
         .changes

@@ -248,9 +248,10 @@ fn shell_word(text: &str) -> String {
     let plain = text
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || b"-._/:=@%+,".contains(&b));
-    match plain && !text.is_empty() {
-        true => text.to_string(),
-        false => format!("'{}'", text.replace('\'', r"'\''")),
+    if plain && !text.is_empty() {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
     }
 }
 

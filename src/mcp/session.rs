@@ -270,12 +270,13 @@ fn refusal<'a>(message: String, candidates: impl Iterator<Item = &'a Session>) -
             })
         })
         .collect();
-    let more = match total > candidates.len() {
-        true => format!(
+    let more = if total > candidates.len() {
+        format!(
             " (the {} most recently active of {total} are listed: `filewatchd sessions` in a terminal lists them all)",
             candidates.len()
-        ),
-        false => String::new(),
+        )
+    } else {
+        String::new()
     };
     Failure::Session {
         message: format!("{message}{more}"),

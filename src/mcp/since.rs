@@ -124,9 +124,10 @@ fn turn_boundary(
 ) -> Result<Value, Failure> {
     let answer: Turn = daemon.get_as(&session.url(&format!("turns/{}", turn.segment())))?;
     let turn = answer.summary;
-    let seq = match before {
-        true => Some(turn.start_seq),
-        false => turn.end_seq,
+    let seq = if before {
+        Some(turn.start_seq)
+    } else {
+        turn.end_seq
     };
     let Some(seq) = seq else {
         return Err(Failure::bad(format!(

@@ -228,9 +228,12 @@ fn content(conn: &Connection, ws: &Workspace, state: &State) -> Option<Vec<u8>> 
 
 /// "line 3", "lines 3-5 and 9".
 fn lines_words(lines: &[(usize, usize)]) -> String {
-    let one = |&(from, to): &(usize, usize)| match from == to {
-        true => from.to_string(),
-        false => format!("{from}-{to}"),
+    let one = |&(from, to): &(usize, usize)| {
+        if from == to {
+            from.to_string()
+        } else {
+            format!("{from}-{to}")
+        }
     };
     let listed: Vec<String> = lines.iter().map(one).collect();
     let word = if lines.len() == 1 && lines[0].0 == lines[0].1 {

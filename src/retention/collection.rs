@@ -124,12 +124,11 @@ impl Collection {
         let took = began.elapsed();
         let (took_us, worked_us) = (took.as_micros() as u64, worked.as_micros() as u64);
         tracing::debug!(phase, width, took_us, worked_us, "collection step");
-        match self.phase.name() == phase {
-            true => {
-                self.steps_in_phase += 1;
-                self.adapt(worked);
-            }
-            false => self.steps_in_phase = 0,
+        if self.phase.name() == phase {
+            self.steps_in_phase += 1;
+            self.adapt(worked);
+        } else {
+            self.steps_in_phase = 0
         }
         Ok(Progress::More(self))
     }
@@ -169,13 +168,12 @@ impl Collection {
             Ok((deleted, worked))
         })?;
         self.report.versions_removed += deleted as i64;
-        self.phase = match to > last {
-            true => {
-                gc::begin_referenced(conn)?;
-                self.width = self.fixed_rows.unwrap_or(FIRST_LISTED);
-                Phase::List { after: 0 }
-            }
-            false => Phase::Collapse { next: to, last },
+        self.phase = if to > last {
+            gc::begin_referenced(conn)?;
+            self.width = self.fixed_rows.unwrap_or(FIRST_LISTED);
+            Phase::List { after: 0 }
+        } else {
+            Phase::Collapse { next: to, last }
         };
         Ok(worked)
     }
@@ -188,12 +186,11 @@ impl Collection {
         };
         gc::add_referenced(conn, after, upto)?;
         self.listed = upto;
-        self.phase = match last {
-            true => {
-                self.width = self.fixed_rows.unwrap_or(FIRST_BLOBS);
-                Phase::Sweep { after: Vec::new() }
-            }
-            false => Phase::List { after: upto },
+        self.phase = if last {
+            self.width = self.fixed_rows.unwrap_or(FIRST_BLOBS);
+            Phase::Sweep { after: Vec::new() }
+        } else {
+            Phase::List { after: upto }
         };
         Ok(began.elapsed())
     }

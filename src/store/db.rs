@@ -238,9 +238,10 @@ pub fn open_offline(path: &Path) -> Result<Connection, DbError> {
 fn uri_path(path: &Path) -> String {
     let mut out = String::new();
     for &b in path.as_os_str().as_encoded_bytes() {
-        match b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
-            true => out.push(b as char),
-            false => out.push_str(&format!("%{b:02X}")),
+        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+            out.push(b as char)
+        } else {
+            out.push_str(&format!("%{b:02X}"))
         }
     }
     out

@@ -282,8 +282,9 @@ pub fn moved_between(
 
 /// An index's entries; none for no index at all (empty bytes).
 fn entries_of(bytes: &[u8]) -> Option<Vec<crate::git::index::Entry<'_>>> {
-    match bytes.is_empty() {
-        true => Some(Vec::new()),
-        false => crate::git::index::entries(bytes),
+    if bytes.is_empty() {
+        Some(Vec::new())
+    } else {
+        crate::git::index::entries(bytes)
     }
 }

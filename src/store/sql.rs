@@ -86,9 +86,10 @@ pub(crate) fn state_at_column(row: &Row<'_>, at: usize) -> Result<State> {
                 None => Content::Unreadable,
                 Some(bytes) => {
                     let hash = Hash::from_slice(bytes).unwrap_or(Hash([0; 32]));
-                    match row.get(at + 5)? {
-                        true => Content::TooLarge(hash),
-                        false => Content::Stored(hash),
+                    if row.get(at + 5)? {
+                        Content::TooLarge(hash)
+                    } else {
+                        Content::Stored(hash)
                     }
                 }
             };

@@ -217,15 +217,12 @@ fn turn_entry(
     undone_by: Option<&RollbackRow>,
     with_paths: bool,
 ) -> rusqlite::Result<TurnEntry> {
-    let (counts, changes) = match with_paths {
-        true => {
-            let changes = history::turn_changes(conn, turn)?;
-            (Counts::of(&changes), changes)
-        }
-        false => {
-            let counts = history::counts::of_turns(conn, std::slice::from_ref(turn))?;
-            (counts.into_iter().next().unwrap_or_default(), Vec::new())
-        }
+    let (counts, changes) = if with_paths {
+        let changes = history::turn_changes(conn, turn)?;
+        (Counts::of(&changes), changes)
+    } else {
+        let counts = history::counts::of_turns(conn, std::slice::from_ref(turn))?;
+        (counts.into_iter().next().unwrap_or_default(), Vec::new())
     };
     let kept = match undone_by {
         Some(rollback) => kept_of_turn(conn, turn, rollback)?,
@@ -277,9 +274,10 @@ fn rollback_entry(
         .as_deref()
         .and_then(|json| serde_json::from_str(json).ok())
         .unwrap_or_default();
-    let outcome = match with_paths {
-        true => sql::rollback_outcome(conn, rollback.id)?.and_then(|json| serde_json::from_str(&json).ok()),
-        false => None,
+    let outcome = if with_paths {
+        sql::rollback_outcome(conn, rollback.id)?.and_then(|json| serde_json::from_str(&json).ok())
+    } else {
+        None
     };
     Ok(RollbackEntry {
         cursor: at,

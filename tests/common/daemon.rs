@@ -146,7 +146,7 @@ impl Daemon {
         let info_of = |dir: &Path| -> Option<Value> {
             let info: Value = serde_json::from_slice(&std::fs::read(dir.join("daemon.json")).ok()?).ok()?;
             // Not a stale file from an earlier daemon.
-            (info["pid"].as_u64() == Some(pid as u64)).then_some(info)
+            (info["pid"].as_u64() == Some(u64::from(pid))).then_some(info)
         };
         let (state_dir, info) = match location {
             StateLocation::Dir(dir) => (dir.clone(), info_of(dir)?),

@@ -77,8 +77,8 @@ pub fn marks(root: &Path) -> BTreeMap<String, Mark> {
         let mark = Mark {
             dev: meta.dev(),
             ino: meta.ino(),
-            mtime_ns: meta.mtime() as i128 * 1_000_000_000 + meta.mtime_nsec() as i128,
-            ctime_ns: meta.ctime() as i128 * 1_000_000_000 + meta.ctime_nsec() as i128,
+            mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+            ctime_ns: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
         };
         out.insert(rel, mark);
     });

@@ -228,24 +228,21 @@ fn codex_trust(target: &Target, file: &Path) -> Vec<Check> {
             .fix("open the project in the Codex TUI and trust it when it asks"),
         );
     }
-    checks.push(match trust.hooks_trusted {
-        true => Check::ok(
-            check,
-            format!(
-                "{} records trust in {} (Codex asks again whenever a hook changes)",
-                trust.config.display(),
-                file.display()
-            ),
+    checks.push(if trust.hooks_trusted { Check::ok(
+        check,
+        format!(
+            "{} records trust in {} (Codex asks again whenever a hook changes)",
+            trust.config.display(),
+            file.display()
         ),
-        false => Check::warning(
-            check,
-            format!(
-                "{} records no trust in {}: the Codex TUI asks first, and `codex exec` skips untrusted hooks silently",
-                trust.config.display(),
-                file.display()
-            ),
-        )
-        .fix("trust them once in the Codex TUI (/hooks), or run `codex exec --dangerously-bypass-hook-trust`"),
-    });
+    ) } else { Check::warning(
+        check,
+        format!(
+            "{} records no trust in {}: the Codex TUI asks first, and `codex exec` skips untrusted hooks silently",
+            trust.config.display(),
+            file.display()
+        ),
+    )
+    .fix("trust them once in the Codex TUI (/hooks), or run `codex exec --dangerously-bypass-hook-trust`") });
     checks
 }

@@ -113,9 +113,10 @@ pub fn doctor(args: &ServeArgs, cmd: DoctorCmd) -> anyhow::Result<ExitCode> {
     } else {
         print(&report);
     }
-    Ok(match report.healthy {
-        true => ExitCode::SUCCESS,
-        false => ExitCode::FAILURE,
+    Ok(if report.healthy {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
     })
 }
 

@@ -35,9 +35,10 @@ impl Run<'_> {
     /// tests' pause armed, one at a time and in order, so that the pause leaves exactly K done.
     /// A mode-only step in `rewrites` had its file written anew (`Run::stage`).
     pub(super) fn install_each(&mut self, steps: &[Ordered], indexes: &[usize], rewrites: &HashSet<usize>) {
-        let threads = match self.disk.pause.armed() || indexes.len() < PATHS_PER_THREAD {
-            true => 1,
-            false => indexes.len().div_ceil(PATHS_PER_THREAD).min(INSTALL_THREADS),
+        let threads = if self.disk.pause.armed() || indexes.len() < PATHS_PER_THREAD {
+            1
+        } else {
+            indexes.len().div_ceil(PATHS_PER_THREAD).min(INSTALL_THREADS)
         };
         let paths: Vec<&RelPath> = indexes.iter().map(|&i| &steps[i].step.path).collect();
         let disk = &self.disk;
