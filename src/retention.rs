@@ -13,7 +13,6 @@ use rusqlite::Connection;
 use crate::config::Retention;
 use crate::model::{RollbackKind, now_ms};
 use crate::sessions::Lineage;
-use crate::store::blobs::BlobDir;
 use crate::store::{gc, journal, pins, size, sql};
 
 pub use collection::{Collection, Progress};
@@ -92,19 +91,6 @@ pub fn begin(conn: &mut Connection, retention: &Retention, dry_run: bool) -> rus
     report.bytes_freed = bytes;
     report.store_bytes_after = store_bytes_before - bytes;
     Ok(Progress::Done(report))
-}
-
-/// Runs (or, with `dry_run`, describes) one whole collection at once.
-pub fn collect(
-    conn: &mut Connection,
-    blobs: &BlobDir,
-    retention: &Retention,
-    dry_run: bool,
-) -> rusqlite::Result<GcReport> {
-    match begin(conn, retention, dry_run)? {
-        Progress::More(collection) => collection.run_to_end(conn, blobs),
-        Progress::Done(report) => Ok(report),
-    }
 }
 
 /// The oldest sequence number a retained boundary or a pending redo needs.

@@ -93,7 +93,7 @@ fn start_located(loc: &Located, launch: &Launch) -> anyhow::Result<()> {
             let line = started_line("started", pid, &running, &loc.root);
             println!("{}", escape::text(&line));
         }
-        Waited::Pending(_) => bail!(
+        Waited::Pending => bail!(
             "the daemon (pid {pid}) has not taken the workspace after {} s; its log: {log}",
             START_DEADLINE.as_secs()
         ),

@@ -167,7 +167,7 @@ pub fn answering(loc: &Located, until: Instant) -> Result<(Client, PathBuf), Str
     let log = spawned.log.display().to_string();
     match spawned.wait(loc, until, |r| matches!(r, Running::Answering(_))) {
         Waited::Ready(_) => client_at(loc),
-        Waited::Pending(_) => Err(format!(
+        Waited::Pending => Err(format!(
             "started filewatchd for {} (pid {}, log {log}); it is still indexing the workspace: try again once `filewatchd status` says it is done",
             loc.root.display(),
             spawned.pid()
@@ -337,7 +337,7 @@ fn said_of(
     let log = spawned.log.display();
     let note = match waited {
         Waited::Ready(_) => format!("started filewatchd for {root} (pid {pid}, log {log})"),
-        Waited::Pending(_) => format!(
+        Waited::Pending => format!(
             "started filewatchd for {root} (pid {pid}, log {log}); it is indexing the workspace, and this turn opens once that is done (`filewatchd status` shows the progress)"
         ),
         Waited::Exited { status, log_tail } => {

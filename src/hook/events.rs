@@ -72,8 +72,6 @@ pub struct HookEvent {
 
 #[derive(Debug, thiserror::Error)]
 pub enum HookError {
-    #[error("the hook payload is not JSON: {0}")]
-    NotJson(String),
     #[error("the hook payload has no {0}")]
     Missing(&'static str),
 }

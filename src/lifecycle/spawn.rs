@@ -75,8 +75,8 @@ pub enum Waited {
         status: ExitStatus,
         log_tail: Vec<String>,
     },
-    /// Still running at the deadline, as `probe` saw it last.
-    Pending(Running),
+    /// Still running at the deadline.
+    Pending,
 }
 
 /// Spawns `filewatchd serve` for `loc`, detached. The caller holds the `StartLock`.
@@ -158,7 +158,7 @@ impl Spawned {
                 return Waited::Ready(running);
             }
             if Instant::now() >= until {
-                return Waited::Pending(running);
+                return Waited::Pending;
             }
             std::thread::sleep(POLL); // polling the daemon's state under a deadline
         }

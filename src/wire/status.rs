@@ -5,9 +5,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::stats::{
-    Ownership, RescanReport, StorageStatus, VerifyReport, VerifyStatus, Watcher, WorkspaceLost,
-};
+pub use crate::stats::{Ownership, RescanReport, StorageStatus, VerifyStatus, Watcher, WorkspaceLost};
 
 use crate::model::RollbackKind;
 use crate::restore::outcome::{Outcome, PathLine};
