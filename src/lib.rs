@@ -57,7 +57,9 @@
 //!   shows it, never steering it: the CLI's, the hooks' and `filewatchd mcp`'s stderr lines.
 //! - [`state`], [`instance`], [`stats`], [`config`], [`paths`], [`model`]: the state directory;
 //!   one daemon per tree (a private per-user lock); counters for `status`; `.filewatchd.toml`;
-//!   workspace-relative byte paths; the words of docs/guarantees.md as types.
+//!   workspace-relative byte paths; the words of docs/guarantees.md as types, with a
+//!   rollback's answer (`model::answer`: made by `restore`, decoded once by `store::journal`,
+//!   a row that does not read an error naming it).
 //!
 //! Its clients:
 //! - [`wire`]: the API's requests and answers as types, read and written by `api` and by

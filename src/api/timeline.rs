@@ -12,13 +12,12 @@ use super::error::{ApiError, ErrorCode};
 use super::handlers::{sync_if, valid_session};
 use super::render::first_line;
 use crate::history::Counts;
+use crate::model::answer::{ActionLine, Outcome};
 use crate::model::format_time;
-use crate::restore::outcome::{ActionLine, Outcome};
 use crate::sessions::{review, turns};
-use crate::timeline::{self, Cursor, Entry, OutsideEntry, RollbackEntry, Scope, TurnEntry};
-use crate::wire::timeline::{
-    self as wire, Order, PathChange, RollbackCounts, RollbackPath, Timeline, TurnKind,
-};
+use crate::store::journal::RollbackRow;
+use crate::timeline::{self, Cursor, Entry, OutsideEntry, RollbackEntryKind, Scope, TurnEntry};
+use crate::wire::timeline::{self as wire, Order, PathChange, RollbackPath, Timeline, TurnKind};
 
 /// Entries per page when the request does not say.
 const DEFAULT_LIMIT: usize = 100;
@@ -112,7 +111,7 @@ pub async fn timeline(
 fn entry_of(entry: &Entry, with_paths: bool) -> wire::Entry {
     match entry {
         Entry::Turn(turn) => wire::Entry::Turn(turn_of(turn, with_paths)),
-        Entry::Rollback(rollback) => wire::Entry::Rollback(rollback_of(rollback, with_paths)),
+        Entry::Rollback(at, rollback) => wire::Entry::Rollback(rollback_of(*at, rollback, with_paths)),
         Entry::Outside(run) => wire::Entry::Outside(outside_of(run, with_paths)),
     }
 }
@@ -176,24 +175,23 @@ fn path_change(change: &crate::history::Change) -> PathChange {
     }
 }
 
-fn rollback_of(entry: &RollbackEntry, with_paths: bool) -> wire::RollbackEntry {
-    let rollback = &entry.rollback;
+fn rollback_of(at: Cursor, rollback: &RollbackRow, with_paths: bool) -> wire::RollbackEntry {
     let brief = rollback.brief.as_ref();
-    let changes = with_paths.then(|| entry.outcome.as_ref().map(rollback_paths).unwrap_or_default());
+    let changes = with_paths.then(|| rollback.outcome.as_ref().map(rollback_paths).unwrap_or_default());
     wire::RollbackEntry {
-        kind: entry.kind,
+        kind: RollbackEntryKind::of(rollback),
         time: format_time(rollback.created_at),
-        cursor: entry.cursor.to_string(),
+        cursor: at.to_string(),
         session: rollback.session.clone(),
         rollback_id: rollback.id,
         operation: rollback.kind,
-        target: brief.and_then(|b| serde_json::from_str(b.target.as_deref()?).ok()),
+        target: brief.and_then(|b| b.target.clone()),
         status: rollback.status,
-        paths: (!entry.paths.is_empty()).then(|| entry.paths.clone()),
+        paths: rollback.paths.clone().filter(|paths| !paths.is_empty()),
         redo_of: rollback.redo_of,
-        counts: brief.map(RollbackCounts::of),
+        counts: brief.map(|b| b.counts),
         recovery: brief.and_then(|b| b.recovery.clone()),
-        actor: brief.and_then(|b| serde_json::from_value(serde_json::Value::from(b.actor.clone()?)).ok()),
+        actor: brief.and_then(|b| b.actor),
         changes,
     }
 }

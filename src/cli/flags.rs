@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::restore::OnConflict;
+use crate::model::answer::OnConflict;
 
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {

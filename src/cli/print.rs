@@ -6,9 +6,9 @@ use super::escape;
 use super::style::{self, Paint};
 
 use crate::history::ChangeKind;
+use crate::model::answer::TargetTo;
+use crate::model::answer::{ActionLine, ActionStatus, PathLine};
 use crate::model::{Decided, Kind};
-use crate::restore::chain::TargetTo;
-use crate::restore::outcome::{ActionLine, ActionStatus, PathLine};
 use crate::store::journal::Status;
 use crate::wire::history::{History, Version};
 use crate::wire::rollback::RollbackAnswer;

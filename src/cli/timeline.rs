@@ -11,15 +11,13 @@ use super::style::{self, Paint, paint};
 use super::{Client, Hint, encode, escape, pager, print};
 use crate::history::ChangeKind;
 use crate::model::Kind;
-use crate::restore::chain::TargetTo;
-use crate::restore::outcome::ActionStatus;
-use crate::restore::plan::Action;
+use crate::model::answer::{Action, ActionStatus, RollbackCounts, TargetTo};
 use crate::store::journal::Status;
 use crate::timeline::{OutsideKind, RollbackEntryKind};
 use crate::wire::error::ErrorCode;
 use crate::wire::session::Session;
 use crate::wire::timeline::{
-    Entry, Order, OutsideEntry, PathChange, RollbackCounts, RollbackEntry, RollbackPath, Timeline, TurnEntry,
+    Entry, Order, OutsideEntry, PathChange, RollbackEntry, RollbackPath, Timeline, TurnEntry,
 };
 
 #[derive(Debug, Args)]

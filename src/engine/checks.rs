@@ -10,11 +10,11 @@ use super::checkpoint::Commit;
 use super::worker::Worker;
 use crate::capture::verify::VerifyError;
 use crate::capture::{lost_root, unwatched};
+use crate::model::answer::Outcome;
 use crate::paths::RelPath;
 use crate::refusal::Refusal;
 use crate::restore::RollbackError;
 use crate::restore::finish::{Concluded, NotRecorded, Pending};
-use crate::restore::outcome::Outcome;
 use crate::stats::WorkspaceLost;
 use crate::store::fault::{StorageFault, Unrecorded};
 

@@ -37,10 +37,10 @@ mod worker;
 use tokio::sync::oneshot;
 
 use crate::capture::verify;
+use crate::model::answer::Outcome;
 use crate::paths::RelPath;
 use crate::pins::{PinError, Point};
 use crate::refusal::Refusal;
-use crate::restore::outcome::Outcome;
 use crate::restore::{Request, RollbackError};
 use crate::retention::GcReport;
 use crate::sessions::turns::{TurnError, TurnMarker, TurnSelector, TurnStarted};

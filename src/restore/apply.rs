@@ -12,11 +12,12 @@ use rusqlite::Connection;
 
 use super::Workspace;
 use super::pause::PauseHook;
-use super::plan::{Note, NoteCode, Ordered, Step};
+use super::plan::{Note, Ordered, Step};
 use crate::fs::ops::{FsError, Parent, file_mode};
 use crate::fs::sync::FsSync;
 use crate::fs::temp::TempNames;
 use crate::model::Hash;
+use crate::model::answer::NoteCode;
 use crate::model::{FileState, StatKey, State};
 use crate::paths::RelPath;
 use crate::store::read_blob;

@@ -5,10 +5,10 @@
 //! a pin is one of them: the workspace at the pin's sequence number.
 
 use rusqlite::Connection;
-use serde::{Deserialize, Serialize};
 
 use super::{Boundary, Operation, Request, RollbackError};
 use crate::history;
+use crate::model::answer::{Target, TargetTo};
 use crate::model::{RollbackKind, format_time};
 use crate::retention;
 use crate::sessions::Lineage;
@@ -31,37 +31,6 @@ pub struct Resolved {
     pub position: Option<i64>,
     pub prev_position: Option<i64>,
     pub redo_of: Option<i64>,
-}
-
-/// The target as the answer names it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Target {
-    pub to: TargetTo,
-    pub turn: Option<i64>,
-    pub seq: i64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub at: Option<String>,
-    /// The pin rolled back to.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pin: Option<String>,
-}
-
-/// What a target is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TargetTo {
-    /// The start of a turn.
-    Before,
-    /// The end of a turn.
-    After,
-    /// The workspace as recorded at a time.
-    Time,
-    /// The point a pin names.
-    Pin,
-    /// The state before an earlier rollback.
-    Redo,
-    /// A sequence number: a rollback recovered at start-up whose answer was never stored.
-    Seq,
 }
 
 impl Target {

@@ -7,13 +7,15 @@
 
 use rusqlite::Connection;
 
-use super::outcome::{ActionStatus, GitLine};
-use super::plan::{Decision, Note, NoteCode};
-use super::{OnConflict, Workspace, chain::Resolved};
+use super::plan::{Decision, Note};
+use super::{Workspace, chain::Resolved};
 use crate::git::Repo;
 use crate::git::change::{self, Move, Recorded};
 use crate::git::write::{Moves, WriteError};
 use crate::model::Origin;
+use crate::model::answer::NoteCode;
+use crate::model::answer::OnConflict;
+use crate::model::answer::{ActionStatus, GitLine};
 use crate::paths::RelPath;
 use crate::sessions::Lineage;
 use crate::store::git::{self as rows, GitRow};

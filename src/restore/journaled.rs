@@ -5,9 +5,9 @@ use rusqlite::{Connection, TransactionBehavior};
 
 use super::Request;
 use super::chain::Resolved;
-use super::outcome::Outcome;
 use super::plan::Step;
 use crate::fs::temp::TempNames;
+use crate::model::answer::Outcome;
 use crate::model::{State, now_ms};
 use crate::store::{journal, sql, timeline};
 

@@ -18,8 +18,8 @@
 //!   state just before it; any of them changed since by anything else is a conflict.
 //! - `revert` plans the revert of one file of a turn, or of one hunk of it (a new blob).
 //! - `recover` finishes, at start-up, a rollback a crash interrupted.
-//! - `outcome` is the answer: what was (or would be) done, path by path, as stored with the
-//!   rollback and answered (`wire::rollback`).
+//! - `outcome` makes the answer (`model::answer::Outcome`): what was (or would be) done, path
+//!   by path, as stored with the rollback and answered (`wire::rollback`).
 
 pub mod apply;
 pub mod chain;
@@ -50,6 +50,7 @@ use serde::{Deserialize, Serialize};
 use crate::fs::cookie::Drain;
 use crate::fs::read::RootDir;
 use crate::model::RollbackKind;
+use crate::model::answer::{Actor, OnConflict};
 use crate::store::blobs::BlobDir;
 
 use crate::paths::RelPath;
@@ -127,19 +128,6 @@ impl Effects {
     }
 }
 
-/// What to do with conflicting paths (G4).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum OnConflict {
-    /// Change nothing and list every conflict.
-    #[default]
-    Abort,
-    /// Roll back everything else; leave conflicting paths exactly as they are.
-    Skip,
-    /// Roll conflicting paths back too (what they held stays in history).
-    Force,
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Boundary {
@@ -210,14 +198,6 @@ pub struct Request {
     /// Who asked for it, when not the user; stored with the rollback's answer and shown in
     /// the timeline.
     pub actor: Option<Actor>,
-}
-
-/// Who asked for a rollback, when not the user at the command line or the review page.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Actor {
-    /// An agent, through `filewatchd mcp`.
-    Mcp,
 }
 
 #[derive(Debug, thiserror::Error)]

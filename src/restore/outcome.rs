@@ -3,15 +3,13 @@
 //! was applied. Stored with the rollback so a repeated operation id gets the same answer.
 
 use rusqlite::Connection;
-use serde::{Deserialize, Serialize};
 
-use super::chain::Target;
-use super::plan::{Action, Decision, Note, NoteCode, Plan, Step};
-use super::{OnConflict, Request};
-use crate::model::{Kind, RollbackKind, State};
+use super::Request;
+use super::plan::{Decision, Note, Plan, Step};
+use crate::model::answer::{Action, ActionLine, ActionStatus, NoteCode, Outcome, PathLine, Target};
+use crate::model::{RollbackKind, State};
 use crate::paths::RelPath;
 use crate::store::blobs::BlobDir;
-use crate::store::journal::RollbackRow;
 use crate::store::read_blob;
 
 /// Applied plans with up to this many paths carry line statistics too.
@@ -20,87 +18,8 @@ const STATS_ALWAYS_UP_TO: usize = 200;
 /// Text files larger than this get no line statistics or diff in a plan.
 const DIFF_MAX: u64 = 1024 * 1024;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Outcome {
-    pub operation: RollbackKind,
-    pub session: Option<String>,
-    pub rollback_id: Option<i64>,
-    pub target: Target,
-    pub on_conflict: OnConflict,
-    pub dry_run: bool,
-    pub applied: bool,
-    pub actions: Vec<ActionLine>,
-    pub conflicts: Vec<PathLine>,
-    pub skipped: Vec<PathLine>,
-    pub not_restorable: Vec<PathLine>,
-    /// Directories the rollback would have removed but that still hold untracked files.
-    pub kept: Vec<PathLine>,
-    /// Files a session's rollback takes its change out of while keeping a later change by
-    /// others (a three-way merge of lines), with whose change was kept.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub merged: Vec<PathLine>,
-    /// Some path is the session's only because one of its turns was open when it was written
-    /// (its agent reports no tool calls): a person's edit made then goes with it.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub turn_wide: bool,
-    /// Set when a restart finished this rollback after a crash.
-    #[serde(default)]
-    pub recovery: Option<String>,
-    /// Temp files of this rollback that could not be removed (a read-only file system): what
-    /// the disk holds besides the paths above, and what becomes of them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub temps_left: Option<String>,
-    /// Who asked for it, when not the user (the request's `actor`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub actor: Option<super::Actor>,
-    /// What it moves (or moved) in git: HEAD, branches and tags, the stash, the index.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub git: Vec<GitLine>,
-}
-
 /// An outcome's action lines by path (`Outcome::action_index`).
 pub struct ActionIndex(std::collections::HashMap<String, usize>);
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ActionLine {
-    pub path: String,
-    pub action: Action,
-    /// The kind the path gets (for a deletion: the kind it had).
-    pub kind: Kind,
-    pub status: ActionStatus,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub lines_added: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub lines_removed: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub diff: Option<String>,
-}
-
-/// Where one path's action stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ActionStatus {
-    Planned,
-    Done,
-    Skipped,
-    /// A directory to remove that still holds untracked files.
-    Kept,
-}
-
-/// One git move of an answer: the component (as the path git keeps it at) and what moves.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GitLine {
-    pub path: String,
-    pub change: String,
-    pub status: ActionStatus,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct PathLine {
-    pub path: String,
-    pub code: NoteCode,
-    pub reason: String,
-}
 
 impl From<&Note> for PathLine {
     fn from(note: &Note) -> Self {
@@ -223,13 +142,6 @@ impl Outcome {
                 });
             }
         }
-    }
-
-    /// The answer stored with a rollback, if it has one that can be read.
-    pub fn stored(row: &RollbackRow) -> Option<Self> {
-        row.outcome
-            .as_deref()
-            .and_then(|json| serde_json::from_str(json).ok())
     }
 
     /// True when conflicts (or content that cannot be restored) refused the whole request.

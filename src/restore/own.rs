@@ -12,8 +12,9 @@ use rusqlite::Connection;
 
 use super::foreign::{describe, taken_back};
 use super::merge::{self, Merged};
-use super::steps::{Note, NoteCode, Step};
+use super::steps::{Note, Step};
 use super::{RollbackError, Workspace};
+use crate::model::answer::NoteCode;
 use crate::model::{Content, Decided, FileState, Hash, Origin, State};
 use crate::sessions::Lineage;
 use crate::store::journal::{self, LaterVersion};

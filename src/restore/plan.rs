@@ -5,14 +5,15 @@ use std::collections::{HashMap, HashSet};
 
 use rusqlite::Connection;
 
-use super::OnConflict;
 use super::Workspace;
 use super::own::Own;
-pub use super::steps::{Action, Note, NoteCode, Ordered, Step};
+pub use super::steps::{Note, Ordered, Step};
 use crate::fs::feed::map_parallel;
 use crate::fs::ops::FsError;
 use crate::fs::read::{Expected, Observation, probe_expecting, unreadable_file};
 use crate::model::Hash;
+use crate::model::answer::OnConflict;
+use crate::model::answer::{Action, NoteCode};
 use crate::model::{Content, RACY_NS, StatKey, State};
 use crate::paths::RelPath;
 use crate::sessions::Lineage;

@@ -9,12 +9,13 @@ use std::collections::HashMap;
 use rusqlite::Connection;
 
 use super::apply::{self, Check, Finished};
-use super::chain::{Target, TargetTo};
-use super::outcome::Outcome;
 use super::plan::{Ordered, Step};
-use super::{Effects, OnConflict, RollbackError, Workspace, finish, outside};
+use super::{Effects, RollbackError, Workspace, finish, outside};
 use crate::fs::temp::TempNames;
 use crate::model::State;
+use crate::model::answer::OnConflict;
+use crate::model::answer::Outcome;
+use crate::model::answer::{Target, TargetTo};
 use crate::store::journal::{self, RollbackRow, Status};
 
 /// Finishes every interrupted rollback, then every revert a failure left unfinished, then
@@ -223,7 +224,7 @@ fn swapped_out_foreign(ws: &Workspace, step: &Step, temp: &crate::paths::RelPath
 }
 
 fn stored_outcome(row: &RollbackRow) -> Outcome {
-    Outcome::stored(row).unwrap_or_else(|| Outcome {
+    row.outcome.clone().unwrap_or_else(|| Outcome {
         operation: row.kind,
         session: None,
         rollback_id: Some(row.id),

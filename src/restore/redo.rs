@@ -8,8 +8,9 @@
 use rusqlite::Connection;
 
 use super::Workspace;
-use super::plan::{self, Note, NoteCode, Plan, Step};
+use super::plan::{self, Note, Plan, Step};
 use crate::model::State;
+use crate::model::answer::NoteCode;
 use crate::paths::RelPath;
 use crate::store::journal::{self, ChangedBy};
 

@@ -18,9 +18,10 @@ use std::ops::Range;
 use rusqlite::Connection;
 use similar::{Algorithm, DiffOp, DiffTag, DiffableStr, TextDiff};
 
-use super::plan::{self, Note, NoteCode, Plan, Step};
+use super::plan::{self, Note, Plan, Step};
 use super::{RollbackError, Workspace, chain::Resolved};
 use crate::history::{self, ChangeKind};
+use crate::model::answer::NoteCode;
 use crate::model::{Content, FileState, Hash, Origin, State};
 use crate::paths::RelPath;
 use crate::sessions::Lineage;

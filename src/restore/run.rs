@@ -5,13 +5,14 @@ use rusqlite::Connection;
 
 use super::apply::{self, Check};
 use super::finish::Concluded;
-use super::outcome::Outcome;
 use super::plan::{self, Ordered, Plan, Step};
 use super::{
-    Effects, OnConflict, Operation, Request, RollbackError, Workspace, chain, finish, git, journaled,
-    outside, redo, revert,
+    Effects, Operation, Request, RollbackError, Workspace, chain, finish, git, journaled, outside, redo,
+    revert,
 };
 use crate::fs::temp::TempNames;
+use crate::model::answer::OnConflict;
+use crate::model::answer::Outcome;
 use crate::model::{RollbackKind, State};
 use crate::paths::RelPath;
 use crate::store::journal::{self, Status};
@@ -236,7 +237,7 @@ fn repeated(conn: &Connection, request: &Request) -> Result<Option<Outcome>, Rol
     let Some(row) = journal::rollback_by_op(conn, op_id)? else {
         return Ok(None);
     };
-    let Some(stored) = Outcome::stored(&row) else {
+    let Some(stored) = row.outcome else {
         return Ok(None);
     };
     // A retry goes back (an undo or a rollback) or forward (a redo) in the same session;

@@ -1,20 +1,9 @@
 //! A plan's steps and notes: what a rollback does to each path, and why a path is a conflict,
 //! cannot be restored, was skipped or kept (`plan` builds them, `own` decides a session's).
 
+use crate::model::answer::{Action, NoteCode};
 use crate::model::{StatKey, State};
 use crate::paths::RelPath;
-
-/// What a step does to its path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Action {
-    Restore,
-    Create,
-    Delete,
-    SetMode,
-    Relink,
-    RemoveDir,
-}
 
 /// One path to set from its current (latest recorded) state to its target state.
 #[derive(Debug, Clone)]
@@ -55,31 +44,4 @@ pub struct Note {
     pub path: RelPath,
     pub code: NoteCode,
     pub reason: String,
-}
-
-/// Why a path is a conflict, cannot be restored, was skipped or kept, or failed: the `code`
-/// of a path in an answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum NoteCode {
-    /// Changed since the boundary by another session, a rollback of one, or no turn (G4 a).
-    ChangedByOther,
-    /// The disk differs from the latest recorded version (G4 b), or changed while applying.
-    ChangedOnDisk,
-    SymlinkInTheWay,
-    Unreadable,
-    TooLarge,
-    ContentMissing,
-    ContentNotStored,
-    BeneathSkipped,
-    /// A directory that still holds untracked files: kept.
-    NotEmpty,
-    Appeared,
-    NoParent,
-    IoError,
-    NotAtTarget,
-    WorkspaceLost,
-    /// Changed by others after the session's change, which a merge of lines takes out while
-    /// keeping theirs (`own`): not a conflict, said beside the plan.
-    Merged,
 }

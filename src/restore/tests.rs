@@ -2,8 +2,9 @@
 //! skips or refuses under each conflict policy, how a re-planned part replaces its paths in
 //! a plan (`Plan::replace_within`), and the undo stack a redo returns from.
 
-use super::OnConflict;
-use super::plan::{Action, Decision, Note, NoteCode, Plan, Step, decide};
+use super::plan::{Decision, Note, Plan, Step, decide};
+use crate::model::answer::OnConflict;
+use crate::model::answer::{Action, NoteCode};
 use crate::model::fixtures::{file, path};
 use crate::model::{Content, FileState, Hash, RollbackKind, State};
 use crate::store::journal::{RollbackRow, Status};

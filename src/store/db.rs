@@ -314,6 +314,7 @@ fn migrate(conn: &mut Connection, path: &str) -> Result<(), DbError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::answer::{Actor, RollbackCounts, TargetTo};
 
     #[test]
     fn every_migration_applies_to_an_empty_database_and_reopening_is_a_no_op() {
@@ -356,22 +357,31 @@ mod tests {
         let conn = open_writer(&path).expect("migrated");
         let briefs = crate::store::briefs::of_session(&conn, 1).expect("briefs");
         let brief = briefs[0].brief.clone().expect("a brief");
+        let target = brief.target.expect("a target");
         assert_eq!(
-            brief.target.as_deref(),
-            Some(r#"{"to":"before","turn":2,"seq":7}"#)
+            (target.to, target.turn, target.seq),
+            (TargetTo::Before, Some(2), 7)
         );
-        let counts = (
-            brief.added,
-            brief.modified,
-            brief.deleted,
-            brief.skipped,
-            brief.kept,
-        );
-        assert_eq!(counts, (1, 1, 1, 1, 1));
-        assert_eq!(brief.done(), 3);
+        let one = RollbackCounts {
+            added: 1,
+            modified: 1,
+            deleted: 1,
+            skipped: 1,
+            kept: 1,
+        };
+        assert_eq!(brief.counts, one);
+        assert_eq!(brief.counts.done(), 3);
         assert_eq!(brief.recovery.as_deref(), Some("finished at start-up"));
-        assert_eq!(brief.actor.as_deref(), Some("mcp"));
+        assert_eq!(brief.actor, Some(Actor::Mcp));
         assert_eq!(briefs[1].brief, None);
+        // An answer that does not read is an error naming its rollback, not "no answer".
+        let unread = crate::store::timeline::rollback_outcome(&conn, 2).expect_err("not json");
+        assert!(
+            unread
+                .to_string()
+                .contains("rollback 2 of the journal: its outcome cannot be read"),
+            "{unread}"
+        );
     }
 
     /// Migration 15: the latest version of each present file takes its bits from the stat it is

@@ -3,6 +3,7 @@
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
+use crate::model::answer::{Actor, Outcome, RollbackCounts, Target};
 use crate::model::{Content, FileState, Hash, Origin, RollbackKind, State};
 use crate::paths::RelPath;
 use crate::store::sql::{Result, VERSION_COLUMNS, state_at_column};
@@ -78,8 +79,9 @@ impl TryFrom<String> for Status {
     }
 }
 
-/// One rollback of the journal. Its stored answer can be large: the reads of many rollbacks at
-/// once (the timeline, a session's listing: `store::briefs`) leave it out, and read its brief.
+/// One rollback of the journal, decoded once: a row that cannot be read is an error naming
+/// it. Its stored answer can be large: the reads of many rollbacks at once (the timeline, a
+/// session's listing: `store::briefs`) leave it out, and read its brief.
 #[derive(Debug, Clone)]
 pub struct RollbackRow {
     pub id: i64,
@@ -94,38 +96,33 @@ pub struct RollbackRow {
     pub redo_of: Option<i64>,
     pub status: Status,
     pub created_at: i64,
-    /// The JSON array of the paths it was restricted to; `None`: the whole workspace.
-    pub paths: Option<String>,
-    /// `None` when no answer is stored or it is not JSON.
+    /// The paths it was restricted to; `None`: the whole workspace.
+    pub paths: Option<Vec<String>>,
+    /// `None` when no answer is stored.
     pub brief: Option<Brief>,
     /// Its temp files' tag (`restore::TempNames`); `None` for rollbacks journaled before tags.
     pub temp_tag: Option<String>,
     /// The stored answer (`None` also where the read left it out).
-    pub outcome: Option<String>,
+    pub outcome: Option<Outcome>,
+}
+
+impl RollbackRow {
+    /// Restricted to no paths: the whole workspace.
+    pub fn whole(&self) -> bool {
+        self.paths.as_ref().is_none_or(Vec::is_empty)
+    }
 }
 
 /// What the timeline and a session's listing show of a stored answer, which SQLite derives
 /// from it whenever it is written (migrations 0014 and 0016): the one rule for these counts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Brief {
-    /// The answer's `target`, as JSON (`None`: the answer has none).
-    pub target: Option<String>,
-    /// The paths it created, restored (content, mode or link target) and deleted.
-    pub added: usize,
-    pub modified: usize,
-    pub deleted: usize,
-    pub skipped: usize,
-    pub kept: usize,
+    /// The answer's `target` (`None`: the answer has none).
+    pub target: Option<Target>,
+    pub counts: RollbackCounts,
     pub recovery: Option<String>,
     /// Who asked for it, when not the user (`mcp`).
-    pub actor: Option<String>,
-}
-
-impl Brief {
-    /// The paths it changed.
-    pub fn done(&self) -> usize {
-        self.added + self.modified + self.deleted
-    }
+    pub actor: Option<Actor>,
 }
 
 /// What a new rollback row says.
@@ -321,27 +318,35 @@ macro_rules! select_rollbacks {
 pub(crate) use select_rollbacks;
 
 const ROLLBACK_SELECT: &str = select_rollbacks!("outcome");
+/// The chain's walks read many rollbacks and none of their answers.
+const CHAIN_SELECT: &str = select_rollbacks!("NULL");
 
 pub(crate) fn rollback_from_row(r: &Row<'_>) -> Result<RollbackRow> {
+    let id: i64 = r.get(0)?;
     let count = |i| {
         r.get::<_, Option<i64>>(i)
             .map(|n| usize::try_from(n.unwrap_or(0)).unwrap_or(0))
     };
     let brief = match r.get::<_, Option<i64>>(13)? {
         Some(_) => Some(Brief {
-            target: r.get(12)?,
-            added: count(13)?,
-            modified: count(14)?,
-            deleted: count(15)?,
-            skipped: count(16)?,
-            kept: count(17)?,
+            target: decoded(r, 12, id)?,
+            counts: RollbackCounts {
+                added: count(13)?,
+                modified: count(14)?,
+                deleted: count(15)?,
+                skipped: count(16)?,
+                kept: count(17)?,
+            },
             recovery: r.get(18)?,
-            actor: r.get(19)?,
+            actor: r
+                .get::<_, Option<String>>(19)?
+                .map(|actor| serde_json::from_value(actor.into()).map_err(|e| unreadable(r, 19, id, &e)))
+                .transpose()?,
         }),
         None => None,
     };
     Ok(RollbackRow {
-        id: r.get(0)?,
+        id,
         session_id: r.get(1)?,
         session: r.get(2)?,
         kind: word(r, 3, RollbackKind::from_name)?,
@@ -352,11 +357,32 @@ pub(crate) fn rollback_from_row(r: &Row<'_>) -> Result<RollbackRow> {
         redo_of: r.get(8)?,
         status: word(r, 9, Status::from_name)?,
         created_at: r.get(10)?,
-        paths: r.get(11)?,
+        paths: decoded(r, 11, id)?,
         brief,
         temp_tag: r.get(20)?,
-        outcome: r.get(21)?,
+        outcome: decoded(r, 21, id)?,
     })
+}
+
+/// A JSON column of rollback `id`, decoded: `None` when NULL, an error naming the row and the
+/// column when it does not read as what it stores.
+pub(crate) fn decoded<T: serde::de::DeserializeOwned>(
+    r: &Row<'_>,
+    column: usize,
+    id: i64,
+) -> Result<Option<T>> {
+    let Some(json) = r.get::<_, Option<String>>(column)? else {
+        return Ok(None);
+    };
+    serde_json::from_str(&json)
+        .map(Some)
+        .map_err(|e| unreadable(r, column, id, &e))
+}
+
+fn unreadable(r: &Row<'_>, column: usize, id: i64, error: &serde_json::Error) -> rusqlite::Error {
+    let name = r.as_ref().column_name(column).unwrap_or("a column");
+    let what = format!("rollback {id} of the journal: its {name} cannot be read: {error}");
+    rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Text, what.into())
 }
 
 /// A text column holding one of the words `parse` knows; any other is a conversion failure.
@@ -457,7 +483,7 @@ pub fn session_chain_between(
     until_seq: i64,
 ) -> Result<Vec<RollbackRow>> {
     let sql = format!(
-        "{ROLLBACK_SELECT} WHERE session_id IS ?1 AND from_seq >= ?2 AND from_seq <= ?3
+        "{CHAIN_SELECT} WHERE session_id IS ?1 AND from_seq >= ?2 AND from_seq <= ?3
            AND status IN ('committed', 'recovered') ORDER BY id"
     );
     let mut stmt = conn.prepare_cached(&sql)?;

@@ -6,6 +6,7 @@
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use crate::model::Origin;
+use crate::model::answer::Outcome;
 use crate::store::sql::{
     AFTER_VERSION_ROW, Result, SessionRow, TURN_SELECT, TurnRow, VERSION_COLUMNS, VersionRow, turn_from_row,
     version_from_row,
@@ -60,10 +61,12 @@ pub fn set_rollback_paths(conn: &Connection, rollback_id: i64, paths_json: &str)
     Ok(())
 }
 
-/// The answer stored with one rollback (JSON), if any.
-pub fn rollback_outcome(conn: &Connection, rollback_id: i64) -> Result<Option<String>> {
-    conn.prepare_cached("SELECT outcome FROM rollbacks WHERE id = ?1")?
-        .query_row([rollback_id], |r| r.get(0))
+/// The answer stored with one rollback, if any.
+pub fn rollback_outcome(conn: &Connection, rollback_id: i64) -> Result<Option<Outcome>> {
+    conn.prepare_cached("SELECT id, outcome FROM rollbacks WHERE id = ?1")?
+        .query_row([rollback_id], |r| {
+            crate::store::journal::decoded(r, 1, rollback_id)
+        })
         .optional()
         .map(Option::flatten)
 }

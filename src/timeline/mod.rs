@@ -17,7 +17,6 @@ use rusqlite::Connection;
 
 use crate::history::{self, Change, Counts};
 use crate::model::RollbackKind;
-use crate::restore::outcome::Outcome;
 use crate::sessions::{self, Lineage, turns::LookupError};
 use crate::store::briefs;
 use crate::store::journal::RollbackRow;
@@ -97,11 +96,11 @@ pub enum RollbackEntryKind {
 }
 
 impl RollbackEntryKind {
-    fn of(rollback: &RollbackRow, paths: &[String]) -> Self {
+    pub fn of(rollback: &RollbackRow) -> Self {
         match rollback.kind {
             RollbackKind::Undo => Self::Undo,
             RollbackKind::Redo => Self::Redo,
-            RollbackKind::Rollback if !paths.is_empty() => Self::Restore,
+            RollbackKind::Rollback if !rollback.whole() => Self::Restore,
             RollbackKind::Rollback if rollback.session_id.is_none() => Self::TimeRollback,
             RollbackKind::Rollback => Self::Rollback,
         }
@@ -119,20 +118,10 @@ pub struct TurnEntry {
     pub kept: Vec<String>,
 }
 
-pub struct RollbackEntry {
-    pub cursor: Cursor,
-    pub kind: RollbackEntryKind,
-    pub rollback: RollbackRow,
-    /// The paths it was restricted to (empty: the whole workspace).
-    pub paths: Vec<String>,
-    /// Its stored answer, read when the query asked for paths: what it did, path by path
-    /// (`None` when none can be read). The counts are in `rollback.brief`.
-    pub outcome: Option<Outcome>,
-}
-
 pub enum Entry {
     Turn(TurnEntry),
-    Rollback(Box<RollbackEntry>),
+    /// A rollback, with its stored answer (`outcome`) when the query asked for paths.
+    Rollback(Cursor, Box<RollbackRow>),
     Outside(OutsideEntry),
 }
 
@@ -182,12 +171,10 @@ pub fn page(conn: &Connection, query: &Query) -> Result<Page, LookupError> {
                     .and_then(|id| rollbacks.iter().find(|r| r.id == *id));
                 Entry::Turn(turn_entry(conn, at, &turns[i], undone_by, query.with_paths)?)
             }
-            1 => Entry::Rollback(Box::new(rollback_entry(
-                conn,
+            1 => Entry::Rollback(
                 at,
-                &rollbacks[i],
-                query.with_paths,
-            )?)),
+                Box::new(rollback_entry(conn, &rollbacks[i], query.with_paths)?),
+            ),
             _ => Entry::Outside(outside::entry(conn, at, &outside[i])?),
         });
     }
@@ -241,12 +228,14 @@ fn turn_entry(
 /// The paths of `turn` that `rollback`, which undid it, skipped or kept: read from its stored
 /// answer only when its brief counts any.
 fn kept_of_turn(conn: &Connection, turn: &TurnRow, rollback: &RollbackRow) -> rusqlite::Result<Vec<String>> {
-    if rollback.brief.as_ref().is_none_or(|b| b.skipped + b.kept == 0) {
+    if rollback
+        .brief
+        .as_ref()
+        .is_none_or(|b| b.counts.skipped + b.counts.kept == 0)
+    {
         return Ok(Vec::new());
     }
-    let Some(outcome) = sql::rollback_outcome(conn, rollback.id)?
-        .and_then(|json| serde_json::from_str::<Outcome>(&json).ok())
-    else {
+    let Some(outcome) = sql::rollback_outcome(conn, rollback.id)? else {
         return Ok(Vec::new());
     };
     let left: HashSet<&str> = outcome
@@ -263,29 +252,17 @@ fn kept_of_turn(conn: &Connection, turn: &TurnRow, rollback: &RollbackRow) -> ru
         .collect())
 }
 
+/// A rollback of the page, with its stored answer when the paths are asked for.
 fn rollback_entry(
     conn: &Connection,
-    at: Cursor,
     rollback: &RollbackRow,
     with_paths: bool,
-) -> rusqlite::Result<RollbackEntry> {
-    let paths: Vec<String> = rollback
-        .paths
-        .as_deref()
-        .and_then(|json| serde_json::from_str(json).ok())
-        .unwrap_or_default();
-    let outcome = if with_paths {
-        sql::rollback_outcome(conn, rollback.id)?.and_then(|json| serde_json::from_str(&json).ok())
-    } else {
-        None
-    };
-    Ok(RollbackEntry {
-        cursor: at,
-        kind: RollbackEntryKind::of(rollback, &paths),
-        rollback: rollback.clone(),
-        paths,
-        outcome,
-    })
+) -> rusqlite::Result<RollbackRow> {
+    let mut rollback = rollback.clone();
+    if with_paths {
+        rollback.outcome = sql::rollback_outcome(conn, rollback.id)?;
+    }
+    Ok(rollback)
 }
 
 /// A session's timeline: its turns with those it inherits, its own rollbacks with its

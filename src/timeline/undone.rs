@@ -84,7 +84,7 @@ fn events<'a>(turns: &'a [TurnRow], rollbacks: &[&'a RollbackRow]) -> Vec<Event<
 /// A rollback of the whole workspace that was applied.
 fn counts(rollback: &RollbackRow) -> bool {
     let applied = matches!(rollback.status, Status::Committed | Status::Recovered);
-    let whole = rollback.paths.as_deref().is_none_or(|p| p == "[]");
+    let whole = rollback.whole();
     applied && whole
 }
 
@@ -273,7 +273,7 @@ mod tests {
     fn restores_and_failed_rollbacks_undo_no_turn() {
         let turns: Vec<TurnRow> = (1..=2).map(turn).collect();
         let restore = RollbackRow {
-            paths: Some(r#"["a.txt"]"#.into()),
+            paths: Some(vec!["a.txt".into()]),
             ..rollback(1, 26, RollbackKind::Undo, (2, 1), 200)
         };
         let failed = RollbackRow {
@@ -282,7 +282,7 @@ mod tests {
         };
         let in_time = RollbackRow {
             session_id: None,
-            paths: Some(r#"["b.txt"]"#.into()),
+            paths: Some(vec!["b.txt".into()]),
             ..rollback(3, 28, RollbackKind::Rollback, (2, 0), 100)
         };
         assert!(numbers(&turns, &[restore, failed, in_time]).is_empty());

@@ -6,8 +6,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::model::RollbackKind;
-use crate::restore::chain::Target;
-use crate::store::journal::{Brief, RollbackRow, Status};
+use crate::model::answer::Target;
+use crate::store::journal::{RollbackRow, Status};
 use crate::wire::turn::TurnSummary;
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -34,15 +34,15 @@ pub struct RollbackSummary {
 impl RollbackSummary {
     pub fn of(row: RollbackRow) -> Self {
         let brief = row.brief;
-        let target = brief.as_ref().and_then(|b| b.target.as_deref());
+        let counts = brief.as_ref().map(|b| b.counts).unwrap_or_default();
         Self {
             rollback_id: row.id,
             operation: row.kind,
-            target: target.and_then(|json| serde_json::from_str(json).ok()),
+            target: brief.as_ref().and_then(|b| b.target.clone()),
             status: row.status,
             time: crate::model::format_time(row.created_at),
-            paths_done: brief.as_ref().map_or(0, Brief::done),
-            skipped: brief.as_ref().map_or(0, |b| b.skipped),
+            paths_done: counts.done(),
+            skipped: counts.skipped,
             recovery: brief.and_then(|b| b.recovery),
         }
     }

@@ -1,9 +1,9 @@
 use super::*;
 use crate::model::Kind;
-use crate::restore::OnConflict;
-use crate::restore::chain::TargetTo;
-use crate::restore::outcome::{ActionLine, ActionStatus, Outcome, PathLine};
-use crate::restore::plan::{Action, NoteCode};
+use crate::model::answer::OnConflict;
+use crate::model::answer::TargetTo;
+use crate::model::answer::{Action, NoteCode};
+use crate::model::answer::{ActionLine, ActionStatus, Outcome, PathLine};
 use crate::store::{briefs, journal};
 
 fn outcome(target: Target, statuses: &[ActionStatus], recovery: Option<&str>) -> Outcome {

@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::is_false;
-use crate::restore::{Actor, Boundary, OnConflict};
+use crate::model::answer::{Actor, OnConflict};
+use crate::restore::Boundary;
 
 /// A request's `"turn"` as a user typed it: its number when it is one, else the text (a ref or
 /// `current`). The daemon reads it with `TurnSelector::from_json`, which says what else it

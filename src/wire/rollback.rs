@@ -4,9 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::restore::OnConflict;
-use crate::restore::outcome::Outcome;
-use crate::restore::plan::NoteCode;
+use crate::model::answer::NoteCode;
+use crate::model::answer::OnConflict;
+use crate::model::answer::Outcome;
 use crate::wire::error::ErrorCode;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -50,7 +50,7 @@ impl RollbackAnswer {
         let o = &self.outcome;
         // Under `skip`, a conflict of the plan skipped is what was asked for, and so is what lies
         // beneath a conflicting directory skipped with it.
-        let asked = |s: &crate::restore::outcome::PathLine| {
+        let asked = |s: &crate::model::answer::PathLine| {
             let conflict = o
                 .conflicts
                 .iter()

@@ -1,10 +1,10 @@
 use super::*;
+use crate::model::answer::{Action, NoteCode};
+use crate::model::answer::{ActionLine, ActionStatus, PathLine};
+use crate::model::answer::{Target, TargetTo};
 use crate::model::{Kind, RollbackKind};
 use crate::restore::apply::Cause;
-use crate::restore::chain::{Target, TargetTo};
 use crate::restore::finish::{Failure, PathNow, PathState};
-use crate::restore::outcome::{ActionLine, ActionStatus, PathLine};
-use crate::restore::plan::{Action, NoteCode};
 use crate::store::journal::{RollbackRow, Status};
 use crate::wire::status::Recovery;
 
@@ -49,7 +49,7 @@ fn outcome(refused: bool) -> Outcome {
         turn_wide: false,
         recovery: Some("finished at start-up".into()),
         temps_left: None,
-        actor: Some(crate::restore::Actor::Mcp),
+        actor: Some(crate::model::answer::Actor::Mcp),
         git: Vec::new(),
     }
 }
@@ -100,7 +100,7 @@ fn a_failure_names_its_cause_and_where_each_path_is() {
 }
 
 /// What `status` says of the last rollback a start-up recovery finished, from its row: with
-/// the stored answer's note and the paths it left, or without, when no answer can be read.
+/// the stored answer's note and the paths it left, or without, when none was stored.
 #[test]
 fn a_recovered_rollback_says_what_its_stored_answer_says() {
     let row = RollbackRow {
@@ -118,15 +118,12 @@ fn a_recovered_rollback_says_what_its_stored_answer_says() {
         paths: None,
         brief: None,
         temp_tag: None,
-        outcome: Some(serde_json::to_string(&outcome(false)).expect("stored")),
+        outcome: Some(outcome(false)),
     };
     let recovered = serde_json::to_string(&Recovery::of(&row)).expect("recovery");
     let expected = r#"{"rollback_id":3,"operation":"undo","outcome":"finished","note":"finished at start-up","left":[{"path":"b.rs","code":"changed_by_other","reason":"b.rs is in the way"}]}"#;
     assert_eq!(recovered, expected);
-    let unread = RollbackRow {
-        outcome: Some("not json".into()),
-        ..row
-    };
+    let unread = RollbackRow { outcome: None, ..row };
     let recovered = serde_json::to_string(&Recovery::of(&unread)).expect("recovery");
     let expected = r#"{"rollback_id":3,"operation":"undo","outcome":"finished","note":null,"left":null}"#;
     assert_eq!(recovered, expected);

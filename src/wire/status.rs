@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::stats::{Ownership, RescanReport, StorageStatus, VerifyStatus, Watcher, WorkspaceLost};
 
 use crate::model::RollbackKind;
-use crate::restore::outcome::{Outcome, PathLine};
+use crate::model::answer::PathLine;
 use crate::store::journal::{RollbackRow, Status as RollbackStatus};
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -63,13 +63,13 @@ pub struct Recovery {
 
 impl Recovery {
     pub fn of(row: &RollbackRow) -> Self {
-        let outcome = Outcome::stored(row);
+        let outcome = row.outcome.as_ref();
         Self {
             rollback_id: row.id,
             operation: row.kind,
             outcome: "finished".into(),
             note: outcome.as_ref().and_then(|o| o.recovery.clone()),
-            left: outcome.map(|o| o.skipped),
+            left: outcome.map(|o| o.skipped.clone()),
         }
     }
 }

@@ -4,11 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::history::{ChangeKind, Counts};
+use crate::model::answer::{Action, ActionStatus, Actor, RollbackCounts, Target};
 use crate::model::{Kind, RollbackKind};
-use crate::restore::Actor;
-use crate::restore::chain::Target;
-use crate::restore::outcome::ActionStatus;
-use crate::restore::plan::Action;
 use crate::store::journal::Status;
 use crate::timeline::{OutsideKind, RollbackEntryKind};
 
@@ -140,29 +137,6 @@ pub struct RollbackEntry {
     pub actor: Option<Actor>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub changes: Option<Vec<RollbackPath>>,
-}
-
-/// What a rollback changed: the paths it created, restored (content, mode or link target)
-/// and deleted (files and directories), and those it skipped or kept.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
-pub struct RollbackCounts {
-    pub added: usize,
-    pub modified: usize,
-    pub deleted: usize,
-    pub skipped: usize,
-    pub kept: usize,
-}
-
-impl RollbackCounts {
-    pub fn of(brief: &crate::store::journal::Brief) -> Self {
-        Self {
-            added: brief.added,
-            modified: brief.modified,
-            deleted: brief.deleted,
-            skipped: brief.skipped,
-            kept: brief.kept,
-        }
-    }
 }
 
 /// One path a rollback acted on.

@@ -14,8 +14,9 @@ use crate::fs::feed::map_parallel;
 use crate::fs::ops::{Durable, FsError};
 use crate::fs::read::RootDir;
 use crate::model::StatKey;
+use crate::model::answer::NoteCode;
 use crate::paths::RelPath;
-use crate::restore::plan::{NoteCode, Ordered};
+use crate::restore::plan::Ordered;
 
 /// Writes run this many at a time.
 const WRITE_THREADS: usize = 4;

@@ -3,8 +3,9 @@
 
 use super::{Finished, note};
 use crate::fs::feed::map_parallel;
+use crate::model::answer::NoteCode;
 use crate::restore::Workspace;
-use crate::restore::plan::{NoteCode, Ordered};
+use crate::restore::plan::Ordered;
 use crate::store::fault::{FaultCause, io_cause};
 
 /// Paths checked at a time after applying.

@@ -1,5 +1,7 @@
 //! The words of docs/guarantees.md ("Words") as types: a version's state, its origin, stat data.
 
+pub mod answer;
+
 /// What a path was, in one recorded version.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum State {
