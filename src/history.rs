@@ -3,8 +3,8 @@
 //! (`content`) what a path held at a point, and (`blame`) which version introduced each line.
 
 pub mod blame;
-pub mod content;
-pub mod counts;
+pub(crate) mod content;
+pub(crate) mod counts;
 mod renames;
 
 use std::collections::{BTreeMap, btree_map};

@@ -10,16 +10,16 @@
 //! `.fuse_hidden` stand-ins for removed files still open). Capture and restore both use it; it
 //! uses neither.
 
-pub mod cookie;
-pub mod deep;
-pub mod feed;
-pub mod fuse;
-pub mod mode;
-pub mod ops;
-pub mod print;
-pub mod priority;
-pub mod procs;
+pub(crate) mod cookie;
+pub(crate) mod deep;
+pub(crate) mod feed;
+pub(crate) mod fuse;
+pub(crate) mod mode;
+pub(crate) mod ops;
+pub(crate) mod print;
+pub(crate) mod priority;
+pub(crate) mod procs;
 pub mod read;
-pub mod settings;
-pub mod sync;
-pub mod temp;
+pub(crate) mod settings;
+pub(crate) mod sync;
+pub(crate) mod temp;

@@ -21,21 +21,21 @@
 //! - `outcome` makes the answer (`model::answer::Outcome`): what was (or would be) done, path
 //!   by path, as stored with the rollback and answered (`wire::rollback`).
 
-pub mod apply;
-pub mod chain;
-pub mod finish;
+pub(crate) mod apply;
+pub(crate) mod chain;
+pub(crate) mod finish;
 mod foreign;
-pub mod git;
+pub(crate) mod git;
 mod journaled;
 mod merge;
-pub mod outcome;
+pub(crate) mod outcome;
 mod outside;
 mod own;
 mod pause;
 pub mod plan;
-pub mod recover;
-pub mod redo;
-pub mod revert;
+pub(crate) mod recover;
+pub(crate) mod redo;
+pub(crate) mod revert;
 mod run;
 mod steps;
 #[cfg(test)]

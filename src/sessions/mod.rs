@@ -3,7 +3,7 @@
 //! forked: it finds turns by number across the fork (inherited turns keep their numbers) and
 //! says which versions are the session's own work.
 
-pub mod pick;
+pub(crate) mod pick;
 pub mod review;
 pub mod turns;
 

@@ -13,8 +13,6 @@ pub struct GitRow {
     pub seq: i64,
     pub state: Recorded,
     pub origin: Origin,
-    pub turn_id: Option<i64>,
-    pub rollback_id: Option<i64>,
     /// The session whose turn or rollback it is.
     pub session_id: Option<i64>,
 }
@@ -104,8 +102,8 @@ fn insert(conn: &Connection, state: &Recorded, by: &MovedBy, staged: Option<Stag
     Ok(seq)
 }
 
-const SELECT: &str = "SELECT g.seq, g.refs, g.index_hash, g.index_digest, g.origin, g.turn_id, g.rollback_id,
-        coalesce(t.session_id, r.session_id)
+const SELECT: &str =
+    "SELECT g.seq, g.refs, g.index_hash, g.index_digest, g.origin, coalesce(t.session_id, r.session_id)
    FROM git_states g LEFT JOIN turns t ON t.id = g.turn_id LEFT JOIN rollbacks r ON r.id = g.rollback_id";
 
 fn row(r: &rusqlite::Row<'_>) -> Result<GitRow> {
@@ -126,9 +124,7 @@ fn row(r: &rusqlite::Row<'_>) -> Result<GitRow> {
         seq: r.get(0)?,
         state: Recorded { refs, index },
         origin: Origin::from_i64(origin).unwrap_or(Origin::Outside),
-        turn_id: r.get(5)?,
-        rollback_id: r.get(6)?,
-        session_id: r.get(7)?,
+        session_id: r.get(5)?,
     })
 }
 
@@ -144,12 +140,6 @@ pub fn after(conn: &Connection, seq: i64) -> Result<Vec<GitRow>> {
     let mut stmt = conn.prepare_cached(&format!("{SELECT} WHERE g.seq > ?1 ORDER BY g.seq"))?;
     let rows = stmt.query_map([seq], row)?;
     rows.collect()
-}
-
-/// Whether any state was ever recorded (the workspace is a repository filewatchd reads).
-pub fn any(conn: &Connection) -> Result<bool> {
-    conn.prepare_cached("SELECT EXISTS (SELECT 1 FROM git_states)")?
-        .query_row([], |r| r.get(0))
 }
 
 /// A rollback's git moves, journaled before anything moves.

@@ -10,26 +10,26 @@
 //! a path's contents deleted from the store; `sqlite_errors` tells SQLite's errors as what they are.
 
 pub mod blobs;
-pub mod briefs;
-pub mod cache;
+pub(crate) mod briefs;
+pub(crate) mod cache;
 pub mod db;
-pub mod fault;
-pub mod gc;
-pub mod git;
-pub mod journal;
-pub mod meta;
-pub mod owners;
-pub mod path_versions;
-pub mod pins;
-pub mod purge;
-pub mod reviews;
-pub mod size;
+pub(crate) mod fault;
+pub(crate) mod gc;
+pub(crate) mod git;
+pub(crate) mod journal;
+pub(crate) mod meta;
+pub(crate) mod owners;
+pub(crate) mod path_versions;
+pub(crate) mod pins;
+pub(crate) mod purge;
+pub(crate) mod reviews;
+pub(crate) mod size;
 pub mod sql;
-pub mod sqlite_errors;
-pub mod timeline;
-pub mod turn_counts;
-pub mod unjournaled;
-pub mod verified;
+pub(crate) mod sqlite_errors;
+pub(crate) mod timeline;
+pub(crate) mod turn_counts;
+pub(crate) mod unjournaled;
+pub(crate) mod verified;
 
 use std::io;
 use std::path::Path;
