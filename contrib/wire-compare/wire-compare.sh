@@ -50,6 +50,16 @@ scenario() {
     echo q > q.txt
     r turn start --session demo --label "  "
     r turn end --session demo
+    # Git as part of the workspace (issue 49): a commit in a turn, then an ignored secret.
+    git init -q -b main . && printf '.env\nbuild/\n' > .gitignore
+    git -c user.name=w -c user.email=w@x add -A && git -c user.name=w -c user.email=w@x commit -qm one
+    r turn start --session demo --label git
+    echo more >> a.txt; git -c user.name=w -c user.email=w@x commit -qam two; git checkout -qb topic
+    echo SECRET=1 > .env
+    r turn end --session demo
+    r show 4 --no-pager
+    r undo --session demo --dry-run
+    r purge .env
     r turn start --session demo
     r review --session demo --turn 1
     r stop
@@ -99,6 +109,20 @@ scenario() {
     h POST /v1/sessions/demo/turns/2/revert '{"path":"bl.txt","dry_run":true}'
     h POST /v1/sessions/demo/rollback '{"to":"before","turn":2,"dry_run":true}'
     h GET /v1/nope
+    h POST /v1/sessions/demo/rollback '{"to":"before","turn":"last","dry_run":true}'
+    h POST /v1/sessions/demo/rollback '{"to":"before","turn":"2","dry_run":true}'
+    h POST /v1/sessions/demo/rollback '{"to":"before","turn":1.5,"dry_run":true}'
+    h POST /v1/sessions/demo/rollback '{"to":"before","turn":true,"dry_run":true}'
+    h POST /v1/sessions/demo/rollback '{"to":"before","turn":"git","dry_run":true}'
+    h POST /v1/sessions/demo/rollback '{"to":"before","turn":-1,"dry_run":true}'
+    h POST /v1/sessions/demo/rollback '{"to":"before","dry_run":true}'
+    h POST /v1/sessions/demo/undo 'not json'
+    h POST /v1/purge '{"path":"nope"}'
+    h POST /v1/purge '{}'
+    h GET '/v1/sessions/demo/turns/4'
+    for a in "turn end --session demo" "undo --session demo" "show 4 --json" "log --all --json --paths --no-pager"; do
+        r $a
+    done
     r stop
 }
 

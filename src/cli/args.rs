@@ -145,15 +145,8 @@ pub struct ForkCmd {
 
 #[derive(Debug, Default, Args)]
 pub struct ServeCmd {
-    /// The config file (default: .filewatchd.toml in the root).
-    #[arg(long)]
-    pub config: Option<PathBuf>,
-    /// The port on 127.0.0.1 (default: the config's `port`, else a free one).
-    #[arg(long)]
-    pub port: Option<u16>,
-    /// Start even on the home directory or `/` without asking.
-    #[arg(long)]
-    pub yes: bool,
+    #[command(flatten)]
+    pub start: StartCmd,
     /// Log to this file (rotated at 4 MiB to FILE.1) instead of stderr; `start` uses
     /// daemon.log in the state directory.
     #[arg(long, value_name = "FILE")]
@@ -163,7 +156,7 @@ pub struct ServeCmd {
     pub test_knobs: bool,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 pub struct StartCmd {
     /// The config file (default: .filewatchd.toml in the root).
     #[arg(long)]

@@ -114,12 +114,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 fn serve(args: ServeArgs, cmd: ServeCmd) -> anyhow::Result<ExitCode> {
     crate::store::sqlite_errors::log_to_tracing();
     let (root, _) = daemon::locate(args.root.as_deref(), args.state_dir.as_deref())?;
-    confirm::risky_root(&root, cmd.yes)?;
+    confirm::risky_root(&root, cmd.start.yes)?;
     daemon::serve(ServeOptions {
         root: args.root,
         state_dir: args.state_dir,
-        config: cmd.config.or(args.config),
-        port: cmd.port.or(args.port),
+        config: cmd.start.config.or(args.config),
+        port: cmd.start.port.or(args.port),
         test_knobs: cmd.test_knobs,
     })?;
     Ok(ExitCode::SUCCESS)

@@ -184,7 +184,7 @@ macro_rules! named_enum {
         impl TryFrom<String> for $ty {
             type Error = String;
 
-            fn try_from(name: String) -> Result<Self, String> {
+            fn try_from(name: String) -> std::result::Result<Self, String> {
                 Self::from_name(&name).ok_or_else(|| format!("{name:?} is not {}", $what))
             }
         }

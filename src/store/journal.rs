@@ -26,56 +26,20 @@ pub struct LaterVersion {
     pub decided: Option<crate::model::Decided>,
 }
 
-/// Where a rollback stands in the journal; its `name` is the `status` column.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(into = "&'static str", try_from = "String")]
-pub enum Status {
-    /// Journaled and not finished: the next start finishes it (recovery).
-    Prepared,
-    /// Applied and recorded.
-    Committed,
-    /// Interrupted by a crash and finished at a start-up.
-    Recovered,
-    /// Failed and putting back what it changed; the next start finishes putting back.
-    Reverting,
-    /// Failed (or refused late) with everything it changed put back: it did not happen.
-    Reverted,
-}
-
-impl Status {
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Prepared => "prepared",
-            Self::Committed => "committed",
-            Self::Recovered => "recovered",
-            Self::Reverting => "reverting",
-            Self::Reverted => "reverted",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Self> {
-        let all = [
-            Self::Prepared,
-            Self::Committed,
-            Self::Recovered,
-            Self::Reverting,
-            Self::Reverted,
-        ];
-        all.into_iter().find(|status| status.name() == name)
-    }
-}
-
-impl From<Status> for &'static str {
-    fn from(status: Status) -> Self {
-        status.name()
-    }
-}
-
-impl TryFrom<String> for Status {
-    type Error = String;
-
-    fn try_from(name: String) -> std::result::Result<Self, String> {
-        Self::from_name(&name).ok_or_else(|| format!("{name:?} is not a rollback status"))
+crate::model::named_enum! {
+    /// Where a rollback stands in the journal; its `name` is the `status` column (the numbers
+    /// are not stored).
+    pub enum Status ("a rollback status") {
+        /// Journaled and not finished: the next start finishes it (recovery).
+        Prepared = 0 => "prepared",
+        /// Applied and recorded.
+        Committed = 1 => "committed",
+        /// Interrupted by a crash and finished at a start-up.
+        Recovered = 2 => "recovered",
+        /// Failed and putting back what it changed; the next start finishes putting back.
+        Reverting = 3 => "reverting",
+        /// Failed (or refused late) with everything it changed put back: it did not happen.
+        Reverted = 4 => "reverted",
     }
 }
 
