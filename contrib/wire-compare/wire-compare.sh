@@ -1,7 +1,8 @@
 #!/bin/bash
 # Runs one scenario against two filewatchd binaries and compares what they answer: the CLI
 # (human and --json), the HTTP routes, and the MCP tools (with target/mcp-venv, which .ci/run
-# makes). Times, pids, ports, cursors and login codes are normalised; anything else that
+# makes). Times, pids, ports, cursors, login codes and the store's byte counts (git's index,
+# which the store keeps, holds the files' times) are normalised; anything else that
 # differs is printed as a diff, and the exit status is 1.
 #
 #   contrib/wire-compare/wire-compare.sh OLD_BIN NEW_BIN
@@ -51,6 +52,7 @@ scenario() {
     r turn start --session demo --label "  "
     r turn end --session demo
     # Git as part of the workspace (issue 49): a commit in a turn, then an ignored secret.
+    export GIT_AUTHOR_DATE=2026-01-01T00:00:00Z GIT_COMMITTER_DATE=2026-01-01T00:00:00Z
     git init -q -b main . && printf '.env\nbuild/\n' > .gitignore
     git -c user.name=w -c user.email=w@x add -A && git -c user.name=w -c user.email=w@x commit -qm one
     r turn start --session demo --label git
@@ -134,7 +136,8 @@ normalise() {
         s/\\"cursor\\": ?\\"[^"]*\\"/CURSOR/g; s/code=[0-9a-f]+/code=K/g;
         s/"(duration|elapsed)_ms": ?[0-9]+/"\1_ms": T/g;
         s/(ws-X)-[0-9a-f]{12}/\1-H/g; s/"pid": ?[0-9]+/"pid": P/g;
-        s/[0-9]+ ms/N ms/g; s/"(survey|total)_ms": ?[0-9]+/"\1_ms": T/g' "$1"
+        s/[0-9]+ ms/N ms/g; s/"(survey|total)_ms": ?[0-9]+/"\1_ms": T/g
+        s/"(store_bytes|store_bytes_before|bytes_freed)": ?[0-9]+/"\1": B/g' "$1"
 }
 
 scenario "$1" old > "$work/old.out" 2>&1
