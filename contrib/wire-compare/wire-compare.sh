@@ -61,7 +61,7 @@ scenario() {
     r turn end --session demo
     r show 4 --no-pager
     r undo --session demo --dry-run
-    r purge .env
+    r purge .env --yes
     r turn start --session demo
     r review --session demo --turn 1
     r stop
