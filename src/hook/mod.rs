@@ -8,6 +8,7 @@ pub mod agents;
 pub mod autostart;
 pub mod events;
 pub mod install;
+mod payload;
 pub mod run;
 pub mod tool_events;
 
