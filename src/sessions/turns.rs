@@ -45,14 +45,46 @@ impl TurnSelector {
             Err(_) => Self::Ref(text.to_string()),
         }
     }
+}
 
-    /// A request's `"turn"`: a whole number, or a string (`parse`); `None` for anything else.
-    pub fn from_json(value: &serde_json::Value) -> Option<Self> {
-        match value {
-            serde_json::Value::Number(n) => n.as_i64().map(Self::Number),
-            serde_json::Value::String(s) => Some(Self::parse(s)),
-            _ => None,
+/// On the wire a turn is its number, or a string read as `parse` reads it (a ref or `current`).
+impl serde::Serialize for TurnSelector {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Number(n) => serializer.serialize_i64(*n),
+            Self::Ref(text) => serializer.serialize_str(text),
+            Self::Current => serializer.serialize_str("current"),
         }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for TurnSelector {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(SelectorVisitor)
+    }
+}
+
+/// A whole number that fits an `i64`, or a string: nothing else names a turn.
+struct SelectorVisitor;
+
+impl serde::de::Visitor<'_> for SelectorVisitor {
+    type Value = TurnSelector;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a turn's number, a ref or \"current\"")
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<TurnSelector, E> {
+        Ok(TurnSelector::Number(n))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<TurnSelector, E> {
+        let n = i64::try_from(n).map_err(|_| E::invalid_value(serde::de::Unexpected::Unsigned(n), &self))?;
+        Ok(TurnSelector::Number(n))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<TurnSelector, E> {
+        Ok(TurnSelector::parse(text))
     }
 }
 
