@@ -106,46 +106,27 @@ impl Failure {
 
     /// The answer the agent gets: `{"error":{"code","message",...}}`.
     pub fn to_json(&self) -> Value {
-        let (message, plan) = match self {
-            Self::Api(failure) => (failure.message.as_str(), None),
+        let code = self.code();
+        let message = match self {
+            Self::Api(failure) => &failure.message,
             Self::NoDaemon(message)
             | Self::Session { message, .. }
             | Self::BadArgument(message)
             | Self::TooLarge(message)
-            | Self::Internal(message) => (message.as_str(), None),
-            Self::Refused(plan) => (plan.refused.unwrap_or("refused"), Some(plan.as_ref())),
+            | Self::Internal(message) => message,
+            Self::Refused(plan) => {
+                let message = plan.refused.unwrap_or("refused");
+                return json!({"error": {"code": code, "message": message}, "plan": plan});
+            }
         };
-        let (candidates, candidates_total) = match self {
+        match self {
             Self::Session {
                 candidates, total, ..
-            } => (Some(candidates.as_slice()), Some(*total)),
-            _ => (None, None),
-        };
-        let error = ErrorOut {
-            code: self.code(),
-            message,
-            candidates,
-            candidates_total,
-        };
-        json!(FailureOut { error, plan })
+            } => json!({"error": {"code": code, "message": message,
+                "candidates": candidates, "candidates_total": total}}),
+            _ => json!({"error": {"code": code, "message": message}}),
+        }
     }
-}
-
-#[derive(Serialize)]
-struct FailureOut<'a> {
-    error: ErrorOut<'a>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    plan: Option<&'a Summary>,
-}
-
-#[derive(Serialize)]
-struct ErrorOut<'a> {
-    code: Code,
-    message: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    candidates: Option<&'a [Value]>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    candidates_total: Option<usize>,
 }
 
 /// A rollback's plan or answer made small: counts, conflicts first, then the first actions;

@@ -28,7 +28,8 @@ pub struct TurnStarted {
 }
 
 /// How a request names a turn: by number, by the agent's ref, or the open one.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(from = "Wire", into = "Wire")]
 pub enum TurnSelector {
     Number(i64),
     Ref(String),
@@ -47,44 +48,31 @@ impl TurnSelector {
     }
 }
 
-/// On the wire a turn is its number, or a string read as `parse` reads it (a ref or `current`).
-impl serde::Serialize for TurnSelector {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Self::Number(n) => serializer.serialize_i64(*n),
-            Self::Ref(text) => serializer.serialize_str(text),
-            Self::Current => serializer.serialize_str("current"),
+/// On the wire a turn is its number (one that fits an `i64`), or a string read as `parse`
+/// reads it (a ref or `current`).
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(untagged)]
+enum Wire {
+    Number(i64),
+    Text(String),
+}
+
+impl From<Wire> for TurnSelector {
+    fn from(wire: Wire) -> Self {
+        match wire {
+            Wire::Number(n) => Self::Number(n),
+            Wire::Text(text) => Self::parse(&text),
         }
     }
 }
 
-impl<'de> serde::Deserialize<'de> for TurnSelector {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(SelectorVisitor)
-    }
-}
-
-/// A whole number that fits an `i64`, or a string: nothing else names a turn.
-struct SelectorVisitor;
-
-impl serde::de::Visitor<'_> for SelectorVisitor {
-    type Value = TurnSelector;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a turn's number, a ref or \"current\"")
-    }
-
-    fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<TurnSelector, E> {
-        Ok(TurnSelector::Number(n))
-    }
-
-    fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<TurnSelector, E> {
-        let n = i64::try_from(n).map_err(|_| E::invalid_value(serde::de::Unexpected::Unsigned(n), &self))?;
-        Ok(TurnSelector::Number(n))
-    }
-
-    fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<TurnSelector, E> {
-        Ok(TurnSelector::parse(text))
+impl From<TurnSelector> for Wire {
+    fn from(selector: TurnSelector) -> Self {
+        match selector {
+            TurnSelector::Number(n) => Self::Number(n),
+            TurnSelector::Ref(text) => Self::Text(text),
+            TurnSelector::Current => Self::Text("current".into()),
+        }
     }
 }
 
