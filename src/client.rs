@@ -336,28 +336,18 @@ fn judged(status: u16, body: Value) -> anyhow::Result<Value> {
     if (200..300).contains(&status) {
         return Ok(body);
     }
-    let Ok(ErrorAnswer { error }) = ErrorAnswer::deserialize(&body) else {
-        return Err(ApiFailure {
-            status,
-            code: None,
-            unknown_code: None,
-            message: String::new(),
-            body,
+    let error = ErrorAnswer::deserialize(&body).ok().map(|answer| answer.error);
+    let (code, unknown_code) = match error.as_ref().map(|e| &e.code) {
+        Some(Code::Known(code)) => (Some(*code), None),
+        Some(Code::Unknown(word)) => (None, Some(word.clone())),
+        None => (None, None),
+    };
+    let message = error.map_or_else(String::new, |e| match e.details {
+        Some(Details::Rollback(failed)) => {
+            e.message + &path_states(&failed.paths) + &temps_left(failed.temps_left)
         }
-        .into());
-    };
-    let mut message = error.message;
-    if let Some(Details::Rollback(failed)) = &error.details {
-        message += &path_states(&failed.paths);
-        message += &failed
-            .temps_left
-            .as_ref()
-            .map_or_else(String::new, |note| format!("\n  {note}"));
-    }
-    let (code, unknown_code) = match error.code {
-        Code::Known(code) => (Some(code), None),
-        Code::Unknown(word) => (None, Some(word)),
-    };
+        _ => e.message,
+    });
     Err(ApiFailure {
         status,
         code,
@@ -384,6 +374,11 @@ fn path_states(paths: &[PathNow]) -> String {
         })
         .collect();
     lines.concat()
+}
+
+/// A failed rollback's temp files that could not be removed.
+fn temps_left(note: Option<String>) -> String {
+    note.map_or_else(String::new, |note| format!("\n  {note}"))
 }
 
 fn find_state_dir(start: Option<&Path>) -> anyhow::Result<PathBuf> {

@@ -69,36 +69,22 @@ pub struct CodexNotify {
 pub struct Opencode {
     pub directory: Text,
     pub hook: Text,
-    pub input: Loose<OpencodeInput>,
-    pub output: Loose<OpencodeOutput>,
+    pub input: Loose<OpencodeCall>,
+    pub output: Loose<OpencodeCall>,
     pub event: Loose<OpencodeEvent>,
 }
 
+/// A hook's `input` or `output`: the session and tool call, its arguments, a message's parts.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-pub struct OpencodeInput {
+pub struct OpencodeCall {
     #[serde(rename = "sessionID")]
     pub session_id: Text,
     #[serde(rename = "callID")]
     pub call_id: Text,
     pub tool: Text,
     pub args: Loose<ToolInput>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct OpencodeOutput {
-    pub args: Loose<ToolInput>,
-    pub parts: Loose<Vec<Loose<Part>>>,
-}
-
-/// A part of a chat message: its text when `kind` is `text`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct Part {
-    #[serde(rename = "type")]
-    pub kind: Text,
-    pub text: Text,
+    pub parts: Loose<Vec<Loose<Tagged>>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -114,21 +100,19 @@ pub struct OpencodeEvent {
 pub struct Properties {
     #[serde(rename = "sessionID")]
     pub session_id: Text,
-    pub status: Loose<Status>,
-    pub info: Loose<Info>,
+    pub status: Loose<Tagged>,
+    pub info: Loose<Tagged>,
 }
 
+/// A small object of an event (a status, a session's info, a message's part): its `type`, and
+/// its `id` or `text`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-pub struct Status {
+pub struct Tagged {
     #[serde(rename = "type")]
     pub kind: Text,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct Info {
     pub id: Text,
+    pub text: Text,
 }
 
 /// The envelope of integrations/pi/filewatchd.ts [P-doc, P-typ].

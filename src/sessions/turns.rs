@@ -28,8 +28,7 @@ pub struct TurnStarted {
 }
 
 /// How a request names a turn: by number, by the agent's ref, or the open one.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(from = "Wire", into = "Wire")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TurnSelector {
     Number(i64),
     Ref(String),
@@ -48,31 +47,29 @@ impl TurnSelector {
     }
 }
 
-/// On the wire a turn is its number (one that fits an `i64`), or a string read as `parse`
-/// reads it (a ref or `current`).
-#[derive(serde::Serialize, serde::Deserialize)]
-#[serde(untagged)]
-enum Wire {
-    Number(i64),
-    Text(String),
-}
-
-impl From<Wire> for TurnSelector {
-    fn from(wire: Wire) -> Self {
-        match wire {
-            Wire::Number(n) => Self::Number(n),
-            Wire::Text(text) => Self::parse(&text),
+/// On the wire a turn is its number, or a string read as `parse` reads it (a ref or `current`).
+impl serde::Serialize for TurnSelector {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Number(n) => serializer.serialize_i64(*n),
+            Self::Ref(text) => serializer.serialize_str(text),
+            Self::Current => serializer.serialize_str("current"),
         }
     }
 }
 
-impl From<TurnSelector> for Wire {
-    fn from(selector: TurnSelector) -> Self {
-        match selector {
-            TurnSelector::Number(n) => Self::Number(n),
-            TurnSelector::Ref(text) => Self::Text(text),
-            TurnSelector::Current => Self::Text("current".into()),
+impl<'de> serde::Deserialize<'de> for TurnSelector {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        #[serde(untagged)]
+        enum Wire {
+            Number(i64),
+            Text(String),
         }
+        Ok(match Wire::deserialize(deserializer)? {
+            Wire::Number(n) => Self::Number(n),
+            Wire::Text(text) => Self::parse(&text),
+        })
     }
 }
 
