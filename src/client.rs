@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::api::peer;
-use crate::wire::error::ErrorCode;
+use crate::wire::error::{Code, Details, ErrorAnswer, ErrorCode};
 
 /// Whether a log event may be written at all, whatever `RUST_LOG` asks for: not the HTTP
 /// client's wire dumps (`ureq_proto` at trace level: every byte of a request, its bearer token
@@ -20,7 +20,7 @@ pub fn loggable(meta: &tracing::Metadata<'_>) -> bool {
     let wire = meta.target() == "ureq_proto" || meta.target().starts_with("ureq_proto::");
     !(wire && *meta.level() == tracing::Level::TRACE)
 }
-use crate::restore::finish::PathState;
+use crate::restore::finish::{PathNow, PathState};
 use crate::state;
 
 /// Where the daemon is and how to get in.
@@ -45,6 +45,8 @@ pub struct ApiFailure {
     pub status: u16,
     /// `None` when the daemon sent no code this client knows.
     pub code: Option<ErrorCode>,
+    /// A code this client does not know: the daemon's own word.
+    pub unknown_code: Option<String>,
     pub message: String,
     pub body: Value,
 }
@@ -334,41 +336,49 @@ fn judged(status: u16, body: Value) -> anyhow::Result<Value> {
     if (200..300).contains(&status) {
         return Ok(body);
     }
-    let field = |name: &str| body["error"][name].as_str().unwrap_or_default().to_string();
+    let error = ErrorAnswer::deserialize(&body).ok().map(|answer| answer.error);
+    let (code, unknown_code) = match error.as_ref().map(|e| &e.code) {
+        Some(Code::Known(code)) => (Some(*code), None),
+        Some(Code::Unknown(word)) => (None, Some(word.clone())),
+        None => (None, None),
+    };
+    let message = error.map_or_else(String::new, |e| match e.details {
+        Some(Details::Rollback(failed)) => {
+            e.message + &path_states(&failed.paths) + &temps_left(failed.temps_left)
+        }
+        _ => e.message,
+    });
     Err(ApiFailure {
         status,
-        code: ErrorCode::deserialize(&body["error"]["code"]).ok(),
-        message: field("message") + &path_states(&body["error"]["paths"]) + &temps_left(&body["error"]),
-        body: body.clone(),
+        code,
+        unknown_code,
+        message,
+        body,
     }
     .into())
 }
 
 /// A failed rollback that could not put everything back lists where each path is.
-fn path_states(paths: &Value) -> String {
+fn path_states(paths: &[PathNow]) -> String {
     let lines: Vec<String> = paths
-        .as_array()
-        .into_iter()
-        .flatten()
+        .iter()
         .map(|p| {
-            let state = match PathState::deserialize(&p["state"]) {
-                Ok(PathState::AsBefore) => "as before the rollback",
-                Ok(PathState::RolledBack) => "rolled back (not yet put back)",
-                Ok(PathState::Absent) => "absent (not yet re-created)",
-                Ok(PathState::Unreachable) => "behind a symlink (not yet put back)",
-                Ok(PathState::Changed) | Err(_) => "changed by someone else",
+            let state = match p.state {
+                PathState::AsBefore => "as before the rollback",
+                PathState::RolledBack => "rolled back (not yet put back)",
+                PathState::Absent => "absent (not yet re-created)",
+                PathState::Unreachable => "behind a symlink (not yet put back)",
+                PathState::Changed => "changed by someone else",
             };
-            format!("\n  {}: {state}", p["path"].as_str().unwrap_or_default())
+            format!("\n  {}: {state}", p.path)
         })
         .collect();
     lines.concat()
 }
 
 /// A failed rollback's temp files that could not be removed.
-fn temps_left(error: &Value) -> String {
-    error["temps_left"]
-        .as_str()
-        .map_or_else(String::new, |note| format!("\n  {note}"))
+fn temps_left(note: Option<String>) -> String {
+    note.map_or_else(String::new, |note| format!("\n  {note}"))
 }
 
 fn find_state_dir(start: Option<&Path>) -> anyhow::Result<PathBuf> {

@@ -6,8 +6,10 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
 use crate::refusal::Refusal;
-use crate::sessions::turns::{LookupError, TurnError};
+use crate::sessions::turns::{LookupError, TurnError, TurnSelector};
 pub use crate::wire::error::ErrorCode;
+use crate::wire::error::{Code, Details, ErrorAnswer, ErrorBody};
+use crate::wire::request::Turn;
 
 #[derive(Debug)]
 pub struct ApiError {
@@ -15,7 +17,7 @@ pub struct ApiError {
     pub code: ErrorCode,
     pub message: String,
     /// More fields of the error object (a failed rollback's `cause`, `path`, `paths`).
-    pub details: Option<serde_json::Value>,
+    pub details: Option<Details>,
 }
 
 impl ApiError {
@@ -28,7 +30,7 @@ impl ApiError {
         }
     }
 
-    pub fn with_details(mut self, details: serde_json::Value) -> Self {
+    pub fn with_details(mut self, details: Details) -> Self {
         self.details = Some(details);
         self
     }
@@ -37,14 +39,15 @@ impl ApiError {
         Self::new(StatusCode::BAD_REQUEST, code, message)
     }
 
-    /// A request's `"turn"` (`TurnSelector::from_json`), or why it is not one.
-    pub fn turn_of(value: &serde_json::Value) -> Result<crate::sessions::turns::TurnSelector, Self> {
-        crate::sessions::turns::TurnSelector::from_json(value).ok_or_else(|| {
-            Self::bad_request(
+    /// A request's `"turn"`, or why it is not one.
+    pub fn turn_of(turn: Turn) -> Result<TurnSelector, Self> {
+        match turn {
+            Turn::Selector(selector) => Ok(selector),
+            Turn::NotOne(_) => Err(Self::bad_request(
                 ErrorCode::BadRequest,
                 "\"turn\" is a number, a ref or \"current\"",
-            )
-        })
+            )),
+        }
     }
 
     pub fn not_found(message: impl Into<String>) -> Self {
@@ -80,12 +83,12 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let mut error = serde_json::json!({"code": self.code, "message": self.message});
-        if let (Some(serde_json::Value::Object(more)), Some(fields)) = (self.details, error.as_object_mut()) {
-            fields.extend(more);
-        }
-        let body = serde_json::json!({ "error": error });
-        (self.status, Json(body)).into_response()
+        let error = ErrorBody {
+            code: Code::Known(self.code),
+            message: self.message,
+            details: self.details,
+        };
+        (self.status, Json(ErrorAnswer { error })).into_response()
     }
 }
 

@@ -284,7 +284,7 @@ pub async fn fork(
         ));
     };
     valid_session(&new_session)?;
-    let turn = ApiError::turn_of(&turn)?;
+    let turn = ApiError::turn_of(turn)?;
     let (reply, answer) = oneshot::channel();
     state.worker.send(Command::Fork {
         parent: parent.clone(),

@@ -1,7 +1,6 @@
 //! A path nothing was recorded at, named as ignored when an ignore rule hides it:
 //! 404 `ignored`, the message naming the rule and where it is written.
 
-use serde_json::json;
 use tokio::sync::oneshot;
 
 use super::AppState;
@@ -9,6 +8,7 @@ use super::error::{ApiError, ErrorCode};
 use crate::engine::Command;
 use crate::paths::RelPath;
 use crate::watch::filter::{Ignored, IgnoredBy};
+use crate::wire::error::{Details, IgnoredPath};
 
 /// `ignored` when an ignore rule hides `path` (or one of its directories), else `unrecorded`
 /// (the 404 the request had already).
@@ -30,13 +30,13 @@ fn error(ignored: &Ignored) -> ApiError {
         IgnoredBy::Own => (None, Some("state directory".to_string()), None),
         IgnoredBy::FuseHidden => (None, Some(".fuse_hidden*".to_string()), None),
     };
-    let details = json!({
-        "path": ignored.path.to_text(),
-        "ignored_path": ignored.through.as_ref().unwrap_or(&ignored.path).to_text(),
-        "rule": rule,
-        "source": source,
-        "line": line,
-    });
+    let details = Details::Ignored(Box::new(IgnoredPath {
+        path: ignored.path.to_text(),
+        ignored_path: ignored.through.as_ref().unwrap_or(&ignored.path).to_text(),
+        rule,
+        source,
+        line,
+    }));
     let message = format!("{ignored}: ignored paths are never recorded");
     ApiError::new(axum::http::StatusCode::NOT_FOUND, ErrorCode::Ignored, message).with_details(details)
 }

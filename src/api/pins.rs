@@ -69,7 +69,7 @@ fn point(body: NewPin) -> Result<Point, ApiError> {
         (Some(_), _, Some(_)) => bad("give \"turn\" (with \"session\") or \"at\", not both"),
         (Some(turn), Some(session), None) => {
             valid_session(&session)?;
-            let turn = ApiError::turn_of(&turn)?;
+            let turn = ApiError::turn_of(turn)?;
             Ok(Point::TurnEnd { session, turn })
         }
         (Some(_), None, None) => bad("a pin at a turn's end needs its \"session\""),

@@ -18,6 +18,7 @@ use crate::restore::apply::Cause;
 use crate::restore::revert::RevertError;
 use crate::restore::{Operation, Request, RollbackError};
 use crate::sessions::turns::TurnSelector;
+use crate::wire::error::Details;
 use crate::wire::request::{Revert, Rollback};
 use crate::wire::rollback::RollbackAnswer;
 
@@ -28,7 +29,7 @@ pub async fn rollback(
     Path(session): Path<String>,
     JsonBody(body): JsonBody<Rollback>,
 ) -> Answer {
-    let (Some(to), Some(turn)) = (body.to, body.turn.as_ref()) else {
+    let (Some(to), Some(turn)) = (body.to, body.turn.clone()) else {
         return Err(ApiError::bad_request(
             ErrorCode::BadRequest,
             "give \"to\": \"before\" or \"after\", and \"turn\"",
@@ -216,14 +217,14 @@ impl From<RollbackError> for ApiError {
             RollbackError::AppliedNotRecorded(_) => Self::storage(message),
             RollbackError::Failed(failure) => {
                 tracing::warn!(error = %message, "rollback failed");
-                let details = serde_json::to_value(&failure).unwrap_or_default();
                 // The root moved away mid-rollback: what it had changed was put back there.
                 let code = if failure.cause == Cause::WorkspaceLost {
                     ErrorCode::WorkspaceLost
                 } else {
                     ErrorCode::RollbackFailed
                 };
-                Self::new(StatusCode::SERVICE_UNAVAILABLE, code, message).with_details(details)
+                Self::new(StatusCode::SERVICE_UNAVAILABLE, code, message)
+                    .with_details(Details::Rollback(failure))
             }
             RollbackError::Refused(why) => Self::from(why),
             RollbackError::Git(_) => Self::new(StatusCode::CONFLICT, ErrorCode::GitMoved, message),

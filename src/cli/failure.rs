@@ -92,11 +92,10 @@ fn print_json(code: &serde_json::Value, message: &str) {
 fn code(err: &anyhow::Error) -> serde_json::Value {
     for cause in err.chain() {
         if let Some(failure) = cause.downcast_ref::<ApiFailure>() {
-            return match (failure.code, &failure.body["error"]["code"]) {
+            return match (failure.code, &failure.unknown_code) {
                 (Some(code), _) => json!(code),
-                // A code this client does not know yet: the daemon's own word.
-                (None, serde_json::Value::String(word)) => json!(word),
-                (None, _) => json!(LocalCode::Failed),
+                (None, Some(word)) => json!(word),
+                (None, None) => json!(LocalCode::Failed),
             };
         }
         let local = if cause.is::<NoDaemon>() {

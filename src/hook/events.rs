@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
+use super::payload::{CodexNotify, Hook, Loose, Opencode, Pi, Text, read};
 use super::tool_events::{self, ToolCallEvent};
 use crate::wire::request::CallPhase;
 
@@ -81,17 +82,18 @@ const LABEL_MAX: usize = 1000;
 
 pub fn parse(agent: Agent, payload: &Value) -> Result<HookEvent, HookError> {
     match agent {
-        Agent::ClaudeCode => claude_code(payload),
-        Agent::GeminiCli => gemini_cli(payload),
-        Agent::Codex if payload.get("type").is_some() => codex_notify(payload),
-        Agent::Codex => codex(payload),
-        Agent::Opencode => opencode(payload),
-        Agent::Pi => pi(payload),
+        Agent::ClaudeCode => claude_code(&read(payload)),
+        Agent::GeminiCli => gemini_cli(&read(payload)),
+        Agent::Codex => {
+            let notify: CodexNotify = read(payload);
+            match notify.kind.0 {
+                Some(_) => codex_notify(&notify),
+                None => codex(&read(payload)),
+            }
+        }
+        Agent::Opencode => opencode(&read(payload)),
+        Agent::Pi => pi(&read(payload)),
     }
-}
-
-fn text(value: &Value, field: &str) -> Option<String> {
-    value.get(field).and_then(Value::as_str).map(str::to_string)
 }
 
 fn label(prompt: Option<String>) -> Option<String> {
@@ -100,17 +102,17 @@ fn label(prompt: Option<String>) -> Option<String> {
         .filter(|p| !p.is_empty())
 }
 
-fn start(prompt: Option<String>, turn_ref: Option<String>) -> Action {
+fn start(prompt: &Text, turn_ref: Option<String>) -> Action {
     Action::StartTurn {
-        label: label(prompt),
+        label: label(prompt.0.clone()),
         turn_ref,
     }
 }
 
 /// `session_id` / `cwd` / `hook_event_name` on stdin [CC].
-fn claude_code(p: &Value) -> Result<HookEvent, HookError> {
-    let action = match text(p, "hook_event_name").as_deref() {
-        Some("UserPromptSubmit") => start(text(p, "prompt"), None),
+fn claude_code(p: &Hook) -> Result<HookEvent, HookError> {
+    let action = match p.hook_event_name.as_deref() {
+        Some("UserPromptSubmit") => start(&p.prompt, None),
         Some("Stop" | "StopFailure") => Action::EndTurn,
         Some("SessionEnd") => Action::CloseStale,
         Some("SessionStart") => session_start(p),
@@ -122,13 +124,13 @@ fn claude_code(p: &Value) -> Result<HookEvent, HookError> {
         // parent's turn.
         _ => Action::Nothing,
     };
-    event(p, "session_id", "cwd", action)
+    event(&p.session_id, "session_id", &p.cwd, action)
 }
 
 /// Same base fields as Claude Code; `BeforeAgent` carries the prompt [G-typ, G-evt].
-fn gemini_cli(p: &Value) -> Result<HookEvent, HookError> {
-    let action = match text(p, "hook_event_name").as_deref() {
-        Some("BeforeAgent") => start(text(p, "prompt"), None),
+fn gemini_cli(p: &Hook) -> Result<HookEvent, HookError> {
+    let action = match p.hook_event_name.as_deref() {
+        Some("BeforeAgent") => start(&p.prompt, None),
         Some("AfterAgent") => Action::EndTurn,
         Some("SessionEnd") => Action::CloseStale,
         Some("SessionStart") => Action::StartDaemon,
@@ -137,13 +139,13 @@ fn gemini_cli(p: &Value) -> Result<HookEvent, HookError> {
         // PreCompress (auto, inside a turn): the turn goes on.
         _ => Action::Nothing,
     };
-    event(p, "session_id", "cwd", action)
+    event(&p.session_id, "session_id", &p.cwd, action)
 }
 
 /// Codex lifecycle hooks: a turn's start and end carry the same `turn_id` [X-sch, X-ev].
-fn codex(p: &Value) -> Result<HookEvent, HookError> {
-    let action = match text(p, "hook_event_name").as_deref() {
-        Some("UserPromptSubmit") => start(text(p, "prompt"), text(p, "turn_id")),
+fn codex(p: &Hook) -> Result<HookEvent, HookError> {
+    let action = match p.hook_event_name.as_deref() {
+        Some("UserPromptSubmit") => start(&p.prompt, p.turn_id.0.clone()),
         Some("Stop" | "StopFailure" | "Interrupt") => Action::EndTurn,
         Some("SessionStart") => session_start(p),
         Some("PreToolUse") => Action::ToolCall(tool_events::codex(p, CallPhase::Start)),
@@ -152,78 +154,70 @@ fn codex(p: &Value) -> Result<HookEvent, HookError> {
         // turn's own turn_id: the turn goes on.
         _ => Action::Nothing,
     };
-    event(p, "session_id", "cwd", action)
+    event(&p.session_id, "session_id", &p.cwd, action)
 }
 
 /// Codex legacy `notify`: `agent-turn-complete` with `thread-id`, `turn-id`, `cwd` and
 /// `input-messages`, as the last argv element [X-notify]. `input-messages` lists every prompt
 /// of the thread so far (a resumed thread repeats the earlier ones): the turn's own prompt is
 /// the last.
-fn codex_notify(p: &Value) -> Result<HookEvent, HookError> {
-    if text(p, "type").as_deref() != Some("agent-turn-complete") {
-        return event(p, "thread-id", "cwd", Action::Nothing);
+fn codex_notify(p: &CodexNotify) -> Result<HookEvent, HookError> {
+    if p.kind.as_ref().and_then(Value::as_str) != Some("agent-turn-complete") {
+        return event(&p.thread_id, "thread-id", &p.cwd, Action::Nothing);
     }
-    let prompt = p
-        .get("input-messages")
-        .and_then(Value::as_array)
-        .and_then(|messages| messages.iter().rev().find_map(Value::as_str))
-        .map(str::to_string);
+    let prompt = p.input_messages.iter().rev().find_map(Value::as_str);
     let action = Action::CompleteAndContinue {
-        label: label(prompt),
+        label: label(prompt.map(str::to_string)),
         next_ref: None,
     };
-    event(p, "thread-id", "cwd", action)
+    event(&p.thread_id, "thread-id", &p.cwd, action)
 }
 
 /// The envelope of integrations/opencode/filewatchd.js: `{directory, event}` from the `event`
 /// hook, `{hook: "chat.message", directory, input, output}` from `chat.message` [O-plg, O-sdk].
-fn opencode(p: &Value) -> Result<HookEvent, HookError> {
-    let cwd = text(p, "directory").map(PathBuf::from);
-    let phase = match text(p, "hook").as_deref() {
-        Some("tool.execute.before") => Some(CallPhase::Start),
-        Some("tool.execute.after") => Some(CallPhase::End),
-        _ => None,
+fn opencode(p: &Opencode) -> Result<HookEvent, HookError> {
+    let cwd = p.directory.0.clone().map(PathBuf::from);
+    let in_session = |action: Action| {
+        let session = p
+            .input
+            .session_id
+            .as_deref()
+            .ok_or(HookError::Missing("input.sessionID"))?;
+        Ok(HookEvent {
+            session: session_name(session),
+            cwd: cwd.clone(),
+            action,
+        })
     };
-    if let Some(phase) = phase {
-        let session = p["input"]["sessionID"]
-            .as_str()
-            .ok_or(HookError::Missing("input.sessionID"))?;
-        return Ok(HookEvent {
-            session: session_name(session),
-            cwd,
-            action: Action::ToolCall(tool_events::opencode(p, phase)),
-        });
-    }
-    if text(p, "hook").as_deref() == Some("chat.message") {
-        let session = p["input"]["sessionID"]
-            .as_str()
-            .ok_or(HookError::Missing("input.sessionID"))?;
-        let prompt = p["output"]["parts"].as_array().map(|parts| {
-            parts
-                .iter()
-                .filter(|part| part["type"] == "text")
-                .filter_map(|part| part["text"].as_str())
-                .collect::<Vec<_>>()
-                .join("\n")
-        });
-        return Ok(HookEvent {
-            session: session_name(session),
-            cwd,
-            action: start(prompt, None),
-        });
-    }
-    let event = &p["event"];
-    let props = &event["properties"];
-    let (session, action) = match event["type"].as_str() {
-        Some("session.status") if props["status"]["type"] == "idle" => {
-            (props["sessionID"].as_str(), Action::EndTurn)
+    match p.hook.as_deref() {
+        Some("tool.execute.before") => {
+            return in_session(Action::ToolCall(tool_events::opencode(p, CallPhase::Start)));
         }
-        Some("session.idle") => (props["sessionID"].as_str(), Action::EndTurn),
-        Some("session.deleted") => (props["info"]["id"].as_str(), Action::CloseStale),
-        Some("session.created") => (props["info"]["id"].as_str(), Action::StartDaemon),
+        Some("tool.execute.after") => {
+            return in_session(Action::ToolCall(tool_events::opencode(p, CallPhase::End)));
+        }
+        Some("chat.message") => {
+            let texts = p
+                .output
+                .parts
+                .iter()
+                .filter(|part| part.kind.as_deref() == Some("text"));
+            let prompt: Vec<&str> = texts.filter_map(|part| part.text.as_deref()).collect();
+            return in_session(start(&Loose(Some(prompt.join("\n"))), None));
+        }
+        _ => {}
+    }
+    let props = &p.event.properties;
+    let (session, action) = match p.event.kind.as_deref() {
+        Some("session.status") if props.status.kind.as_deref() == Some("idle") => {
+            (props.session_id.as_deref(), Action::EndTurn)
+        }
+        Some("session.idle") => (props.session_id.as_deref(), Action::EndTurn),
+        Some("session.deleted") => (props.info.id.as_deref(), Action::CloseStale),
+        Some("session.created") => (props.info.id.as_deref(), Action::StartDaemon),
         // session.compacted, the synthetic "continue" user message an
         // auto-compaction adds (message.updated): the turn goes on until the session is idle.
-        _ => (props["sessionID"].as_str(), Action::Nothing),
+        _ => (props.session_id.as_deref(), Action::Nothing),
     };
     let session = match (session, &action) {
         (Some(session), _) => session,
@@ -244,10 +238,10 @@ fn opencode(p: &Value) -> Result<HookEvent, HookError> {
 
 /// The envelope of integrations/pi/filewatchd.ts: `{session_id, cwd, event: {type, prompt?}}`
 /// [P-doc, P-typ].
-fn pi(p: &Value) -> Result<HookEvent, HookError> {
-    let what = &p["event"];
-    let action = match what["type"].as_str() {
-        Some("before_agent_start") => start(text(what, "prompt"), None),
+fn pi(p: &Pi) -> Result<HookEvent, HookError> {
+    let what = &p.event;
+    let action = match what.kind.as_deref() {
+        Some("before_agent_start") => start(&what.prompt, None),
         Some("agent_end" | "agent_settled") => Action::EndTurn,
         Some("session_shutdown") => Action::CloseStale,
         // startup, reload, new, resume, fork: none of them inside a turn.
@@ -256,32 +250,24 @@ fn pi(p: &Value) -> Result<HookEvent, HookError> {
         Some("tool_execution_end") => Action::ToolCall(tool_events::pi(what, CallPhase::End)),
         _ => Action::Nothing,
     };
-    event(p, "session_id", "cwd", action)
+    event(&p.session_id, "session_id", &p.cwd, action)
 }
 
 /// Claude Code's and Codex's `SessionStart`: source `compact` comes inside a turn after an
 /// auto-compaction (the daemon runs, the turn goes on); any other source starts a session.
-fn session_start(p: &Value) -> Action {
-    match text(p, "source").as_deref() {
+fn session_start(p: &Hook) -> Action {
+    match p.source.as_deref() {
         Some("compact") => Action::Nothing,
         _ => Action::StartDaemon,
     }
 }
 
-fn event(
-    p: &Value,
-    session_field: &'static str,
-    cwd_field: &str,
-    action: Action,
-) -> Result<HookEvent, HookError> {
-    let session = p
-        .get(session_field)
-        .and_then(Value::as_str)
-        .ok_or(HookError::Missing(session_field))?;
-    let cwd = text(p, cwd_field).map(PathBuf::from);
+/// The event in `session` (its field named `field`, for the error when it has none).
+fn event(session: &Text, field: &'static str, cwd: &Text, action: Action) -> Result<HookEvent, HookError> {
+    let session = session.as_deref().ok_or(HookError::Missing(field))?;
     Ok(HookEvent {
         session: session_name(session),
-        cwd,
+        cwd: cwd.0.clone().map(PathBuf::from),
         action,
     })
 }

@@ -4,14 +4,16 @@
 //! are past what one answer of the daemon may hold.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::args::TurnArg;
 use super::reach::Reached;
 use super::session::Resolved;
-use super::shape::{self, DIFF_TOTAL, Failure, encode, first_line, paged};
+use super::shape::{self, DIFF_TOTAL, Failure, FileDiff, Omitted, encode, first_line, paged};
+use crate::history::{ChangeKind, Counts};
 use crate::model::Kind;
+use crate::wire::is_false;
 use crate::wire::turn::{Change, Turn};
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -51,7 +53,7 @@ pub fn turn_changes(daemon: &Reached, session: &Resolved, args: &TurnChangesArgs
     } else {
         with_diffs(daemon, session, &turn, &query)?
     };
-    let changes: Vec<Value> = answer
+    let changes: Vec<ChangeLine> = answer
         .changes
         .iter()
         .map(|c| change_line(c, alone_too_large.contains(&c.path)))
@@ -60,28 +62,74 @@ pub fn turn_changes(daemon: &Reached, session: &Resolved, args: &TurnChangesArgs
     let summary = answer.summary;
     let call = format!("turn_changes (turn={})", summary.turn);
     let mut page = paged(changes, total, offset, &call);
-    let cut = args.diff && shape::fit_diffs(&mut page.items, "diff");
+    let cut = args.diff && shape::fit_diffs(page.items.iter_mut().map(|c| &mut c.diff));
     page.fit();
-    let mut out = json!({
-        "turn": summary.turn,
-        "open": summary.ended_at.is_none(),
-        "prompt": first_line(&json!(summary.label)),
-        "started_at": summary.started_at,
-        "ended_at": summary.ended_at,
-        "counts": summary.counts,
-        "paths": page.total,
-    });
-    if let Some(path) = &args.path {
-        out["path"] = json!(path);
-        out["paths_are"] = json!("the changes at or beneath path; counts are the whole turn's");
-    }
-    out["changes"] = json!(page.items);
-    out["more"] = json!(page.more);
-    if cut {
-        out["diffs_cut"] =
-            json!("some diffs were cut or left out: ask diff_since with that path for one file's whole diff");
-    }
-    Ok(out)
+    Ok(json!(TurnChanges {
+        turn: summary.turn,
+        open: summary.ended_at.is_none(),
+        prompt: first_line(summary.label.as_deref()),
+        started_at: summary.started_at,
+        ended_at: summary.ended_at,
+        counts: summary.counts,
+        paths: page.total,
+        path: args.path.as_deref(),
+        paths_are: args
+            .path
+            .as_ref()
+            .map(|_| "the changes at or beneath path; counts are the whole turn's"),
+        changes: page.items,
+        more: page.more,
+        diffs_cut: cut.then_some(
+            "some diffs were cut or left out: ask diff_since with that path for one file's whole diff"
+        ),
+    }))
+}
+
+/// `turn_changes`' answer.
+#[derive(Serialize)]
+struct TurnChanges<'a> {
+    turn: i64,
+    open: bool,
+    prompt: Option<String>,
+    started_at: String,
+    ended_at: Option<String>,
+    counts: Counts,
+    paths: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    paths_are: Option<&'static str>,
+    changes: Vec<ChangeLine<'a>>,
+    more: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    diffs_cut: Option<&'static str>,
+}
+
+/// A change as the agent needs it: no hashes, no review marks.
+#[derive(Debug, Serialize)]
+struct ChangeLine<'a> {
+    path: &'a str,
+    change: ChangeKind,
+    kind: Kind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    from: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    size: Option<u64>,
+    #[serde(skip_serializing_if = "is_false")]
+    ambiguous: bool,
+    #[serde(skip_serializing_if = "is_false")]
+    mode_changed: bool,
+    #[serde(skip_serializing_if = "is_false")]
+    binary: bool,
+    #[serde(skip_serializing_if = "is_false")]
+    too_large: bool,
+    #[serde(skip_serializing_if = "is_false")]
+    unreadable: bool,
+    #[serde(flatten)]
+    diff: FileDiff,
+    /// The new bits, where only they say what a chmod did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mode: Option<&'a str>,
 }
 
 /// The page with its diffs: in one answer, else (past the daemon client's limit) without
@@ -126,43 +174,32 @@ fn with_diffs(
     Ok((answer, alone_too_large))
 }
 
-/// A change as the agent needs it: no hashes, no review marks; `alone_too_large` when its
-/// diff alone is past what one answer can hold.
-fn change_line(change: &Change, alone_too_large: bool) -> Value {
-    let mut line = json!({"path": change.path, "change": change.change, "kind": change.kind});
-    let flags = [
-        ("ambiguous", change.ambiguous),
-        ("mode_changed", change.mode_changed == Some(true)),
-        ("binary", change.binary),
-        ("too_large", change.state.too_large),
-        ("unreadable", change.state.unreadable),
-    ];
-    if let Some(from) = &change.from {
-        line["from"] = json!(from);
+/// `change` in an answer; `alone_too_large` when its diff alone is past what one answer can
+/// hold.
+fn change_line(change: &Change, alone_too_large: bool) -> ChangeLine<'_> {
+    let mode_changed = change.mode_changed == Some(true);
+    let mut diff = FileDiff::of(change.diff.clone());
+    diff.diff_omitted = if alone_too_large {
+        Some(Omitted::Because(
+            "this file's diff is past what one answer can hold: read the file, or call blame on it, instead",
+        ))
+    } else {
+        change.diff_omitted.then_some(Omitted::Spent)
+    };
+    ChangeLine {
+        path: &change.path,
+        change: change.change,
+        kind: change.kind,
+        from: change.from.as_deref(),
+        size: change.state.size,
+        ambiguous: change.ambiguous,
+        mode_changed,
+        binary: change.binary,
+        too_large: change.state.too_large,
+        unreadable: change.state.unreadable,
+        diff,
+        mode: change.state.mode.as_deref().filter(|_| mode_changed),
     }
-    if let Some(size) = change.state.size {
-        line["size"] = json!(size);
-    }
-    for (key, set) in flags {
-        if set {
-            line[key] = json!(true);
-        }
-    }
-    if let Some(diff) = &change.diff {
-        line["diff"] = json!(diff);
-    }
-    if alone_too_large {
-        line["diff_omitted"] = json!(
-            "this file's diff is past what one answer can hold: read the file, or call blame on it, instead"
-        );
-    } else if change.diff_omitted {
-        line["diff_omitted"] = json!(true);
-    }
-    // The new bits, where only they say what a chmod did.
-    if let (Some(true), Some(mode)) = (change.mode_changed, &change.state.mode) {
-        line["mode"] = json!(mode);
-    }
-    line
 }
 
 #[cfg(test)]
@@ -172,7 +209,7 @@ mod tests {
 
     #[test]
     fn a_chmod_shows_its_new_bits_and_an_edit_does_not() {
-        let change = |mode_changed| {
+        let change = |mode_changed| -> crate::wire::turn::Change {
             serde_json::from_value(
                 json!({"path": ".env", "change": "modified", "kind": "file", "size": 12,
                 "hash": "ab", "executable": false, "mode": "0600", "mode_changed": mode_changed,
@@ -181,12 +218,12 @@ mod tests {
             .expect("a change")
         };
         assert_eq!(
-            change_line(&change(true), false),
+            json!(change_line(&change(true), false)),
             json!({"path": ".env", "change": "modified", "kind": "file", "size": 12,
                    "mode_changed": true, "mode": "0600"})
         );
         assert_eq!(
-            change_line(&change(false), false),
+            json!(change_line(&change(false), false)),
             json!({"path": ".env", "change": "modified", "kind": "file", "size": 12})
         );
     }

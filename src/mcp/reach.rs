@@ -123,7 +123,7 @@ impl Failure {
         match err.downcast::<crate::client::ApiFailure>() {
             Ok(mut failure) => {
                 failure.message = in_tool_words(&failure.message);
-                Self::Api(failure)
+                Self::Api(Box::new(failure))
             }
             Err(err) => Self::internal(format!("{err:#}")),
         }

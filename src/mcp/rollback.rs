@@ -17,12 +17,12 @@ use super::args::Parameters;
 use super::args::TurnArg;
 use super::reach::Reached;
 use super::session::Resolved;
-use super::shape::{self, Failure, page};
-use crate::model::answer::Actor;
-use crate::model::answer::Outcome;
+use super::shape::{self, ActionItem, Failure, Summary, page};
+use crate::model::answer::{Actor, Outcome};
 use crate::restore::Boundary;
+use crate::sessions::turns::TurnSelector;
 use crate::wire::error::ErrorCode;
-use crate::wire::request::Rollback;
+use crate::wire::request::{Rollback, Turn};
 use crate::wire::rollback::RollbackAnswer;
 
 /// A turn boundary: the workspace when turn `turn` started (`before`) or ended (`after`).
@@ -213,12 +213,12 @@ impl Server {
 /// Applied, it never forces: conflicts refuse it (`on_conflict` abort).
 fn rollback_body(args: &RollbackArgs, dry_run: bool) -> Rollback {
     let turn = match &args.turn {
-        TurnArg::Number(n) => json!(n),
-        TurnArg::Ref(r) => json!(r),
+        TurnArg::Number(n) => TurnSelector::Number(*n),
+        TurnArg::Ref(r) => TurnSelector::Ref(r.clone()),
     };
     Rollback {
         to: Some(args.to.boundary()),
-        turn: Some(turn),
+        turn: Some(Turn::Selector(turn)),
         dry_run,
         paths: args.paths.clone(),
         diff: args.diff,
@@ -296,9 +296,11 @@ fn preview(
         }
         Err(failure) => return Err(failure),
     };
-    let mut answer = summary(&plan.outcome, &next.command);
-    answer["next_step"] = json!(next.say(plan.outcome.conflicts.len()));
-    Ok(answer)
+    let next_step = Some(next.say(plan.outcome.conflicts.len()));
+    Ok(json!(Summary {
+        next_step,
+        ..summary(plan.outcome, &next.command)
+    }))
 }
 
 /// The session's turn is open (the agent's own, mid-turn): a plan is only made once it ends.
@@ -317,47 +319,47 @@ fn turn_open(failure: Failure, session: &Resolved, next: &Next) -> Failure {
 
 /// A rollback answer made small: counts, conflicts first, then the first actions; `more`
 /// says how to see the rest (`command` is the CLI command of the same plan).
-fn summary(plan: &Outcome, command: &str) -> Value {
-    let conflicts = page(as_values(&plan.conflicts), None, None, "");
-    let mut actions = page(as_values(&plan.actions), None, None, "");
-    shape::fit_diffs(&mut actions.items, "diff");
+fn summary(plan: Outcome, command: &str) -> Summary {
+    let conflicts = page(plan.conflicts, None, None, "");
+    let items = plan.actions.into_iter().map(ActionItem::of).collect();
+    let mut actions = page(items, None, None, "");
+    shape::fit_diffs(actions.items.iter_mut().map(|item| &mut item.diff));
     actions.fit();
     let shown = actions.items.len() + conflicts.items.len();
     let left = actions.total + conflicts.total - shown;
     let more = (left > 0).then(|| {
         format!("{left} more paths or conflicts: narrow the plan with paths, or see it whole with `{command} --dry-run`")
     });
-    json!({
-        "operation": plan.operation,
-        "target": plan.target,
-        "dry_run": plan.dry_run,
-        "applied": plan.applied,
-        "rollback_id": plan.rollback_id,
-        "paths": actions.total,
-        "conflicts_total": conflicts.total,
-        "conflicts": conflicts.items,
-        "not_restorable": plan.not_restorable,
-        "actions": actions.items,
-        "more": more,
-    })
-}
-
-fn as_values<T: serde::Serialize>(items: &[T]) -> Vec<Value> {
-    items.iter().map(|item| json!(item)).collect()
+    Summary {
+        operation: plan.operation,
+        target: plan.target,
+        dry_run: plan.dry_run,
+        applied: plan.applied,
+        rollback_id: plan.rollback_id,
+        paths: actions.total,
+        conflicts_total: conflicts.total,
+        conflicts: conflicts.items,
+        not_restorable: plan.not_restorable,
+        actions: actions.items,
+        more,
+        next_step: None,
+        refused: None,
+    }
 }
 
 /// Applies (never forcing): a refusal comes back as the tool's error, with the conflicts.
 fn apply(daemon: &Reached, path: &str, body: &Rollback, command: &str) -> Result<Value, Failure> {
     match daemon.post_as::<RollbackAnswer>(path, body) {
-        Ok(done) => Ok(summary(&done.outcome, command)),
+        Ok(done) => Ok(json!(summary(done.outcome, command))),
         Err(Failure::Api(api)) if api.status == 409 && api.code == Some(ErrorCode::Conflicts) => {
             let refused: RollbackAnswer = serde_json::from_value(api.body)
                 .map_err(|e| Failure::internal(format!("the daemon's refusal is not a plan: {e}")))?;
-            let mut plan = summary(&refused.outcome, command);
-            plan["refused"] = json!(
-                "conflicts: nothing was changed; tell the user, who decides with the CLI (`--skip-conflicts` or `--force`)"
-            );
-            Err(Failure::Refused(plan))
+            Err(Failure::Refused(Box::new(Summary {
+                refused: Some(
+                    "conflicts: nothing was changed; tell the user, who decides with the CLI (`--skip-conflicts` or `--force`)",
+                ),
+                ..summary(refused.outcome, command)
+            })))
         }
         Err(failure) => Err(failure),
     }

@@ -266,7 +266,7 @@ fn refusal<'a>(message: String, candidates: impl Iterator<Item = &'a Session>) -
                 "agent": s.agent,
                 "open_turn": s.open_turn,
                 "last_activity": s.last_activity,
-                "first_prompt": super::shape::first_line(&json!(s.first_prompt)),
+                "first_prompt": super::shape::first_line(s.first_prompt.as_deref()),
             })
         })
         .collect();

@@ -2,9 +2,12 @@
 //! get the rest), diffs cut per file and in total, and failures as one small JSON object
 //! (`{"error":{"code","message"}}`, the API's codes passed through).
 
+use serde::{Serialize, Serializer};
 use serde_json::{Value, json};
 
 use crate::client::ApiFailure;
+use crate::model::RollbackKind;
+use crate::model::answer::{ActionLine, PathLine, Target};
 use crate::wire::error::ErrorCode;
 
 /// Items of a list in one answer unless the call asks for another `limit`.
@@ -52,7 +55,7 @@ pub enum Failure {
     /// No daemon answers, and none could be started; the message says what to do.
     NoDaemon(String),
     /// The daemon refused (its code and message).
-    Api(ApiFailure),
+    Api(Box<ApiFailure>),
     /// Which session is meant is not known: the message asks for `session`.
     Session {
         message: String,
@@ -66,7 +69,7 @@ pub enum Failure {
     /// message says how to ask for less.
     TooLarge(String),
     /// A rollback refused because of conflicts: its plan, made small.
-    Refused(Value),
+    Refused(Box<Summary>),
     Internal(String),
 }
 
@@ -104,26 +107,102 @@ impl Failure {
     pub fn to_json(&self) -> Value {
         let code = self.code();
         let message = match self {
-            Self::Api(failure) => failure.message.clone(),
+            Self::Api(failure) => &failure.message,
             Self::NoDaemon(message)
             | Self::Session { message, .. }
             | Self::BadArgument(message)
             | Self::TooLarge(message)
-            | Self::Internal(message) => message.clone(),
+            | Self::Internal(message) => message,
             Self::Refused(plan) => {
-                let message = plan["refused"].as_str().unwrap_or("refused").to_string();
+                let message = plan.refused.unwrap_or("refused");
                 return json!({"error": {"code": code, "message": message}, "plan": plan});
             }
         };
-        let mut error = json!({"code": code, "message": message});
-        if let Self::Session {
-            candidates, total, ..
-        } = self
-        {
-            error["candidates"] = json!(candidates);
-            error["candidates_total"] = json!(total);
+        match self {
+            Self::Session {
+                candidates, total, ..
+            } => json!({"error": {"code": code, "message": message,
+                "candidates": candidates, "candidates_total": total}}),
+            _ => json!({"error": {"code": code, "message": message}}),
         }
-        json!({ "error": error })
+    }
+}
+
+/// A rollback's plan or answer made small: counts, conflicts first, then the first actions;
+/// `more` says how to see the rest.
+#[derive(Debug, Serialize)]
+pub struct Summary {
+    pub operation: RollbackKind,
+    pub target: Target,
+    pub dry_run: bool,
+    pub applied: bool,
+    pub rollback_id: Option<i64>,
+    pub paths: usize,
+    pub conflicts_total: usize,
+    pub conflicts: Vec<PathLine>,
+    pub not_restorable: Vec<PathLine>,
+    pub actions: Vec<ActionItem>,
+    pub more: Option<String>,
+    /// A preview's: what the agent does next.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_step: Option<String>,
+    /// An applied rollback's refusal: what to tell the user.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refused: Option<&'static str>,
+}
+
+/// A rollback's action with its diff fit to the answer's budget.
+#[derive(Debug, Serialize)]
+pub struct ActionItem {
+    #[serde(flatten)]
+    pub line: ActionLine,
+    #[serde(flatten)]
+    pub diff: FileDiff,
+}
+
+impl ActionItem {
+    pub fn of(mut line: ActionLine) -> Self {
+        let diff = FileDiff::of(line.diff.take());
+        Self { line, diff }
+    }
+}
+
+/// A file's diff in an answer as `fit_diffs` leaves it: whole, cut (`diff_cut` says how much),
+/// or not there (`diff_omitted` says why).
+#[derive(Debug, Default, Serialize)]
+pub struct FileDiff {
+    /// `Some(None)`: left out past the answer's total budget (`null`, beside `diff_omitted`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<Option<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff_omitted: Option<Omitted>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff_cut: Option<String>,
+}
+
+impl FileDiff {
+    pub fn of(text: Option<String>) -> Self {
+        Self {
+            diff: text.map(Some),
+            ..Self::default()
+        }
+    }
+}
+
+/// Why a file's diff is not in the answer: `true` when the answer's diff budget was spent,
+/// else the reason in words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Omitted {
+    Spent,
+    Because(&'static str),
+}
+
+impl Serialize for Omitted {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Spent => serializer.serialize_bool(true),
+            Self::Because(why) => serializer.serialize_str(why),
+        }
     }
 }
 
@@ -138,15 +217,15 @@ pub fn finish(result: Result<Value, Failure>) -> Result<String, String> {
 /// One page of `items`: `offset` first, at most `limit` (default and bound above). The
 /// answer's `more` says how many are left and how to get them (`call` names the tool and its
 /// arguments so far); `None` when nothing is left.
-pub struct Page {
-    pub items: Vec<Value>,
+pub struct Page<T> {
+    pub items: Vec<T>,
     pub total: usize,
     pub more: Option<String>,
     offset: usize,
     call: String,
 }
 
-impl Page {
+impl<T: Serialize> Page<T> {
     /// Drops the items past `PAGE_BYTES` (always keeping one), and says where the next page
     /// starts then.
     pub fn fit(&mut self) {
@@ -155,7 +234,7 @@ impl Page {
             .items
             .iter()
             .take_while(|item| {
-                spent += item.to_string().len();
+                spent += serde_json::to_string(item).map_or(0, |text| text.len());
                 spent <= PAGE_BYTES
             })
             .count()
@@ -178,7 +257,7 @@ pub fn limit(asked: Option<usize>) -> usize {
     asked.unwrap_or(DEFAULT_LIMIT).min(LIMIT_MAX)
 }
 
-pub fn page(items: Vec<Value>, offset: Option<usize>, asked: Option<usize>, call: &str) -> Page {
+pub fn page<T>(items: Vec<T>, offset: Option<usize>, asked: Option<usize>, call: &str) -> Page<T> {
     let total = items.len();
     let offset = offset.unwrap_or(0).min(total);
     let end = (offset + limit(asked)).min(total);
@@ -187,7 +266,7 @@ pub fn page(items: Vec<Value>, offset: Option<usize>, asked: Option<usize>, call
 }
 
 /// A page the daemon cut already: `items` start at `offset` of `total`.
-pub fn paged(items: Vec<Value>, total: usize, offset: usize, call: &str) -> Page {
+pub fn paged<T>(items: Vec<T>, total: usize, offset: usize, call: &str) -> Page<T> {
     let end = offset + items.len();
     let more = (end < total).then(|| more(total - end, call, end));
     Page {
@@ -202,28 +281,28 @@ pub fn paged(items: Vec<Value>, total: usize, offset: usize, call: &str) -> Page
 /// Cuts diffs to the per-file and total budgets, in place: a cut diff ends where a line
 /// ends and says so (`diff_cut`), a file past the total budget loses its diff
 /// (`diff_omitted`). Returns whether anything was cut or left out.
-pub fn fit_diffs(items: &mut [Value], field: &str) -> bool {
+pub fn fit_diffs<'a>(diffs: impl Iterator<Item = &'a mut FileDiff>) -> bool {
     let mut spent = 0;
     let mut cut_any = false;
-    for item in items.iter_mut() {
-        let Some(diff) = item.get(field).and_then(Value::as_str).map(str::to_string) else {
+    for item in diffs {
+        let Some(Some(diff)) = &mut item.diff else {
             continue;
         };
         let budget = DIFF_PER_FILE.min(DIFF_TOTAL.saturating_sub(spent));
         if budget < DIFF_LEAST {
-            item[field] = Value::Null;
-            item["diff_omitted"] = json!(true);
+            item.diff = Some(None);
+            item.diff_omitted = Some(Omitted::Spent);
             cut_any = true;
             continue;
         }
         if diff.len() > budget {
-            let kept = cut_at_line(&diff, budget);
-            let lines_cut = diff[kept.len()..].lines().count();
-            item[field] = json!(kept);
-            item["diff_cut"] = json!(format!("{lines_cut} more lines of this diff cut"));
+            let kept = cut_at_line(diff, budget).len();
+            let lines_cut = diff[kept..].lines().count();
+            diff.truncate(kept);
+            item.diff_cut = Some(format!("{lines_cut} more lines of this diff cut"));
             cut_any = true;
         }
-        spent += item[field].as_str().map_or(0, str::len);
+        spent += diff.len();
     }
     cut_any
 }
@@ -241,14 +320,9 @@ fn cut_at_line(text: &str, max: usize) -> &str {
 }
 
 /// The first line of a label (a prompt), cut to 200 characters.
-pub fn first_line(text: &Value) -> Value {
-    match text.as_str() {
-        Some(text) => {
-            let line = text.lines().next().unwrap_or_default();
-            json!(line.chars().take(200).collect::<String>())
-        }
-        None => Value::Null,
-    }
+pub fn first_line(text: Option<&str>) -> Option<String> {
+    let line = text?.lines().next().unwrap_or_default();
+    Some(line.chars().take(200).collect())
 }
 
 /// Percent-encodes a query value (a path, a time): only unreserved characters and `/` stay.
@@ -312,27 +386,27 @@ mod tests {
         );
     }
 
+    fn text(diff: &FileDiff) -> Option<&str> {
+        diff.diff.as_ref().and_then(Option::as_deref)
+    }
+
     #[test]
     fn diffs_are_cut_at_lines_per_file_and_left_out_past_the_total() {
         let long: String = (0..3000).map(|i| format!("+line {i}\n")).collect();
-        let mut items: Vec<Value> = (0..8).map(|_| json!({"diff": long})).collect();
-        assert!(fit_diffs(&mut items, "diff"));
-        let first = items[0]["diff"].as_str().expect("kept");
+        let mut items: Vec<FileDiff> = (0..8).map(|_| FileDiff::of(Some(long.clone()))).collect();
+        assert!(fit_diffs(items.iter_mut()));
+        let first = text(&items[0]).expect("kept");
         assert!(
             first.len() <= DIFF_PER_FILE && first.ends_with('\n'),
             "{}",
             first.len()
         );
-        assert!(items[0]["diff_cut"].is_string());
-        let spent: usize = items
-            .iter()
-            .filter_map(|i| i["diff"].as_str())
-            .map(str::len)
-            .sum();
+        assert!(items[0].diff_cut.is_some());
+        let spent: usize = items.iter().filter_map(text).map(str::len).sum();
         assert!(spent <= DIFF_TOTAL, "{spent}");
-        assert_eq!(items[7]["diff_omitted"], true);
-        let mut small = vec![json!({"diff": "+a\n"})];
-        assert!(!fit_diffs(&mut small, "diff"));
-        assert_eq!(small[0]["diff"], "+a\n");
+        assert_eq!(json!(items[7]), json!({"diff": null, "diff_omitted": true}));
+        let mut small = [FileDiff::of(Some("+a\n".into()))];
+        assert!(!fit_diffs(small.iter_mut()));
+        assert_eq!(text(&small[0]), Some("+a\n"));
     }
 }

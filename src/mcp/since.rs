@@ -8,7 +8,7 @@ use rmcp::RoleServer;
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::Server;
@@ -16,9 +16,9 @@ use super::args::Parameters;
 use super::args::TurnArg;
 use super::reach::Reached;
 use super::session::Resolved;
-use super::shape::{self, Failure, finish, page};
-use crate::model::answer::Action;
-use crate::model::answer::ActionLine;
+use super::shape::{self, Failure, FileDiff, Omitted, finish, page};
+use crate::model::Kind;
+use crate::model::answer::{Action, ActionLine};
 use crate::wire::request::Rollback;
 use crate::wire::rollback::RollbackAnswer;
 use crate::wire::turn::Turn;
@@ -51,7 +51,24 @@ pub struct DiffSinceArgs {
 /// Where `diff_since` starts, once a turn is read as its sequence number.
 enum Since {
     Turn { before: bool, turn: TurnArg },
-    Body(Value),
+    Body(Boundary),
+}
+
+/// The boundary as the answer's `since` says it: as given, with the sequence number it
+/// splits the history at.
+#[derive(Debug, Default, Serialize)]
+struct Boundary {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pin: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seq: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    turn: Option<i64>,
+    /// `before` or `after` the turn.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    side: Option<&'static str>,
 }
 
 #[tool_router(router = since_tools, vis = "pub(super)")]
@@ -108,9 +125,18 @@ fn since_of(args: &DiffSinceArgs) -> Result<Since, Failure> {
             before: false,
             turn: turn.clone(),
         },
-        (_, _, Some(pin), ..) => Since::Body(json!({"pin": pin})),
-        (_, _, _, Some(at), _) => Since::Body(json!({"at": at})),
-        (.., Some(seq)) => Since::Body(json!({"seq": seq})),
+        (_, _, Some(pin), ..) => Since::Body(Boundary {
+            pin: Some(pin.clone()),
+            ..Boundary::default()
+        }),
+        (_, _, _, Some(at), _) => Since::Body(Boundary {
+            at: Some(at.clone()),
+            ..Boundary::default()
+        }),
+        (.., Some(seq)) => Since::Body(Boundary {
+            seq: Some(seq),
+            ..Boundary::default()
+        }),
         _ => return Err(Failure::bad("give a boundary")),
     })
 }
@@ -121,7 +147,7 @@ fn turn_boundary(
     session: &Resolved,
     before: bool,
     turn: &TurnArg,
-) -> Result<Value, Failure> {
+) -> Result<Boundary, Failure> {
     let answer: Turn = daemon.get_as(&session.url(&format!("turns/{}", turn.segment())))?;
     let turn = answer.summary;
     let seq = if before {
@@ -135,18 +161,22 @@ fn turn_boundary(
             turn.turn
         )));
     };
-    Ok(json!({"seq": seq, "turn": turn.turn, "side": if before { "before" } else { "after" }}))
+    Ok(Boundary {
+        seq: Some(seq),
+        turn: Some(turn.turn),
+        side: Some(if before { "before" } else { "after" }),
+        ..Boundary::default()
+    })
 }
 
-fn diff_since(daemon: &Reached, since: Value, args: &DiffSinceArgs) -> Result<Value, Failure> {
+fn diff_since(daemon: &Reached, mut since: Boundary, args: &DiffSinceArgs) -> Result<Value, Failure> {
     let with_diff = args.diff.unwrap_or(args.path.is_some());
-    let text = |key: &str| since[key].as_str().map(str::to_string);
     let body = Rollback {
         dry_run: true,
         diff: with_diff,
-        seq: since["seq"].as_i64(),
-        pin: text("pin"),
-        at: text("at"),
+        seq: since.seq,
+        pin: since.pin.clone(),
+        at: since.at.clone(),
         paths: args.path.iter().cloned().collect(),
         ..Rollback::default()
     };
@@ -159,53 +189,85 @@ fn diff_since(daemon: &Reached, since: Value, args: &DiffSinceArgs) -> Result<Va
             failure => failure,
         })?;
     let plan = plan.outcome;
-    let changes: Vec<Value> = plan.actions.iter().map(change_since).collect();
+    let changes: Vec<ChangeSince> = plan.actions.iter().map(change_since).collect();
     let counts = counts(&plan.actions);
     let mut page = page(changes, args.offset, args.limit, "diff_since (same boundary)");
     let left_out = with_diff && mark_left_out(&mut page.items);
-    let cut = shape::fit_diffs(&mut page.items, "diff") || left_out;
+    let cut = shape::fit_diffs(page.items.iter_mut().map(|c| &mut c.diff)) || left_out;
     page.fit();
-    let mut since = since;
-    since["seq"] = json!(plan.target.seq);
-    let mut answer = json!({
-        "since": since,
-        "paths": page.total,
-        "counts": counts,
-        "changes": page.items,
-        "more": page.more,
-    });
+    since.seq = Some(plan.target.seq);
     let n = plan.conflicts.len();
-    if n > 0 {
-        answer["not_yet_recorded"] = json!(format!(
-            "{n} paths differ on disk from their latest recorded version (just written?)"
-        ));
-    }
-    if cut {
-        answer["diffs_cut"] = json!("some diffs were cut or left out: ask diff_since with that path alone");
-    }
-    Ok(answer)
+    Ok(json!(SinceAnswer {
+        since,
+        paths: page.total,
+        counts,
+        changes: page.items,
+        more: page.more,
+        not_yet_recorded: (n > 0)
+            .then(|| format!("{n} paths differ on disk from their latest recorded version (just written?)")),
+        diffs_cut: cut.then_some("some diffs were cut or left out: ask diff_since with that path alone"),
+    }))
+}
+
+/// `diff_since`'s answer.
+#[derive(Serialize)]
+struct SinceAnswer {
+    since: Boundary,
+    paths: usize,
+    counts: Counts,
+    changes: Vec<ChangeSince>,
+    more: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    not_yet_recorded: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    diffs_cut: Option<&'static str>,
+}
+
+/// How many paths were added, modified and deleted since.
+#[derive(Debug, Default, Serialize)]
+struct Counts {
+    added: usize,
+    modified: usize,
+    deleted: usize,
+}
+
+/// A path changed since the boundary.
+#[derive(Debug, Serialize)]
+struct ChangeSince {
+    path: String,
+    change: &'static str,
+    kind: Kind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lines_added: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lines_removed: Option<usize>,
+    #[serde(flatten)]
+    diff: FileDiff,
 }
 
 /// Files the plan gives no diff for (not text, or past the 1 MiB a plan diffs) say so with
 /// `diff_omitted`; returns whether any did.
-fn mark_left_out(items: &mut [Value]) -> bool {
+fn mark_left_out(items: &mut [ChangeSince]) -> bool {
     let mut any = false;
     for item in items.iter_mut() {
-        if item["kind"] == "file" && item["diff"].is_null() && item["lines_added"].is_null() {
-            item["diff_omitted"] =
-                json!("no diff: the file is not text, or larger than the 1 MiB a plan diffs");
+        if item.kind == Kind::File && item.diff.diff.is_none() && item.lines_added.is_none() {
+            item.diff.diff_omitted = Some(Omitted::Because(
+                "no diff: the file is not text, or larger than the 1 MiB a plan diffs",
+            ));
             any = true;
         }
     }
     any
 }
 
-/// How many paths were added, modified and deleted since.
-fn counts(actions: &[ActionLine]) -> Value {
-    let mut counts = json!({"added": 0, "modified": 0, "deleted": 0});
+fn counts(actions: &[ActionLine]) -> Counts {
+    let mut counts = Counts::default();
     for action in actions {
-        let key = change_of(action.action);
-        counts[key] = json!(counts[key].as_u64().unwrap_or(0) + 1);
+        *match action.action {
+            Action::Create => &mut counts.deleted,
+            Action::Delete | Action::RemoveDir => &mut counts.added,
+            Action::Restore | Action::SetMode | Action::Relink => &mut counts.modified,
+        } += 1;
     }
     counts
 }
@@ -220,16 +282,16 @@ fn change_of(action: Action) -> &'static str {
 }
 
 /// A rollback action to the boundary, read as the change made since it.
-fn change_since(action: &ActionLine) -> Value {
-    let mut line = json!({"path": action.path, "change": change_of(action.action), "kind": action.kind});
-    if let (Some(added), Some(removed)) = (action.lines_removed, action.lines_added) {
-        line["lines_added"] = json!(added);
-        line["lines_removed"] = json!(removed);
+fn change_since(action: &ActionLine) -> ChangeSince {
+    let counted = action.lines_removed.zip(action.lines_added);
+    ChangeSince {
+        path: action.path.clone(),
+        change: change_of(action.action),
+        kind: action.kind,
+        lines_added: counted.map(|(added, _)| added),
+        lines_removed: counted.map(|(_, removed)| removed),
+        diff: FileDiff::of(action.diff.as_deref().map(invert)),
     }
-    if let Some(diff) = &action.diff {
-        line["diff"] = json!(invert(diff));
-    }
-    line
 }
 
 /// A unified diff from `a` to `b` turned into the diff from `b` to `a`: `-` and `+` swapped

@@ -7,7 +7,7 @@ use rmcp::model::RequestMetaObject;
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::Server;
@@ -16,9 +16,11 @@ use super::changes::{self, TurnChangesArgs};
 use super::reach::Reached;
 use super::session::{self, Resolved, Told};
 use super::shape::{self, Failure, encode, finish, first_line, page};
+use crate::model::{Kind, Origin};
 use crate::wire::blame::{Blame, Line};
 use crate::wire::error::ErrorCode;
 use crate::wire::history::{History, Version};
+use crate::wire::is_false;
 use crate::wire::timeline::{Entry, Timeline, TurnEntry};
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -237,25 +239,37 @@ fn file_history(daemon: &Reached, args: &PathArgs) -> Result<Value, Failure> {
     }))
 }
 
-fn version_line(version: &Version) -> Value {
-    let mut line = json!({"seq": version.seq, "time": version.time, "origin": version.origin});
-    if let Some(session) = &version.session {
-        line["session"] = json!(session);
+/// A version as the agent needs it: no hashes.
+#[derive(Serialize)]
+struct VersionLine<'a> {
+    seq: i64,
+    time: &'a str,
+    origin: Origin,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    session: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    turn: Option<i64>,
+    kind: Kind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    size: Option<u64>,
+    #[serde(skip_serializing_if = "is_false")]
+    too_large: bool,
+    #[serde(skip_serializing_if = "is_false")]
+    unreadable: bool,
+}
+
+fn version_line(version: &Version) -> VersionLine<'_> {
+    VersionLine {
+        seq: version.seq,
+        time: &version.time,
+        origin: version.origin,
+        session: version.session.as_deref(),
+        turn: version.turn,
+        kind: version.kind,
+        size: version.size,
+        too_large: version.too_large == Some(true),
+        unreadable: version.unreadable,
     }
-    if let Some(turn) = version.turn {
-        line["turn"] = json!(turn);
-    }
-    line["kind"] = json!(version.kind);
-    if let Some(size) = version.size {
-        line["size"] = json!(size);
-    }
-    if version.too_large == Some(true) {
-        line["too_large"] = json!(true);
-    }
-    if version.unreadable {
-        line["unreadable"] = json!(true);
-    }
-    line
 }
 
 /// `GET /v1/blame`, its lines grouped into runs of one version.
@@ -275,7 +289,7 @@ fn blame(daemon: &Reached, args: &BlameArgs) -> Result<Value, Failure> {
     let mut runs = runs(&shown);
     // Past the page's byte budget: fewer lines (at least one), `more` says where to go on.
     loop {
-        let size = Value::Array(runs.clone()).to_string().len();
+        let size = json!(runs).to_string().len();
         if size <= shape::PAGE_BYTES || shown.len() <= 1 {
             break;
         }
@@ -302,31 +316,40 @@ fn blame(daemon: &Reached, args: &BlameArgs) -> Result<Value, Failure> {
     }))
 }
 
-/// Consecutive lines of one version as one run: `{"lines":"3-7", who, "text":[...]}`.
-fn runs(lines: &[&Line]) -> Vec<Value> {
-    // Each run with the first line and the seq it began with.
-    let mut runs: Vec<(usize, i64, Value)> = Vec::new();
+/// Consecutive lines of one version as one run: `{"lines":"3-7", "text":[...], who}`.
+#[derive(Serialize)]
+struct Run<'a> {
+    lines: String,
+    // Its text second: where the answers have always had it.
+    text: Vec<String>,
+    seq: i64,
+    time: &'a str,
+    origin: Origin,
+    session: Option<&'a str>,
+    turn: Option<i64>,
+    prompt: Option<String>,
+}
+
+fn runs<'a>(lines: &[&'a Line]) -> Vec<Run<'a>> {
+    let mut runs: Vec<(usize, Run)> = Vec::new();
     for line in lines {
         let text: String = line.text.chars().take(LINE_CHARS).collect();
-        if let Some((first, _, run)) = runs.last_mut().filter(|r| r.1 == line.seq) {
-            run["lines"] = json!(format!("{first}-{}", line.line));
-            if let Some(texts) = run["text"].as_array_mut() {
-                texts.push(json!(text));
-            }
+        if let Some((first, run)) = runs.last_mut().filter(|r| r.1.seq == line.seq) {
+            run.lines = format!("{first}-{}", line.line);
+            run.text.push(text);
             continue;
         }
-        // Its text second: where the answers have always had it.
-        let run = json!({
-            "lines": line.line.to_string(),
-            "text": [text],
-            "seq": line.seq,
-            "time": line.time,
-            "origin": line.origin,
-            "session": line.session,
-            "turn": line.turn,
-            "prompt": first_line(&json!(line.prompt)),
-        });
-        runs.push((line.line, line.seq, run));
+        let run = Run {
+            lines: line.line.to_string(),
+            text: vec![text],
+            seq: line.seq,
+            time: &line.time,
+            origin: line.origin,
+            session: line.session.as_deref(),
+            turn: line.turn,
+            prompt: first_line(line.prompt.as_deref()),
+        };
+        runs.push((line.line, run));
     }
-    runs.into_iter().map(|(_, _, run)| run).collect()
+    runs.into_iter().map(|(_, run)| run).collect()
 }

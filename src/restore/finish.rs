@@ -26,7 +26,7 @@ use crate::store::sql;
 
 /// A rollback that failed: the first failure, and where every path of it ended. Its JSON is
 /// what a `rollback_failed` (or `workspace_lost`) error adds to its code and message.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Failure {
     pub rollback_id: i64,
     pub cause: Cause,
@@ -42,7 +42,7 @@ pub struct Failure {
     pub temps_left: Option<String>,
 }
 
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct PathNow {
     pub path: String,
     pub state: PathState,

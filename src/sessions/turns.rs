@@ -45,14 +45,31 @@ impl TurnSelector {
             Err(_) => Self::Ref(text.to_string()),
         }
     }
+}
 
-    /// A request's `"turn"`: a whole number, or a string (`parse`); `None` for anything else.
-    pub fn from_json(value: &serde_json::Value) -> Option<Self> {
-        match value {
-            serde_json::Value::Number(n) => n.as_i64().map(Self::Number),
-            serde_json::Value::String(s) => Some(Self::parse(s)),
-            _ => None,
+/// On the wire a turn is its number, or a string read as `parse` reads it (a ref or `current`).
+impl serde::Serialize for TurnSelector {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Number(n) => serializer.serialize_i64(*n),
+            Self::Ref(text) => serializer.serialize_str(text),
+            Self::Current => serializer.serialize_str("current"),
         }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for TurnSelector {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        #[serde(untagged)]
+        enum Wire {
+            Number(i64),
+            Text(String),
+        }
+        Ok(match Wire::deserialize(deserializer)? {
+            Wire::Number(n) => Self::Number(n),
+            Wire::Text(text) => Self::parse(&text),
+        })
     }
 }
 

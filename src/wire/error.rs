@@ -1,8 +1,55 @@
-//! The `code` of every API error (docs/api.md's table): the daemon answers
-//! `{"error":{"code","message"}}` with one, and its clients branch on it.
+//! Every API error as the daemon writes it and its clients read it: `{"error":{"code","message"}}`
+//! and what some errors add, its `code` one of docs/api.md's table.
+
+use serde::{Deserialize, Serialize};
+
+use crate::restore::finish::Failure;
+
+/// The body of every error answer.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ErrorAnswer {
+    pub error: ErrorBody,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ErrorBody {
+    pub code: Code,
+    pub message: String,
+    #[serde(flatten)]
+    pub details: Option<Details>,
+}
+
+/// An error's code as a client reads it: one it knows, or the word of a daemon that knows more.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Code {
+    Known(ErrorCode),
+    Unknown(String),
+}
+
+/// What an error adds to its code and message, beside them in the same object.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Details {
+    /// A failed rollback (`rollback_failed`, `workspace_lost`): its first failure, and where
+    /// each path is when not everything could be put back.
+    Rollback(Box<Failure>),
+    /// `ignored`: the rule that hides the path, and where it is written.
+    Ignored(Box<IgnoredPath>),
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct IgnoredPath {
+    pub path: String,
+    /// The path the rule names: `path` itself or a directory above it.
+    pub ignored_path: String,
+    pub rule: Option<String>,
+    pub source: Option<String>,
+    pub line: Option<usize>,
+}
 
 /// The `code` of an API error: what a client branches on (the CLI, the hooks).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
     // 400: malformed input.

@@ -27,6 +27,6 @@ pub mod turn;
 pub mod upkeep;
 
 /// For `skip_serializing_if`: a flag an answer shows only when it is true.
-fn is_false(flag: &bool) -> bool {
+pub(crate) fn is_false(flag: &bool) -> bool {
     !*flag
 }

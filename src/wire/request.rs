@@ -8,13 +8,20 @@ use serde_json::Value;
 use super::is_false;
 use crate::model::answer::{Actor, OnConflict};
 use crate::restore::Boundary;
+use crate::sessions::turns::TurnSelector;
 
-/// A request's `"turn"` as a user typed it: its number when it is one, else the text (a ref or
-/// `current`). The daemon reads it with `TurnSelector::from_json`, which says what else it
-/// refuses.
-pub fn turn(text: &str) -> Value {
-    text.parse::<i64>()
-        .map_or_else(|_| Value::from(text), Value::from)
+/// A request's `"turn"`: a turn's number, a ref or `current`; or a value that names none, which
+/// the daemon refuses as a bad request once it has checked the rest of the body.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Turn {
+    Selector(TurnSelector),
+    NotOne(Value),
+}
+
+/// A request's `"turn"` as a user typed it.
+pub fn turn(text: &str) -> Turn {
+    Turn::Selector(TurnSelector::parse(text))
 }
 
 /// `POST /v1/sessions/{s}/turns`.
@@ -46,7 +53,7 @@ pub struct Fork {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub new_session: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub turn: Option<Value>,
+    pub turn: Option<Turn>,
 }
 
 /// `POST /v1/gc`.
@@ -77,7 +84,7 @@ pub struct NewPin {
     pub name: Option<String>,
     /// The end of this turn (a number, a ref or `current`) of `session`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub turn: Option<Value>,
+    pub turn: Option<Turn>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
     /// An RFC 3339 time.
@@ -104,7 +111,7 @@ pub struct Rollback {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to: Option<Boundary>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub turn: Option<Value>,
+    pub turn: Option<Turn>,
     #[serde(default)]
     pub on_conflict: OnConflict,
     #[serde(default, skip_serializing_if = "is_false")]

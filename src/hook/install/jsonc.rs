@@ -8,7 +8,10 @@ use std::path::Path;
 use anyhow::{Context, anyhow, bail};
 use jsonc_parser::ParseOptions;
 use jsonc_parser::cst::{CstInputValue, CstNode, CstObject, CstRootNode};
-use serde_json::Value;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::hook::payload::{Loose, Text, read};
 
 /// What makes a hook entry filewatchd's: a command that runs `... filewatchd ... hook <agent>`
 /// (whatever binary path it names, so a moved binary's entries are still recognised), or the
@@ -24,18 +27,53 @@ impl Ours<'_> {
             || (command.contains("filewatchd") && command.ends_with(&format!(" hook {}", self.agent)))
     }
 
-    fn entry_is_ours(&self, entry: &Value) -> bool {
-        entry["hooks"].as_array().is_some_and(|hooks| {
-            hooks
-                .iter()
-                .any(|h| h["command"].as_str().is_some_and(|c| self.matches(c)))
-        })
+    fn entry_is_ours(&self, entry: &Entry) -> bool {
+        entry
+            .hooks
+            .iter()
+            .any(|h| h.command.as_deref().is_some_and(|c| self.matches(c)))
     }
 
     fn node_is_ours(&self, node: &CstNode) -> bool {
         node.to_serde_value()
-            .is_some_and(|entry| self.entry_is_ours(&entry))
+            .is_some_and(|entry| self.entry_is_ours(&read(&entry)))
     }
+}
+
+/// The settings' `hooks` as read: the entries under each event.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Settings {
+    hooks: Loose<Map<String, Value>>,
+}
+
+/// A hook entry as read: its hooks' commands.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Entry {
+    hooks: Loose<Vec<Loose<Command>>>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Command {
+    command: Text,
+}
+
+/// Each event of the file's `hooks` with its entries.
+fn events(text: &str, path: &Path) -> anyhow::Result<Vec<(String, Vec<Loose<Entry>>)>> {
+    let root = parse(text, path)?;
+    let settings: Settings = root
+        .value()
+        .and_then(|v| v.to_serde_value())
+        .map(|v| read(&v))
+        .unwrap_or_default();
+    Ok(settings
+        .hooks
+        .0
+        .into_iter()
+        .map(|(event, list)| (event, read(&list)))
+        .collect())
 }
 
 pub(super) fn parse(text: &str, path: &Path) -> anyhow::Result<CstRootNode> {
@@ -53,47 +91,23 @@ pub(super) fn parse(text: &str, path: &Path) -> anyhow::Result<CstRootNode> {
 
 /// Whether the file holds any of filewatchd's hook entries.
 pub fn has_hooks(text: &str, path: &Path, ours: &Ours) -> anyhow::Result<bool> {
-    let root = parse(text, path)?;
-    let Some(settings) = root.value().and_then(|v| v.to_serde_value()) else {
-        return Ok(false);
-    };
-    let lists = settings["hooks"].as_object().into_iter().flat_map(|h| h.values());
-    Ok(lists
-        .filter_map(Value::as_array)
-        .flatten()
-        .any(|entry| ours.entry_is_ours(entry)))
+    Ok(!our_events(text, path, ours)?.is_empty())
 }
 
 /// The events under which the file holds one of filewatchd's entries.
 pub fn our_events(text: &str, path: &Path, ours: &Ours) -> anyhow::Result<Vec<String>> {
-    let root = parse(text, path)?;
-    let Some(settings) = root.value().and_then(|v| v.to_serde_value()) else {
-        return Ok(Vec::new());
-    };
-    let events = settings["hooks"].as_object().into_iter().flatten();
-    Ok(events
-        .filter(|(_, list)| {
-            list.as_array()
-                .is_some_and(|l| l.iter().any(|e| ours.entry_is_ours(e)))
-        })
-        .map(|(event, _)| event.clone())
-        .collect())
+    let events = events(text, path)?.into_iter();
+    let ours = events.filter(|(_, list)| list.iter().any(|e| ours.entry_is_ours(e)));
+    Ok(ours.map(|(event, _)| event).collect())
 }
 
 /// The commands of filewatchd's hook entries in the file (`doctor` checks what they run).
 pub fn our_commands(text: &str, path: &Path, ours: &Ours) -> anyhow::Result<Vec<String>> {
-    let root = parse(text, path)?;
-    let Some(settings) = root.value().and_then(|v| v.to_serde_value()) else {
-        return Ok(Vec::new());
-    };
-    let lists = settings["hooks"].as_object().into_iter().flat_map(|h| h.values());
-    let hooks = lists
-        .filter_map(Value::as_array)
-        .flatten()
-        .filter_map(|entry| entry["hooks"].as_array())
-        .flatten();
-    let commands = hooks.filter_map(|h| h["command"].as_str().filter(|c| ours.matches(c)));
-    Ok(commands.map(str::to_string).collect())
+    let entries = events(text, path)?.into_iter().flat_map(|(_, list)| list);
+    let hooks = entries
+        .flat_map(|entry| entry.0.hooks.0)
+        .filter_map(|h| h.0.command.0);
+    Ok(hooks.filter(|c| ours.matches(c)).collect())
 }
 
 /// The text with filewatchd's entry under each event: appended where there is none, and an

@@ -7,10 +7,12 @@
 use std::path::Path;
 
 use anyhow::{Context, bail};
+use serde::Deserialize;
 use serde_json::Value;
 use toml_edit::{DocumentMut, Item, Table};
 
 use super::jsonc::{input_value, parse};
+use crate::hook::payload::{Loose, Text, read};
 
 /// The name of filewatchd's server in every configuration.
 pub const NAME: &str = "filewatchd";
@@ -20,22 +22,33 @@ fn is_ours(words: &[&str]) -> bool {
     matches!(words, [program, "mcp"] if program.contains("filewatchd"))
 }
 
-/// A JSON server entry: `command` and `args` (Claude Code, Gemini CLI), or `command` as the
-/// whole argument list (opencode).
+/// A JSON server entry as read: `command` and `args` (Claude Code, Gemini CLI), or `command` as
+/// the whole argument list (opencode); words that are not strings are left out.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Server {
+    command: Loose<Option<Command>>,
+    args: Loose<Vec<Text>>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Command {
+    Program(String),
+    Words(Vec<Text>),
+}
+
 fn entry_is_ours(entry: &Value) -> bool {
-    let strings = |v: &Value| -> Vec<String> {
-        v.as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|w| w.as_str().map(str::to_string))
-            .collect()
+    let server: Server = read(entry);
+    let (program, rest) = match server.command.0 {
+        Some(Command::Program(program)) => (Some(program), server.args.0),
+        Some(Command::Words(words)) => (None, words),
+        None => (None, Vec::new()),
     };
-    let words = match &entry["command"] {
-        Value::String(program) => std::iter::once(program.clone())
-            .chain(strings(&entry["args"]))
-            .collect(),
-        command => strings(command),
-    };
+    let words: Vec<String> = program
+        .into_iter()
+        .chain(rest.into_iter().filter_map(|w| w.0))
+        .collect();
     let words: Vec<&str> = words.iter().map(String::as_str).collect();
     is_ours(&words)
 }

@@ -47,6 +47,18 @@ impl serde::Serialize for Cause {
     }
 }
 
+impl<'de> serde::Deserialize<'de> for Cause {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let word = String::deserialize(deserializer)?;
+        Ok(match word.as_str() {
+            "io_error" => Self::UnknownIo,
+            "not_at_target" => Self::NotAtTarget,
+            "workspace_lost" => Self::WorkspaceLost,
+            errno => Self::Io(errno.parse().map_err(serde::de::Error::custom)?),
+        })
+    }
+}
+
 /// Checks every done step against its target on disk (type, content, executable bit, link
 /// target); one that differs is failed.
 pub fn verify(ws: &Workspace, steps: &[Ordered], results: &mut [Finished]) {
