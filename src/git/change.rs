@@ -117,38 +117,29 @@ pub struct Recorded {
 
 /// Every component that differs from `before` to `after`, HEAD first.
 pub fn between(before: &Recorded, after: &Recorded) -> Vec<Move> {
-    let mut moves = Vec::new();
-    if before.refs.head != after.refs.head {
-        moves.push(Move::Head {
-            from: before.refs.head.clone(),
-            to: after.refs.head.clone(),
-        });
-    }
-    let names: std::collections::BTreeSet<&String> =
-        before.refs.refs.keys().chain(after.refs.refs.keys()).collect();
-    for name in names {
-        let (from, to) = (before.refs.refs.get(name), after.refs.refs.get(name));
-        if from != to {
-            moves.push(Move::Ref {
-                name: name.clone(),
-                from: from.cloned(),
-                to: to.cloned(),
-            });
-        }
-    }
-    if before.refs.stash != after.refs.stash {
-        moves.push(Move::Stash {
-            from: before.refs.stash.clone(),
-            to: after.refs.stash.clone(),
-        });
-    }
-    if before.index.as_ref().map(|i| i.digest) != after.index.as_ref().map(|i| i.digest) {
-        moves.push(Move::Index {
-            from: before.index.clone(),
-            to: after.index.clone(),
-        });
-    }
-    moves
+    let (b, a) = (&before.refs, &after.refs);
+    let names: std::collections::BTreeSet<&String> = b.refs.keys().chain(a.refs.keys()).collect();
+    let refs = names.into_iter().map(|name| Move::Ref {
+        name: name.clone(),
+        from: b.refs.get(name).cloned(),
+        to: None,
+    });
+    let head = Move::Head {
+        from: b.head.clone(),
+        to: b.head.clone(),
+    };
+    let stash = Move::Stash {
+        from: b.stash.clone(),
+        to: Vec::new(),
+    };
+    let index = Move::Index {
+        from: before.index.clone(),
+        to: None,
+    };
+    let starts = std::iter::once(head).chain(refs).chain([stash, index]);
+    starts
+        .filter_map(|start| start.to_value_in(after).moved())
+        .collect()
 }
 
 /// A ref's name as people say it: `main` for a branch, `tag v1` for a tag.
