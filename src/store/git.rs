@@ -174,7 +174,6 @@ pub fn add_referenced(conn: &Connection) -> Result<usize> {
 
 /// A move in words (`git::change::words`); the index's from both indexes' entries.
 pub fn words(conn: &Connection, blobs: &crate::store::blobs::BlobDir, change: &Move) -> String {
-    use crate::git::index;
     let Move::Index { from, to } = change else {
         return crate::git::change::words(change);
     };
@@ -185,12 +184,9 @@ pub fn words(conn: &Connection, blobs: &crate::store::blobs::BlobDir, change: &M
     let (Some(before), Some(after)) = (bytes(from), bytes(to)) else {
         return crate::git::change::words(change);
     };
-    match (entries_of(&before), entries_of(&after)) {
-        (Some(before), Some(after)) => {
-            let (staged, removed) = index::compare(&before, &after);
-            crate::git::change::index_words(staged, removed)
-        }
-        _ => crate::git::change::words(change),
+    match staged(&before, &after) {
+        Some(s) => crate::git::change::index_words(s.staged, s.removed),
+        None => crate::git::change::words(change),
     }
 }
 
@@ -218,13 +214,7 @@ fn staged_since(
             &read
         }
     };
-    Ok(match (entries_of(before), entries_of(now)) {
-        (Some(before), Some(now)) => {
-            let (staged, removed) = crate::git::index::compare(&before, &now);
-            Some(Staged { staged, removed })
-        }
-        _ => None,
-    })
+    Ok(staged(before, now))
 }
 
 /// The staged counts of the one index change recorded in `from < seq <= to` (every change is
@@ -270,11 +260,16 @@ pub fn moved_between(
     Ok(said)
 }
 
-/// An index's entries; none for no index at all (empty bytes).
-fn entries_of(bytes: &[u8]) -> Option<Vec<crate::git::index::Entry<'_>>> {
-    if bytes.is_empty() {
-        Some(Vec::new())
-    } else {
-        crate::git::index::entries(bytes)
+/// How the index `now` differs from `before` (empty bytes: no index); `None` when either
+/// does not read.
+fn staged(before: &[u8], now: &[u8]) -> Option<Staged> {
+    fn entries(bytes: &[u8]) -> Option<Vec<crate::git::index::Entry<'_>>> {
+        if bytes.is_empty() {
+            Some(Vec::new())
+        } else {
+            crate::git::index::entries(bytes)
+        }
     }
+    let (staged, removed) = crate::git::index::compare(&entries(before)?, &entries(now)?);
+    Some(Staged { staged, removed })
 }
