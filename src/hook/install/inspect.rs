@@ -28,11 +28,7 @@ pub fn installed(target: &Target) -> anyhow::Result<Option<Vec<Runs>>> {
     if !target.has_ours(&path, &bytes)? {
         return Ok(None);
     }
-    let command = target.command();
-    let ours = jsonc::Ours {
-        agent: target.agent.name(),
-        command: &command,
-    };
+    let ours = target.ours();
     let programs: Vec<String> = match target.format() {
         Format::Json => jsonc::our_commands(text(&path, &bytes)?, &path, &ours)?
             .iter()
@@ -66,11 +62,7 @@ pub fn missing_events(target: &Target) -> anyhow::Result<Vec<&'static str>> {
     if !matches!(target.format(), Format::Json) || !target.has_ours(&path, &bytes)? {
         return Ok(Vec::new());
     }
-    let command = target.command();
-    let ours = jsonc::Ours {
-        agent: target.agent.name(),
-        command: &command,
-    };
+    let ours = target.ours();
     let present = jsonc::our_events(text(&path, &bytes)?, &path, &ours)?;
     Ok(target
         .events()

@@ -16,12 +16,12 @@ use crate::hook::payload::{Loose, Text, read};
 /// What makes a hook entry filewatchd's: a command that runs `... filewatchd ... hook <agent>`
 /// (whatever binary path it names, so a moved binary's entries are still recognised), or the
 /// exact command this install writes.
-pub struct Ours<'a> {
-    pub agent: &'a str,
-    pub command: &'a str,
+pub struct Ours {
+    pub agent: &'static str,
+    pub command: String,
 }
 
-impl Ours<'_> {
+impl Ours {
     fn matches(&self, command: &str) -> bool {
         command == self.command
             || (command.contains("filewatchd") && command.ends_with(&format!(" hook {}", self.agent)))
@@ -143,11 +143,25 @@ pub fn with_hooks(text: &str, path: &Path, entries: &[(&str, Value)], ours: &Our
             point_at(&node, ours);
         }
     }
+    Ok(finish(&root, created))
+}
+
+/// The edited text; a file install creates ends with a line break.
+pub(super) fn finish(root: &CstRootNode, created: bool) -> String {
     let mut out = root.to_string();
     if created && !out.ends_with('\n') {
         out.push('\n');
     }
-    Ok(out)
+    out
+}
+
+/// The edited text without `key` when the edit left nothing in it, and whether the settings
+/// object is empty then.
+pub(super) fn pruned(root: &CstRootNode, settings: &CstObject, key: &str, left: bool) -> (String, bool) {
+    if !left && let Some(prop) = settings.get(key) {
+        prop.remove();
+    }
+    (root.to_string(), settings.properties().is_empty())
 }
 
 /// Rewrites the commands of one of our entries that name another binary.
@@ -164,7 +178,7 @@ fn point_at(entry: &CstObject, ours: &Ours) {
             continue;
         };
         if current != ours.command && ours.matches(&current) {
-            prop.set_value(ours.command.into());
+            prop.set_value(ours.command.as_str().into());
         }
     }
 }
@@ -202,13 +216,8 @@ pub fn without_hooks(text: &str, path: &Path, ours: &Ours) -> anyhow::Result<Opt
     if !removed {
         return Ok(None);
     }
-    if hooks.properties().is_empty()
-        && let Some(prop) = settings.get("hooks")
-    {
-        prop.remove();
-    }
-    let empty = settings.properties().is_empty();
-    Ok(Some((root.to_string(), empty)))
+    let left = !hooks.properties().is_empty();
+    Ok(Some(pruned(&root, &settings, "hooks", left)))
 }
 
 pub(super) fn input_value(value: &Value) -> CstInputValue {
@@ -229,13 +238,15 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    const OURS: Ours = Ours {
-        agent: "gemini-cli",
-        command: "/new/filewatchd hook gemini-cli",
-    };
+    fn ours() -> Ours {
+        Ours {
+            agent: "gemini-cli",
+            command: "/new/filewatchd hook gemini-cli".into(),
+        }
+    }
 
     fn entries() -> Vec<(&'static str, Value)> {
-        let entry = json!({"hooks": [{"type": "command", "command": OURS.command}]});
+        let entry = json!({"hooks": [{"type": "command", "command": ours().command}]});
         vec![("BeforeAgent", entry)]
     }
 
@@ -243,10 +254,10 @@ mod tests {
     fn comments_survive_install_and_uninstall() {
         let text = "{\n  // the user's note\n  \"general\": {\"vimMode\": true}, /* kept */\n}\n";
         let path = Path::new("settings.json");
-        let installed = with_hooks(text, path, &entries(), &OURS).expect("install");
+        let installed = with_hooks(text, path, &entries(), &ours()).expect("install");
         assert!(installed.contains("// the user's note") && installed.contains("/* kept */"));
-        assert!(has_hooks(&installed, path, &OURS).expect("parse"));
-        let (back, empty) = without_hooks(&installed, path, &OURS)
+        assert!(has_hooks(&installed, path, &ours()).expect("parse"));
+        let (back, empty) = without_hooks(&installed, path, &ours())
             .expect("parse")
             .expect("ours");
         assert_eq!(back, text);
@@ -257,7 +268,7 @@ mod tests {
     fn a_moved_binary_is_pointed_at_the_new_one() {
         let text = "{\"hooks\": {\"BeforeAgent\": [{\"hooks\": [{\"command\": \"/old/filewatchd hook gemini-cli\"}]}]}}";
         let path = Path::new("settings.json");
-        let installed = with_hooks(text, path, &entries(), &OURS).expect("install");
+        let installed = with_hooks(text, path, &entries(), &ours()).expect("install");
         assert_eq!(installed, text.replace("/old/", "/new/"));
     }
 }

@@ -11,7 +11,7 @@ use anyhow::bail;
 use serde_json::{Value, json};
 
 use super::mcp_edit::{self, NAME};
-use super::{Invocation, Report, Scope, Target, backup, text};
+use super::{Report, Scope, Target, backup, text};
 use crate::hook::Agent;
 
 /// The variables that lead `filewatchd mcp` to the same daemon as the hooks. Codex passes an
@@ -63,13 +63,9 @@ impl Kind {
 /// The program the agent starts: `filewatchd` from `PATH` in a project file (a team may commit
 /// it), this binary by its full path in the user's own files.
 fn program(target: &Target) -> String {
-    let invocation = match target.scope {
-        Scope::Project => Invocation::Portable,
-        Scope::User => Invocation::Absolute(target.program.clone()),
-    };
-    match invocation {
-        Invocation::Absolute(program) => program.to_string_lossy().into_owned(),
-        Invocation::Portable => "filewatchd".to_string(),
+    match target.scope {
+        Scope::Project => "filewatchd".to_string(),
+        Scope::User => target.program.to_string_lossy().into_owned(),
     }
 }
 

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use toml_edit::{DocumentMut, Item, Table};
 
-use super::jsonc::{input_value, parse};
+use super::jsonc::{finish, input_value, parse, pruned};
 use crate::hook::payload::{Loose, Text, read};
 
 /// The name of filewatchd's server in every configuration.
@@ -92,7 +92,7 @@ pub fn with_server(text: &str, path: &Path, container: &str, entry: &Value) -> a
             }
         }
     }
-    Ok(finish(root.to_string(), created))
+    Ok(finish(&root, created))
 }
 
 /// The text without `container.filewatchd` (and without `container` if nothing else is left in
@@ -116,13 +116,8 @@ pub fn without_server(text: &str, path: &Path, container: &str) -> anyhow::Resul
         return Ok(None);
     }
     prop.remove();
-    if servers.properties().is_empty()
-        && let Some(prop) = settings.get(container)
-    {
-        prop.remove();
-    }
-    let empty = settings.properties().is_empty();
-    Ok(Some((root.to_string(), empty)))
+    let left = !servers.properties().is_empty();
+    Ok(Some(pruned(&root, &settings, container, left)))
 }
 
 /// The text with `filewatchd` in the list `key` (Claude Code's approval of a `.mcp.json` server).
@@ -140,7 +135,7 @@ pub fn with_listed(text: &str, path: &Path, key: &str) -> anyhow::Result<String>
     if !listed {
         list.append(NAME.into());
     }
-    Ok(finish(root.to_string(), created))
+    Ok(finish(&root, created))
 }
 
 /// The text without `filewatchd` in the list `key` (and without the list if it is empty then).
@@ -161,20 +156,8 @@ pub fn without_listed(text: &str, path: &Path, key: &str) -> anyhow::Result<Opti
         return Ok(None);
     }
     ours.into_iter().for_each(|node| node.remove());
-    if list.elements().is_empty()
-        && let Some(prop) = settings.get(key)
-    {
-        prop.remove();
-    }
-    let empty = settings.properties().is_empty();
-    Ok(Some((root.to_string(), empty)))
-}
-
-fn finish(mut out: String, created: bool) -> String {
-    if created && !out.ends_with('\n') {
-        out.push('\n');
-    }
-    out
+    let left = !list.elements().is_empty();
+    Ok(Some(pruned(&root, &settings, key, left)))
 }
 
 fn parse_toml(text: &str, path: &Path) -> anyhow::Result<DocumentMut> {

@@ -197,12 +197,15 @@ impl Target {
         }
     }
 
-    fn has_ours(&self, path: &Path, bytes: &[u8]) -> anyhow::Result<bool> {
-        let command = self.command();
-        let ours = jsonc::Ours {
+    fn ours(&self) -> jsonc::Ours {
+        jsonc::Ours {
             agent: self.agent.name(),
-            command: &command,
-        };
+            command: self.command(),
+        }
+    }
+
+    fn has_ours(&self, path: &Path, bytes: &[u8]) -> anyhow::Result<bool> {
+        let ours = self.ours();
         match self.format() {
             Format::Json => jsonc::has_hooks(text(path, bytes)?, path, &ours),
             Format::Toml => notify::has_notify(text(path, bytes)?, path, &self.program),
@@ -213,11 +216,7 @@ impl Target {
     /// The file's content with filewatchd installed.
     fn installed(&self, path: &Path, current: Option<&[u8]>) -> anyhow::Result<Vec<u8>> {
         let current = text(path, current.unwrap_or_default())?;
-        let command = self.command();
-        let ours = jsonc::Ours {
-            agent: self.agent.name(),
-            command: &command,
-        };
+        let ours = self.ours();
         let out = match self.format() {
             Format::Json => jsonc::with_hooks(current, path, &self.entries(), &ours)?,
             Format::Toml => notify::with_notify(current, path, &self.program)?,
@@ -229,11 +228,7 @@ impl Target {
     /// The file's content without filewatchd, and whether nothing else is left in it; `None`
     /// when it holds nothing of filewatchd's.
     fn stripped(&self, path: &Path, current: &[u8]) -> anyhow::Result<Option<(Vec<u8>, bool)>> {
-        let command = self.command();
-        let ours = jsonc::Ours {
-            agent: self.agent.name(),
-            command: &command,
-        };
+        let ours = self.ours();
         let stripped = match self.format() {
             Format::Json => jsonc::without_hooks(text(path, current)?, path, &ours)?,
             Format::Toml => notify::without_notify(text(path, current)?, path, &self.program)?,
