@@ -105,28 +105,20 @@ fn read_payload(args: &[String]) -> Result<Value, String> {
 
 fn apply(client: &Client, agent: Agent, event: &HookEvent) -> anyhow::Result<()> {
     let session = &event.session;
+    let start = |label: &Option<String>, turn_ref: &Option<String>| {
+        let body = TurnStart {
+            label: label.clone(),
+            turn_ref: turn_ref.clone(),
+            agent: Some(agent.name().to_string()),
+        };
+        client.post_as::<IgnoredAny>(&format!("/v1/sessions/{session}/turns"), &body)
+    };
     match &event.action {
-        Action::StartTurn { label, turn_ref } => {
-            client.post_as::<IgnoredAny>(
-                &format!("/v1/sessions/{session}/turns"),
-                &TurnStart {
-                    label: label.clone(),
-                    turn_ref: turn_ref.clone(),
-                    agent: Some(agent.name().to_string()),
-                },
-            )?;
-        }
+        Action::StartTurn { label, turn_ref } => drop(start(label, turn_ref)?),
         Action::EndTurn | Action::CloseStale => end_open_turn(client, session, None)?,
         Action::CompleteAndContinue { label, next_ref } => {
             end_open_turn(client, session, label.as_deref())?;
-            client.post_as::<IgnoredAny>(
-                &format!("/v1/sessions/{session}/turns"),
-                &TurnStart {
-                    turn_ref: next_ref.clone(),
-                    agent: Some(agent.name().to_string()),
-                    label: None,
-                },
-            )?;
+            start(&None, next_ref)?;
         }
         Action::StartDaemon | Action::ToolCall(_) | Action::Nothing => {}
     }

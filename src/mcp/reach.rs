@@ -115,7 +115,8 @@ impl Failure {
         if err.downcast_ref::<NoDaemon>().is_some() {
             return Self::NoDaemon(format!("{err:#}"));
         }
-        if exceeds_limit(&err) {
+        // The answer's body was past the client's limit (`client::ANSWER_LIMIT`).
+        if err.downcast_ref::<crate::client::TooLarge>().is_some() {
             return Self::TooLarge(format!(
                 "the daemon's answer is too large for one tool answer ({err:#}): ask for less"
             ));
@@ -128,11 +129,6 @@ impl Failure {
             Err(err) => Self::internal(format!("{err:#}")),
         }
     }
-}
-
-/// The answer's body was past the client's limit (`client::ANSWER_LIMIT`).
-fn exceeds_limit(err: &anyhow::Error) -> bool {
-    err.downcast_ref::<crate::client::TooLarge>().is_some()
 }
 
 /// The API's messages name CLI commands where the agent has a tool for the same.

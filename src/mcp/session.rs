@@ -270,16 +270,12 @@ fn refusal<'a>(message: String, candidates: impl Iterator<Item = &'a Session>) -
             })
         })
         .collect();
-    let more = if total > candidates.len() {
-        format!(
-            " (the {} most recently active of {total} are listed: `filewatchd sessions` in a terminal lists them all)",
-            candidates.len()
-        )
-    } else {
-        String::new()
-    };
+    let shown = candidates.len();
+    let more = (total > shown).then(|| {
+        format!(" (the {shown} most recently active of {total} are listed: `filewatchd sessions` in a terminal lists them all)")
+    });
     Failure::Session {
-        message: format!("{message}{more}"),
+        message: format!("{message}{}", more.unwrap_or_default()),
         candidates,
         total,
     }

@@ -131,8 +131,7 @@ impl Server {
         ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
         let args = args?;
-        let session = args.session.clone();
-        self.in_session(session, &ctx, move |daemon, s| {
+        self.in_session(args.session.clone(), &ctx, move |daemon, s| {
             changes::turn_changes(daemon, s, &args)
         })
         .await
@@ -147,9 +146,10 @@ impl Server {
         ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
         let args = args?;
-        let session = args.session.clone();
-        self.in_session(session, &ctx, move |daemon, s| turns(daemon, s, &args))
-            .await
+        self.in_session(args.session.clone(), &ctx, move |daemon, s| {
+            turns(daemon, s, &args)
+        })
+        .await
     }
 
     #[tool(
@@ -220,11 +220,8 @@ fn file_history(daemon: &Reached, args: &PathArgs) -> Result<Value, Failure> {
     versions.reverse();
     let mut by_origin = Map::new();
     for version in &versions {
-        let count = by_origin
-            .get(version.origin.name())
-            .and_then(Value::as_u64)
-            .unwrap_or(0);
-        by_origin.insert(version.origin.name().to_string(), json!(count + 1));
+        let count = by_origin.entry(version.origin.name()).or_insert(json!(0));
+        *count = json!(count.as_u64().unwrap_or(0) + 1);
     }
     let lines = versions.iter().map(version_line).collect();
     let call = format!("file_history (path={:?})", args.path);

@@ -42,16 +42,17 @@ impl AgentDirs {
         })
     }
 
+    /// `dir` when the agent's variable sets it, else `default` in the home.
+    fn or_home(&self, dir: &Option<PathBuf>, default: &str) -> PathBuf {
+        dir.clone().unwrap_or_else(|| self.home.join(default))
+    }
+
     pub(super) fn claude(&self) -> PathBuf {
-        self.claude_config_dir
-            .clone()
-            .unwrap_or_else(|| self.home.join(".claude"))
+        self.or_home(&self.claude_config_dir, ".claude")
     }
 
     pub fn codex(&self) -> PathBuf {
-        self.codex_home
-            .clone()
-            .unwrap_or_else(|| self.home.join(".codex"))
+        self.or_home(&self.codex_home, ".codex")
     }
 
     pub(super) fn gemini(&self) -> PathBuf {
@@ -62,16 +63,11 @@ impl AgentDirs {
     }
 
     pub(super) fn opencode(&self) -> PathBuf {
-        match &self.xdg_config_home {
-            Some(xdg) => xdg.join("opencode"),
-            None => self.home.join(".config/opencode"),
-        }
+        self.or_home(&self.xdg_config_home, ".config").join("opencode")
     }
 
     fn pi(&self) -> PathBuf {
-        self.pi_agent_dir
-            .clone()
-            .unwrap_or_else(|| self.home.join(".pi/agent"))
+        self.or_home(&self.pi_agent_dir, ".pi/agent")
     }
 }
 

@@ -74,6 +74,14 @@ fn edits(target: &Target) -> anyhow::Result<Vec<Edit>> {
     let program = program(target);
     let dirs = &target.dirs;
     let user = target.scope == Scope::User;
+    // The agent's directory: the user's own, or the one in the workspace.
+    let dir = |user_dir: PathBuf, in_project: &str| {
+        if user {
+            user_dir
+        } else {
+            target.root.join(in_project)
+        }
+    };
     let server = |path: PathBuf, container, entry| Edit {
         path,
         kind: Kind::Server { container, entry },
@@ -99,33 +107,20 @@ fn edits(target: &Target) -> anyhow::Result<Vec<Edit>> {
             },
         ],
         Agent::GeminiCli => {
-            let dir = if user {
-                dirs.gemini()
-            } else {
-                target.root.join(".gemini")
-            };
             let entry = json!({"command": program, "args": ["mcp"]});
-            vec![server(dir.join("settings.json"), "mcpServers", entry)]
+            vec![server(
+                dir(dirs.gemini(), ".gemini").join("settings.json"),
+                "mcpServers",
+                entry,
+            )]
         }
-        Agent::Codex => {
-            let dir = if user {
-                dirs.codex()
-            } else {
-                target.root.join(".codex")
-            };
-            vec![Edit {
-                path: dir.join("config.toml"),
-                kind: Kind::Codex { command: program },
-            }]
-        }
+        Agent::Codex => vec![Edit {
+            path: dir(dirs.codex(), ".codex").join("config.toml"),
+            kind: Kind::Codex { command: program },
+        }],
         Agent::Opencode => {
-            let dir = if user {
-                dirs.opencode()
-            } else {
-                target.root.clone()
-            };
             let entry = json!({"type": "local", "command": [program, "mcp"], "enabled": true});
-            vec![server(opencode_config(&dir), "mcp", entry)]
+            vec![server(opencode_config(&dir(dirs.opencode(), "")), "mcp", entry)]
         }
     })
 }
@@ -160,9 +155,7 @@ pub fn install(target: &Target, dry_run: bool) -> anyhow::Result<Vec<Report>> {
             let dir = backup_dir(target, &report.path);
             if let (Some(original), true) = (&report.before, adds) {
                 let saved = backup::save(&dir, &report.path, original)?;
-                report
-                    .notes
-                    .push(format!("your original is saved at {}", saved.display()));
+                report.note(format!("your original is saved at {}", saved.display()));
             }
             target.write(&report.path, report.after.as_deref().unwrap_or_default())?;
             if adds {
@@ -195,7 +188,7 @@ fn plan_install(target: &Target, edit: &Edit) -> anyhow::Result<(Report, bool)> 
         );
     }
     let mut report = Report::new(&edit.path, before.clone(), before);
-    report.notes.push(format!(
+    report.note(format!(
         "your own `{NAME}` entry is already there and is kept (uninstall will leave it)"
     ));
     Ok((report, false))
@@ -235,7 +228,7 @@ fn plan_uninstall(target: &Target, edit: &Edit) -> anyhow::Result<Report> {
     let dir = backup_dir(target, &edit.path);
     if !backup::is_marked(&dir, &edit.path) {
         let mut report = Report::new(&edit.path, Some(current.clone()), Some(current));
-        report.notes.push(format!(
+        report.note(format!(
             "its `{NAME}` entry was not added by `filewatchd hook install`: left as it is"
         ));
         return Ok(report);
@@ -256,7 +249,7 @@ fn plan_uninstall(target: &Target, edit: &Edit) -> anyhow::Result<Report> {
         )
     };
     let mut report = Report::new(&edit.path, Some(current), after);
-    report.notes.push(note.to_string());
+    report.note(note);
     Ok(report)
 }
 

@@ -92,6 +92,10 @@ impl Report {
     pub fn changed(&self) -> bool {
         self.before != self.after
     }
+
+    fn note(&mut self, note: impl Into<String>) {
+        self.notes.push(note.into());
+    }
 }
 
 /// The three kinds of file install edits.
@@ -256,9 +260,7 @@ pub fn install(target: &Target, dry_run: bool) -> anyhow::Result<Vec<Report>> {
     for legacy in target.legacy_paths() {
         let mut report = uninstall_file(target, &legacy, dry_run)?;
         if report.changed() {
-            report
-                .notes
-                .push(format!("filewatchd's hooks moved to {}", path.display()));
+            report.note(format!("filewatchd's hooks moved to {}", path.display()));
             reports.push(report);
         }
     }
@@ -282,7 +284,7 @@ fn install_file(target: &Target, path: &Path, dry_run: bool) -> anyhow::Result<R
     let after = target.installed(path, before.as_deref())?;
     let mut report = Report::new(path, before, Some(after));
     if target.format() == Format::Toml {
-        report.notes.push(NOTIFY_ARGV.to_string());
+        report.note(NOTIFY_ARGV);
     }
     if !report.changed() || dry_run {
         return Ok(report);
@@ -292,14 +294,12 @@ fn install_file(target: &Target, path: &Path, dry_run: bool) -> anyhow::Result<R
         // The user's own file: its original is kept for uninstall.
         Some(original) if !target.has_ours(path, original)? => {
             let saved = backup::save(dir, path, original)?;
-            report
-                .notes
-                .push(format!("your original is saved at {}", saved.display()));
+            report.note(format!("your original is saved at {}", saved.display()));
         }
         // Already ours (an earlier install): the original saved then stays the original.
         Some(_) => {
             backup::adopt_legacy(dir, path)?;
-            report.notes.push(format!(
+            report.note(format!(
                 "sessions of {} already running keep the hooks they started with: restart them to report their tool calls",
                 target.agent.name()
             ));
@@ -336,11 +336,9 @@ fn uninstall_file(target: &Target, path: &Path, dry_run: bool) -> anyhow::Result
         )
     };
     let mut report = Report::new(path, Some(current), after);
-    report.notes.push(note.to_string());
+    report.note(note);
     if target.format() == Format::Plugin && report.after.is_some() && !untouched {
-        report
-            .notes
-            .push("put back your own file that install had replaced".into());
+        report.note("put back your own file that install had replaced");
     }
     if dry_run {
         return Ok(report);
@@ -351,9 +349,7 @@ fn uninstall_file(target: &Target, path: &Path, dry_run: bool) -> anyhow::Result
     }
     backup::discard(dir, path)?;
     if report.after.is_none() && remove_empty_dirs(&target.root, path) {
-        report
-            .notes
-            .push("removed the directories it leaves empty".into());
+        report.note("removed the directories it leaves empty");
     }
     Ok(report)
 }

@@ -12,11 +12,8 @@ fn parse(text: &str, path: &Path) -> anyhow::Result<DocumentMut> {
 }
 
 fn ours_value(program: &Path) -> Value {
-    let mut array = toml_edit::Array::new();
-    array.push(program.to_string_lossy().into_owned());
-    array.push("hook");
-    array.push("codex");
-    Value::Array(array)
+    let program = program.to_string_lossy();
+    Value::Array(toml_edit::Array::from_iter([program.as_ref(), "hook", "codex"]))
 }
 
 /// `[program, "hook", "codex"]` where the program is this binary or any filewatchd.
