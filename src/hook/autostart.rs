@@ -56,7 +56,10 @@ pub fn reach(
     if let Some(reached) = reach_running(&loc, agent, event, until)? {
         return Ok(reached);
     }
-    if !opens_a_turn(&event.action) {
+    if !matches!(
+        event.action,
+        Action::StartTurn { .. } | Action::CompleteAndContinue { .. }
+    ) {
         return Err(format!(
             "no filewatchd is running for {}: start it with `filewatchd start`",
             loc.root.display()
@@ -135,13 +138,6 @@ pub fn start_early(
             "started filewatchd for {root} (pid {pid}, log {log}): it indexes the workspace while you type"
         ))),
     }
-}
-
-fn opens_a_turn(action: &Action) -> bool {
-    matches!(
-        action,
-        Action::StartTurn { .. } | Action::CompleteAndContinue { .. }
-    )
 }
 
 /// For a client that needs answers, not a queue (`filewatchd mcp`): the daemon of the

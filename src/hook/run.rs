@@ -29,18 +29,15 @@ const PAYLOAD_MAX: u64 = 64 * 1024 * 1024;
 /// Runs one hook event. `args` are the arguments after the agent's name (Codex `notify`
 /// appends its JSON there).
 pub fn run(agent: Agent, args: &[String], state_dir: Option<&Path>) -> ExitCode {
-    match handle(agent, args, state_dir) {
-        Ok(None) => {}
-        Ok(Some(note)) => eprintln!(
-            "filewatchd hook {}: {}",
-            agent.name(),
-            escape::text(&one_line(&note))
-        ),
-        Err(message) => eprintln!(
-            "filewatchd hook {}: {} (the agent goes on; this turn is not recorded)",
-            agent.name(),
-            escape::text(&one_line(&message))
-        ),
+    let said = match handle(agent, args, state_dir) {
+        Ok(note) => note.map(|note| one_line(&note)),
+        Err(message) => Some(format!(
+            "{} (the agent goes on; this turn is not recorded)",
+            one_line(&message)
+        )),
+    };
+    if let Some(said) = said {
+        eprintln!("filewatchd hook {}: {}", agent.name(), escape::text(&said));
     }
     ExitCode::SUCCESS
 }

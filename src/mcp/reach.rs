@@ -53,7 +53,7 @@ impl Daemon {
             result
         })
         .await
-        .map_err(|e| Failure::internal(format!("a tool call failed: {e}")))?
+        .map_err(|e| Failure::Internal(format!("a tool call failed: {e}")))?
     }
 
     fn reach(&self) -> Result<Arc<Reached>, Failure> {
@@ -126,7 +126,7 @@ impl Failure {
                 failure.message = in_tool_words(&failure.message);
                 Self::Api(Box::new(failure))
             }
-            Err(err) => Self::internal(format!("{err:#}")),
+            Err(err) => Self::Internal(format!("{err:#}")),
         }
     }
 }

@@ -326,7 +326,7 @@ fn apply(daemon: &Reached, ask: &Ask) -> Result<Value, Failure> {
         Ok(done) => Ok(json!(summary(done.outcome, &ask.command))),
         Err(Failure::Api(api)) if api.status == 409 && api.code == Some(ErrorCode::Conflicts) => {
             let refused: RollbackAnswer = serde_json::from_value(api.body)
-                .map_err(|e| Failure::internal(format!("the daemon's refusal is not a plan: {e}")))?;
+                .map_err(|e| Failure::Internal(format!("the daemon's refusal is not a plan: {e}")))?;
             Err(Failure::Refused(Box::new(Summary {
                 refused: Some(
                     "conflicts: nothing was changed; tell the user, who decides with the CLI (`--skip-conflicts` or `--force`)",

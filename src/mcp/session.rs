@@ -12,6 +12,8 @@
 //! Otherwise the call fails asking for `session`, with the candidates: the server never
 //! picks silently between sessions working in parallel.
 
+use rmcp::RoleServer;
+use rmcp::service::RequestContext;
 use serde_json::{Map, Value, json};
 
 use super::reach::Reached;
@@ -48,15 +50,13 @@ pub struct Told {
 }
 
 impl Told {
-    pub fn new(
-        argument: Option<String>,
-        call: Option<&Map<String, Value>>,
-        init: Option<&Map<String, Value>>,
-    ) -> Self {
+    pub fn new(argument: Option<String>, ctx: &RequestContext<RoleServer>) -> Self {
+        let initialize = ctx.peer.peer_info();
+        let init = initialize.as_ref().and_then(|info| info.meta.as_ref());
         Self {
             argument: argument.filter(|s| !s.is_empty()),
-            call_meta: call.and_then(meta_session),
-            init_meta: init.and_then(meta_session),
+            call_meta: meta_session(&ctx.meta.0.0),
+            init_meta: init.and_then(|meta| meta_session(&meta.0.0)),
         }
     }
 }

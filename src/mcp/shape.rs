@@ -74,10 +74,6 @@ pub enum Failure {
 }
 
 impl Failure {
-    pub fn internal(message: String) -> Self {
-        Self::Internal(message)
-    }
-
     pub fn bad(message: impl Into<String>) -> Self {
         Self::BadArgument(message.into())
     }

@@ -144,11 +144,8 @@ fn backup_dir(target: &Target, path: &Path) -> PathBuf {
 /// `filewatchd` that install did not add (the user's own) is never replaced: the same as
 /// install's is kept as it is, another one is a refusal.
 pub fn install(target: &Target, dry_run: bool) -> anyhow::Result<Vec<Report>> {
-    let edits = edits(target)?;
-    let mut planned = Vec::new();
-    for edit in &edits {
-        planned.push(plan_install(target, edit)?);
-    }
+    let planned = edits(target)?.into_iter().map(|edit| plan_install(target, &edit));
+    let planned = planned.collect::<anyhow::Result<Vec<_>>>()?;
     let mut reports = Vec::new();
     for (mut report, adds) in planned {
         if report.changed() && !dry_run {
@@ -197,11 +194,10 @@ fn plan_install(target: &Target, edit: &Edit) -> anyhow::Result<(Report, bool)> 
 /// Removes filewatchd's server (only it): the original comes back byte for byte when the file
 /// was not edited since install; a file install created and nothing else uses is removed.
 pub fn uninstall(target: &Target, dry_run: bool) -> anyhow::Result<Vec<Report>> {
-    let edits = edits(target)?;
-    let mut planned = Vec::new();
-    for edit in &edits {
-        planned.push(plan_uninstall(target, edit)?);
-    }
+    let planned = edits(target)?
+        .into_iter()
+        .map(|edit| plan_uninstall(target, &edit));
+    let planned = planned.collect::<anyhow::Result<Vec<_>>>()?;
     for report in planned.iter().filter(|_| !dry_run) {
         let dir = backup_dir(target, &report.path);
         if !backup::is_marked(&dir, &report.path) {
