@@ -75,16 +75,15 @@ impl Daemon {
 
     fn connect(&self) -> Result<Reached, Failure> {
         let (root, state_dir) = (self.options.root.as_deref(), self.options.state_dir.as_deref());
+        let no_daemon = |e: anyhow::Error| Failure::NoDaemon(format!("{e:#}"));
         if autostart::env_points_elsewhere() {
-            let client =
-                Client::discover(root, state_dir).map_err(|e| Failure::NoDaemon(format!("{e:#}")))?;
+            let client = Client::discover(root, state_dir).map_err(no_daemon)?;
             return Ok(Reached {
                 client,
                 state_dir: None,
             });
         }
-        let loc =
-            lifecycle::locate(root, state_dir, None).map_err(|e| Failure::NoDaemon(format!("{e:#}")))?;
+        let loc = lifecycle::locate(root, state_dir, None).map_err(no_daemon)?;
         let (client, state_dir) =
             autostart::answering(&loc, Instant::now() + START_WAIT).map_err(Failure::NoDaemon)?;
         Ok(Reached {

@@ -18,6 +18,7 @@ use super::args::TurnArg;
 use super::reach::Reached;
 use super::session::Resolved;
 use super::shape::{self, ActionItem, Failure, Summary, page};
+use crate::hook::install::shell_word;
 use crate::model::answer::{Actor, Outcome};
 use crate::restore::Boundary;
 use crate::sessions::turns::TurnSelector;
@@ -214,7 +215,7 @@ fn rollback(session: &Resolved, args: &RollbackArgs, dry_run: bool) -> Ask {
     );
     for path in &args.paths {
         command.push(' ');
-        command.push_str(&shell_word(path));
+        command.push_str(&shell_word(path, "-._/:=@%+,"));
     }
     let body = Rollback {
         to: Some(args.to.boundary()),
@@ -229,18 +230,6 @@ fn rollback(session: &Resolved, args: &RollbackArgs, dry_run: bool) -> Ask {
         path: session.url("rollback"),
         body,
         command,
-    }
-}
-
-/// A word the shell reads back as `text`.
-fn shell_word(text: &str) -> String {
-    let plain = text
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || b"-._/:=@%+,".contains(&b));
-    if plain && !text.is_empty() {
-        text.to_string()
-    } else {
-        format!("'{}'", text.replace('\'', r"'\''"))
     }
 }
 

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use anyhow::{Context, anyhow, bail};
 use jsonc_parser::ParseOptions;
-use jsonc_parser::cst::{CstInputValue, CstNode, CstObject, CstRootNode};
+use jsonc_parser::cst::{CstArray, CstInputValue, CstNode, CstObject, CstRootNode};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -34,9 +34,13 @@ impl Ours {
             .any(|h| h.command.as_deref().is_some_and(|c| self.matches(c)))
     }
 
-    fn node_is_ours(&self, node: &CstNode) -> bool {
-        node.to_serde_value()
-            .is_some_and(|entry| self.entry_is_ours(&read(&entry)))
+    /// The entries of an event's list that are filewatchd's.
+    fn in_list(&self, list: &CstArray) -> Vec<CstNode> {
+        let is_ours = |node: &CstNode| {
+            node.to_serde_value()
+                .is_some_and(|e| self.entry_is_ours(&read(&e)))
+        };
+        list.elements().into_iter().filter(is_ours).collect()
     }
 }
 
@@ -89,11 +93,6 @@ pub(super) fn parse(text: &str, path: &Path) -> anyhow::Result<CstRootNode> {
     Ok(root)
 }
 
-/// Whether the file holds any of filewatchd's hook entries.
-pub fn has_hooks(text: &str, path: &Path, ours: &Ours) -> anyhow::Result<bool> {
-    Ok(!our_events(text, path, ours)?.is_empty())
-}
-
 /// The events under which the file holds one of filewatchd's entries.
 pub fn our_events(text: &str, path: &Path, ours: &Ours) -> anyhow::Result<Vec<String>> {
     let events = events(text, path)?.into_iter();
@@ -126,11 +125,7 @@ pub fn with_hooks(text: &str, path: &Path, entries: &[(&str, Value)], ours: &Our
                 path.display()
             )
         })?;
-        let mine: Vec<CstNode> = list
-            .elements()
-            .into_iter()
-            .filter(|e| ours.node_is_ours(e))
-            .collect();
+        let mine = ours.in_list(&list);
         if mine.is_empty() {
             // A one-line list gets one entry per line first: an object appended to it would
             // otherwise straddle the user's line.
@@ -199,11 +194,7 @@ pub fn without_hooks(text: &str, path: &Path, ours: &Ours) -> anyhow::Result<Opt
         let Some(list) = prop.array_value() else {
             continue;
         };
-        let mine: Vec<CstNode> = list
-            .elements()
-            .into_iter()
-            .filter(|e| ours.node_is_ours(e))
-            .collect();
+        let mine = ours.in_list(&list);
         removed |= !mine.is_empty();
         if mine.is_empty() {
             continue;
@@ -256,7 +247,7 @@ mod tests {
         let path = Path::new("settings.json");
         let installed = with_hooks(text, path, &entries(), &ours()).expect("install");
         assert!(installed.contains("// the user's note") && installed.contains("/* kept */"));
-        assert!(has_hooks(&installed, path, &ours()).expect("parse"));
+        assert!(!our_events(&installed, path, &ours()).expect("parse").is_empty());
         let (back, empty) = without_hooks(&installed, path, &ours())
             .expect("parse")
             .expect("ours");

@@ -166,16 +166,15 @@ fn parse_toml(text: &str, path: &Path) -> anyhow::Result<DocumentMut> {
 }
 
 fn toml_is_ours(server: &Item) -> bool {
-    let Some(table) = server.as_table_like() else {
+    let program = server.get("command").and_then(Item::as_str);
+    let (Some(program), Some(args)) = (program, server.get("args").and_then(Item::as_array)) else {
         return false;
     };
-    let program = table.get("command").and_then(Item::as_str);
-    let args = table.get("args").and_then(Item::as_array);
-    let args = args.map(|a| a.iter().filter_map(|v| v.as_str()).collect::<Vec<_>>());
-    match (program, args) {
-        (Some(program), Some(args)) => is_ours(&[&[program], args.as_slice()].concat()),
-        _ => false,
-    }
+    let words: Vec<&str> = [program]
+        .into_iter()
+        .chain(args.iter().filter_map(|v| v.as_str()))
+        .collect();
+    is_ours(&words)
 }
 
 /// Codex's `config.toml` with `[mcp_servers.filewatchd]` running `command mcp`, passing

@@ -117,7 +117,7 @@ impl Target {
 
     fn command(&self) -> String {
         let program = match self.invocation() {
-            Invocation::Absolute(program) => shell_quote(&program.to_string_lossy()),
+            Invocation::Absolute(program) => shell_word(&program.to_string_lossy(), "/._-+:@"),
             Invocation::Portable => "filewatchd".to_string(),
         };
         format!("{program} hook {}", self.agent.name())
@@ -144,15 +144,6 @@ impl Target {
         } else {
             &self.backups.user
         }
-    }
-
-    /// The (event, entry) pairs for JSON hook settings.
-    fn entries(&self) -> Vec<(&'static str, Value)> {
-        let command = self.command();
-        self.events()
-            .iter()
-            .map(|&event| (event, self.entry(event, &command)))
-            .collect()
     }
 
     /// The events installed for the agent.
@@ -211,7 +202,7 @@ impl Target {
     fn has_ours(&self, path: &Path, bytes: &[u8]) -> anyhow::Result<bool> {
         let ours = self.ours();
         match self.format() {
-            Format::Json => jsonc::has_hooks(text(path, bytes)?, path, &ours),
+            Format::Json => Ok(!jsonc::our_events(text(path, bytes)?, path, &ours)?.is_empty()),
             Format::Toml => notify::has_notify(text(path, bytes)?, path, &self.program),
             Format::Plugin => Ok(plugin::is_ours(self.agent, bytes)),
         }
@@ -222,7 +213,14 @@ impl Target {
         let current = text(path, current.unwrap_or_default())?;
         let ours = self.ours();
         let out = match self.format() {
-            Format::Json => jsonc::with_hooks(current, path, &self.entries(), &ours)?,
+            Format::Json => {
+                let entries: Vec<_> = self
+                    .events()
+                    .iter()
+                    .map(|&e| (e, self.entry(e, &ours.command)))
+                    .collect();
+                jsonc::with_hooks(current, path, &entries, &ours)?
+            }
             Format::Toml => notify::with_notify(current, path, &self.program)?,
             Format::Plugin => plugin::text(self.agent, &self.invocation()),
         };
@@ -368,11 +366,11 @@ fn remove_empty_dirs(root: &Path, path: &Path) -> bool {
     removed
 }
 
-fn shell_quote(text: &str) -> String {
-    if text
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "/._-+:@".contains(c))
-    {
+/// A word the shell reads back as `text`: as it is when it holds only letters, digits and
+/// `plain`, else in single quotes.
+pub(crate) fn shell_word(text: &str, plain: &str) -> String {
+    let is_plain = |c: char| c.is_ascii_alphanumeric() || plain.contains(c);
+    if !text.is_empty() && text.chars().all(is_plain) {
         return text.to_string();
     }
     format!("'{}'", text.replace('\'', "'\\''"))
