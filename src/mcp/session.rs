@@ -222,11 +222,10 @@ fn only_one(sessions: &[Session]) -> Result<Resolved, Failure> {
     match (open.as_slice(), sessions) {
         ([one], _) => Ok(found(&name(one), "the only session with a turn open")),
         ([], [one]) => Ok(found(&name(one), "the workspace's only session")),
-        ([], []) => Err(Failure::Session {
-            message: "this workspace has no session yet: no agent hook has marked a turn (install them with `filewatchd hook install <agent>`), or give the session argument".into(),
-            candidates: Vec::new(),
-            total: 0,
-        }),
+        ([], []) => Err(refusal(
+            "this workspace has no session yet: no agent hook has marked a turn (install them with `filewatchd hook install <agent>`), or give the session argument".into(),
+            std::iter::empty(),
+        )),
         ([], all) => Err(ambiguous(
             format!("{} sessions and none has a turn open", all.len()),
             all.iter().rev(),

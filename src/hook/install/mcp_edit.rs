@@ -40,16 +40,12 @@ enum Command {
 
 fn entry_is_ours(entry: &Value) -> bool {
     let server: Server = read(entry);
-    let (program, rest) = match server.command.0 {
-        Some(Command::Program(program)) => (Some(program), server.args.0),
-        Some(Command::Words(words)) => (None, words),
-        None => (None, Vec::new()),
+    let words: Vec<Text> = match server.command.0 {
+        Some(Command::Program(program)) => [Loose(Some(program))].into_iter().chain(server.args.0).collect(),
+        Some(Command::Words(words)) => words,
+        None => Vec::new(),
     };
-    let words: Vec<String> = program
-        .into_iter()
-        .chain(rest.into_iter().filter_map(|w| w.0))
-        .collect();
-    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    let words: Vec<&str> = words.iter().filter_map(|w| w.as_deref()).collect();
     is_ours(&words)
 }
 

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde_json::{Value, json};
 
-pub use inspect::{Runs, codex_trust, installed, missing_events};
+pub use inspect::{codex_trust, installed, missing_events};
 pub use locate::{AgentDirs, Invocation, on_path};
 
 use super::events::Agent;

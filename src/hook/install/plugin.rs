@@ -5,13 +5,10 @@ use std::path::Path;
 use super::locate::Invocation;
 use crate::hook::Agent;
 
-const OPENCODE_PLUGIN: &str = include_str!("../../../integrations/opencode/filewatchd.js");
-const PI_EXTENSION: &str = include_str!("../../../integrations/pi/filewatchd.ts");
-
 fn shipped(agent: Agent) -> &'static str {
     match agent {
-        Agent::Pi => PI_EXTENSION,
-        _ => OPENCODE_PLUGIN,
+        Agent::Pi => include_str!("../../../integrations/pi/filewatchd.ts"),
+        _ => include_str!("../../../integrations/opencode/filewatchd.js"),
     }
 }
 
