@@ -158,13 +158,11 @@ fn write_record(
         sessions: Vec::new(),
     });
     record.sessions.retain(|s| s.session != session);
-    record.sessions.insert(
-        0,
-        SeenSession {
-            session: session.to_string(),
-            seen_ms: now_ms,
-        },
-    );
+    let seen = SeenSession {
+        session: session.to_string(),
+        seen_ms: now_ms,
+    };
+    record.sessions.insert(0, seen);
     record.sessions.truncate(SESSIONS_KEPT);
     let temp = dir.join(format!(".{}.{}.tmp", process.record_name(), std::process::id()));
     std::fs::write(&temp, serde_json::to_vec(&record)?)?;

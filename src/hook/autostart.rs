@@ -331,8 +331,7 @@ fn said_of(
     waited: Waited,
     queued: &[PathBuf],
 ) -> Result<Reached, String> {
-    let (root, pid) = (loc.root.display(), spawned.pid());
-    let log = spawned.log.display();
+    let (root, pid, log) = (loc.root.display(), spawned.pid(), spawned.log.display());
     let note = match waited {
         Waited::Ready(_) => format!("started filewatchd for {root} (pid {pid}, log {log})"),
         Waited::Pending => format!(

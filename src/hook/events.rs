@@ -162,13 +162,13 @@ fn codex(p: &Hook) -> Result<HookEvent, HookError> {
 /// of the thread so far (a resumed thread repeats the earlier ones): the turn's own prompt is
 /// the last.
 fn codex_notify(p: &CodexNotify) -> Result<HookEvent, HookError> {
-    if p.kind.as_ref().and_then(Value::as_str) != Some("agent-turn-complete") {
-        return event(&p.thread_id, "thread-id", &p.cwd, Action::Nothing);
-    }
     let prompt = p.input_messages.iter().rev().find_map(Value::as_str);
-    let action = Action::CompleteAndContinue {
-        label: label(prompt.map(str::to_string)),
-        next_ref: None,
+    let action = match p.kind.as_ref().and_then(Value::as_str) {
+        Some("agent-turn-complete") => Action::CompleteAndContinue {
+            label: label(prompt.map(str::to_string)),
+            next_ref: None,
+        },
+        _ => Action::Nothing,
     };
     event(&p.thread_id, "thread-id", &p.cwd, action)
 }

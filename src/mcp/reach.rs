@@ -122,15 +122,13 @@ impl Failure {
         }
         match err.downcast::<crate::client::ApiFailure>() {
             Ok(mut failure) => {
-                failure.message = in_tool_words(&failure.message);
+                // The API's messages name CLI commands where the agent has a tool for the same.
+                failure.message = failure
+                    .message
+                    .replace("`filewatchd history PATH` lists", "the file_history tool lists");
                 Self::Api(Box::new(failure))
             }
             Err(err) => Self::Internal(format!("{err:#}")),
         }
     }
-}
-
-/// The API's messages name CLI commands where the agent has a tool for the same.
-fn in_tool_words(message: &str) -> String {
-    message.replace("`filewatchd history PATH` lists", "the file_history tool lists")
 }

@@ -239,21 +239,16 @@ fn counts(changes: &[ChangeSince]) -> Counts {
     }
 }
 
-/// What a rollback's action to the boundary undoes: the change made since it.
-fn change_of(action: Action) -> &'static str {
-    match action {
-        Action::Create => "deleted",
-        Action::Delete | Action::RemoveDir => "added",
-        Action::Restore | Action::SetMode | Action::Relink => "modified",
-    }
-}
-
 /// A rollback action to the boundary, read as the change made since it.
 fn change_since(action: &ActionLine) -> ChangeSince {
     let counted = action.lines_removed.zip(action.lines_added);
     ChangeSince {
         path: action.path.clone(),
-        change: change_of(action.action),
+        change: match action.action {
+            Action::Create => "deleted",
+            Action::Delete | Action::RemoveDir => "added",
+            Action::Restore | Action::SetMode | Action::Relink => "modified",
+        },
         kind: action.kind,
         lines_added: counted.map(|(added, _)| added),
         lines_removed: counted.map(|(_, removed)| removed),

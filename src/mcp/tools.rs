@@ -201,14 +201,13 @@ fn turn_line(entry: &TurnEntry) -> Value {
 /// `GET /v1/history`: every version, shown the latest first.
 fn file_history(daemon: &Reached, args: &PathArgs) -> Result<Value, Failure> {
     let answer: History = daemon.get_as(&format!("/v1/history?path={}", encode(&args.path)))?;
-    let mut versions = answer.versions;
-    versions.reverse();
+    let versions: Vec<&Version> = answer.versions.iter().rev().collect();
     let mut by_origin = Map::new();
     for version in &versions {
         let count = by_origin.entry(version.origin.name()).or_insert(json!(0));
         *count = json!(count.as_u64().unwrap_or(0) + 1);
     }
-    let lines = versions.iter().map(version_line).collect();
+    let lines = versions.into_iter().map(version_line).collect();
     let call = format!("file_history (path={:?})", args.path);
     let mut page = page(lines, args.offset, args.limit, &call);
     page.fit();

@@ -13,7 +13,7 @@ use crate::hook::Agent;
 /// filewatchd's entries.
 pub fn installed(target: &Target) -> anyhow::Result<Option<Vec<Invocation>>> {
     let path = target.path();
-    let Some(bytes) = target.read(&path)? else {
+    let Some(bytes) = target.settings(&path).read()? else {
         return Ok(None);
     };
     if !target.has_ours(&path, &bytes)? {
@@ -47,7 +47,7 @@ pub fn installed(target: &Target) -> anyhow::Result<Option<Vec<Invocation>>> {
 /// install, before the tool-call events): empty when there is nothing of filewatchd's there.
 pub fn missing_events(target: &Target) -> anyhow::Result<Vec<&'static str>> {
     let path = target.path();
-    let Some(bytes) = target.read(&path)? else {
+    let Some(bytes) = target.settings(&path).read()? else {
         return Ok(Vec::new());
     };
     if !matches!(target.format(), Format::Json) || !target.has_ours(&path, &bytes)? {

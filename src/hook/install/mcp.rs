@@ -167,7 +167,7 @@ pub fn install(target: &Target, dry_run: bool) -> anyhow::Result<Vec<Report>> {
 /// One file's install, and whether it adds filewatchd's entry (rather than updating the one
 /// an earlier install added, or keeping the user's).
 fn plan_install(target: &Target, edit: &Edit) -> anyhow::Result<(Report, bool)> {
-    let before = target.read(&edit.path)?;
+    let before = target.settings(&edit.path).read()?;
     let current = text(&edit.path, before.as_deref().unwrap_or_default())?;
     let after = edit.kind.installed(&edit.path, current)?;
     let present = before.is_some() && edit.kind.stripped(&edit.path, current)?.is_some();
@@ -215,7 +215,7 @@ pub fn uninstall(target: &Target, dry_run: bool) -> anyhow::Result<Vec<Report>> 
 
 /// Takes out only the entry install added (its mark says so); the user's own is left.
 fn plan_uninstall(target: &Target, edit: &Edit) -> anyhow::Result<Report> {
-    let Some(current) = target.read(&edit.path)? else {
+    let Some(current) = target.settings(&edit.path).read()? else {
         return Ok(Report::new(&edit.path, None, None));
     };
     let Some((stripped, empty)) = edit.kind.stripped(&edit.path, text(&edit.path, &current)?)? else {

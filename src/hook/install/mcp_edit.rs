@@ -104,11 +104,8 @@ pub fn without_server(text: &str, path: &Path, container: &str) -> anyhow::Resul
     let Some(prop) = servers.get(NAME) else {
         return Ok(None);
     };
-    if !prop
-        .value()
-        .and_then(|v| v.to_serde_value())
-        .is_some_and(|v| entry_is_ours(&v))
-    {
+    let current = prop.value().and_then(|v| v.to_serde_value());
+    if !current.is_some_and(|v| entry_is_ours(&v)) {
         return Ok(None);
     }
     prop.remove();

@@ -129,10 +129,6 @@ impl Target {
         SettingsFile::beneath(path, &self.root)
     }
 
-    fn read(&self, path: &Path) -> anyhow::Result<Option<Vec<u8>>> {
-        self.settings(path).read()
-    }
-
     /// Writes the file whole (temp, fsync, rename): the agent never reads half of it.
     fn write(&self, path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         self.settings(path).replace(bytes)
@@ -278,7 +274,7 @@ pub fn uninstall(target: &Target, dry_run: bool) -> anyhow::Result<Vec<Report>> 
 }
 
 fn install_file(target: &Target, path: &Path, dry_run: bool) -> anyhow::Result<Report> {
-    let before = target.read(path)?;
+    let before = target.settings(path).read()?;
     let after = target.installed(path, before.as_deref())?;
     let mut report = Report::new(path, before, Some(after));
     if target.format() == Format::Toml {
@@ -309,7 +305,7 @@ fn install_file(target: &Target, path: &Path, dry_run: bool) -> anyhow::Result<R
 }
 
 fn uninstall_file(target: &Target, path: &Path, dry_run: bool) -> anyhow::Result<Report> {
-    let Some(current) = target.read(path)? else {
+    let Some(current) = target.settings(path).read()? else {
         return Ok(Report::new(path, None, None));
     };
     let Some((stripped, empty)) = target.stripped(path, &current)? else {

@@ -12,15 +12,11 @@ fn shipped(agent: Agent) -> &'static str {
     }
 }
 
-/// The first line of the shipped file, the same in every version filewatchd has shipped: a
-/// file that starts with it is filewatchd's, whichever binary it names.
-fn header(agent: Agent) -> &'static str {
-    shipped(agent).lines().next().unwrap_or_default()
-}
-
+/// Whether the file starts with the shipped file's first line, the same in every version
+/// filewatchd has shipped: such a file is filewatchd's, whichever binary it names.
 pub fn is_ours(agent: Agent, bytes: &[u8]) -> bool {
     let first = bytes.split(|b| *b == b'\n').next().unwrap_or_default();
-    first == header(agent).as_bytes()
+    first == shipped(agent).lines().next().unwrap_or_default().as_bytes()
 }
 
 /// The shipped file, with this binary as its default program unless the file is portable.
