@@ -137,7 +137,8 @@ normalise() {
         s/"(duration|elapsed)_ms": ?[0-9]+/"\1_ms": T/g;
         s/(ws-X)-[0-9a-f]{12}/\1-H/g; s/"pid": ?[0-9]+/"pid": P/g;
         s/[0-9]+ ms/N ms/g; s/"(survey|total)_ms": ?[0-9]+/"\1_ms": T/g
-        s/"(store_bytes|store_bytes_before|bytes_freed)": ?[0-9]+/"\1": B/g' "$1"
+        s/"(store_bytes|store_bytes_before|bytes_freed)": ?[0-9]+/"\1": B/g
+        s/^store: +[0-9.]+ [KMG]?i?B of content/store: B of content/' "$1"
 }
 
 scenario "$1" old > "$work/old.out" 2>&1

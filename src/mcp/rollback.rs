@@ -18,7 +18,7 @@ use super::args::TurnArg;
 use super::reach::Reached;
 use super::session::Resolved;
 use super::shape::{self, ActionItem, Failure, Summary, page};
-use crate::hook::install::shell_word;
+use crate::escape::shell_word;
 use crate::model::answer::{Actor, Outcome};
 use crate::restore::Boundary;
 use crate::sessions::turns::TurnSelector;

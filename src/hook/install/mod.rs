@@ -117,7 +117,7 @@ impl Target {
 
     fn command(&self) -> String {
         let program = match self.invocation() {
-            Invocation::Absolute(program) => shell_word(&program.to_string_lossy(), "/._-+:@"),
+            Invocation::Absolute(program) => crate::escape::shell_word(&program.to_string_lossy(), "/._-+:@"),
             Invocation::Portable => "filewatchd".to_string(),
         };
         format!("{program} hook {}", self.agent.name())
@@ -360,14 +360,4 @@ fn remove_empty_dirs(root: &Path, path: &Path) -> bool {
         dir = d.parent().filter(|_| d.starts_with(root));
     }
     removed
-}
-
-/// A word the shell reads back as `text`: as it is when it holds only letters, digits and
-/// `plain`, else in single quotes.
-pub(crate) fn shell_word(text: &str, plain: &str) -> String {
-    let is_plain = |c: char| c.is_ascii_alphanumeric() || plain.contains(c);
-    if !text.is_empty() && text.chars().all(is_plain) {
-        return text.to_string();
-    }
-    format!("'{}'", text.replace('\'', "'\\''"))
 }
