@@ -13,9 +13,7 @@ use super::error::{ApiError, ErrorCode};
 use super::{AppState, render};
 use crate::capture::verify::VerifyError;
 use crate::engine::Command;
-use crate::history;
 use crate::paths::RelPath;
-use crate::sessions;
 use crate::sessions::turns::{self, TurnMarker, TurnSelector};
 use crate::store::{briefs, journal};
 use crate::wire::listing::{Listing, RollbackSummary};
@@ -24,6 +22,7 @@ use crate::wire::session::{Forked, Sessions};
 use crate::wire::status::{FailedRollback, Filesystem, OpenTurn, Recovery, Status};
 use crate::wire::turn::TurnStarted;
 use crate::wire::upkeep::{GcReport, Verified};
+use crate::{history, sessions};
 
 type TurnAnswer = Result<Json<crate::wire::turn::Turn>, ApiError>;
 

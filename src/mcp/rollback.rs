@@ -13,8 +13,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::Server;
-use super::args::Parameters;
-use super::args::TurnArg;
+use super::args::{Parameters, TurnArg};
 use super::reach::Reached;
 use super::session::Resolved;
 use super::shape::{self, ActionItem, Failure, Summary, page};

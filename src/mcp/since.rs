@@ -12,8 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::Server;
-use super::args::Parameters;
-use super::args::TurnArg;
+use super::args::{Parameters, TurnArg};
 use super::reach::Reached;
 use super::session::Resolved;
 use super::shape::{self, Failure, FileDiff, Omitted, finish, page};

@@ -16,9 +16,8 @@ use super::plan::{Note, Ordered, Step};
 use crate::fs::ops::{FsError, Parent, file_mode};
 use crate::fs::sync::FsSync;
 use crate::fs::temp::TempNames;
-use crate::model::Hash;
 use crate::model::answer::NoteCode;
-use crate::model::{FileState, StatKey, State};
+use crate::model::{FileState, Hash, StatKey, State};
 use crate::paths::RelPath;
 use crate::store::read_blob;
 

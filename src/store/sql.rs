@@ -2,8 +2,7 @@
 
 use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
 
-use crate::model::Hash;
-use crate::model::{Content, Decided, FileState, Kind, Origin, StatKey, State};
+use crate::model::{Content, Decided, FileState, Hash, Kind, Origin, StatKey, State};
 use crate::paths::RelPath;
 use crate::store::blobs::{Codec, NewBlob};
 
