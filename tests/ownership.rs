@@ -3,11 +3,9 @@
 //! `filewatchd hook claude-code` with Claude Code's own payloads; then each session's undo,
 //! without `--force`, takes back only its own writes.
 
-mod common;
-
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 /// Plays one Claude Code hook event for `session`: exit 0, nothing said.
