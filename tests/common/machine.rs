@@ -102,3 +102,35 @@ impl Drop for Exclusive {
         CHANGED.notify_all();
     }
 }
+
+/// A test holding a shared guard takes another while a test waits for the machine (a
+/// writer-preferring lock deadlocks there), and the waiting test gets the machine only once
+/// both are gone.
+#[test]
+fn a_second_shared_guard_does_not_wait_for_a_test_waiting_for_the_machine() {
+    use std::time::Duration;
+    let first = shared();
+    let (took, taken) = std::sync::mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let _alone = exclusive();
+        took.send(()).expect("the test waits for this");
+    });
+    let waiting = super::poll_until(Duration::from_secs(30), || {
+        lock()
+            .as_ref()
+            .is_some_and(|s| !s.waiting.is_empty())
+            .then_some(())
+    });
+    assert!(waiting.is_some(), "the other thread never waited for the machine");
+    let second = shared();
+    assert!(
+        taken.try_recv().is_err(),
+        "the machine was taken while this test used it"
+    );
+    drop((first, second));
+    // Other tests' workspaces go first: as long as the longest of them.
+    taken
+        .recv_timeout(Duration::from_secs(600))
+        .expect("the waiting thread got the machine");
+    waiter.join().expect("the waiting thread");
+}
