@@ -431,6 +431,10 @@ fn two_claude_sessions_whose_calls_overlap_are_told_apart_by_process() {
         );
         assert_eq!(turn["counts"]["ambiguous"], 2, "{session}: {turn:#}");
     }
+    // fanotify marks the whole file system: every other test's writes would be events this
+    // daemon reads too, and a writer (a tool call's short shell) that has exited before its
+    // event is read is nobody's. Alone on the machine, it reads its own (docs/testing.md).
+    let _alone = machine::exclusive();
     let (_daemon, turns) = overlapping_calls(&argv, &[]);
     assert_eq!(turns.len(), 2, "{turns:#?}");
     for (session, turn) in &turns {
