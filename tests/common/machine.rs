@@ -13,8 +13,10 @@
 //! - two tests waiting for `exclusive()`, each holding its workspace, take turns: the guards
 //!   of a test that waits do not keep the other one out.
 //!
-//! A test that waits for the machine leaves the other harness threads running: the ones
-//! holding guards finish their test, and the tests that start meanwhile wait for it.
+//! A test that waits for the machine leaves the other harness threads running: it gets the
+//! machine at the first moment no other test holds a guard, and the tests that start then wait
+//! until it is done. While it has the machine, a thread it spawned that takes a guard waits too:
+//! it takes them from its own thread.
 
 use std::collections::HashMap;
 use std::sync::{Condvar, Mutex, MutexGuard};
