@@ -164,14 +164,12 @@ impl ActionItem {
 
 /// A file's diff in an answer as `fit_diffs` leaves it: whole, cut (`diff_cut` says how much),
 /// or not there (`diff_omitted` says why).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Default, Serialize)]
 pub struct FileDiff {
     /// `Some(None)`: left out past the answer's total budget (`null`, beside `diff_omitted`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<Option<String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub diff_omitted: Option<Omitted>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub diff_cut: Option<String>,
 }
 
