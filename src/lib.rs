@@ -14,8 +14,8 @@
 //!  capture, restore ─► fs (the confined file system: RootDir, reads, path operations)
 //! ```
 //!
-//! Layers, bottom up: no module imports one above it, and no two files of one module import
-//! each other (checked by reading the `use` lines). `test_knobs`, `escape`, `bounded`, `paths`, `config`,
+//! Layers, bottom up: no module names one above it, and no two files of one module name each
+//! other (tests/conventions_layers.rs reads the code for both). `test_knobs`, `escape`, `bounded`, `paths`, `config`,
 //! `model`, `queue`, `log_file`, `git` → `store` → `refusal`, `stats`, `state`, `instance`, `fs`, `sessions`,
 //! `watch` → `retention` → `history` → `pins` → `restore` → `timeline` → `wire` → `capture` →
 //! `engine` → `api` → `daemon`; `client` → `lifecycle` → `hook` → `mcp` → `cli`.

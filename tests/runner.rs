@@ -28,6 +28,7 @@ mod cli_output;
 mod config;
 mod conventions_docs;
 mod conventions_errors;
+mod conventions_layers;
 mod conventions_output;
 mod doctor;
 mod early_reads;
