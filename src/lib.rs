@@ -15,7 +15,7 @@
 //! ```
 //!
 //! Layers, bottom up: no module imports one above it, and no two files of one module import
-//! each other (checked by reading the `use` lines). `test_knobs`, `escape`, `bounded`, `paths`, `config`,
+//! each other (checked by reading the `use` lines). `platform` → `test_knobs`, `escape`, `bounded`, `paths`, `config`,
 //! `model`, `queue`, `log_file`, `git` → `store` → `refusal`, `stats`, `state`, `instance`, `fs`, `sessions`,
 //! `watch` → `retention` → `history` → `pins` → `restore` → `timeline` → `wire` → `capture` →
 //! `engine` → `api` → `daemon`; `client` → `lifecycle` → `hook` → `mcp` → `cli`.
@@ -51,6 +51,10 @@
 //! - [`api`]: the HTTP API (docs/api.md), the review page (`api::ui`), and the same read
 //!   handlers run in the CLI on a stopped daemon's index (`api::offline`).
 //! - [`daemon`]: starts everything and shuts it down on one signal.
+//! - [`platform`]: what differs between operating systems, behind one interface with a Linux
+//!   implementation and a portable Unix one (macOS's; a Linux build's with the feature
+//!   `portable`): confined opens, the atomic exchange, `syncfs`, `/proc`, `sock_diag`, idle
+//!   priority. The rest of the code names no OS (docs/platforms.md).
 //! - [`bounded`]: a file from outside (the config, an ignore file) read only when it is a
 //!   regular file of bounded size: never a FIFO waited on or a device read without end.
 //! - [`escape`]: text from outside (names, prompts, paths, errors quoting them) as a terminal
@@ -96,6 +100,7 @@ pub(crate) mod mcp;
 pub mod model;
 pub mod paths;
 pub(crate) mod pins;
+pub(crate) mod platform;
 pub(crate) mod queue;
 pub(crate) mod refusal;
 pub mod restore;

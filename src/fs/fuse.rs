@@ -27,7 +27,7 @@ pub fn is_stand_in(name: &[u8]) -> bool {
 
 /// Whether `fd` is on a FUSE file system (false when it cannot be told).
 pub fn is_fuse(fd: impl AsFd) -> bool {
-    rustix::fs::fstatfs(fd).is_ok_and(|st| st.f_type == FUSE_SUPER_MAGIC)
+    rustix::fs::fstatfs(fd).is_ok_and(|st| crate::platform::fs_type(&st) == FUSE_SUPER_MAGIC)
 }
 
 /// Whether a thread reading files of the workspace on `root_fd`'s file system may lower itself

@@ -10,6 +10,7 @@
 //!   Codex has recorded its trust in them).
 
 mod hooks;
+#[cfg(target_os = "linux")]
 mod inotify;
 mod state;
 
@@ -98,6 +99,9 @@ pub fn doctor(args: &ServeArgs, cmd: DoctorCmd) -> anyhow::Result<ExitCode> {
     checks.push(state::state_dir(&ctx));
     checks.push(state::store(&ctx));
     checks.push(state::disk(&ctx));
+    checks.push(platform());
+    // The inotify limits are the Linux watcher's; FSEvents (macOS) has none to check.
+    #[cfg(target_os = "linux")]
     checks.extend(inotify::checks(&ctx));
     checks.extend(hooks::checks(&ctx));
     checks.extend(owners(&ctx));
@@ -118,6 +122,11 @@ pub fn doctor(args: &ServeArgs, cmd: DoctorCmd) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// Which platform layer this build has, and what it leaves out (docs/platforms.md).
+fn platform() -> Check {
+    Check::ok("platform", crate::platform::SUMMARY)
 }
 
 /// Whose a write is: by process (fanotify) where the daemon has `CAP_SYS_ADMIN`, else by
