@@ -17,6 +17,9 @@ pub use priority::{lower_own_priority, nice_own_thread};
 
 pub const SUMMARY: &str = "linux: confinement by openat2, the atomic exchange, syncfs, the sock_diag peer check, /proc, idle I/O priority";
 
+/// fanotify names each file's writers, with `CAP_SYS_ADMIN` (`watch::writers`).
+pub const FANOTIFY: bool = true;
+
 /// `O_PATH`: the entry itself, a symlink included, opened without reading it.
 pub const HANDLE: Option<OFlags> = Some(OFlags::PATH);
 
@@ -110,7 +113,7 @@ impl FsSync {
 
 /// Whether `syncfs` makes a file system of this `statfs` type durable.
 fn syncfs_is_durable(f_type: i64) -> bool {
-    f_type != crate::fs::fuse::FUSE_SUPER_MAGIC
+    f_type != super::FUSE_SUPER_MAGIC
 }
 
 fn kernel_reports_errors() -> bool {

@@ -37,6 +37,7 @@
 //! - [`DirReader`]: the names and types in an open directory, in big batches.
 //! - [`mode_bits`], [`raw_mode`], [`device`], [`fs_type`]: `stat`'s and `statfs`'s fields in
 //!   the integer types the code keeps (u32, u64, i64), whatever the OS's own are.
+//! - [`FANOTIFY`]: whether the kernel can name a file's writers (ownership by process).
 //! - [`SUMMARY`]: which implementation this build has and what it leaves out (`doctor`).
 
 #[cfg(all(target_os = "linux", not(feature = "portable")))]
@@ -50,7 +51,7 @@ mod portable;
 use portable as imp;
 
 pub use imp::{
-    DirReader, EXCHANGE, FsSync, HANDLE, NO_ATIME, PeerLookup, PinnedProcess, SUMMARY,
+    DirReader, EXCHANGE, FANOTIFY, FsSync, HANDLE, NO_ATIME, PeerLookup, PinnedProcess, SUMMARY,
     close_inherited_descriptors, limit_malloc_arenas, listener_uid, lower_own_priority, name_of,
     nice_own_thread, open_beneath, parent_of, process_gone_or_going, process_program, process_start_time,
     process_uids, random_bytes, read_ahead, release_freed_memory, rename, rename_exchange, rename_noreplace,
@@ -84,3 +85,7 @@ pub fn device(raw: rustix::fs::Dev) -> u64 {
 pub fn fs_type(statfs: &rustix::fs::StatFs) -> i64 {
     statfs.f_type as i64
 }
+
+/// FUSE's `statfs` type (Linux's `FUSE_SUPER_MAGIC`): where `syncfs` is not durable and
+/// removed files still open leave `.fuse_hidden` stand-ins (`fs::fuse`).
+pub const FUSE_SUPER_MAGIC: i64 = 0x6573_5546;

@@ -12,6 +12,9 @@ use rustix::io::Errno;
 
 pub const SUMMARY: &str = "portable Unix layer: confinement by a walk with O_NOFOLLOW, rollbacks install by rename (no atomic exchange), an fsync per file and directory (no syncfs), no sock_diag peer check (the token file guards the API), no /proc (no process ancestry or pidfd), no idle priority, no ownership by process (fanotify)";
 
+/// No fanotify: ownership by process is absent (`watch::writers_absent`).
+pub const FANOTIFY: bool = false;
+
 /// No `O_PATH`: an entry is looked at through its parent (`statat`, `readlinkat`).
 pub const HANDLE: Option<OFlags> = None;
 

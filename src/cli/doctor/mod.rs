@@ -135,6 +135,10 @@ fn owners(ctx: &Context) -> Option<Check> {
     let ownership = &ctx.status.as_ref()?.ownership;
     let check = match &ownership.why_not_process {
         None => Check::ok("owners", "by process (fanotify names each writer) and the agents' tool-call windows"),
+        // Where the platform has no fanotify, no capability would help: no fix to offer.
+        Some(why) if !crate::platform::FANOTIFY => {
+            Check::ok("owners", format!("by the agents' tool-call windows ({why})"))
+        }
         Some(why) => Check::ok("owners", format!("by the agents' tool-call windows ({why})")).fix(
             "to tell apart writes made inside two agents' tool calls at the same moment, give the daemon CAP_SYS_ADMIN (docs/tracking.md, \"By process\")",
         ),
