@@ -268,4 +268,22 @@ mod tests {
         assert_eq!(open("/etc/passwd", OFlags::RDONLY), Some(Errno::XDEV));
         assert_eq!(open("a/nothing/f", OFlags::RDONLY), Some(Errno::NOENT));
     }
+
+    /// A no-replace rename by link and unlink: never over an existing name, and the temp
+    /// name gone once it went through.
+    #[test]
+    fn a_no_replace_rename_never_replaces() {
+        let root = tempfile::tempdir().expect("tempdir");
+        std::fs::write(root.path().join("temp"), b"new").expect("temp");
+        std::fs::write(root.path().join("there"), b"old").expect("there");
+        let dir =
+            rustix::fs::open(root.path(), OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()).expect("root");
+        let rename =
+            |from: &str, to: &str| rename_noreplace(dir.as_fd(), from.as_ref(), dir.as_fd(), to.as_ref());
+        assert_eq!(rename("temp", "there"), Err(Errno::EXIST));
+        assert_eq!(std::fs::read(root.path().join("there")).expect("read"), b"old");
+        assert_eq!(rename("temp", "free"), Ok(()));
+        assert_eq!(std::fs::read(root.path().join("free")).expect("read"), b"new");
+        assert!(!root.path().join("temp").exists());
+    }
 }
