@@ -40,7 +40,7 @@
 //!   and the index read from `.git` (the engine records them at every marker, `store::git`),
 //!   and moved back by a rollback through git's own protocol (`restore::git`).
 //! - [`fs`]: the confined file system beneath capture and restore: the root held open, reads
-//!   that follow no symlink, a rollback's path operations (openat2), durability, temp names,
+//!   that follow no symlink, a rollback's path operations (confined by [`platform`]), durability, temp names,
 //!   the daemon's cookies in the root, what FUSE does differently (`.fuse_hidden` stand-ins).
 //! - [`sessions`], [`history`], [`timeline`], [`pins`], [`retention`]: turns and forks; a
 //!   turn's net changes, diffs, blame and a path's versions; the timeline of turns and

@@ -1,10 +1,11 @@
 //! The restorer's file-system operations, confined beneath the root: every
-//! operation goes through the directory that holds the path, opened with `openat2`
-//! (`RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`), so no symlink anywhere on the way is followed
-//! and nothing outside the root can be reached. New content is written to a temp file in the
+//! operation goes through the directory that holds the path, opened confined
+//! (`platform::open_beneath`: `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)` on Linux, a
+//! walk with `O_NOFOLLOW` elsewhere), so no symlink anywhere on the way is followed and
+//! nothing outside the root can be reached. New content is written to a temp file in the
 //! same directory, made durable (its own fsync, or a batch's `syncfs`), then renamed into
-//! place; a create never clobbers a
-//! path that appeared meanwhile (`RENAME_NOREPLACE`).
+//! place; a create never clobbers a path that appeared meanwhile
+//! (`platform::rename_noreplace`).
 
 use std::io::{self, Write};
 use std::os::fd::{AsFd, OwnedFd};
