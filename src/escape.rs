@@ -4,7 +4,8 @@
 //! screen, make hyperlinks) or a bidi control that reorders what is shown (U+202A-U+202E,
 //! U+2066-U+2069) is written as its escape (`\u{1b}`, `\n`, `\u{202e}`), so what a name or a
 //! prompt holds can be read but never steers the terminal. Every human output goes through
-//! `text` or `quoted`; `--json` stays JSON, whose strings escape controls already.
+//! `text` or `quoted`; `--json` stays JSON, whose strings escape controls already. A command
+//! line shown to be run again quotes its words with `shell_word`.
 
 use std::borrow::Cow;
 
@@ -53,6 +54,16 @@ pub fn lines(text_lines: &str) -> String {
         shown.push_str(end);
     }
     shown
+}
+
+/// A word the shell reads back as `text`: as it is when it holds only letters, digits and
+/// `plain`, else in single quotes.
+pub fn shell_word(text: &str, plain: &str) -> String {
+    let is_plain = |c: char| c.is_ascii_alphanumeric() || plain.contains(c);
+    if !text.is_empty() && text.chars().all(is_plain) {
+        return text.to_string();
+    }
+    format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 #[cfg(test)]

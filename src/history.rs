@@ -16,9 +16,8 @@ use rusqlite::Connection;
 use crate::model::{Content, Decided, Origin, State, format_time};
 use crate::paths::RelPath;
 use crate::store::blobs::BlobDir;
-use crate::store::journal;
-use crate::store::read_blob;
 use crate::store::sql::{self, TurnRow, VersionRow};
+use crate::store::{journal, read_blob};
 
 crate::model::named_enum! {
     /// What a turn did to a path; in answers, its `name`.

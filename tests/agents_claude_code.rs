@@ -4,17 +4,12 @@
 //! model_anthropic.rs), with filewatchd's hooks installed as the README says. Skips (and says
 //! why) when `npm ci` has not been run in tests/agents/claude-code.
 
-#[path = "common/agent_cli.rs"]
-mod agent_cli;
-mod common;
-#[path = "common/model.rs"]
-mod model;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use agent_cli::*;
-use common::*;
+use crate::common::agent_cli::{self, *};
+use crate::common::model;
+use crate::common::*;
 use serde_json::{Value, json};
 
 /// The CLI, if installed and runnable. npm 11 may skip the package's postinstall, which puts
@@ -436,6 +431,10 @@ fn two_claude_sessions_whose_calls_overlap_are_told_apart_by_process() {
         );
         assert_eq!(turn["counts"]["ambiguous"], 2, "{session}: {turn:#}");
     }
+    // fanotify marks the whole file system: every other test's writes would be events this
+    // daemon reads too, and a writer (a tool call's short shell) that has exited before its
+    // event is read is nobody's. Alone on the machine, it reads its own (docs/testing.md).
+    let _alone = machine::exclusive();
     let (_daemon, turns) = overlapping_calls(&argv, &[]);
     assert_eq!(turns.len(), 2, "{turns:#?}");
     for (session, turn) in &turns {

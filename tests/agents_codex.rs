@@ -3,17 +3,12 @@
 //! model server (tests/common/model.rs), with filewatchd's hooks installed as the README says.
 //! Skips (and says why) when `npm ci` has not been run in tests/agents/codex.
 
-#[path = "common/agent_cli.rs"]
-mod agent_cli;
-mod common;
-#[path = "common/model.rs"]
-mod model;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use agent_cli::*;
-use common::*;
+use crate::common::agent_cli::{self, *};
+use crate::common::model;
+use crate::common::*;
 use serde_json::json;
 
 fn codex_bin() -> Option<PathBuf> {

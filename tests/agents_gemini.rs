@@ -5,16 +5,11 @@
 //! project hooks installed as the README says. Skips (and says why) when `npm ci` has not been
 //! run in tests/agents/gemini-cli.
 
-#[path = "common/agent_cli.rs"]
-mod agent_cli;
-mod common;
-#[path = "common/model.rs"]
-mod model;
-
 use std::path::Path;
 
-use agent_cli::*;
-use common::*;
+use crate::common::agent_cli::{self, *};
+use crate::common::model;
+use crate::common::*;
 use serde_json::json;
 
 /// The user's `~/.gemini/settings.json`: API-key auth, a fixed model, nothing sent or checked.

@@ -5,16 +5,11 @@
 //! with filewatchd's plugin installed as the README says. Skips (and says why) when the package
 //! is not installed in tests/agents/opencode.
 
-#[path = "common/agent_cli.rs"]
-mod agent_cli;
-mod common;
-#[path = "common/model.rs"]
-mod model;
-
 use std::path::Path;
 
-use agent_cli::*;
-use common::*;
+use crate::common::agent_cli::*;
+use crate::common::model;
+use crate::common::*;
 use serde_json::json;
 
 /// The user's opencode.json (in the agent's home, not the workspace): the server as a custom

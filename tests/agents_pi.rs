@@ -5,17 +5,12 @@
 //! filewatchd's extension installed as the README says. Skips (and says why) when `npm ci` has
 //! not been run in tests/agents/pi.
 
-#[path = "common/agent_cli.rs"]
-mod agent_cli;
-mod common;
-#[path = "common/model.rs"]
-mod model;
-
 use std::path::Path;
 use std::process::Command;
 
-use agent_cli::*;
-use common::*;
+use crate::common::agent_cli::*;
+use crate::common::model;
+use crate::common::*;
 use serde_json::json;
 
 /// pi's agent dir (`~/.pi/agent` of the agent's home) with a models.json naming the server.

@@ -1,8 +1,6 @@
 //! Access control and error answers of the HTTP API (docs/api.md, "Access" and "Errors").
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 /// Headers of a well-formed request from a local client.
 fn good(daemon: &Daemon) -> Vec<(&'static str, String)> {

@@ -1,13 +1,11 @@
 //! The HTTP server's limits: stalled or oversized requests and too many connections
 //! never tie the daemon up. The timeouts are shortened with `FILEWATCHD_TEST_HTTP_TIMEOUT_MS`.
 
-mod common;
-
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 
 /// The server's connection cap (src/api/serve.rs).
 const MAX_CONNECTIONS: usize = 64;

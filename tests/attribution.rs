@@ -3,9 +3,7 @@
 //! listed by each of them (marked `ambiguous`), and a conflict names the latest foreign change
 //! with the count of the others.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 const FILES: usize = 10;

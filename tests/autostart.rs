@@ -3,11 +3,9 @@
 //! in order, each at its place among the writes. Opting out, and the home directory, start
 //! nothing.
 
-mod common;
-
 use std::process::Command;
 
-use common::*;
+use crate::common::*;
 
 const PROMPT: &str = "Rename fn to fx and update the callers";
 const SESSION: &str = "fixture-session-1";

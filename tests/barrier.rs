@@ -1,8 +1,6 @@
 //! G1: a write that completed before a marker is attributed by its position.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 #[test]
 fn write_before_end_is_in_the_turn_and_never_in_the_next() {

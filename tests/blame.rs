@@ -4,9 +4,7 @@
 //! write while two sessions had turns open; an older version by `seq` or `at`; a recreated
 //! file starts over.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 #[track_caller]

@@ -3,9 +3,7 @@
 //! `blobs/ab` is followed by an fsync of `blobs/` itself, seen in the real daemon's system
 //! calls (strace attached to it).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -1,13 +1,11 @@
 //! G2: everything a shell does in a turn is seen, with the right change and kind.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 /// Files created before the turn so the turn can change them.

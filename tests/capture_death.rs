@@ -3,9 +3,7 @@
 //! `status` calls it healthy: the daemon exits non-zero with one clear line, and the next
 //! start recovers as after a crash.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::time::Duration;
 
 /// `GET /v1/status` that tolerates a daemon going away: `None` when nobody answers.

@@ -4,9 +4,7 @@
 //! proves unchanged is not even opened: `fs::read`'s unit tests, since no event the watcher asks
 //! for leaves a file's stat as it was.)
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 fn counter(daemon: &Daemon, name: &str) -> u64 {

@@ -1,10 +1,8 @@
 //! The CLI client: discovery by walking up from the cwd, exit codes, `--json` output.
 
-mod common;
-
 use std::process::Output;
 
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 #[track_caller]

@@ -3,11 +3,9 @@
 //! And what it prints lines up: `exec` counts renames as `R`, as `show` and `log` do, and
 //! `history`'s columns stay in place past seq 100.
 
-mod common;
-
 use std::process::Output;
 
-use common::*;
+use crate::common::*;
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()

@@ -1,14 +1,12 @@
 //! What the commands print: every command ends quietly when its stdout is a closed pipe
 //! (`filewatchd ... | head -1`), and a hook's warning reads right.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Output, Stdio};
 
-use common::*;
+use crate::common::*;
 
 /// Runs `filewatchd ARGS` in the root, `stdin` on its stdin, with stdout a pipe whose reading
 /// end is already closed (what `| head -1` leaves once it has its line).

@@ -1,8 +1,6 @@
 //! `.filewatchd.toml`: mistakes are errors that name the key.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 #[track_caller]
 fn assert_refused_naming(ws: &Workspace, key: &str) {

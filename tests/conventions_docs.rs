@@ -1,14 +1,12 @@
 //! CLI conventions: the shell completions and the man pages come from the clap
 //! definitions and cover every command; every flag and argument has help text.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, Output};
 
+use crate::common::*;
 use clap::CommandFactory;
-use common::*;
 use filewatchd::cli::Cli;
 
 /// Every command `--help` shows, as its path of names ("turn start"), the top one first (empty).

@@ -2,11 +2,9 @@
 //! the exit code it has without `--json`; a missing config file is said once; a user's mistake
 //! is not a WARN in the daemon's log.
 
-mod common;
-
 use std::process::Output;
 
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 /// The JSON error on stdout of a command that failed with `exit`, and its stderr line.

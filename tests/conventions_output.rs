@@ -2,14 +2,12 @@
 //! not), sizes in human units and counts with the right plural in text output, `--json`
 //! unchanged.
 
-mod common;
-
 use std::io::Read;
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use filewatchd::cli::style;
 use serde_json::Value;
 

@@ -4,14 +4,12 @@
 //! namespace of its own), and installed hooks that run a missing, foreign-version or trusted
 //! filewatchd.
 
-mod common;
-
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use common::install::AGENT_ENV;
-use common::*;
+use crate::common::install::AGENT_ENV;
+use crate::common::*;
 use serde_json::Value;
 
 /// The user's `HOME` of a test, and a `PATH` directory it controls.

@@ -2,12 +2,10 @@
 //! (`engine::early`), so the end marker after it finds them read and the agent does not wait
 //! for them; what was read early of a path stands only while no later write named it.
 
-mod common;
-
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 fn read_early(daemon: &Daemon) -> u64 {

@@ -3,13 +3,11 @@
 //! found, 128 + N when signal N kills it), its stdin and stdout are its own, the turn's summary
 //! is one line on stderr, and the turn ends even when Ctrl-C or SIGTERM stops the command.
 
-mod common;
-
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 
 /// `filewatchd --state-dir STATE exec ARGS...` in the root, stdin closed.
 fn exec_cmd(ws: &Workspace, args: &[&str]) -> Command {

@@ -3,9 +3,7 @@
 //! own turns are numbered from N+1; the fork itself changes nothing of the parent; a turn of
 //! either session after the fork is another session's work for the other one.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 /// The parent `trunk` with two turns; the tree at `before 1`, `after 1`, `after 2`.

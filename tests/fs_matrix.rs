@@ -10,16 +10,17 @@
 //! passed or failed. A scenario that fails does not stop the others on its file system; all
 //! failures are listed together.
 
-mod common;
-#[path = "fs_matrix/mod.rs"]
-mod fs_matrix;
+/// The file systems, made and mounted by the test.
+mod mounts;
+/// What runs on each.
+mod scenarios;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
 
-use common::skip;
-use fs_matrix::mounts::{Kind, Mounted};
-use fs_matrix::scenarios::SCENARIOS;
+use crate::common::skip;
+use mounts::{Kind, Mounted};
+use scenarios::SCENARIOS;
 
 /// Mounts `kind` and runs every scenario on it.
 fn matrix_on(kind: Kind) {

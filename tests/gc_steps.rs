@@ -2,13 +2,11 @@
 //! steps: it must keep exactly what the one statement of earlier releases kept
 //! (the same versions, paths, journal rows and blobs), and capture must go on while it runs.
 
-mod common;
-
 use std::path::Path;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use rusqlite::Connection;
 use serde_json::json;
 

@@ -3,11 +3,9 @@
 //! undo` puts back the repository as it was (HEAD, every branch and tag, the stash, the index,
 //! the work tree), `redo` as the turn left it, and no commit the turn made is unreachable.
 
-mod common;
-
 use std::process::Command;
 
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 /// `git` in the workspace; its stdout.

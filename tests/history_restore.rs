@@ -4,9 +4,7 @@
 //! puts back one path and nothing else, conflict-checked; `rollback --at` sets the whole tree
 //! to its recorded state at a time, and `redo --time` returns.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 /// Binary content with bytes that are not valid UTF-8, a NUL and no final newline.

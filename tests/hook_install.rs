@@ -2,9 +2,7 @@
 //! formatting and comments kept), idempotence, an uninstall that gives back the original byte
 //! for byte, and backups kept out of the workspace.
 
-mod common;
-
-use common::install::*;
+use crate::common::install::*;
 use serde_json::Value;
 
 /// A settings file that already holds someone else's hooks and keys.

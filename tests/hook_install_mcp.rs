@@ -3,11 +3,9 @@
 //! changes nothing, an uninstall that takes out only filewatchd's server, malformed files
 //! refused without being touched, and pi (which has no MCP) refused with the reason.
 
-mod common;
-
 use std::path::Path;
 
-use common::install::*;
+use crate::common::install::*;
 use serde_json::{Value, json};
 
 /// Each agent's project file with someone else's server in it, and where filewatchd's goes.
@@ -207,7 +205,10 @@ fn claude_code_approves_its_server_beside_the_hooks() {
 #[test]
 fn user_files_name_this_binary() {
     let t = Installer::new();
-    let program = std::fs::canonicalize(common::BIN).unwrap().display().to_string();
+    let program = std::fs::canonicalize(crate::common::BIN)
+        .unwrap()
+        .display()
+        .to_string();
     let files = [
         ("claude-code", t.home().join(".claude.json")),
         ("gemini-cli", t.home().join(".gemini/settings.json")),

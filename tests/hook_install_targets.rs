@@ -2,10 +2,8 @@
 //! settings for a project, `filewatchd` on PATH in project files a team commits, the agents'
 //! own directory overrides for `--user`, and a binary that moved since the last install.
 
-mod common;
-
-use common::BIN as BIN_PATH;
-use common::install::*;
+use crate::common::BIN as BIN_PATH;
+use crate::common::install::*;
 
 const OPENCODE_PLUGIN: &str = include_str!("../integrations/opencode/filewatchd.js");
 const PI_EXTENSION: &str = include_str!("../integrations/pi/filewatchd.ts");

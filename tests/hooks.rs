@@ -1,13 +1,11 @@
 //! `filewatchd hook <agent>` played with each agent's own payloads (tests/fixtures/hooks/,
 //! sources in its README) around real edits, and hooks that never hurt the agent.
 
-mod common;
-
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::Command;
 
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 fn fixture(agent: &str, event: &str, root: &Path) -> String {

@@ -3,13 +3,11 @@
 //! (read from the agents' sources, see tests/fixtures/hooks/README.md) keeps the turn open, and
 //! Codex `notify` labels a resumed thread's turn with its own prompt, not all the thread's.
 
-mod common;
-
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 const SESSION: &str = "fixture-session-1";

@@ -1,8 +1,6 @@
 //! Section 7: what is tracked. Ignore files and config globs, re-read while running.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 #[test]
 fn gitignore_edited_during_a_run_takes_effect_without_restart() {

@@ -4,8 +4,12 @@
 
 use std::process::Command;
 
+use crate::common::machine;
+
 #[test]
 fn opencode_and_pi_integrations_pass_their_node_tests() {
+    // The daemons node starts need the machine as every test finds it, as a `Workspace` does.
+    let _machine = machine::shared();
     let repo = env!("CARGO_MANIFEST_DIR");
     let out = Command::new("node")
         .args(["--test", "integrations/test/"])

@@ -2,11 +2,9 @@
 //! workspace, stopped cleanly, never started on a home directory without being asked, and
 //! `status` while it indexes.
 
-mod common;
-
 use std::process::{Command, Output, Stdio};
 
-use common::*;
+use crate::common::*;
 
 fn text(out: &Output) -> (String, String) {
     (

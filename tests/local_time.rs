@@ -2,11 +2,9 @@
 //! typed without an offset is local time, and a rollback to a time not reached yet is refused
 //! (a local time once read as UTC rolled back to an hour that had not come).
 
-mod common;
-
 use std::process::Output;
 
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 /// A CLI command in the workspace with `--state-dir` and the time zone UTC+2 (POSIX spells

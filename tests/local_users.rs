@@ -7,8 +7,6 @@
 //! daemon, and runs a daemon of its own around the victim's project. The victim's hooks, MCP
 //! server, `start` and `stop` must go on as if none of it were there.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -17,7 +15,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 /// How long a daemon of either user may take to be seen.
@@ -479,5 +477,4 @@ fn a_symlink_planted_as_the_lock_changes_nothing() {
     );
 }
 
-#[path = "local_users/ways_in.rs"]
 mod ways_in;

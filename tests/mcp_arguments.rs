@@ -2,9 +2,7 @@
 //! endpoint than the tool's (session names are checked as the API checks them, every value
 //! in a URL is percent-encoded), and a bad argument is a `bad_argument` JSON error.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 /// `undo {"session":"s1/redo?"}` must not run a redo, `preview_undo` with a session that

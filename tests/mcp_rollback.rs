@@ -1,9 +1,7 @@
 //! The MCP tools that change files: listed only with `[mcp] allow_rollback = true`, always
 //! refusing on conflict (nothing changes), recording the agent as the rollback's actor.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 #[test]

@@ -2,9 +2,7 @@
 //! agent says (environment), the hooks' record of the agent process, the only candidate; and
 //! a refusal listing the candidates when sessions work in parallel.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 fn candidates(error: &Value) -> Vec<String> {

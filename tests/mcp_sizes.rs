@@ -1,9 +1,7 @@
 //! `filewatchd mcp` answers stay usable on big turns and files: the daemon is asked for the
 //! page and paths needed (not the whole turn), and what is left out says so.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 fn change<'a>(answer: &'a Value, path: &str) -> &'a Value {

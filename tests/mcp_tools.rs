@@ -2,9 +2,7 @@
 //! over stdio: the tools it lists, and each one's answer checked against the record after
 //! real edits, shell side effects included.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 fn paths_of(answer: &Value, list: &str) -> Vec<String> {

@@ -3,12 +3,10 @@
 //! what they printed while it ran, say on stderr that no daemon runs, and write or create
 //! nothing in the state directory.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::process::Output;
 
-use common::*;
+use crate::common::*;
 
 /// The commands compared, each in text and as JSON.
 const COMMANDS: &[&[&str]] = &[

@@ -1,12 +1,10 @@
 //! What another local user of the machine can do to the owner's daemon (G14), tried as one: a
 //! second unprivileged user made for the test (`common::users`), acting through `setpriv`.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 
-use common::*;
+use crate::common::*;
 
 /// Idle connections the other user holds: more than the owner's whole pool (64).
 const FLOOD: usize = 80;

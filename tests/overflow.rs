@@ -2,18 +2,14 @@
 //!
 //! A rollback's own writes do not overflow it: the rollback lets the watcher catch up.
 //!
-//! The tests of this binary lower `fs.inotify.max_queued_events` while the daemon creates its
-//! inotify instance (the limit is taken at creation), one at a time (`LIMIT`), and restore it
-//! at once, so other tests' daemons are not affected.
+//! These tests lower `fs.inotify.max_queued_events` while the daemon creates its inotify
+//! instance (the limit is taken at creation), with the machine to themselves
+//! (`machine::exclusive()`: no other test runs meanwhile, docs/testing.md), and restore it at
+//! once, so no other test's daemon or `doctor` sees the lowered limit.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 const QUEUE_LIMIT: &str = "/proc/sys/fs/inotify/max_queued_events";
-
-/// Held while the limit is lowered: the tests of this binary run in parallel.
-static LIMIT: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Restores the sysctl even when the test fails.
 struct Restore(String);
@@ -26,7 +22,8 @@ impl Drop for Restore {
 
 /// The daemon started with its kernel queue limited to `limit` events.
 fn start_with_queue(ws: &Workspace, limit: &str) -> Daemon {
-    let _one_at_a_time = LIMIT.lock().unwrap_or_else(|p| p.into_inner());
+    // Before the limit changes, until it is back (`_restore` drops first).
+    let _alone = machine::exclusive();
     let Ok(original) = std::fs::read_to_string(QUEUE_LIMIT) else {
         panic!("{QUEUE_LIMIT} is not readable: inotify is required");
     };

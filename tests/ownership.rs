@@ -3,11 +3,9 @@
 //! `filewatchd hook claude-code` with Claude Code's own payloads; then each session's undo,
 //! without `--force`, takes back only its own writes.
 
-mod common;
-
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 /// Plays one Claude Code hook event for `session`: exit 0, nothing said.
@@ -388,6 +386,9 @@ fn files_written_in_two_sessions_calls_at_once_are_told_apart_by_process() {
         skip("fanotify needs CAP_SYS_ADMIN: run the tests as root");
         return;
     }
+    // fanotify marks the whole file system: alone, the daemon reads only these writers' events
+    // while they still run (docs/testing.md).
+    let _alone = machine::exclusive();
     let ws = Workspace::new();
     let control = tempfile::tempdir().expect("control dir");
     let daemon = Daemon::start_in_home(&ws);

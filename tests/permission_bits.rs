@@ -2,13 +2,11 @@
 //! every rollback puts the bits back exactly (a 0600 secret never comes back world-readable),
 //! whatever the daemon's umask.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::process::{Output, Stdio};
 
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 /// `filewatchd --state-dir STATE exec -- ARGS...` in the root, as an agent's shell runs it.

@@ -4,9 +4,7 @@
 //! exactly to its state and marks the turns it took out undone until its redo (as a rollback
 //! to a time does), and retention keeps every version a pin needs until it is unpinned.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 /// A tree with files, an executable, a symlink and a directory.

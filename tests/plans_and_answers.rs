@@ -3,9 +3,7 @@
 //! file needs, undo takes back the session's latest turn not yet undone, a partial undo is
 //! said to be partial, and the CLI points a git user to the command meant.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 /// `rollback --ago` resolves against the clock: its dry run names the moment it planned, and
 /// `--at` that moment applies that very plan after more writes and more time.

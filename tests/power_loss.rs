@@ -13,17 +13,15 @@
 //! once, so these tests cannot catch a missing fsync of a directory. Where LazyFS cannot be
 //! built or mounted the tests say why and skip; under CI=true a skip is a failure.
 
-#[path = "power_loss/checks.rs"]
 mod checks;
-mod common;
 
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use crate::common::*;
 use checks::*;
-use common::*;
 use serde_json::{Value, json};
 
 const DEADLINE: Duration = Duration::from_secs(60);

@@ -1,9 +1,7 @@
 //! `projects` lists every workspace with a state directory, running or not; `forget` deletes
 //! one's state, never while its daemon runs, and never without being asked.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 #[track_caller]

@@ -3,9 +3,7 @@
 //! it: the new directory is watched and walked at once, its files are in the
 //! turn that made them, and nothing is left for the verification pass to find.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 /// A verification pass finds nothing: the record already equals the disk (but for the

@@ -4,9 +4,7 @@
 //! other paths (an agent's turn, the user) is never touched. Session redos, time redos and
 //! one-path restores alike; the dry run shows it.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 /// `redo --time` as JSON with extra flags: the exit code and the answer.

@@ -21,21 +21,27 @@
 //! The figures printed at the end (end marker and undo latencies) are measurements, not
 //! assertions.
 
-mod common;
-#[path = "replay/mod.rs"]
-mod replay;
+/// Git as the reference.
+mod git;
+/// A turn's listing in git's terms.
+mod listing;
+/// One replay's phases.
+mod run;
+/// The workspace's tree in git's terms.
+mod tree;
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
-use replay::run::{Plan, replay};
+use crate::common::{self, machine};
 
-/// One replay at a time: each one's figures are its own, and two would share 2 cores.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+use run::{Plan, replay};
+
+// Each replay has the machine to itself (`machine::exclusive()`, taken first): its figures are
+// its own, and the one on LazyFS keeps every core busy, which would starve other tests.
 
 #[test]
 fn fd_history_replays_as_turns_and_undoes_to_git_trees() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _alone = machine::exclusive();
     let Some(bundle) = available(fd_bundle()) else {
         return;
     };
@@ -49,7 +55,7 @@ fn fd_history_replays_as_turns_and_undoes_to_git_trees() {
 /// exchange. A shorter window.
 #[test]
 fn fd_history_replays_on_fuse() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _alone = machine::exclusive();
     let Some(bundle) = available(fd_bundle()) else {
         return;
     };
@@ -63,7 +69,7 @@ fn fd_history_replays_on_fuse() {
     plan.undos = plan.undos.min(100);
     plan.redos = plan.redos.min(30);
     let _busy = BusyCores::start();
-    replay::run::replay_in(ws, &bundle, "HEAD", plan);
+    run::replay_in(ws, &bundle, "HEAD", plan);
 }
 
 /// A thread per core spinning at normal priority until dropped: a machine busy with a build.
@@ -101,9 +107,9 @@ impl Drop for BusyCores {
 
 #[test]
 fn own_history_replays_as_turns_and_undoes_to_git_trees() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _alone = machine::exclusive();
     let checkout = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let Some(head) = available(replay::git::head_of_full_history(checkout)) else {
+    let Some(head) = available(git::head_of_full_history(checkout)) else {
         return;
     };
     replay(checkout, &head, plan("filewatchd"));

@@ -1,8 +1,6 @@
 //! Start-up after a crash: offline changes are reconciled, one daemon per workspace.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::os::fd::AsRawFd;
 
 #[test]

@@ -3,11 +3,9 @@
 //! retained boundary stays exactly restorable, an expired one is refused with 410 `expired`,
 //! and whatever a pending redo needs is kept.
 
-mod common;
-
 use std::collections::{BTreeMap, BTreeSet};
 
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 const TURNS: usize = 8;

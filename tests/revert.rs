@@ -3,9 +3,7 @@
 //! restricted to that path, with the rollback's conflict checks and answer, that `redo` takes
 //! back exactly; a dry run changes nothing.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 fn revert(daemon: &Daemon, turn: u64, body: Value) -> (u16, Value) {

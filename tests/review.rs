@@ -2,9 +2,7 @@
 //! mark a turn or one file of it reviewed; the turn's answer, its changes and the timeline say
 //! so; `?unreviewed=true` lists only the turns not reviewed; `--undo` takes a mark away.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 fn mark(daemon: &Daemon, turn: u64, body: Value) -> (u16, Value) {

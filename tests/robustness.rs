@@ -1,8 +1,6 @@
 //! Files that vanish, cannot be read, or are not files at all do not stop capture.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 #[test]
 fn files_deleted_right_after_writing_do_not_stop_capture() {

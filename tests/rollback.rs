@@ -4,9 +4,7 @@
 //! byte are in rollback_exact.rs, the undo/redo chain and the request's options in
 //! undo_redo.rs.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 fn start_turn_with_ref(daemon: &Daemon, session: &str, turn_ref: &str) -> Value {

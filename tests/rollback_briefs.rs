@@ -4,9 +4,7 @@
 //! added, modified, deleted, skipped and kept), and stay the same after a redo, after retention
 //! and after a restart that finds an index from before briefs were kept.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 /// What the listing must say of a rollback, from the answer the request got.

@@ -3,11 +3,9 @@
 //! they are, `force` rolls them back with what they held kept in history. The seed scenarios
 //! C1-C4 in our terms, over HTTP and through the CLI (exit 3 when refused).
 
-mod common;
-
 use std::process::Output;
 
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 /// Three files a turn edits, then the user edits one of them between turns.

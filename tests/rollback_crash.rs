@@ -8,12 +8,10 @@
 //! it parked, then kills it. Every K from 0 to the rollback's last change is run, each in its
 //! own workspace; the failures of all of them are listed together.
 
-mod common;
-
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 const PAUSED: &str = "FILEWATCHD_TEST_PAUSE_AFTER reached";

@@ -6,12 +6,10 @@
 //! version, the retry of the same request (its `op_id`) answers the finished rollback, and
 //! the session's next redo and undo meet no conflict.
 
-mod common;
-
 use std::path::PathBuf;
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 const DEADLINE: Duration = Duration::from_secs(60);

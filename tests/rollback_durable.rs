@@ -4,9 +4,7 @@
 //! workspace, which that `syncfs` does not cover, and its directory, by an `fsync` of their
 //! own. (The sync failing: `rollback_faults.rs`.)
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 #[test]

@@ -3,9 +3,7 @@
 //! and a redo gives back the turn's tree exactly; also files swapped with directories,
 //! directories an undo re-created, and more files than the daemon may hold open.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 fn prepare_bash_tree(ws: &Workspace) {

@@ -5,11 +5,9 @@
 //! back. "done" is what the disk says. A write racing the final rename survives. Temp files
 //! never leak, and a user's file that looks like one is never removed.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 /// A workspace whose turn 1 edited three files, deleted one and created one: its undo

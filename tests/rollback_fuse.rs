@@ -4,11 +4,9 @@
 //! Where LazyFS cannot be built or mounted the test says why and skips; under CI=true a skip
 //! is a failure.
 
-mod common;
-
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 fn read(path: &Path) -> Option<Vec<u8>> {

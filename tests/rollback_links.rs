@@ -2,12 +2,10 @@
 //! hard link to a file outside it (`ln -f /outside/victim.sh m.sh`, same content) is
 //! restored by a new file renamed in, and the outside file keeps its bits.
 
-mod common;
-
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 fn mode_of(path: &Path) -> u32 {

@@ -3,13 +3,11 @@
 //! reach `.git/` are refused; unknown sessions and turns, open turns and exhausted chains get
 //! their error codes and change nothing.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
+use crate::common::*;
 use Op::{Redo, Rollback, Undo};
 use Refusal::{Error, Status};
-use common::*;
 use serde_json::{Value, json};
 
 /// A directory outside the root, full of files whose names match the workspace's `d/`.

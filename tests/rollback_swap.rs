@@ -4,12 +4,10 @@
 //! put back, the failed rollback stays in `failed_rollbacks`, and the next start finishes it
 //! once the directory is back.
 
-mod common;
-
 use std::path::Path;
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 const FILES: usize = 10;

@@ -4,11 +4,9 @@
 //! --root DIR` stops it, and `forget` then deletes its history; from a shell still in the
 //! removed directory too.
 
-mod common;
-
 use std::process::Output;
 
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 /// `filewatchd ARGS` run from the workspace's home (the root is gone).

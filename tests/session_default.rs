@@ -2,12 +2,10 @@
 //! said in one line on stderr; a unique prefix or `last` names one; `$FILEWATCHD_SESSION`
 //! wins; `sessions` shows each one's agent and first prompt.
 
-mod common;
-
 use std::io::Write;
 use std::process::{Output, Stdio};
 
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 const ALPHA: &str = "3f2a1c9d-aaaa-4000-8000-000000000001";

@@ -3,9 +3,7 @@
 //! nothing, `skip` leaves those paths as they are, `force` rolls them back and keeps what they
 //! held in history. `GET /v1/sessions` and `filewatchd sessions` list the sessions.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 /// The versions of a history answer made by `session`'s turn `turn`.

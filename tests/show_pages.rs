@@ -2,9 +2,7 @@
 //! client reads 10 MiB at most): the CLI reads them page by page and shows every one, and a
 //! file whose diff alone is past the limit is said to be, not reported as "not JSON".
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 /// Files of the turn, each with a diff of about 300 KiB: together past the 10 MiB limit.

@@ -5,9 +5,7 @@
 //! that cannot be opened says which step failed, and the log says the system call, file and
 //! error.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 use std::time::Duration;
 

@@ -2,9 +2,7 @@
 //! collection read one row instead of summing every blob. It follows every blob written and
 //! collected, and a start finds and corrects a counter that drifted from the rows.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::time::Duration;
 
 use rusqlite::Connection;

@@ -4,11 +4,9 @@
 //! makes a link, C1 CSI, a bidi override) and none of it comes out as control bytes: each is
 //! shown escaped (`\u{1b}`). `--json` stays JSON.
 
-mod common;
-
 use std::process::Output;
 
-use common::*;
+use crate::common::*;
 
 /// OSC 0 (title) ending in BEL, CSI 2J, an OSC 8 hyperlink, C1 CSI, and U+202E (no `/`, so
 /// it can be a file name, and no `\`, so it can be typed as one).

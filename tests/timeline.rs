@@ -2,11 +2,9 @@
 //! rollbacks, time rollbacks and restores in time order, mark undone turns, page, and print
 //! one line per entry; `turn end` prints one line; `show` groups many paths.
 
-mod common;
-
 use std::process::{Command, Stdio};
 
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 fn text(bytes: &[u8]) -> String {

@@ -1,8 +1,6 @@
 //! G9: a file over `max_file_size` is recorded by size and hash only, and says so.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 #[test]
 fn file_over_max_file_size_is_marked_too_large() {

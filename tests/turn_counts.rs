@@ -5,12 +5,10 @@
 //! Each ended turn's row in the index is compared too, so the listing cannot pass by computing
 //! everything on read.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 /// Each session's turns: the listing's counts and each turn's own (computed) counts.

@@ -2,11 +2,9 @@
 //! cookie session, the CSRF token and Origin a change from the page needs, and the headers of
 //! every `/ui` answer. Real daemon, raw HTTP over loopback.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 /// A login code from `POST /v1/ui/login`, and the link it came in.

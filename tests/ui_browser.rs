@@ -5,12 +5,10 @@
 //! Chromium or tests/ui/node_modules is missing (`.ci/run` installs both; under `CI=true` that
 //! is a failure).
 
-mod common;
-
 use std::path::Path;
 use std::process::Command;
 
-use common::*;
+use crate::common::*;
 
 /// The Chromium to drive, if the machine has one.
 fn chromium() -> Option<String> {

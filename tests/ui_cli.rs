@@ -1,8 +1,6 @@
 //! `filewatchd ui`: the real binary asks the daemon for a one-time login link.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 #[test]
 fn print_url_prints_one_link_that_logs_in_once() {

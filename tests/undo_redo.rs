@@ -2,9 +2,7 @@
 //! new turn ends the redo chain) and the options of a rollback request: a repeated `op_id`
 //! applies once, `paths` restricts it, and the CLI's `rollback`, `undo` and `redo`.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 // ---------------------------------------------------------------------------------------------

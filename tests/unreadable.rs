@@ -6,11 +6,9 @@
 //! directory it owns; a file of mode 000, and one of root's with mode 0600, are what it cannot
 //! read. Skipped where the test does not run as root or `setpriv` is missing.
 
-mod common;
-
 use std::process::Command;
 
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 const AS_NOBODY: &[&str] = &["--reuid=nobody", "--regid=nogroup", "--clear-groups"];

@@ -3,9 +3,7 @@
 //! every rollback leaves a path alone at a moment it was untracked: turn boundaries, time
 //! rollbacks, one-path restores.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 /// A file an ignore rule hid at T and that came into view later is not deleted by a rollback

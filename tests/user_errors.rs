@@ -2,9 +2,7 @@
 //! one line, not the OS error twice; a refused rollback, an unknown session or a bad ignore
 //! line is INFO in the daemon's log, WARN and ERROR being kept for faults.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 #[test]
 fn a_users_mistakes_are_info_not_warn_in_the_daemons_log() {

@@ -3,13 +3,11 @@
 //! `POST /v1/verify`) and in the background once the workspace is quiet, and attributes them
 //! by the time the file changed.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 /// Opens the file read-write, maps it shared, overwrites its first bytes through the mapping,

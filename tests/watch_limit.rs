@@ -4,9 +4,7 @@
 //! namespace of the daemon's own (`user.max_inotify_watches` counts per namespace), so the rest
 //! of the machine keeps its limit; the test skips where that cannot be done.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 const DIRS: usize = 500;

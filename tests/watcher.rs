@@ -1,8 +1,6 @@
 //! What the watcher registers: no access events, no watches in ignored directories.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 fn hints(daemon: &Daemon) -> u64 {
     daemon.status()["watcher"]["hints"]

@@ -4,13 +4,11 @@
 //! in `status`, keeps serving its history, and stops cleanly. A subdirectory moved out of the
 //! root stays an ordinary deletion.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 /// A directory outside the workspace's temp dir, removed when the test ends.

@@ -29,11 +29,7 @@ pub async fn blame(
     State(state): State<Arc<AppState>>,
     Query(query): Query<BlameQuery>,
 ) -> Result<Json<wire::Blame>, ApiError> {
-    let text = query
-        .path
-        .ok_or_else(|| ApiError::bad_request(ErrorCode::BadPath, "give the path as ?path="))?;
-    let path = RelPath::parse(&text)
-        .map_err(|e| ApiError::bad_request(ErrorCode::BadPath, format!("{text:?}: {e}")))?;
+    let path = super::handlers::query_path(query.path.as_deref())?;
     let at_ms = match (query.seq, query.at.as_deref()) {
         (Some(_), Some(_)) => {
             return Err(ApiError::bad_request(

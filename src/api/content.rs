@@ -10,7 +10,6 @@ use serde::Deserialize;
 use super::AppState;
 use super::error::{ApiError, ErrorCode};
 use crate::history::content::{self, ContentError, Point};
-use crate::paths::RelPath;
 use crate::sessions::turns::TurnSelector;
 
 #[derive(Debug, Deserialize)]
@@ -29,12 +28,7 @@ pub async fn content(
     State(state): State<Arc<AppState>>,
     Query(query): Query<ContentQuery>,
 ) -> Result<Response, ApiError> {
-    let text = query
-        .path
-        .clone()
-        .ok_or_else(|| ApiError::bad_request(ErrorCode::BadPath, "give the path as ?path="))?;
-    let path = RelPath::parse(&text)
-        .map_err(|e| ApiError::bad_request(ErrorCode::BadPath, format!("{text:?}: {e}")))?;
+    let path = super::handlers::query_path(query.path.as_deref())?;
     // A sequence number or a turn's start names a state that is already recorded; the latest,
     // a time or a turn's end may still be catching up with writes just made.
     if query.seq.is_none() && query.before.is_none() {

@@ -13,9 +13,7 @@ use super::error::{ApiError, ErrorCode};
 use super::{AppState, render};
 use crate::capture::verify::VerifyError;
 use crate::engine::Command;
-use crate::history;
 use crate::paths::RelPath;
-use crate::sessions;
 use crate::sessions::turns::{self, TurnMarker, TurnSelector};
 use crate::store::{briefs, journal};
 use crate::wire::listing::{Listing, RollbackSummary};
@@ -24,6 +22,7 @@ use crate::wire::session::{Forked, Sessions};
 use crate::wire::status::{FailedRollback, Filesystem, OpenTurn, Recovery, Status};
 use crate::wire::turn::TurnStarted;
 use crate::wire::upkeep::{GcReport, Verified};
+use crate::{history, sessions};
 
 type TurnAnswer = Result<Json<crate::wire::turn::Turn>, ApiError>;
 
@@ -313,6 +312,12 @@ pub async fn list_sessions(State(state): State<Arc<AppState>>) -> Result<Json<Se
         .await
 }
 
+/// A query's `?path=`, parsed: missing or not a workspace path, a `bad_path`.
+pub fn query_path(text: Option<&str>) -> Result<RelPath, ApiError> {
+    let text = text.ok_or_else(|| ApiError::bad_request(ErrorCode::BadPath, "give the path as ?path="))?;
+    RelPath::parse(text).map_err(|e| ApiError::bad_request(ErrorCode::BadPath, format!("{text:?}: {e}")))
+}
+
 #[derive(Debug, Deserialize)]
 pub struct HistoryQuery {
     path: Option<String>,
@@ -322,11 +327,7 @@ pub async fn history(
     State(state): State<Arc<AppState>>,
     Query(query): Query<HistoryQuery>,
 ) -> Result<Json<crate::wire::history::History>, ApiError> {
-    let text = query
-        .path
-        .ok_or_else(|| ApiError::bad_request(ErrorCode::BadPath, "give the path as ?path="))?;
-    let path = RelPath::parse(&text)
-        .map_err(|e| ApiError::bad_request(ErrorCode::BadPath, format!("{text:?}: {e}")))?;
+    let path = query_path(query.path.as_deref())?;
     synced(&state).await?;
     let asked = path.clone();
     let versions = state

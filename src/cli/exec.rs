@@ -183,20 +183,15 @@ fn start_turn(args: &ServeArgs, session: &str, label: &str) -> anyhow::Result<(C
 
 /// The command line as a shell would read it back: each word quoted where it needs it.
 fn command_line(words: &[OsString]) -> String {
-    let line: Vec<String> = words.iter().map(|w| shell_word(&w.to_string_lossy())).collect();
+    let line: Vec<String> = words
+        .iter()
+        .map(|w| escape::shell_word(&w.to_string_lossy(), "/._-+:@=,%^"))
+        .collect();
     let line = line.join(" ");
     match line.char_indices().nth(LABEL_MAX) {
         Some((cut, _)) => format!("{}…", &line[..cut]),
         None => line,
     }
-}
-
-fn shell_word(word: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:@=,%^".contains(c);
-    if !word.is_empty() && word.chars().all(plain) {
-        return word.to_string();
-    }
-    format!("'{}'", word.replace('\'', "'\\''"))
 }
 
 /// "filewatchd: turn 3 of s: +2 ~5 -1, 8 paths (undo: filewatchd undo --session s)".

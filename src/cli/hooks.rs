@@ -7,9 +7,8 @@ use anyhow::Context;
 
 use super::args::{HookCmd, HookManage, InstallArgs};
 use super::flags::ServeArgs;
-use crate::hook::Agent;
 use crate::hook::install::{self, AgentDirs, Backups, Invocation, Report, Scope, Target};
-use crate::hook::run;
+use crate::hook::{Agent, run};
 use crate::state;
 
 pub fn hook(args: &ServeArgs, cmd: HookCmd) -> anyhow::Result<ExitCode> {

@@ -6,8 +6,7 @@ use super::escape;
 use super::style::{self, Paint};
 
 use crate::history::ChangeKind;
-use crate::model::answer::TargetTo;
-use crate::model::answer::{ActionLine, ActionStatus, PathLine};
+use crate::model::answer::{ActionLine, ActionStatus, PathLine, TargetTo};
 use crate::model::{Decided, Kind};
 use crate::store::journal::Status;
 use crate::wire::history::{History, Version};

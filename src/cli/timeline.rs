@@ -5,10 +5,8 @@ use clap::Args;
 use std::fmt::Write;
 
 use super::flags::{JsonFlag, ServeArgs, SessionArg, valid_duration, valid_time};
-use super::localtime;
-use super::session;
 use super::style::{self, Paint, paint};
-use super::{Client, Hint, encode, escape, pager, print};
+use super::{Client, Hint, encode, escape, localtime, pager, print, session};
 use crate::history::ChangeKind;
 use crate::model::Kind;
 use crate::model::answer::{Action, ActionStatus, RollbackCounts, TargetTo};

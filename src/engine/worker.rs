@@ -28,9 +28,7 @@ use crate::refusal::Refusal;
 use crate::sessions::turns;
 use crate::store::db::{IntegrityCheck, without_sync};
 use crate::store::fault::StorageFault;
-use crate::store::owners;
-use crate::store::sql;
-use crate::store::{journal, unjournaled};
+use crate::store::{journal, owners, sql, unjournaled};
 use crate::watch::filter::IgnoreRules;
 
 /// How long a burst of hints runs before the worker takes it (see `take_burst`); a turn

@@ -10,8 +10,7 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
 use rustix::io::Errno;
 
-use crate::model::Hash;
-use crate::model::{Content, FileState, StatKey, State, permission_bits};
+use crate::model::{Content, FileState, Hash, StatKey, State, permission_bits};
 use crate::paths::RelPath;
 use crate::store::blobs::{BlobDir, NewBlob};
 

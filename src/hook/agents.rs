@@ -95,10 +95,6 @@ pub fn ancestors() -> Vec<Process> {
     chain
 }
 
-fn is_wrapper(process: &Process) -> bool {
-    WRAPPERS.contains(&process.comm.as_str())
-}
-
 /// What a record says.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct AgentRecord {
@@ -120,7 +116,9 @@ pub struct SeenSession {
 
 /// The agent process this one runs for: its nearest ancestor that is not a wrapper.
 fn agent_process() -> Option<Process> {
-    ancestors().into_iter().find(|p| !is_wrapper(p))
+    ancestors()
+        .into_iter()
+        .find(|p| !WRAPPERS.contains(&p.comm.as_str()))
 }
 
 /// Notes that the agent process running this hook reported `session`. Best effort: a hook
@@ -147,11 +145,7 @@ fn write_record(
         return Ok(());
     }
     let dir = state_dir.join(AGENTS_DIR);
-    if let Err(err) = std::fs::create_dir(&dir)
-        && err.kind() != std::io::ErrorKind::AlreadyExists
-    {
-        return Err(err);
-    }
+    std::fs::create_dir_all(&dir)?;
     // Hooks of one agent process can run at once (opencode's): one writer at a time, or one
     // would write back a record without the other's session.
     let held = locked(&dir)?;
@@ -164,13 +158,11 @@ fn write_record(
         sessions: Vec::new(),
     });
     record.sessions.retain(|s| s.session != session);
-    record.sessions.insert(
-        0,
-        SeenSession {
-            session: session.to_string(),
-            seen_ms: now_ms,
-        },
-    );
+    let seen = SeenSession {
+        session: session.to_string(),
+        seen_ms: now_ms,
+    };
+    record.sessions.insert(0, seen);
     record.sessions.truncate(SESSIONS_KEPT);
     let temp = dir.join(format!(".{}.{}.tmp", process.record_name(), std::process::id()));
     std::fs::write(&temp, serde_json::to_vec(&record)?)?;

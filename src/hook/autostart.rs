@@ -11,7 +11,9 @@
 //! directory, `/` or holds the home directory (`lifecycle::guard`), or for one that is not a
 //! project of the user's (`lifecycle::is_users_project`: a payload's `cwd` of `/etc`).
 
+use std::fmt::Display;
 use std::path::{Path, PathBuf};
+use std::process::ExitStatus;
 use std::time::Instant;
 
 use super::events::{Action, Agent, HookEvent};
@@ -54,7 +56,10 @@ pub fn reach(
     if let Some(reached) = reach_running(&loc, agent, event, until)? {
         return Ok(reached);
     }
-    if !opens_a_turn(&event.action) {
+    if !matches!(
+        event.action,
+        Action::StartTurn { .. } | Action::CompleteAndContinue { .. }
+    ) {
         return Err(format!(
             "no filewatchd is running for {}: start it with `filewatchd start`",
             loc.root.display()
@@ -128,21 +133,11 @@ pub fn start_early(
     let (root, pid, log) = (loc.root.display(), spawned.pid(), spawned.log.clone());
     let log = log.display();
     match spawned.wait(&loc, until, |running| !matches!(running, Running::Stopped)) {
-        Waited::Exited { status, log_tail } => {
-            let why = log_tail.last().cloned().unwrap_or_else(|| status.to_string());
-            Err(format!("filewatchd for {root} did not start: {why} (log {log})"))
-        }
+        Waited::Exited { status, log_tail } => Err(did_not_start(&loc, &status, &log_tail, &log)),
         _ => Ok(Some(format!(
             "started filewatchd for {root} (pid {pid}, log {log}): it indexes the workspace while you type"
         ))),
     }
-}
-
-fn opens_a_turn(action: &Action) -> bool {
-    matches!(
-        action,
-        Action::StartTurn { .. } | Action::CompleteAndContinue { .. }
-    )
 }
 
 /// For a client that needs answers, not a queue (`filewatchd mcp`): the daemon of the
@@ -172,14 +167,17 @@ pub fn answering(loc: &Located, until: Instant) -> Result<(Client, PathBuf), Str
             loc.root.display(),
             spawned.pid()
         )),
-        Waited::Exited { status, log_tail } => {
-            let why = log_tail.last().cloned().unwrap_or_else(|| status.to_string());
-            Err(format!(
-                "filewatchd for {} did not start: {why} (log {log})",
-                loc.root.display()
-            ))
-        }
+        Waited::Exited { status, log_tail } => Err(did_not_start(loc, &status, &log_tail, &log)),
     }
+}
+
+/// The daemon it started exited: the last line of its log says why.
+fn did_not_start(loc: &Located, status: &ExitStatus, log_tail: &[String], log: &impl Display) -> String {
+    let why = log_tail.last().cloned().unwrap_or_else(|| status.to_string());
+    format!(
+        "filewatchd for {} did not start: {why} (log {log})",
+        loc.root.display()
+    )
 }
 
 fn client_at(loc: &Located) -> Result<(Client, PathBuf), String> {
@@ -333,8 +331,7 @@ fn said_of(
     waited: Waited,
     queued: &[PathBuf],
 ) -> Result<Reached, String> {
-    let (root, pid) = (loc.root.display(), spawned.pid());
-    let log = spawned.log.display();
+    let (root, pid, log) = (loc.root.display(), spawned.pid(), spawned.log.display());
     let note = match waited {
         Waited::Ready(_) => format!("started filewatchd for {root} (pid {pid}, log {log})"),
         Waited::Pending => format!(
@@ -345,8 +342,7 @@ fn said_of(
                 return Ok(Reached::Queued { note: None });
             }
             queue::remove(queued);
-            let why = log_tail.last().cloned().unwrap_or_else(|| status.to_string());
-            return Err(format!("filewatchd for {root} did not start: {why} (log {log})"));
+            return Err(did_not_start(loc, &status, &log_tail, &log));
         }
     };
     Ok(Reached::Queued { note: Some(note) })

@@ -162,13 +162,13 @@ fn codex(p: &Hook) -> Result<HookEvent, HookError> {
 /// of the thread so far (a resumed thread repeats the earlier ones): the turn's own prompt is
 /// the last.
 fn codex_notify(p: &CodexNotify) -> Result<HookEvent, HookError> {
-    if p.kind.as_ref().and_then(Value::as_str) != Some("agent-turn-complete") {
-        return event(&p.thread_id, "thread-id", &p.cwd, Action::Nothing);
-    }
     let prompt = p.input_messages.iter().rev().find_map(Value::as_str);
-    let action = Action::CompleteAndContinue {
-        label: label(prompt.map(str::to_string)),
-        next_ref: None,
+    let action = match p.kind.as_ref().and_then(Value::as_str) {
+        Some("agent-turn-complete") => Action::CompleteAndContinue {
+            label: label(prompt.map(str::to_string)),
+            next_ref: None,
+        },
+        _ => Action::Nothing,
     };
     event(&p.thread_id, "thread-id", &p.cwd, action)
 }
@@ -176,26 +176,9 @@ fn codex_notify(p: &CodexNotify) -> Result<HookEvent, HookError> {
 /// The envelope of integrations/opencode/filewatchd.js: `{directory, event}` from the `event`
 /// hook, `{hook: "chat.message", directory, input, output}` from `chat.message` [O-plg, O-sdk].
 fn opencode(p: &Opencode) -> Result<HookEvent, HookError> {
-    let cwd = p.directory.0.clone().map(PathBuf::from);
-    let in_session = |action: Action| {
-        let session = p
-            .input
-            .session_id
-            .as_deref()
-            .ok_or(HookError::Missing("input.sessionID"))?;
-        Ok(HookEvent {
-            session: session_name(session),
-            cwd: cwd.clone(),
-            action,
-        })
-    };
-    match p.hook.as_deref() {
-        Some("tool.execute.before") => {
-            return in_session(Action::ToolCall(tool_events::opencode(p, CallPhase::Start)));
-        }
-        Some("tool.execute.after") => {
-            return in_session(Action::ToolCall(tool_events::opencode(p, CallPhase::End)));
-        }
+    let hook = match p.hook.as_deref() {
+        Some("tool.execute.before") => Some(Action::ToolCall(tool_events::opencode(p, CallPhase::Start))),
+        Some("tool.execute.after") => Some(Action::ToolCall(tool_events::opencode(p, CallPhase::End))),
         Some("chat.message") => {
             let texts = p
                 .output
@@ -203,9 +186,12 @@ fn opencode(p: &Opencode) -> Result<HookEvent, HookError> {
                 .iter()
                 .filter(|part| part.kind.as_deref() == Some("text"));
             let prompt: Vec<&str> = texts.filter_map(|part| part.text.as_deref()).collect();
-            return in_session(start(&Loose(Some(prompt.join("\n"))), None));
+            Some(start(&Loose(Some(prompt.join("\n"))), None))
         }
-        _ => {}
+        _ => None,
+    };
+    if let Some(action) = hook {
+        return event(&p.input.session_id, "input.sessionID", &p.directory, action);
     }
     let props = &p.event.properties;
     let (session, action) = match p.event.kind.as_deref() {
@@ -231,7 +217,7 @@ fn opencode(p: &Opencode) -> Result<HookEvent, HookError> {
     };
     Ok(HookEvent {
         session: session_name(session),
-        cwd,
+        cwd: p.directory.0.clone().map(PathBuf::from),
         action,
     })
 }

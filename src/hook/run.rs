@@ -29,18 +29,15 @@ const PAYLOAD_MAX: u64 = 64 * 1024 * 1024;
 /// Runs one hook event. `args` are the arguments after the agent's name (Codex `notify`
 /// appends its JSON there).
 pub fn run(agent: Agent, args: &[String], state_dir: Option<&Path>) -> ExitCode {
-    match handle(agent, args, state_dir) {
-        Ok(None) => {}
-        Ok(Some(note)) => eprintln!(
-            "filewatchd hook {}: {}",
-            agent.name(),
-            escape::text(&one_line(&note))
-        ),
-        Err(message) => eprintln!(
-            "filewatchd hook {}: {} (the agent goes on; this turn is not recorded)",
-            agent.name(),
-            escape::text(&one_line(&message))
-        ),
+    let said = match handle(agent, args, state_dir) {
+        Ok(note) => note.map(|note| one_line(&note)),
+        Err(message) => Some(format!(
+            "{} (the agent goes on; this turn is not recorded)",
+            one_line(&message)
+        )),
+    };
+    if let Some(said) = said {
+        eprintln!("filewatchd hook {}: {}", agent.name(), escape::text(&said));
     }
     ExitCode::SUCCESS
 }
@@ -105,28 +102,20 @@ fn read_payload(args: &[String]) -> Result<Value, String> {
 
 fn apply(client: &Client, agent: Agent, event: &HookEvent) -> anyhow::Result<()> {
     let session = &event.session;
+    let start = |label: &Option<String>, turn_ref: &Option<String>| {
+        let body = TurnStart {
+            label: label.clone(),
+            turn_ref: turn_ref.clone(),
+            agent: Some(agent.name().to_string()),
+        };
+        client.post_as::<IgnoredAny>(&format!("/v1/sessions/{session}/turns"), &body)
+    };
     match &event.action {
-        Action::StartTurn { label, turn_ref } => {
-            client.post_as::<IgnoredAny>(
-                &format!("/v1/sessions/{session}/turns"),
-                &TurnStart {
-                    label: label.clone(),
-                    turn_ref: turn_ref.clone(),
-                    agent: Some(agent.name().to_string()),
-                },
-            )?;
-        }
+        Action::StartTurn { label, turn_ref } => drop(start(label, turn_ref)?),
         Action::EndTurn | Action::CloseStale => end_open_turn(client, session, None)?,
         Action::CompleteAndContinue { label, next_ref } => {
             end_open_turn(client, session, label.as_deref())?;
-            client.post_as::<IgnoredAny>(
-                &format!("/v1/sessions/{session}/turns"),
-                &TurnStart {
-                    turn_ref: next_ref.clone(),
-                    agent: Some(agent.name().to_string()),
-                    label: None,
-                },
-            )?;
+            start(&None, next_ref)?;
         }
         Action::StartDaemon | Action::ToolCall(_) | Action::Nothing => {}
     }

@@ -77,17 +77,15 @@ fn allows_rollback(options: &Options) -> bool {
             return false;
         }
     };
-    match Config::load(&loc.root, None) {
-        Ok(config) => config.mcp_allow_rollback,
-        Err(err) => {
+    Config::load(&loc.root, None).map_or_else(
+        |err| {
             let err = format!("{err:#}");
-            eprintln!(
-                "filewatchd mcp: {}; the rollback tools stay off",
-                crate::escape::text(&err)
-            );
+            let err = crate::escape::text(&err);
+            eprintln!("filewatchd mcp: {err}; the rollback tools stay off");
             false
-        }
-    }
+        },
+        |config| config.mcp_allow_rollback,
+    )
 }
 
 const INSTRUCTIONS: &str = "filewatchd records every change to this workspace, whoever makes it (your edits, your shell commands' side effects, the user), by turn. Call turn_changes to see what your current turn changed so far, turns for this session's turns, file_history/blame/diff_since for one file or the workspace, preview_undo/preview_rollback before proposing to take changes back.";

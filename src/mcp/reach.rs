@@ -53,7 +53,7 @@ impl Daemon {
             result
         })
         .await
-        .map_err(|e| Failure::internal(format!("a tool call failed: {e}")))?
+        .map_err(|e| Failure::Internal(format!("a tool call failed: {e}")))?
     }
 
     fn reach(&self) -> Result<Arc<Reached>, Failure> {
@@ -75,16 +75,15 @@ impl Daemon {
 
     fn connect(&self) -> Result<Reached, Failure> {
         let (root, state_dir) = (self.options.root.as_deref(), self.options.state_dir.as_deref());
+        let no_daemon = |e: anyhow::Error| Failure::NoDaemon(format!("{e:#}"));
         if autostart::env_points_elsewhere() {
-            let client =
-                Client::discover(root, state_dir).map_err(|e| Failure::NoDaemon(format!("{e:#}")))?;
+            let client = Client::discover(root, state_dir).map_err(no_daemon)?;
             return Ok(Reached {
                 client,
                 state_dir: None,
             });
         }
-        let loc =
-            lifecycle::locate(root, state_dir, None).map_err(|e| Failure::NoDaemon(format!("{e:#}")))?;
+        let loc = lifecycle::locate(root, state_dir, None).map_err(no_daemon)?;
         let (client, state_dir) =
             autostart::answering(&loc, Instant::now() + START_WAIT).map_err(Failure::NoDaemon)?;
         Ok(Reached {
@@ -115,27 +114,21 @@ impl Failure {
         if err.downcast_ref::<NoDaemon>().is_some() {
             return Self::NoDaemon(format!("{err:#}"));
         }
-        if exceeds_limit(&err) {
+        // The answer's body was past the client's limit (`client::ANSWER_LIMIT`).
+        if err.downcast_ref::<crate::client::TooLarge>().is_some() {
             return Self::TooLarge(format!(
                 "the daemon's answer is too large for one tool answer ({err:#}): ask for less"
             ));
         }
         match err.downcast::<crate::client::ApiFailure>() {
             Ok(mut failure) => {
-                failure.message = in_tool_words(&failure.message);
+                // The API's messages name CLI commands where the agent has a tool for the same.
+                failure.message = failure
+                    .message
+                    .replace("`filewatchd history PATH` lists", "the file_history tool lists");
                 Self::Api(Box::new(failure))
             }
-            Err(err) => Self::internal(format!("{err:#}")),
+            Err(err) => Self::Internal(format!("{err:#}")),
         }
     }
-}
-
-/// The answer's body was past the client's limit (`client::ANSWER_LIMIT`).
-fn exceeds_limit(err: &anyhow::Error) -> bool {
-    err.downcast_ref::<crate::client::TooLarge>().is_some()
-}
-
-/// The API's messages name CLI commands where the agent has a tool for the same.
-fn in_tool_words(message: &str) -> String {
-    message.replace("`filewatchd history PATH` lists", "the file_history tool lists")
 }

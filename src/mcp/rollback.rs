@@ -13,11 +13,11 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::Server;
-use super::args::Parameters;
-use super::args::TurnArg;
+use super::args::{Parameters, TurnArg};
 use super::reach::Reached;
 use super::session::Resolved;
 use super::shape::{self, ActionItem, Failure, Summary, page};
+use crate::escape::shell_word;
 use crate::model::answer::{Actor, Outcome};
 use crate::restore::Boundary;
 use crate::sessions::turns::TurnSelector;
@@ -101,25 +101,8 @@ impl Server {
     ) -> Result<String, String> {
         let args = args?;
         let allow = self.allow_rollback;
-        let body = Rollback {
-            dry_run: true,
-            diff: args.diff,
-            ..Rollback::default()
-        };
         self.in_session(args.session, &ctx, move |daemon, s| {
-            let path = s.url("undo");
-            let command = format!("filewatchd undo --session {}", s.name);
-            preview(
-                daemon,
-                s,
-                &path,
-                &body,
-                Next {
-                    allow,
-                    tool: "undo",
-                    command,
-                },
-            )
+            preview(daemon, s, &undo(s, args.diff, true), allow, "undo")
         })
         .await
     }
@@ -134,21 +117,8 @@ impl Server {
     ) -> Result<String, String> {
         let args = args?;
         let allow = self.allow_rollback;
-        let body = rollback_body(&args, true);
         self.in_session(args.session.clone(), &ctx, move |daemon, s| {
-            let path = s.url("rollback");
-            let command = rollback_command(s, &args);
-            preview(
-                daemon,
-                s,
-                &path,
-                &body,
-                Next {
-                    allow,
-                    tool: "rollback",
-                    command,
-                },
-            )
+            preview(daemon, s, &rollback(s, &args, true), allow, "rollback")
         })
         .await
     }
@@ -165,14 +135,8 @@ impl Server {
         ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
         let args = args?;
-        let body = Rollback {
-            actor: Some(Actor::Mcp),
-            diff: args.diff,
-            ..Rollback::default()
-        };
         self.in_session(args.session, &ctx, move |daemon, s| {
-            let command = format!("filewatchd undo --session {}", s.name);
-            apply(daemon, &s.url("undo"), &body, &command)
+            apply(daemon, &undo(s, args.diff, false))
         })
         .await
     }
@@ -186,10 +150,8 @@ impl Server {
         ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
         let args = args?;
-        let body = rollback_body(&args, false);
         self.in_session(args.session.clone(), &ctx, move |daemon, s| {
-            let command = rollback_command(s, &args);
-            apply(daemon, &s.url("rollback"), &body, &command)
+            apply(daemon, &rollback(s, &args, false))
         })
         .await
     }
@@ -203,34 +165,47 @@ impl Server {
         ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
         let args = args?;
+        // One path back to a turn boundary: a rollback of the session restricted to it, as
+        // `filewatchd restore PATH --before N` does (the same conflict checks).
+        let args = RollbackArgs {
+            session: args.session,
+            to: args.to,
+            turn: args.turn,
+            paths: vec![args.path],
+            diff: false,
+        };
         self.in_session(args.session.clone(), &ctx, move |daemon, s| {
-            restore_file(daemon, s, &args)
+            apply(daemon, &rollback(s, &args, false))
         })
         .await
     }
 }
 
-/// Applied, it never forces: conflicts refuse it (`on_conflict` abort).
-fn rollback_body(args: &RollbackArgs, dry_run: bool) -> Rollback {
-    let turn = match &args.turn {
-        TurnArg::Number(n) => TurnSelector::Number(*n),
-        TurnArg::Ref(r) => TurnSelector::Ref(r.clone()),
-    };
-    Rollback {
-        to: Some(args.to.boundary()),
-        turn: Some(Turn::Selector(turn)),
-        dry_run,
-        paths: args.paths.clone(),
-        diff: args.diff,
-        actor: (!dry_run).then_some(Actor::Mcp),
-        ..Rollback::default()
+/// A rollback a tool asks the daemon for: the endpoint, the body, and the CLI command of the
+/// same. Applied, it never forces: conflicts refuse it (`on_conflict` abort).
+struct Ask {
+    path: String,
+    body: Rollback,
+    command: String,
+}
+
+fn undo(session: &Resolved, diff: bool, dry_run: bool) -> Ask {
+    Ask {
+        path: session.url("undo"),
+        body: Rollback {
+            dry_run,
+            diff,
+            actor: (!dry_run).then_some(Actor::Mcp),
+            ..Rollback::default()
+        },
+        command: format!("filewatchd undo --session {}", session.name),
     }
 }
 
-fn rollback_command(session: &Resolved, args: &RollbackArgs) -> String {
-    let turn = match &args.turn {
-        TurnArg::Number(n) => n.to_string(),
-        TurnArg::Ref(r) => r.clone(),
+fn rollback(session: &Resolved, args: &RollbackArgs, dry_run: bool) -> Ask {
+    let (selector, turn) = match &args.turn {
+        TurnArg::Number(n) => (TurnSelector::Number(*n), n.to_string()),
+        TurnArg::Ref(r) => (TurnSelector::Ref(r.clone()), r.clone()),
     };
     let mut command = format!(
         "filewatchd rollback --session {} --{} {turn}",
@@ -239,80 +214,66 @@ fn rollback_command(session: &Resolved, args: &RollbackArgs) -> String {
     );
     for path in &args.paths {
         command.push(' ');
-        command.push_str(&shell_word(path));
+        command.push_str(&shell_word(path, "-._/:=@%+,"));
     }
-    command
-}
-
-/// A word the shell reads back as `text`.
-fn shell_word(text: &str) -> String {
-    let plain = text
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || b"-._/:=@%+,".contains(&b));
-    if plain && !text.is_empty() {
-        text.to_string()
-    } else {
-        format!("'{}'", text.replace('\'', r"'\''"))
+    let body = Rollback {
+        to: Some(args.to.boundary()),
+        turn: Some(Turn::Selector(selector)),
+        dry_run,
+        paths: args.paths.clone(),
+        diff: args.diff,
+        actor: (!dry_run).then_some(Actor::Mcp),
+        ..Rollback::default()
+    };
+    Ask {
+        path: session.url("rollback"),
+        body,
+        command,
     }
 }
 
-/// What the agent does after a preview.
-struct Next {
-    allow: bool,
-    tool: &'static str,
-    command: String,
-}
-
-impl Next {
-    fn say(&self, conflicts: usize) -> String {
-        match (conflicts, self.allow) {
-            (0, true) => format!(
-                "call the {} tool to apply this plan (or ask the user to run `{}`)",
-                self.tool, self.command
-            ),
-            (0, false) => format!(
-                "the MCP server may not change files here: ask the user to run `{}`",
-                self.command
-            ),
-            (_, _) => format!(
-                "conflicting paths would make it refuse: tell the user about them; they decide with `{} --dry-run`, then `{} --skip-conflicts` (leave them as they are) or `{} --force`",
-                self.command, self.command, self.command
-            ),
-        }
+/// What the agent does after a preview: call `tool` when it may, else ask the user.
+fn next_step(conflicts: usize, allow: bool, tool: &str, command: &str) -> String {
+    match (conflicts, allow) {
+        (0, true) => format!("call the {tool} tool to apply this plan (or ask the user to run `{command}`)"),
+        (0, false) => format!("the MCP server may not change files here: ask the user to run `{command}`"),
+        (_, _) => format!(
+            "conflicting paths would make it refuse: tell the user about them; they decide with `{command} --dry-run`, then `{command} --skip-conflicts` (leave them as they are) or `{command} --force`"
+        ),
     }
 }
 
 fn preview(
     daemon: &Reached,
     session: &Resolved,
-    path: &str,
-    body: &Rollback,
-    next: Next,
+    ask: &Ask,
+    allow: bool,
+    tool: &str,
 ) -> Result<Value, Failure> {
-    let plan: RollbackAnswer = match daemon.post_as(path, body) {
+    let plan: RollbackAnswer = match daemon.post_as(&ask.path, &ask.body) {
         Ok(plan) => plan,
         Err(failure) if failure.api_code() == Some(ErrorCode::TurnOpen) => {
-            return Err(turn_open(failure, session, &next));
+            return Err(turn_open(failure, session, &ask.command));
         }
         Err(failure) => return Err(failure),
     };
-    let next_step = Some(next.say(plan.outcome.conflicts.len()));
+    let next_step = Some(next_step(plan.outcome.conflicts.len(), allow, tool, &ask.command));
     Ok(json!(Summary {
         next_step,
-        ..summary(plan.outcome, &next.command)
+        ..summary(plan.outcome, &ask.command)
     }))
 }
 
 /// The session's turn is open (the agent's own, mid-turn): a plan is only made once it ends.
-fn turn_open(failure: Failure, session: &Resolved, next: &Next) -> Failure {
+fn turn_open(failure: Failure, session: &Resolved, command: &str) -> Failure {
     let Failure::Api(mut api) = failure else {
         return failure;
     };
     // The API says "end it first": not the agent's to do while the user's prompt runs.
     let open = api.message.trim_end_matches(": end it first").to_string();
     api.message = format!(
-        "{open}: an undo or rollback of session {} is planned only once its turn has ended. Do not end the turn yourself: wait for it to end, or tell the user, who can run `{}` after this turn (with `--dry-run` first to see the plan)",
-        session.name, next.command
+        "{open}: an undo or rollback of session {} is planned only once its turn has ended. Do not end the turn yourself: wait for it to end, or tell the user, who can run `{command}` after this turn (with `--dry-run` first to see the plan)",
+        session.name
     );
     Failure::Api(api)
 }
@@ -348,34 +309,19 @@ fn summary(plan: Outcome, command: &str) -> Summary {
 }
 
 /// Applies (never forcing): a refusal comes back as the tool's error, with the conflicts.
-fn apply(daemon: &Reached, path: &str, body: &Rollback, command: &str) -> Result<Value, Failure> {
-    match daemon.post_as::<RollbackAnswer>(path, body) {
-        Ok(done) => Ok(json!(summary(done.outcome, command))),
+fn apply(daemon: &Reached, ask: &Ask) -> Result<Value, Failure> {
+    match daemon.post_as::<RollbackAnswer>(&ask.path, &ask.body) {
+        Ok(done) => Ok(json!(summary(done.outcome, &ask.command))),
         Err(Failure::Api(api)) if api.status == 409 && api.code == Some(ErrorCode::Conflicts) => {
             let refused: RollbackAnswer = serde_json::from_value(api.body)
-                .map_err(|e| Failure::internal(format!("the daemon's refusal is not a plan: {e}")))?;
+                .map_err(|e| Failure::Internal(format!("the daemon's refusal is not a plan: {e}")))?;
             Err(Failure::Refused(Box::new(Summary {
                 refused: Some(
                     "conflicts: nothing was changed; tell the user, who decides with the CLI (`--skip-conflicts` or `--force`)",
                 ),
-                ..summary(refused.outcome, command)
+                ..summary(refused.outcome, &ask.command)
             })))
         }
         Err(failure) => Err(failure),
     }
-}
-
-/// One path back to a turn boundary: a rollback of the session restricted to it, as
-/// `filewatchd restore PATH --before N` does (the same conflict checks).
-fn restore_file(daemon: &Reached, session: &Resolved, args: &RestoreArgs) -> Result<Value, Failure> {
-    let rollback = RollbackArgs {
-        session: None,
-        to: args.to,
-        turn: args.turn.clone(),
-        paths: vec![args.path.clone()],
-        diff: false,
-    };
-    let path = session.url("rollback");
-    let command = rollback_command(session, &rollback);
-    apply(daemon, &path, &rollback_body(&rollback, false), &command)
 }

@@ -12,6 +12,8 @@
 //! Otherwise the call fails asking for `session`, with the candidates: the server never
 //! picks silently between sessions working in parallel.
 
+use rmcp::RoleServer;
+use rmcp::service::RequestContext;
 use serde_json::{Map, Value, json};
 
 use super::reach::Reached;
@@ -48,15 +50,13 @@ pub struct Told {
 }
 
 impl Told {
-    pub fn new(
-        argument: Option<String>,
-        call: Option<&Map<String, Value>>,
-        init: Option<&Map<String, Value>>,
-    ) -> Self {
+    pub fn new(argument: Option<String>, ctx: &RequestContext<RoleServer>) -> Self {
+        let initialize = ctx.peer.peer_info();
+        let init = initialize.as_ref().and_then(|info| info.meta.as_ref());
         Self {
             argument: argument.filter(|s| !s.is_empty()),
-            call_meta: call.and_then(meta_session),
-            init_meta: init.and_then(meta_session),
+            call_meta: meta_session(&ctx.meta.0.0),
+            init_meta: init.and_then(|meta| meta_session(&meta.0.0)),
         }
     }
 }
@@ -222,11 +222,10 @@ fn only_one(sessions: &[Session]) -> Result<Resolved, Failure> {
     match (open.as_slice(), sessions) {
         ([one], _) => Ok(found(&name(one), "the only session with a turn open")),
         ([], [one]) => Ok(found(&name(one), "the workspace's only session")),
-        ([], []) => Err(Failure::Session {
-            message: "this workspace has no session yet: no agent hook has marked a turn (install them with `filewatchd hook install <agent>`), or give the session argument".into(),
-            candidates: Vec::new(),
-            total: 0,
-        }),
+        ([], []) => Err(refusal(
+            "this workspace has no session yet: no agent hook has marked a turn (install them with `filewatchd hook install <agent>`), or give the session argument".into(),
+            std::iter::empty(),
+        )),
         ([], all) => Err(ambiguous(
             format!("{} sessions and none has a turn open", all.len()),
             all.iter().rev(),
@@ -270,16 +269,12 @@ fn refusal<'a>(message: String, candidates: impl Iterator<Item = &'a Session>) -
             })
         })
         .collect();
-    let more = if total > candidates.len() {
-        format!(
-            " (the {} most recently active of {total} are listed: `filewatchd sessions` in a terminal lists them all)",
-            candidates.len()
-        )
-    } else {
-        String::new()
-    };
+    let shown = candidates.len();
+    let more = (total > shown).then(|| {
+        format!(" (the {shown} most recently active of {total} are listed: `filewatchd sessions` in a terminal lists them all)")
+    });
     Failure::Session {
-        message: format!("{message}{more}"),
+        message: format!("{message}{}", more.unwrap_or_default()),
         candidates,
         total,
     }

@@ -74,10 +74,6 @@ pub enum Failure {
 }
 
 impl Failure {
-    pub fn internal(message: String) -> Self {
-        Self::Internal(message)
-    }
-
     pub fn bad(message: impl Into<String>) -> Self {
         Self::BadArgument(message.into())
     }
@@ -105,25 +101,24 @@ impl Failure {
 
     /// The answer the agent gets: `{"error":{"code","message",...}}`.
     pub fn to_json(&self) -> Value {
-        let code = self.code();
-        let message = match self {
-            Self::Api(failure) => &failure.message,
+        let error = |message: &str| json!({"code": self.code(), "message": message});
+        match self {
+            Self::Api(failure) => json!({"error": error(&failure.message)}),
+            Self::Refused(plan) => json!({"error": error(plan.refused.unwrap_or("refused")), "plan": plan}),
+            Self::Session {
+                message,
+                candidates,
+                total,
+            } => {
+                let mut error = error(message);
+                error["candidates"] = json!(candidates);
+                error["candidates_total"] = json!(total);
+                json!({ "error": error })
+            }
             Self::NoDaemon(message)
-            | Self::Session { message, .. }
             | Self::BadArgument(message)
             | Self::TooLarge(message)
-            | Self::Internal(message) => message,
-            Self::Refused(plan) => {
-                let message = plan.refused.unwrap_or("refused");
-                return json!({"error": {"code": code, "message": message}, "plan": plan});
-            }
-        };
-        match self {
-            Self::Session {
-                candidates, total, ..
-            } => json!({"error": {"code": code, "message": message,
-                "candidates": candidates, "candidates_total": total}}),
-            _ => json!({"error": {"code": code, "message": message}}),
+            | Self::Internal(message) => json!({"error": error(message)}),
         }
     }
 }
@@ -169,14 +164,12 @@ impl ActionItem {
 
 /// A file's diff in an answer as `fit_diffs` leaves it: whole, cut (`diff_cut` says how much),
 /// or not there (`diff_omitted` says why).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Default, Serialize)]
 pub struct FileDiff {
     /// `Some(None)`: left out past the answer's total budget (`null`, beside `diff_omitted`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<Option<String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub diff_omitted: Option<Omitted>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub diff_cut: Option<String>,
 }
 

@@ -12,8 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::Server;
-use super::args::Parameters;
-use super::args::TurnArg;
+use super::args::{Parameters, TurnArg};
 use super::reach::Reached;
 use super::session::Resolved;
 use super::shape::{self, Failure, FileDiff, Omitted, finish, page};
@@ -48,12 +47,6 @@ pub struct DiffSinceArgs {
     pub limit: Option<usize>,
 }
 
-/// Where `diff_since` starts, once a turn is read as its sequence number.
-enum Since {
-    Turn { before: bool, turn: TurnArg },
-    Body(Boundary),
-}
-
 /// The boundary as the answer's `since` says it: as given, with the sequence number it
 /// splits the history at.
 #[derive(Debug, Default, Serialize)]
@@ -82,63 +75,39 @@ impl Server {
         ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
         let args = args?;
-        let since = match since_of(&args) {
-            Ok(since) => since,
-            Err(failure) => return finish(Err(failure)),
-        };
-        match since {
-            Since::Turn { before, turn } => {
-                self.in_session(args.session.clone(), &ctx, move |daemon, s| {
+        let given = [
+            args.before.is_some(),
+            args.after.is_some(),
+            args.pin.is_some(),
+            args.at.is_some(),
+            args.seq.is_some(),
+        ];
+        if given.iter().filter(|g| **g).count() != 1 {
+            return finish(Err(Failure::bad(
+                "give exactly one of before, after (a turn), pin, at (a time) or seq",
+            )));
+        }
+        let turn = args.before.clone().map(|turn| (true, turn));
+        if let Some((before, turn)) = turn.or_else(|| args.after.clone().map(|turn| (false, turn))) {
+            return self
+                .in_session(args.session.clone(), &ctx, move |daemon, s| {
                     let body = turn_boundary(daemon, s, before, &turn)?;
                     diff_since(daemon, body, &args)
                 })
-                .await
-            }
-            Since::Body(body) => finish(
-                self.daemon
-                    .ask(move |daemon| diff_since(daemon, body, &args))
-                    .await,
-            ),
+                .await;
         }
+        let body = Boundary {
+            pin: args.pin.clone(),
+            at: args.at.clone(),
+            seq: args.seq,
+            ..Boundary::default()
+        };
+        finish(
+            self.daemon
+                .ask(move |daemon| diff_since(daemon, body, &args))
+                .await,
+        )
     }
-}
-
-fn since_of(args: &DiffSinceArgs) -> Result<Since, Failure> {
-    let given = [
-        args.before.is_some(),
-        args.after.is_some(),
-        args.pin.is_some(),
-        args.at.is_some(),
-        args.seq.is_some(),
-    ];
-    if given.iter().filter(|g| **g).count() != 1 {
-        return Err(Failure::bad(
-            "give exactly one of before, after (a turn), pin, at (a time) or seq",
-        ));
-    }
-    Ok(match (&args.before, &args.after, &args.pin, &args.at, args.seq) {
-        (Some(turn), ..) => Since::Turn {
-            before: true,
-            turn: turn.clone(),
-        },
-        (_, Some(turn), ..) => Since::Turn {
-            before: false,
-            turn: turn.clone(),
-        },
-        (_, _, Some(pin), ..) => Since::Body(Boundary {
-            pin: Some(pin.clone()),
-            ..Boundary::default()
-        }),
-        (_, _, _, Some(at), _) => Since::Body(Boundary {
-            at: Some(at.clone()),
-            ..Boundary::default()
-        }),
-        (.., Some(seq)) => Since::Body(Boundary {
-            seq: Some(seq),
-            ..Boundary::default()
-        }),
-        _ => return Err(Failure::bad("give a boundary")),
-    })
 }
 
 /// A turn's boundary as the sequence number that splits the history there.
@@ -190,7 +159,7 @@ fn diff_since(daemon: &Reached, mut since: Boundary, args: &DiffSinceArgs) -> Re
         })?;
     let plan = plan.outcome;
     let changes: Vec<ChangeSince> = plan.actions.iter().map(change_since).collect();
-    let counts = counts(&plan.actions);
+    let counts = counts(&changes);
     let mut page = page(changes, args.offset, args.limit, "diff_since (same boundary)");
     let left_out = with_diff && mark_left_out(&mut page.items);
     let cut = shape::fit_diffs(page.items.iter_mut().map(|c| &mut c.diff)) || left_out;
@@ -260,24 +229,12 @@ fn mark_left_out(items: &mut [ChangeSince]) -> bool {
     any
 }
 
-fn counts(actions: &[ActionLine]) -> Counts {
-    let mut counts = Counts::default();
-    for action in actions {
-        *match action.action {
-            Action::Create => &mut counts.deleted,
-            Action::Delete | Action::RemoveDir => &mut counts.added,
-            Action::Restore | Action::SetMode | Action::Relink => &mut counts.modified,
-        } += 1;
-    }
-    counts
-}
-
-/// What a rollback's action to the boundary undoes: the change made since it.
-fn change_of(action: Action) -> &'static str {
-    match action {
-        Action::Create => "deleted",
-        Action::Delete | Action::RemoveDir => "added",
-        Action::Restore | Action::SetMode | Action::Relink => "modified",
+fn counts(changes: &[ChangeSince]) -> Counts {
+    let count = |change| changes.iter().filter(|c| c.change == change).count();
+    Counts {
+        added: count("added"),
+        modified: count("modified"),
+        deleted: count("deleted"),
     }
 }
 
@@ -286,7 +243,11 @@ fn change_since(action: &ActionLine) -> ChangeSince {
     let counted = action.lines_removed.zip(action.lines_added);
     ChangeSince {
         path: action.path.clone(),
-        change: change_of(action.action),
+        change: match action.action {
+            Action::Create => "deleted",
+            Action::Delete | Action::RemoveDir => "added",
+            Action::Restore | Action::SetMode | Action::Relink => "modified",
+        },
         kind: action.kind,
         lines_added: counted.map(|(added, _)| added),
         lines_removed: counted.map(|(_, removed)| removed),

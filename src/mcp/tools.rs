@@ -3,7 +3,6 @@
 //! capped page of the list with `more` saying how to get the rest.
 
 use rmcp::RoleServer;
-use rmcp::model::RequestMetaObject;
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
@@ -77,7 +76,7 @@ impl Server {
     where
         F: FnOnce(&Reached, &Resolved) -> Result<Value, Failure> + Send + 'static,
     {
-        let told = told(argument, ctx);
+        let told = Told::new(argument, ctx);
         let result = self
             .daemon
             .ask(move |daemon| {
@@ -85,11 +84,8 @@ impl Server {
                 let mut answer =
                     answer(daemon, &session).map_err(|failure| unknown(daemon, &session, failure))?;
                 if let Value::Object(fields) = &mut answer {
-                    let mut first = Map::new();
-                    first.insert("session".into(), json!(session.name));
-                    first.insert("session_from".into(), json!(session.from));
-                    first.extend(std::mem::take(fields));
-                    *fields = first;
+                    fields.shift_insert(0, "session".into(), json!(session.name));
+                    fields.shift_insert(1, "session_from".into(), json!(session.from));
                 }
                 Ok(answer)
             })
@@ -101,23 +97,12 @@ impl Server {
 /// The daemon has no session of that name (one the agent named, not yet seen by any hook):
 /// the refusal lists those there are.
 fn unknown(daemon: &Reached, session: &Resolved, failure: Failure) -> Failure {
-    let missing = failure.api_code() == Some(ErrorCode::NotFound)
-        && matches!(&failure, Failure::Api(api) if api.message.starts_with("no session named"));
+    let missing = matches!(&failure, Failure::Api(api)
+        if api.code == Some(ErrorCode::NotFound) && api.message.starts_with("no session named"));
     match missing.then(|| session::listed(daemon)) {
         Some(Ok(listed)) => session::no_such_session(&session.name, &listed),
         _ => failure,
     }
-}
-
-fn told(argument: Option<String>, ctx: &RequestContext<RoleServer>) -> Told {
-    let initialize = ctx.peer.peer_info();
-    let meta_of = |meta: &RequestMetaObject| -> Map<String, Value> { meta.0.0.clone() };
-    let call = meta_of(&ctx.meta);
-    let init = initialize
-        .as_ref()
-        .and_then(|info| info.meta.as_ref())
-        .map(meta_of);
-    Told::new(argument, Some(&call), init.as_ref())
 }
 
 #[tool_router(router = read_tools, vis = "pub(super)")]
@@ -131,8 +116,7 @@ impl Server {
         ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
         let args = args?;
-        let session = args.session.clone();
-        self.in_session(session, &ctx, move |daemon, s| {
+        self.in_session(args.session.clone(), &ctx, move |daemon, s| {
             changes::turn_changes(daemon, s, &args)
         })
         .await
@@ -147,9 +131,10 @@ impl Server {
         ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
         let args = args?;
-        let session = args.session.clone();
-        self.in_session(session, &ctx, move |daemon, s| turns(daemon, s, &args))
-            .await
+        self.in_session(args.session.clone(), &ctx, move |daemon, s| {
+            turns(daemon, s, &args)
+        })
+        .await
     }
 
     #[tool(
@@ -216,17 +201,13 @@ fn turn_line(entry: &TurnEntry) -> Value {
 /// `GET /v1/history`: every version, shown the latest first.
 fn file_history(daemon: &Reached, args: &PathArgs) -> Result<Value, Failure> {
     let answer: History = daemon.get_as(&format!("/v1/history?path={}", encode(&args.path)))?;
-    let mut versions = answer.versions;
-    versions.reverse();
+    let versions: Vec<&Version> = answer.versions.iter().rev().collect();
     let mut by_origin = Map::new();
     for version in &versions {
-        let count = by_origin
-            .get(version.origin.name())
-            .and_then(Value::as_u64)
-            .unwrap_or(0);
-        by_origin.insert(version.origin.name().to_string(), json!(count + 1));
+        let count = by_origin.entry(version.origin.name()).or_insert(json!(0));
+        *count = json!(count.as_u64().unwrap_or(0) + 1);
     }
-    let lines = versions.iter().map(version_line).collect();
+    let lines = versions.into_iter().map(version_line).collect();
     let call = format!("file_history (path={:?})", args.path);
     let mut page = page(lines, args.offset, args.limit, &call);
     page.fit();

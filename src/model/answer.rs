@@ -135,6 +135,7 @@ pub struct Outcome {
     pub git: Vec<GitLine>,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ActionLine {
     pub path: String,
@@ -142,11 +143,8 @@ pub struct ActionLine {
     /// The kind the path gets (for a deletion: the kind it had).
     pub kind: Kind,
     pub status: ActionStatus,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub lines_added: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub lines_removed: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
 }
 

@@ -7,15 +7,14 @@
 use rusqlite::Connection;
 
 use super::{Boundary, Operation, Request, RollbackError};
-use crate::history;
 use crate::model::answer::{Target, TargetTo};
 use crate::model::{RollbackKind, format_time};
-use crate::retention;
 use crate::sessions::Lineage;
 use crate::sessions::turns::{self, LookupError};
 use crate::store::journal::{self, RollbackRow};
 use crate::store::pins;
 use crate::store::sql::{self, TurnRow};
+use crate::{history, retention};
 
 /// A request resolved against the history.
 #[derive(Debug, Clone)]

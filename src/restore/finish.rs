@@ -11,15 +11,12 @@ use std::collections::HashMap;
 
 use rusqlite::{Connection, TransactionBehavior};
 
-use super::Workspace;
 use super::apply::{Applied, Cause, Check, Finished, execute};
 use super::journaled::to_json;
 use super::plan::{Ordered, Step};
-use super::{Effects, RollbackError};
+use super::{Effects, RollbackError, Workspace};
 use crate::fs::temp::TempNames;
-use crate::model::answer::NoteCode;
-use crate::model::answer::OnConflict;
-use crate::model::answer::{ActionStatus, Outcome, PathLine};
+use crate::model::answer::{ActionStatus, NoteCode, OnConflict, Outcome, PathLine};
 use crate::model::{FileState, StatKey, State, now_ms, now_ns, permission_bits};
 use crate::store::journal::{self, Status};
 use crate::store::sql;

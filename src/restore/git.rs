@@ -13,9 +13,7 @@ use crate::git::Repo;
 use crate::git::change::{self, Move, Recorded};
 use crate::git::write::{Moves, WriteError};
 use crate::model::Origin;
-use crate::model::answer::NoteCode;
-use crate::model::answer::OnConflict;
-use crate::model::answer::{ActionStatus, GitLine};
+use crate::model::answer::{ActionStatus, GitLine, NoteCode, OnConflict};
 use crate::paths::RelPath;
 use crate::sessions::Lineage;
 use crate::store::git::{self as rows, GitRow};
@@ -188,17 +186,7 @@ pub(super) fn apply(
     moves: &[Move],
     message: &str,
 ) -> Result<(), WriteError> {
-    let Some(repo) = Repo::at(&ws.root.path).filter(|_| !moves.is_empty()) else {
-        return Ok(());
-    };
-    let forward = Moves {
-        repo: &repo,
-        moves,
-        rollback_id: id,
-        message: format!("filewatchd: {message}"),
-    };
-    let read = |hash| crate::store::read_blob(conn, &ws.blobs, hash).map_err(|e| e.into_io());
-    let Err(err) = forward.apply(&read) else {
+    let Err(err) = write(conn, ws, id, moves, format!("filewatchd: {message}")) else {
         return Ok(());
     };
     put_back(conn, ws, id, moves);
@@ -207,20 +195,31 @@ pub(super) fn apply(
 
 /// Moves every component of `moves` that reached its goal back to where it started.
 pub(super) fn put_back(conn: &Connection, ws: &Workspace, id: i64, moves: &[Move]) {
-    let Some(repo) = Repo::at(&ws.root.path).filter(|_| !moves.is_empty()) else {
-        return;
-    };
     let reversed: Vec<Move> = moves.iter().rev().map(Move::reversed).collect();
-    let back = Moves {
-        repo: &repo,
-        moves: &reversed,
-        rollback_id: id,
-        message: "filewatchd: putting back a failed rollback".to_string(),
-    };
-    let read = |hash| crate::store::read_blob(conn, &ws.blobs, hash).map_err(|e| e.into_io());
-    if let Err(err) = back.apply(&read) {
+    let message = "filewatchd: putting back a failed rollback".to_string();
+    if let Err(err) = write(conn, ws, id, &reversed, message) {
         tracing::warn!(rollback = id, error = %err, "cannot put git back as it was");
     }
+}
+
+fn write(
+    conn: &Connection,
+    ws: &Workspace,
+    id: i64,
+    moves: &[Move],
+    message: String,
+) -> Result<(), WriteError> {
+    let Some(repo) = Repo::at(&ws.root.path).filter(|_| !moves.is_empty()) else {
+        return Ok(());
+    };
+    let moves = Moves {
+        repo: &repo,
+        moves,
+        rollback_id: id,
+        message,
+    };
+    moves.apply(&|hash| crate::store::read_blob(conn, &ws.blobs, hash).map_err(|e| e.into_io()))?;
+    Ok(())
 }
 
 /// Records the repository's state after rollback `id` moved it.

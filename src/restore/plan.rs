@@ -11,14 +11,11 @@ pub use super::steps::{Note, Ordered, Step};
 use crate::fs::feed::map_parallel;
 use crate::fs::ops::FsError;
 use crate::fs::read::{Expected, Observation, probe_expecting, unreadable_file};
-use crate::model::Hash;
-use crate::model::answer::OnConflict;
-use crate::model::answer::{Action, NoteCode};
-use crate::model::{Content, RACY_NS, StatKey, State};
+use crate::model::answer::{Action, NoteCode, OnConflict};
+use crate::model::{Content, Hash, RACY_NS, StatKey, State};
 use crate::paths::RelPath;
 use crate::sessions::Lineage;
-use crate::store::journal;
-use crate::store::{read_blob, sql};
+use crate::store::{journal, read_blob, sql};
 
 #[derive(Debug, Default)]
 pub struct Plan {

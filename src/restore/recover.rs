@@ -13,9 +13,7 @@ use super::plan::{Ordered, Step};
 use super::{Effects, RollbackError, Workspace, finish, outside};
 use crate::fs::temp::TempNames;
 use crate::model::State;
-use crate::model::answer::OnConflict;
-use crate::model::answer::Outcome;
-use crate::model::answer::{Target, TargetTo};
+use crate::model::answer::{OnConflict, Outcome, Target, TargetTo};
 use crate::store::journal::{self, RollbackRow, Status};
 
 /// Finishes every interrupted rollback, then every revert a failure left unfinished, then

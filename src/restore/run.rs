@@ -11,8 +11,7 @@ use super::{
     revert,
 };
 use crate::fs::temp::TempNames;
-use crate::model::answer::OnConflict;
-use crate::model::answer::Outcome;
+use crate::model::answer::{OnConflict, Outcome};
 use crate::model::{RollbackKind, State};
 use crate::paths::RelPath;
 use crate::store::journal::{self, Status};

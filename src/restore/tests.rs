@@ -3,8 +3,7 @@
 //! a plan (`Plan::replace_within`), and the undo stack a redo returns from.
 
 use super::plan::{Decision, Note, Plan, Step, decide};
-use crate::model::answer::OnConflict;
-use crate::model::answer::{Action, NoteCode};
+use crate::model::answer::{Action, NoteCode, OnConflict};
 use crate::model::fixtures::{file, path};
 use crate::model::{Content, FileState, Hash, RollbackKind, State};
 use crate::store::journal::{RollbackRow, Status};

@@ -152,16 +152,13 @@ pub fn set_moves(conn: &Connection, rollback_id: i64, moves: &[Move]) -> Result<
 
 /// The git moves a rollback journaled; none when it had none (or an older one's row).
 pub fn moves_of(conn: &Connection, rollback_id: i64) -> Result<Vec<Move>> {
-    let json: Option<String> = conn
+    let moves = conn
         .prepare_cached("SELECT git_moves FROM rollbacks WHERE id = ?1")?
-        .query_row([rollback_id], |r| r.get(0))
-        .optional()?
-        .flatten();
-    let Some(json) = json else {
-        return Ok(Vec::new());
-    };
-    serde_json::from_str(&json)
-        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, e.into()))
+        .query_row([rollback_id], |r| {
+            crate::store::journal::decoded(r, 0, rollback_id)
+        })
+        .optional()?;
+    Ok(moves.flatten().unwrap_or_default())
 }
 
 /// The index blobs the states name: kept by a collection as versions' blobs are.

@@ -72,7 +72,7 @@ pub type VersionWithTurn = (VersionRow, Option<TurnRow>, Option<i64>);
 /// Every version of `path`, oldest first, each with its turn and its rollback's target.
 pub fn with_turns(conn: &Connection, path: &RelPath) -> Result<Vec<VersionWithTurn>> {
     let sql = format!(
-        "SELECT v.seq, p.path, v.origin, v.turn_id, v.recorded_at, {VERSION_COLUMNS}, v.decided,
+        "SELECT v.seq, p.path, v.origin, v.recorded_at, {VERSION_COLUMNS}, v.decided,
                 t.id, t.session_id, s.name, t.number, t.ref, t.label, t.start_seq, t.end_seq,
                 t.started_at, t.ended_at, r.target_seq
          FROM paths p JOIN versions v ON v.path_id = p.id

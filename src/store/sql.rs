@@ -2,8 +2,7 @@
 
 use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
 
-use crate::model::Hash;
-use crate::model::{Content, Decided, FileState, Kind, Origin, StatKey, State};
+use crate::model::{Content, Decided, FileState, Hash, Kind, Origin, StatKey, State};
 use crate::paths::RelPath;
 use crate::store::blobs::{Codec, NewBlob};
 
@@ -26,7 +25,6 @@ pub struct VersionRow {
     pub path: RelPath,
     pub state: State,
     pub origin: Origin,
-    pub turn_id: Option<i64>,
     pub recorded_at: i64,
     /// How its owner was decided (schema 17 on).
     pub decided: Option<Decided>,
@@ -68,8 +66,8 @@ pub(crate) const VERSION_COLUMNS: &str =
 /// How many columns `VERSION_COLUMNS` is.
 pub(crate) const VERSION_COLUMN_COUNT: usize = 7;
 /// The first column after those `version_from_row` reads: `v.seq, p.path, v.origin,
-/// v.turn_id, v.recorded_at`, the version columns, `v.decided`.
-pub(crate) const AFTER_VERSION_ROW: usize = 6 + VERSION_COLUMN_COUNT;
+/// v.recorded_at`, the version columns, `v.decided`.
+pub(crate) const AFTER_VERSION_ROW: usize = 5 + VERSION_COLUMN_COUNT;
 
 /// Decodes the version columns starting at `at` (see `VERSION_COLUMNS`). A file version
 /// without a hash is a file the daemon could not read (`FileState::unreadable`); one without
@@ -368,11 +366,10 @@ pub(crate) fn version_from_row(row: &Row<'_>) -> Result<VersionRow> {
         seq: row.get(0)?,
         path: RelPath::from_fs_bytes(row.get(1)?),
         origin: Origin::from_i64(row.get(2)?).unwrap_or(Origin::Outside),
-        turn_id: row.get(3)?,
-        recorded_at: row.get(4)?,
-        state: state_at_column(row, 5)?,
+        recorded_at: row.get(3)?,
+        state: state_at_column(row, 4)?,
         decided: row
-            .get::<_, Option<i64>>(5 + VERSION_COLUMN_COUNT)?
+            .get::<_, Option<i64>>(4 + VERSION_COLUMN_COUNT)?
             .and_then(Decided::from_i64),
     })
 }
@@ -381,8 +378,7 @@ pub(crate) fn version_from_row(row: &Row<'_>) -> Result<VersionRow> {
 /// (`start_seq < seq <= end_seq`: turns of several sessions were open, this one among them),
 /// oldest first.
 pub fn turn_versions(conn: &Connection, turn: &TurnRow) -> Result<Vec<(i64, VersionRow)>> {
-    let columns =
-        format!("v.seq, p.path, v.origin, v.turn_id, v.recorded_at, {VERSION_COLUMNS}, v.decided, v.path_id");
+    let columns = format!("v.seq, p.path, v.origin, v.recorded_at, {VERSION_COLUMNS}, v.decided, v.path_id");
     let sql = format!(
         "SELECT {columns} FROM versions v JOIN paths p ON p.id = v.path_id WHERE v.turn_id = ?1
          UNION ALL

@@ -147,7 +147,7 @@ pub fn origin_span(conn: &Connection, origin: Origin, after: i64, upto: i64) -> 
 pub fn span_versions(conn: &Connection, span: &OriginSpan) -> Result<Vec<(i64, VersionRow)>> {
     let literal = unattributed(span.origin);
     let sql = format!(
-        "SELECT v.seq, p.path, v.origin, v.turn_id, v.recorded_at, {VERSION_COLUMNS}, v.decided, v.path_id
+        "SELECT v.seq, p.path, v.origin, v.recorded_at, {VERSION_COLUMNS}, v.decided, v.path_id
          FROM versions v JOIN paths p ON p.id = v.path_id
          WHERE v.origin = {literal} AND v.seq >= ?1 AND v.seq <= ?2 ORDER BY v.seq"
     );
@@ -162,7 +162,7 @@ pub fn span_versions(conn: &Connection, span: &OriginSpan) -> Result<Vec<(i64, V
 /// changed between two points of the record (`GET /v1/diff`).
 pub fn range_versions(conn: &Connection, from: i64, to: i64) -> Result<Vec<(i64, VersionRow)>> {
     let sql = format!(
-        "SELECT v.seq, p.path, v.origin, v.turn_id, v.recorded_at, {VERSION_COLUMNS}, v.decided, v.path_id
+        "SELECT v.seq, p.path, v.origin, v.recorded_at, {VERSION_COLUMNS}, v.decided, v.path_id
          FROM versions v JOIN paths p ON p.id = v.path_id
          WHERE v.seq > ?1 AND v.seq <= ?2 ORDER BY v.seq"
     );

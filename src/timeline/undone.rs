@@ -20,8 +20,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::rc::Rc;
 
 use crate::model::RollbackKind;
-use crate::store::journal::RollbackRow;
-use crate::store::journal::Status;
+use crate::store::journal::{RollbackRow, Status};
 use crate::store::sql::TurnRow;
 
 type Numbers = Rc<BTreeSet<i64>>;

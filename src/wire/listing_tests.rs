@@ -1,9 +1,8 @@
 use super::*;
 use crate::model::Kind;
-use crate::model::answer::OnConflict;
-use crate::model::answer::TargetTo;
-use crate::model::answer::{Action, NoteCode};
-use crate::model::answer::{ActionLine, ActionStatus, Outcome, PathLine};
+use crate::model::answer::{
+    Action, ActionLine, ActionStatus, NoteCode, OnConflict, Outcome, PathLine, TargetTo,
+};
 use crate::store::{briefs, journal};
 
 fn outcome(target: Target, statuses: &[ActionStatus], recovery: Option<&str>) -> Outcome {

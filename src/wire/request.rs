@@ -25,15 +25,14 @@ pub fn turn(text: &str) -> Turn {
 }
 
 /// `POST /v1/sessions/{s}/turns`.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TurnStart {
-    #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "ref")]
     pub turn_ref: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
     /// The agent whose hook sends the marker (`claude-code`, ...), stored on the session.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
 }
 
@@ -47,12 +46,11 @@ pub struct TurnEnd {
 }
 
 /// `POST /v1/sessions/{s}/fork`.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Fork {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub new_session: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn: Option<Turn>,
 }
 
@@ -77,40 +75,35 @@ pub struct Purge {
 pub struct Verify {}
 
 /// `POST /v1/pins`: a pin at the end of a turn, at a time, or now.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NewPin {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The end of this turn (a number, a ref or `current`) of `session`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn: Option<Turn>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
     /// An RFC 3339 time.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at: Option<String>,
 }
 
 /// `PUT /v1/sessions/{s}/turns/{t}/review`.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Review {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reviewed: Option<bool>,
     /// Only this file of the turn.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
 }
 
 /// Every rollback: `undo`, `redo`, `rollback` of a session, and `POST /v1/rollback` (to a
 /// time, a pin or a sequence number).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Rollback {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to: Option<Boundary>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn: Option<Turn>,
     #[serde(default)]
     pub on_conflict: OnConflict,
@@ -118,37 +111,30 @@ pub struct Rollback {
     pub dry_run: bool,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub paths: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub op_id: Option<String>,
     #[serde(default, skip_serializing_if = "is_false")]
     pub diff: bool,
     /// For `POST /v1/rollback`: an RFC 3339 time.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at: Option<String>,
     /// For `POST /v1/rollback`: a pin's name (instead of `at`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pin: Option<String>,
     /// For `POST /v1/rollback`: a sequence number (with `paths`), instead of `at`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seq: Option<i64>,
     /// Who asks, when not the user: `mcp` for an agent through `filewatchd mcp`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub actor: Option<Actor>,
 }
 
 /// `POST /v1/sessions/{s}/turns/{t}/revert`: one file of a turn, or one hunk of it.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Revert {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hunk: Option<u16>,
     #[serde(default)]
     pub on_conflict: OnConflict,
     #[serde(default, skip_serializing_if = "is_false")]
     pub dry_run: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub op_id: Option<String>,
     #[serde(default, skip_serializing_if = "is_false")]
     pub diff: bool,
@@ -163,17 +149,15 @@ pub enum CallPhase {
 }
 
 /// `POST /v1/sessions/{s}/tool-calls`: one of the agent's tool calls starts or ends.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolCall {
     /// Required: `start` or `end`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<CallPhase>,
     /// The agent's id for the call: an end matches the start with the same id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The tool's name (`Bash`, `Edit`, ...).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
     /// The files an edit tool names, absolute or relative to the workspace root; those
     /// outside the workspace are left out.

@@ -4,9 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::answer::NoteCode;
-use crate::model::answer::OnConflict;
-use crate::model::answer::Outcome;
+use crate::model::answer::{NoteCode, OnConflict, Outcome};
 use crate::wire::error::ErrorCode;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -1,7 +1,5 @@
 use super::*;
-use crate::model::answer::{Action, NoteCode};
-use crate::model::answer::{ActionLine, ActionStatus, PathLine};
-use crate::model::answer::{Target, TargetTo};
+use crate::model::answer::{Action, ActionLine, ActionStatus, NoteCode, PathLine, Target, TargetTo};
 use crate::model::{Kind, RollbackKind};
 use crate::restore::apply::Cause;
 use crate::restore::finish::{Failure, PathNow, PathState};

@@ -85,16 +85,15 @@ pub struct TurnEntry {
 }
 
 /// A path a turn or a run of outside writes changed.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PathChange {
     pub path: String,
     /// A rename's old path.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from: Option<String>,
     pub change: ChangeKind,
     pub kind: Kind,
     /// A file's size after the change.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<u64>,
 }
 
@@ -140,15 +139,14 @@ pub struct RollbackEntry {
 }
 
 /// One path a rollback acted on.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RollbackPath {
     pub path: String,
     pub action: Action,
     pub kind: Kind,
     pub status: ActionStatus,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lines_added: Option<usize>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lines_removed: Option<usize>,
 }
 

@@ -53,32 +53,29 @@ pub struct Difference {
 }
 
 /// One change of a turn: the path's state at the turn's end (at its start, for a deletion).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Change {
     pub path: String,
     /// A rename's old path.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from: Option<String>,
     pub change: ChangeKind,
     pub kind: Kind,
     #[serde(flatten)]
     pub state: StateFields,
     /// For a file that was a file before too: whether its permission bits changed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode_changed: Option<bool>,
     /// Some of the path's versions were made while turns of several sessions were open.
     #[serde(default, skip_serializing_if = "super::is_false")]
     pub ambiguous: bool,
     /// How the owner of its latest version in the turn was decided (`tool_call`,
     /// `edit_tool`, `process`, `turn_window`); absent for versions recorded before it was.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decided: Option<crate::model::Decided>,
     /// Who else wrote it while the turn was open (`you`, `session S turn N`, `a
     /// rollback`): their writes are not this turn's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub also_written_by: Vec<String>,
     /// The unified diff, when asked for and the file is text.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
     /// Asked for the diff of a binary file.
     #[serde(default, skip_serializing_if = "super::is_false")]
@@ -99,17 +96,14 @@ impl Change {
 }
 
 /// What a state says beyond its kind: a file's size, hash and mode, a symlink's target.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct StateFields {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<u64>,
     /// None for a file the daemon could not read.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hash: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub executable: Option<bool>,
     /// The permission bits in octal ("0600"), when the version recorded them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<String>,
     /// Larger than `max_file_size`: its content was not stored.
     #[serde(default, skip_serializing_if = "super::is_false")]
@@ -118,7 +112,6 @@ pub struct StateFields {
     #[serde(default, skip_serializing_if = "super::is_false")]
     pub unreadable: bool,
     /// A symlink's target.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
 }
 

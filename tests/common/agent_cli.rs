@@ -1,7 +1,6 @@
 //! What the real-CLI tests of Gemini CLI, opencode and pi share (tests/agents_*.rs): finding
 //! the pinned agent, running it offline in a home of its own with the `filewatchd` under test
 //! on `PATH`, and the two-prompt check. Not every test uses every helper.
-#![allow(dead_code)]
 
 use crate::common::skip;
 use std::path::{Path, PathBuf};
@@ -152,7 +151,7 @@ pub fn start_with_hooks(ws: &Workspace, agent: &str) -> Daemon {
 
 /// The two prompts' script: the first edits `a.txt`; the second edits `b.txt` and creates
 /// `c.txt` (what `assert_two_turns_and_undo` is given as each turn's paths).
-pub fn two_prompt_script() -> crate::model::Script {
+pub fn two_prompt_script() -> super::model::Script {
     std::sync::Arc::new(|prompt: &str| {
         if prompt.contains("second") {
             "sed -i 's/two/2/' b.txt && echo made > c.txt".to_string()
@@ -170,7 +169,7 @@ pub fn path_with_filewatchd() -> std::ffi::OsString {
 }
 
 /// A script whose tool calls run `commands` in turn (the last one again once they run out).
-pub fn commands_in_turn(commands: &'static [&'static str]) -> crate::model::Script {
+pub fn commands_in_turn(commands: &'static [&'static str]) -> super::model::Script {
     let next = std::sync::atomic::AtomicUsize::new(0);
     std::sync::Arc::new(move |_prompt: &str| {
         let n = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -184,7 +183,7 @@ pub fn commands_in_turn(commands: &'static [&'static str]) -> crate::model::Scri
 /// agent's own files, which it writes at start-up outside any turn).
 pub fn assert_one_compacted_turn_and_undo(
     daemon: &Daemon,
-    server: &crate::model::ModelServer,
+    server: &super::model::ModelServer,
     label: &str,
     paths: &[&str],
     before: &Tree,
@@ -250,8 +249,8 @@ pub fn mcp_workspace() -> Workspace {
 
 /// The MCP tests' model: the prompt's tool call runs `sed -i` on `a.txt`, then, with that
 /// result back, the model calls filewatchd's `turn_changes` tool.
-pub fn sed_then_turn_changes() -> crate::model::ModelServer {
-    crate::model::ModelServer::start_then_calling(
+pub fn sed_then_turn_changes() -> super::model::ModelServer {
+    super::model::ModelServer::start_then_calling(
         commands_in_turn(&["sed -i 's/one/1/' a.txt"]),
         "turn_changes",
     )
@@ -266,7 +265,7 @@ pub fn install_mcp(ws: &Workspace, agent: &str) {
 
 /// The answer of `turn_changes` that came back to the model lists `a.txt` (what the `sed`
 /// changed) and not `b.txt`.
-pub fn assert_turn_changes_saw_the_sed(server: &crate::model::ModelServer) {
+pub fn assert_turn_changes_saw_the_sed(server: &super::model::ModelServer) {
     let requests = || format!("{:#}", json!(*server.requests.lock().unwrap()));
     let Some(answer) = server.tool_result("turn_changes") else {
         panic!(
@@ -279,22 +278,4 @@ pub fn assert_turn_changes_saw_the_sed(server: &crate::model::ModelServer) {
         "turn_changes does not list a.txt: {answer}"
     );
     assert!(!answer.contains("b.txt"), "turn_changes lists b.txt: {answer}");
-}
-
-/// The names of the tools a model request offers, whatever the dialect.
-fn tool_names(body: &Value) -> String {
-    let mut names = Vec::new();
-    let tools = body["tools"].as_array().cloned().unwrap_or_default();
-    for tool in &tools {
-        let declarations = tool["functionDeclarations"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        let nested = tool["tools"].as_array().cloned().unwrap_or_default();
-        for t in std::iter::once(tool).chain(&declarations).chain(&nested) {
-            let name = t["name"].as_str().or(t["function"]["name"].as_str());
-            names.extend(name.map(str::to_string));
-        }
-    }
-    names.join(" ")
 }

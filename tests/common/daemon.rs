@@ -72,7 +72,6 @@ impl Daemon {
     }
 
     /// As `start_in_home`, with extra environment variables.
-    #[allow(dead_code)] // used by some of the tests that include this file
     pub fn start_in_home_with_env(ws: &Workspace, env: &[(&str, &str)]) -> Daemon {
         let mut cmd = ws.command();
         cmd.arg("serve").arg("--root").arg(ws.root());

@@ -4,9 +4,9 @@
 //! sleep to synchronise: a turn marker is the barrier, and anything else is polled with a
 //! deadline.
 //!
-//! Every `tests/*.rs` compiles this directory as its own `mod common` and uses only part of
-//! it, hence the `allow(dead_code)` for the whole tree. A test says `use common::*;` and gets
-//! the vocabulary of every module, re-exported here:
+//! Every `tests/NAME.rs` is a module of the one test binary (`tests/runner.rs`), and this
+//! directory is its `common`. A test says `use crate::common::*;` and gets the vocabulary of
+//! every module, re-exported here:
 //!
 //! - `workspace`: the root, state and home temp dirs and the files in the root.
 //! - `daemon`: `filewatchd serve` started, waited for, stopped and killed.
@@ -27,8 +27,13 @@
 //! - `lifecycle`: daemons in the background (`start`, a hook's autostart), found by their
 //!   state under `FILEWATCHD_HOME`, hook runs with the hooks' deadline, and `Reaper`, which
 //!   kills them all when a test ends.
-#![allow(dead_code)]
+//! - `machine`: the few tests that change the machine for everyone run alone
+//!   (`machine::exclusive()`); every `Workspace` holds a shared guard.
+//!
+//! And, for the real-CLI tests only (`tests/agents_*.rs`): `agent_cli` (running an agent's
+//! pinned CLI) and `model` (the scripted model server it talks to).
 
+pub mod agent_cli;
 mod answers;
 mod api;
 mod cli;
@@ -38,7 +43,9 @@ mod http;
 pub mod install;
 mod lazyfs;
 mod lifecycle;
+pub mod machine;
 mod mcp;
+pub mod model;
 mod skip;
 mod tree;
 mod users;
@@ -47,8 +54,6 @@ mod workspace;
 
 use std::time::Duration;
 
-// Like the `dead_code` above: a test that uses nothing of a module leaves its re-export unused.
-#[allow(unused_imports)]
 pub use {
     answers::*, cli::*, daemon::*, faults::*, http::*, lazyfs::*, lifecycle::*, mcp::*, skip::*, tree::*,
     users::*, wait::*, workspace::*,

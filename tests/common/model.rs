@@ -24,7 +24,6 @@ pub mod chat;
 #[path = "model_gemini.rs"]
 mod gemini;
 
-#[allow(unused_imports)] // used by some of the tests that include this file
 pub use chat::last_prompt as last_chat_prompt;
 
 /// The bash command a prompt's tool call runs.
@@ -129,7 +128,6 @@ impl Plan {
 /// The script of the auto-compaction tests: a prompt holding "compact" writes `before.txt` and
 /// edits `a.txt`; the turn's step after the compaction (scripted from [`SUMMARY`]) writes
 /// `after.txt` and edits `a.txt` again; any other prompt writes `warm.txt`.
-#[allow(dead_code)] // used by some of the tests that include this file
 pub fn compaction_script() -> Script {
     Arc::new(|prompt: &str| {
         if prompt.contains(SUMMARY) {
@@ -162,7 +160,6 @@ impl ModelServer {
     }
 
     /// Closes the gate `name`: the request carrying `GATE-<name>` back waits until [`open`].
-    #[allow(dead_code)] // used by some of the tests that include this file
     pub fn gate(&self, name: &str) {
         if let Ok(mut gates) = self.plan.gates.gates.lock() {
             gates.insert(name.to_string(), false);
@@ -170,7 +167,6 @@ impl ModelServer {
     }
 
     /// Whether a request waits at the gate `name` now.
-    #[allow(dead_code)] // used by some of the tests that include this file
     pub fn held_at(&self, name: &str) -> bool {
         self.plan
             .gates
@@ -181,7 +177,6 @@ impl ModelServer {
     }
 
     /// Opens the gate `name`: the request waiting there is answered.
-    #[allow(dead_code)] // used by some of the tests that include this file
     pub fn open(&self, name: &str) {
         if let Ok(mut gates) = self.plan.gates.gates.lock() {
             gates.insert(name.to_string(), true);
@@ -190,7 +185,6 @@ impl ModelServer {
 
     /// A server that, once the shell command's result is back, calls the tool whose name ends
     /// with `tool` (with no arguments), then answers with the final text.
-    #[allow(dead_code)] // used by some of the tests that include this file
     pub fn start_then_calling(script: Script, tool: &str) -> ModelServer {
         ModelServer::serve(Plan {
             script,
@@ -204,7 +198,6 @@ impl ModelServer {
 
     /// The text of what the tool named `…tool` returned, from the request that carried it
     /// back to the model (`None` if no request did).
-    #[allow(dead_code)] // used by some of the tests that include this file
     pub fn tool_result(&self, tool: &str) -> Option<String> {
         let requests = self.requests.lock().map(|r| r.clone()).unwrap_or_default();
         requests.iter().rev().find_map(|r| {
@@ -223,7 +216,6 @@ impl ModelServer {
     }
 
     /// A server whose tool call for a prompt containing `trigger` reports `full` input tokens.
-    #[allow(dead_code)] // used by some of the tests that include this file
     pub fn start_compacting(script: Script, trigger: &str, full: u64) -> ModelServer {
         ModelServer::serve(Plan {
             script,
@@ -259,7 +251,6 @@ impl ModelServer {
     /// `Error` answers the tool's result with a "maximum context length" error (pi compacts and
     /// continues), `Usage` reports a nearly full context with the tool call (opencode compacts).
     /// After the compaction the turn goes on with another tool call (the script's next command).
-    #[allow(dead_code)] // used by some of the tests that include this file
     pub fn overflow_once(&self, how: chat::Overflow) {
         if let Ok(mut overflow) = self.plan.overflow.lock() {
             *overflow = how;

@@ -10,7 +10,6 @@ use super::Script;
 
 /// A context overflow played in the middle of a turn (`ModelServer::overflow_once`).
 #[derive(Clone, Copy, Debug, PartialEq)]
-#[allow(dead_code)] // each test binary uses some of the variants
 pub enum Overflow {
     Off,
     /// Answer the first tool result with a context-length error.

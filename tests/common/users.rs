@@ -186,12 +186,6 @@ pub struct LockHolder {
     child: Child,
 }
 
-impl LockHolder {
-    pub fn pid(&self) -> u32 {
-        self.child.id()
-    }
-}
-
 impl Drop for LockHolder {
     fn drop(&mut self) {
         let _ = self.child.kill();

@@ -5,7 +5,7 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::BIN;
+use super::{BIN, machine};
 
 /// Environment variables of the user that would point the binary somewhere else.
 pub(super) const FOREIGN_ENV: &[&str] = &[
@@ -23,6 +23,8 @@ pub struct Workspace {
     home_dir: tempfile::TempDir,
     root: PathBuf,
     state: PathBuf,
+    /// The machine as every test finds it, for as long as the workspace lives (`machine`).
+    _machine: machine::Shared,
 }
 
 impl Workspace {
@@ -37,6 +39,7 @@ impl Workspace {
             home_dir,
             root,
             state,
+            _machine: machine::shared(),
         }
     }
 
@@ -52,6 +55,7 @@ impl Workspace {
             home_dir,
             root: root.canonicalize().unwrap(),
             state: state.canonicalize().unwrap(),
+            _machine: machine::shared(),
         }
     }
 

@@ -9,7 +9,7 @@ use clap::ValueEnum;
 
 use super::{Check, Context};
 use crate::hook::Agent;
-use crate::hook::install::{self, AgentDirs, Backups, Runs, Scope, Target};
+use crate::hook::install::{self, AgentDirs, Backups, Invocation, Scope, Target};
 
 /// How long `PROGRAM --version` may take.
 const VERSION_WITHIN: Duration = Duration::from_secs(5);
@@ -120,11 +120,11 @@ fn check_events(target: &Target, file: &Path) -> Option<Check> {
     )
 }
 
-fn check_runs(target: &Target, file: &Path, runs: &Runs) -> Check {
+fn check_runs(target: &Target, file: &Path, runs: &Invocation) -> Check {
     let check = name(target);
     let (program, shown) = match runs {
-        Runs::Program(program) => (Some(program.clone()), program.display().to_string()),
-        Runs::FromPath => (install::on_path(), "`filewatchd` from PATH".to_string()),
+        Invocation::Absolute(program) => (Some(program.clone()), program.display().to_string()),
+        Invocation::Portable => (install::on_path(), "`filewatchd` from PATH".to_string()),
     };
     let Some(program) = program else {
         return Check::problem(
@@ -144,7 +144,7 @@ fn check_runs(target: &Target, file: &Path, runs: &Runs) -> Check {
 }
 
 /// The program exists: it must be this version of filewatchd.
-fn check_version(target: &Target, file: &Path, runs: &Runs, program: &Path) -> Check {
+fn check_version(target: &Target, file: &Path, runs: &Invocation, program: &Path) -> Check {
     let ours = env!("CARGO_PKG_VERSION");
     let check = name(target);
     match version_of(program) {
@@ -165,8 +165,10 @@ fn check_version(target: &Target, file: &Path, runs: &Runs, program: &Path) -> C
             ),
         )
         .fix(match runs {
-            Runs::Program(_) => reinstall(target),
-            Runs::FromPath => format!("put this filewatchd ({}) first on PATH", target.program.display()),
+            Invocation::Absolute(_) => reinstall(target),
+            Invocation::Portable => {
+                format!("put this filewatchd ({}) first on PATH", target.program.display())
+            }
         }),
         Err(why) => Check::problem(
             check,

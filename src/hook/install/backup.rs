@@ -101,8 +101,9 @@ pub fn is_marked(dir: &Path, path: &Path) -> bool {
 
 fn remove(path: &Path) -> anyhow::Result<()> {
     match std::fs::remove_file(path) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(e).with_context(|| format!("cannot remove {}", path.display())),
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(e).with_context(|| format!("cannot remove {}", path.display()))
+        }
+        _ => Ok(()),
     }
 }

@@ -5,34 +5,21 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use super::{Format, Target, jsonc, notify, plugin, text};
+use super::{Format, Invocation, Target, jsonc, notify, plugin, text};
 use crate::bounded::Unread;
 use crate::hook::Agent;
 
-/// How an installed hook names filewatchd.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Runs {
-    /// `filewatchd` as `PATH` finds it (a file a team may commit).
-    FromPath,
-    /// This program, by its path.
-    Program(PathBuf),
-}
-
 /// The programs the target's file runs; `None` when the file does not exist or holds none of
 /// filewatchd's entries.
-pub fn installed(target: &Target) -> anyhow::Result<Option<Vec<Runs>>> {
+pub fn installed(target: &Target) -> anyhow::Result<Option<Vec<Invocation>>> {
     let path = target.path();
-    let Some(bytes) = target.read(&path)? else {
+    let Some(bytes) = target.settings(&path).read()? else {
         return Ok(None);
     };
     if !target.has_ours(&path, &bytes)? {
         return Ok(None);
     }
-    let command = target.command();
-    let ours = jsonc::Ours {
-        agent: target.agent.name(),
-        command: &command,
-    };
+    let ours = target.ours();
     let programs: Vec<String> = match target.format() {
         Format::Json => jsonc::our_commands(text(&path, &bytes)?, &path, &ours)?
             .iter()
@@ -43,11 +30,11 @@ pub fn installed(target: &Target) -> anyhow::Result<Option<Vec<Runs>>> {
             .collect(),
         Format::Plugin => plugin::default_program(&bytes).into_iter().collect(),
     };
-    let mut runs: Vec<Runs> = Vec::new();
+    let mut runs: Vec<Invocation> = Vec::new();
     for program in programs {
         let named = match program.as_str() {
-            "filewatchd" => Runs::FromPath,
-            _ => Runs::Program(PathBuf::from(program)),
+            "filewatchd" => Invocation::Portable,
+            _ => Invocation::Absolute(PathBuf::from(program)),
         };
         if !runs.contains(&named) {
             runs.push(named);
@@ -60,17 +47,13 @@ pub fn installed(target: &Target) -> anyhow::Result<Option<Vec<Runs>>> {
 /// install, before the tool-call events): empty when there is nothing of filewatchd's there.
 pub fn missing_events(target: &Target) -> anyhow::Result<Vec<&'static str>> {
     let path = target.path();
-    let Some(bytes) = target.read(&path)? else {
+    let Some(bytes) = target.settings(&path).read()? else {
         return Ok(Vec::new());
     };
     if !matches!(target.format(), Format::Json) || !target.has_ours(&path, &bytes)? {
         return Ok(Vec::new());
     }
-    let command = target.command();
-    let ours = jsonc::Ours {
-        agent: target.agent.name(),
-        command: &command,
-    };
+    let ours = target.ours();
     let present = jsonc::our_events(text(&path, &bytes)?, &path, &ours)?;
     Ok(target
         .events()

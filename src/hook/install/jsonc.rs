@@ -7,7 +7,7 @@ use std::path::Path;
 
 use anyhow::{Context, anyhow, bail};
 use jsonc_parser::ParseOptions;
-use jsonc_parser::cst::{CstInputValue, CstNode, CstObject, CstRootNode};
+use jsonc_parser::cst::{CstArray, CstInputValue, CstNode, CstObject, CstRootNode};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -16,12 +16,12 @@ use crate::hook::payload::{Loose, Text, read};
 /// What makes a hook entry filewatchd's: a command that runs `... filewatchd ... hook <agent>`
 /// (whatever binary path it names, so a moved binary's entries are still recognised), or the
 /// exact command this install writes.
-pub struct Ours<'a> {
-    pub agent: &'a str,
-    pub command: &'a str,
+pub struct Ours {
+    pub agent: &'static str,
+    pub command: String,
 }
 
-impl Ours<'_> {
+impl Ours {
     fn matches(&self, command: &str) -> bool {
         command == self.command
             || (command.contains("filewatchd") && command.ends_with(&format!(" hook {}", self.agent)))
@@ -34,9 +34,13 @@ impl Ours<'_> {
             .any(|h| h.command.as_deref().is_some_and(|c| self.matches(c)))
     }
 
-    fn node_is_ours(&self, node: &CstNode) -> bool {
-        node.to_serde_value()
-            .is_some_and(|entry| self.entry_is_ours(&read(&entry)))
+    /// The entries of an event's list that are filewatchd's.
+    fn in_list(&self, list: &CstArray) -> Vec<CstNode> {
+        let is_ours = |node: &CstNode| {
+            node.to_serde_value()
+                .is_some_and(|e| self.entry_is_ours(&read(&e)))
+        };
+        list.elements().into_iter().filter(is_ours).collect()
     }
 }
 
@@ -89,11 +93,6 @@ pub(super) fn parse(text: &str, path: &Path) -> anyhow::Result<CstRootNode> {
     Ok(root)
 }
 
-/// Whether the file holds any of filewatchd's hook entries.
-pub fn has_hooks(text: &str, path: &Path, ours: &Ours) -> anyhow::Result<bool> {
-    Ok(!our_events(text, path, ours)?.is_empty())
-}
-
 /// The events under which the file holds one of filewatchd's entries.
 pub fn our_events(text: &str, path: &Path, ours: &Ours) -> anyhow::Result<Vec<String>> {
     let events = events(text, path)?.into_iter();
@@ -126,11 +125,7 @@ pub fn with_hooks(text: &str, path: &Path, entries: &[(&str, Value)], ours: &Our
                 path.display()
             )
         })?;
-        let mine: Vec<CstNode> = list
-            .elements()
-            .into_iter()
-            .filter(|e| ours.node_is_ours(e))
-            .collect();
+        let mine = ours.in_list(&list);
         if mine.is_empty() {
             // A one-line list gets one entry per line first: an object appended to it would
             // otherwise straddle the user's line.
@@ -143,11 +138,25 @@ pub fn with_hooks(text: &str, path: &Path, entries: &[(&str, Value)], ours: &Our
             point_at(&node, ours);
         }
     }
+    Ok(finish(&root, created))
+}
+
+/// The edited text; a file install creates ends with a line break.
+pub(super) fn finish(root: &CstRootNode, created: bool) -> String {
     let mut out = root.to_string();
     if created && !out.ends_with('\n') {
         out.push('\n');
     }
-    Ok(out)
+    out
+}
+
+/// The edited text without `key` when the edit left nothing in it, and whether the settings
+/// object is empty then.
+pub(super) fn pruned(root: &CstRootNode, settings: &CstObject, key: &str, left: bool) -> (String, bool) {
+    if !left && let Some(prop) = settings.get(key) {
+        prop.remove();
+    }
+    (root.to_string(), settings.properties().is_empty())
 }
 
 /// Rewrites the commands of one of our entries that name another binary.
@@ -164,7 +173,7 @@ fn point_at(entry: &CstObject, ours: &Ours) {
             continue;
         };
         if current != ours.command && ours.matches(&current) {
-            prop.set_value(ours.command.into());
+            prop.set_value(ours.command.as_str().into());
         }
     }
 }
@@ -185,11 +194,7 @@ pub fn without_hooks(text: &str, path: &Path, ours: &Ours) -> anyhow::Result<Opt
         let Some(list) = prop.array_value() else {
             continue;
         };
-        let mine: Vec<CstNode> = list
-            .elements()
-            .into_iter()
-            .filter(|e| ours.node_is_ours(e))
-            .collect();
+        let mine = ours.in_list(&list);
         removed |= !mine.is_empty();
         if mine.is_empty() {
             continue;
@@ -202,13 +207,8 @@ pub fn without_hooks(text: &str, path: &Path, ours: &Ours) -> anyhow::Result<Opt
     if !removed {
         return Ok(None);
     }
-    if hooks.properties().is_empty()
-        && let Some(prop) = settings.get("hooks")
-    {
-        prop.remove();
-    }
-    let empty = settings.properties().is_empty();
-    Ok(Some((root.to_string(), empty)))
+    let left = !hooks.properties().is_empty();
+    Ok(Some(pruned(&root, &settings, "hooks", left)))
 }
 
 pub(super) fn input_value(value: &Value) -> CstInputValue {
@@ -229,13 +229,15 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    const OURS: Ours = Ours {
-        agent: "gemini-cli",
-        command: "/new/filewatchd hook gemini-cli",
-    };
+    fn ours() -> Ours {
+        Ours {
+            agent: "gemini-cli",
+            command: "/new/filewatchd hook gemini-cli".into(),
+        }
+    }
 
     fn entries() -> Vec<(&'static str, Value)> {
-        let entry = json!({"hooks": [{"type": "command", "command": OURS.command}]});
+        let entry = json!({"hooks": [{"type": "command", "command": ours().command}]});
         vec![("BeforeAgent", entry)]
     }
 
@@ -243,10 +245,10 @@ mod tests {
     fn comments_survive_install_and_uninstall() {
         let text = "{\n  // the user's note\n  \"general\": {\"vimMode\": true}, /* kept */\n}\n";
         let path = Path::new("settings.json");
-        let installed = with_hooks(text, path, &entries(), &OURS).expect("install");
+        let installed = with_hooks(text, path, &entries(), &ours()).expect("install");
         assert!(installed.contains("// the user's note") && installed.contains("/* kept */"));
-        assert!(has_hooks(&installed, path, &OURS).expect("parse"));
-        let (back, empty) = without_hooks(&installed, path, &OURS)
+        assert!(!our_events(&installed, path, &ours()).expect("parse").is_empty());
+        let (back, empty) = without_hooks(&installed, path, &ours())
             .expect("parse")
             .expect("ours");
         assert_eq!(back, text);
@@ -257,7 +259,7 @@ mod tests {
     fn a_moved_binary_is_pointed_at_the_new_one() {
         let text = "{\"hooks\": {\"BeforeAgent\": [{\"hooks\": [{\"command\": \"/old/filewatchd hook gemini-cli\"}]}]}}";
         let path = Path::new("settings.json");
-        let installed = with_hooks(text, path, &entries(), &OURS).expect("install");
+        let installed = with_hooks(text, path, &entries(), &ours()).expect("install");
         assert_eq!(installed, text.replace("/old/", "/new/"));
     }
 }

@@ -42,16 +42,17 @@ impl AgentDirs {
         })
     }
 
+    /// `dir` when the agent's variable sets it, else `default` in the home.
+    fn or_home(&self, dir: &Option<PathBuf>, default: &str) -> PathBuf {
+        dir.clone().unwrap_or_else(|| self.home.join(default))
+    }
+
     pub(super) fn claude(&self) -> PathBuf {
-        self.claude_config_dir
-            .clone()
-            .unwrap_or_else(|| self.home.join(".claude"))
+        self.or_home(&self.claude_config_dir, ".claude")
     }
 
     pub fn codex(&self) -> PathBuf {
-        self.codex_home
-            .clone()
-            .unwrap_or_else(|| self.home.join(".codex"))
+        self.or_home(&self.codex_home, ".codex")
     }
 
     pub(super) fn gemini(&self) -> PathBuf {
@@ -62,16 +63,11 @@ impl AgentDirs {
     }
 
     pub(super) fn opencode(&self) -> PathBuf {
-        match &self.xdg_config_home {
-            Some(xdg) => xdg.join("opencode"),
-            None => self.home.join(".config/opencode"),
-        }
+        self.or_home(&self.xdg_config_home, ".config").join("opencode")
     }
 
     fn pi(&self) -> PathBuf {
-        self.pi_agent_dir
-            .clone()
-            .unwrap_or_else(|| self.home.join(".pi/agent"))
+        self.or_home(&self.pi_agent_dir, ".pi/agent")
     }
 }
 
@@ -159,12 +155,10 @@ pub fn on_path() -> Option<PathBuf> {
     std::env::split_paths(&path)
         .filter(|dir| dir.is_absolute())
         .map(|dir| dir.join("filewatchd"))
-        .find(|candidate| is_executable(candidate))
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .find(|candidate| {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::metadata(candidate).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use anyhow::bail;
 use serde_json::{Value, json};
 
 use super::mcp_edit::{self, NAME};
-use super::{Invocation, Report, Scope, Target, backup, text};
+use super::{Report, Scope, Target, backup, text};
 use crate::hook::Agent;
 
 /// The variables that lead `filewatchd mcp` to the same daemon as the hooks. Codex passes an
@@ -63,13 +63,9 @@ impl Kind {
 /// The program the agent starts: `filewatchd` from `PATH` in a project file (a team may commit
 /// it), this binary by its full path in the user's own files.
 fn program(target: &Target) -> String {
-    let invocation = match target.scope {
-        Scope::Project => Invocation::Portable,
-        Scope::User => Invocation::Absolute(target.program.clone()),
-    };
-    match invocation {
-        Invocation::Absolute(program) => program.to_string_lossy().into_owned(),
-        Invocation::Portable => "filewatchd".to_string(),
+    match target.scope {
+        Scope::Project => "filewatchd".to_string(),
+        Scope::User => target.program.to_string_lossy().into_owned(),
     }
 }
 
@@ -78,6 +74,14 @@ fn edits(target: &Target) -> anyhow::Result<Vec<Edit>> {
     let program = program(target);
     let dirs = &target.dirs;
     let user = target.scope == Scope::User;
+    // The agent's directory: the user's own, or the one in the workspace.
+    let dir = |user_dir: PathBuf, in_project: &str| {
+        if user {
+            user_dir
+        } else {
+            target.root.join(in_project)
+        }
+    };
     let server = |path: PathBuf, container, entry| Edit {
         path,
         kind: Kind::Server { container, entry },
@@ -103,33 +107,20 @@ fn edits(target: &Target) -> anyhow::Result<Vec<Edit>> {
             },
         ],
         Agent::GeminiCli => {
-            let dir = if user {
-                dirs.gemini()
-            } else {
-                target.root.join(".gemini")
-            };
             let entry = json!({"command": program, "args": ["mcp"]});
-            vec![server(dir.join("settings.json"), "mcpServers", entry)]
+            vec![server(
+                dir(dirs.gemini(), ".gemini").join("settings.json"),
+                "mcpServers",
+                entry,
+            )]
         }
-        Agent::Codex => {
-            let dir = if user {
-                dirs.codex()
-            } else {
-                target.root.join(".codex")
-            };
-            vec![Edit {
-                path: dir.join("config.toml"),
-                kind: Kind::Codex { command: program },
-            }]
-        }
+        Agent::Codex => vec![Edit {
+            path: dir(dirs.codex(), ".codex").join("config.toml"),
+            kind: Kind::Codex { command: program },
+        }],
         Agent::Opencode => {
-            let dir = if user {
-                dirs.opencode()
-            } else {
-                target.root.clone()
-            };
             let entry = json!({"type": "local", "command": [program, "mcp"], "enabled": true});
-            vec![server(opencode_config(&dir), "mcp", entry)]
+            vec![server(opencode_config(&dir(dirs.opencode(), "")), "mcp", entry)]
         }
     })
 }
@@ -153,20 +144,15 @@ fn backup_dir(target: &Target, path: &Path) -> PathBuf {
 /// `filewatchd` that install did not add (the user's own) is never replaced: the same as
 /// install's is kept as it is, another one is a refusal.
 pub fn install(target: &Target, dry_run: bool) -> anyhow::Result<Vec<Report>> {
-    let edits = edits(target)?;
-    let mut planned = Vec::new();
-    for edit in &edits {
-        planned.push(plan_install(target, edit)?);
-    }
+    let planned = edits(target)?.into_iter().map(|edit| plan_install(target, &edit));
+    let planned = planned.collect::<anyhow::Result<Vec<_>>>()?;
     let mut reports = Vec::new();
     for (mut report, adds) in planned {
         if report.changed() && !dry_run {
             let dir = backup_dir(target, &report.path);
             if let (Some(original), true) = (&report.before, adds) {
                 let saved = backup::save(&dir, &report.path, original)?;
-                report
-                    .notes
-                    .push(format!("your original is saved at {}", saved.display()));
+                report.note(format!("your original is saved at {}", saved.display()));
             }
             target.write(&report.path, report.after.as_deref().unwrap_or_default())?;
             if adds {
@@ -181,7 +167,7 @@ pub fn install(target: &Target, dry_run: bool) -> anyhow::Result<Vec<Report>> {
 /// One file's install, and whether it adds filewatchd's entry (rather than updating the one
 /// an earlier install added, or keeping the user's).
 fn plan_install(target: &Target, edit: &Edit) -> anyhow::Result<(Report, bool)> {
-    let before = target.read(&edit.path)?;
+    let before = target.settings(&edit.path).read()?;
     let current = text(&edit.path, before.as_deref().unwrap_or_default())?;
     let after = edit.kind.installed(&edit.path, current)?;
     let present = before.is_some() && edit.kind.stripped(&edit.path, current)?.is_some();
@@ -199,7 +185,7 @@ fn plan_install(target: &Target, edit: &Edit) -> anyhow::Result<(Report, bool)> 
         );
     }
     let mut report = Report::new(&edit.path, before.clone(), before);
-    report.notes.push(format!(
+    report.note(format!(
         "your own `{NAME}` entry is already there and is kept (uninstall will leave it)"
     ));
     Ok((report, false))
@@ -208,11 +194,10 @@ fn plan_install(target: &Target, edit: &Edit) -> anyhow::Result<(Report, bool)> 
 /// Removes filewatchd's server (only it): the original comes back byte for byte when the file
 /// was not edited since install; a file install created and nothing else uses is removed.
 pub fn uninstall(target: &Target, dry_run: bool) -> anyhow::Result<Vec<Report>> {
-    let edits = edits(target)?;
-    let mut planned = Vec::new();
-    for edit in &edits {
-        planned.push(plan_uninstall(target, edit)?);
-    }
+    let planned = edits(target)?
+        .into_iter()
+        .map(|edit| plan_uninstall(target, &edit));
+    let planned = planned.collect::<anyhow::Result<Vec<_>>>()?;
     for report in planned.iter().filter(|_| !dry_run) {
         let dir = backup_dir(target, &report.path);
         if !backup::is_marked(&dir, &report.path) {
@@ -230,7 +215,7 @@ pub fn uninstall(target: &Target, dry_run: bool) -> anyhow::Result<Vec<Report>> 
 
 /// Takes out only the entry install added (its mark says so); the user's own is left.
 fn plan_uninstall(target: &Target, edit: &Edit) -> anyhow::Result<Report> {
-    let Some(current) = target.read(&edit.path)? else {
+    let Some(current) = target.settings(&edit.path).read()? else {
         return Ok(Report::new(&edit.path, None, None));
     };
     let Some((stripped, empty)) = edit.kind.stripped(&edit.path, text(&edit.path, &current)?)? else {
@@ -239,7 +224,7 @@ fn plan_uninstall(target: &Target, edit: &Edit) -> anyhow::Result<Report> {
     let dir = backup_dir(target, &edit.path);
     if !backup::is_marked(&dir, &edit.path) {
         let mut report = Report::new(&edit.path, Some(current.clone()), Some(current));
-        report.notes.push(format!(
+        report.note(format!(
             "its `{NAME}` entry was not added by `filewatchd hook install`: left as it is"
         ));
         return Ok(report);
@@ -260,7 +245,7 @@ fn plan_uninstall(target: &Target, edit: &Edit) -> anyhow::Result<Report> {
         )
     };
     let mut report = Report::new(&edit.path, Some(current), after);
-    report.notes.push(note.to_string());
+    report.note(note);
     Ok(report)
 }
 

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use toml_edit::{DocumentMut, Item, Table};
 
-use super::jsonc::{input_value, parse};
+use super::jsonc::{finish, input_value, parse, pruned};
 use crate::hook::payload::{Loose, Text, read};
 
 /// The name of filewatchd's server in every configuration.
@@ -40,16 +40,12 @@ enum Command {
 
 fn entry_is_ours(entry: &Value) -> bool {
     let server: Server = read(entry);
-    let (program, rest) = match server.command.0 {
-        Some(Command::Program(program)) => (Some(program), server.args.0),
-        Some(Command::Words(words)) => (None, words),
-        None => (None, Vec::new()),
+    let words: Vec<Text> = match server.command.0 {
+        Some(Command::Program(program)) => [Loose(Some(program))].into_iter().chain(server.args.0).collect(),
+        Some(Command::Words(words)) => words,
+        None => Vec::new(),
     };
-    let words: Vec<String> = program
-        .into_iter()
-        .chain(rest.into_iter().filter_map(|w| w.0))
-        .collect();
-    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    let words: Vec<&str> = words.iter().filter_map(|w| w.as_deref()).collect();
     is_ours(&words)
 }
 
@@ -92,7 +88,7 @@ pub fn with_server(text: &str, path: &Path, container: &str, entry: &Value) -> a
             }
         }
     }
-    Ok(finish(root.to_string(), created))
+    Ok(finish(&root, created))
 }
 
 /// The text without `container.filewatchd` (and without `container` if nothing else is left in
@@ -108,21 +104,13 @@ pub fn without_server(text: &str, path: &Path, container: &str) -> anyhow::Resul
     let Some(prop) = servers.get(NAME) else {
         return Ok(None);
     };
-    if !prop
-        .value()
-        .and_then(|v| v.to_serde_value())
-        .is_some_and(|v| entry_is_ours(&v))
-    {
+    let current = prop.value().and_then(|v| v.to_serde_value());
+    if !current.is_some_and(|v| entry_is_ours(&v)) {
         return Ok(None);
     }
     prop.remove();
-    if servers.properties().is_empty()
-        && let Some(prop) = settings.get(container)
-    {
-        prop.remove();
-    }
-    let empty = settings.properties().is_empty();
-    Ok(Some((root.to_string(), empty)))
+    let left = !servers.properties().is_empty();
+    Ok(Some(pruned(&root, &settings, container, left)))
 }
 
 /// The text with `filewatchd` in the list `key` (Claude Code's approval of a `.mcp.json` server).
@@ -140,7 +128,7 @@ pub fn with_listed(text: &str, path: &Path, key: &str) -> anyhow::Result<String>
     if !listed {
         list.append(NAME.into());
     }
-    Ok(finish(root.to_string(), created))
+    Ok(finish(&root, created))
 }
 
 /// The text without `filewatchd` in the list `key` (and without the list if it is empty then).
@@ -161,20 +149,8 @@ pub fn without_listed(text: &str, path: &Path, key: &str) -> anyhow::Result<Opti
         return Ok(None);
     }
     ours.into_iter().for_each(|node| node.remove());
-    if list.elements().is_empty()
-        && let Some(prop) = settings.get(key)
-    {
-        prop.remove();
-    }
-    let empty = settings.properties().is_empty();
-    Ok(Some((root.to_string(), empty)))
-}
-
-fn finish(mut out: String, created: bool) -> String {
-    if created && !out.ends_with('\n') {
-        out.push('\n');
-    }
-    out
+    let left = !list.elements().is_empty();
+    Ok(Some(pruned(&root, &settings, key, left)))
 }
 
 fn parse_toml(text: &str, path: &Path) -> anyhow::Result<DocumentMut> {
@@ -183,16 +159,15 @@ fn parse_toml(text: &str, path: &Path) -> anyhow::Result<DocumentMut> {
 }
 
 fn toml_is_ours(server: &Item) -> bool {
-    let Some(table) = server.as_table_like() else {
+    let program = server.get("command").and_then(Item::as_str);
+    let (Some(program), Some(args)) = (program, server.get("args").and_then(Item::as_array)) else {
         return false;
     };
-    let program = table.get("command").and_then(Item::as_str);
-    let args = table.get("args").and_then(Item::as_array);
-    let args = args.map(|a| a.iter().filter_map(|v| v.as_str()).collect::<Vec<_>>());
-    match (program, args) {
-        (Some(program), Some(args)) => is_ours(&[&[program], args.as_slice()].concat()),
-        _ => false,
-    }
+    let words: Vec<&str> = [program]
+        .into_iter()
+        .chain(args.iter().filter_map(|v| v.as_str()))
+        .collect();
+    is_ours(&words)
 }
 
 /// Codex's `config.toml` with `[mcp_servers.filewatchd]` running `command mcp`, passing

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde_json::{Value, json};
 
-pub use inspect::{Runs, codex_trust, installed, missing_events};
+pub use inspect::{codex_trust, installed, missing_events};
 pub use locate::{AgentDirs, Invocation, on_path};
 
 use super::events::Agent;
@@ -92,6 +92,10 @@ impl Report {
     pub fn changed(&self) -> bool {
         self.before != self.after
     }
+
+    fn note(&mut self, note: impl Into<String>) {
+        self.notes.push(note.into());
+    }
 }
 
 /// The three kinds of file install edits.
@@ -113,7 +117,7 @@ impl Target {
 
     fn command(&self) -> String {
         let program = match self.invocation() {
-            Invocation::Absolute(program) => shell_quote(&program.to_string_lossy()),
+            Invocation::Absolute(program) => crate::escape::shell_word(&program.to_string_lossy(), "/._-+:@"),
             Invocation::Portable => "filewatchd".to_string(),
         };
         format!("{program} hook {}", self.agent.name())
@@ -123,10 +127,6 @@ impl Target {
     /// symlink (a cloned repository can plant one); nowhere may the file itself be one.
     fn settings<'a>(&'a self, path: &'a Path) -> SettingsFile<'a> {
         SettingsFile::beneath(path, &self.root)
-    }
-
-    fn read(&self, path: &Path) -> anyhow::Result<Option<Vec<u8>>> {
-        self.settings(path).read()
     }
 
     /// Writes the file whole (temp, fsync, rename): the agent never reads half of it.
@@ -140,15 +140,6 @@ impl Target {
         } else {
             &self.backups.user
         }
-    }
-
-    /// The (event, entry) pairs for JSON hook settings.
-    fn entries(&self) -> Vec<(&'static str, Value)> {
-        let command = self.command();
-        self.events()
-            .iter()
-            .map(|&event| (event, self.entry(event, &command)))
-            .collect()
     }
 
     /// The events installed for the agent.
@@ -197,14 +188,17 @@ impl Target {
         }
     }
 
-    fn has_ours(&self, path: &Path, bytes: &[u8]) -> anyhow::Result<bool> {
-        let command = self.command();
-        let ours = jsonc::Ours {
+    fn ours(&self) -> jsonc::Ours {
+        jsonc::Ours {
             agent: self.agent.name(),
-            command: &command,
-        };
+            command: self.command(),
+        }
+    }
+
+    fn has_ours(&self, path: &Path, bytes: &[u8]) -> anyhow::Result<bool> {
+        let ours = self.ours();
         match self.format() {
-            Format::Json => jsonc::has_hooks(text(path, bytes)?, path, &ours),
+            Format::Json => Ok(!jsonc::our_events(text(path, bytes)?, path, &ours)?.is_empty()),
             Format::Toml => notify::has_notify(text(path, bytes)?, path, &self.program),
             Format::Plugin => Ok(plugin::is_ours(self.agent, bytes)),
         }
@@ -213,13 +207,16 @@ impl Target {
     /// The file's content with filewatchd installed.
     fn installed(&self, path: &Path, current: Option<&[u8]>) -> anyhow::Result<Vec<u8>> {
         let current = text(path, current.unwrap_or_default())?;
-        let command = self.command();
-        let ours = jsonc::Ours {
-            agent: self.agent.name(),
-            command: &command,
-        };
+        let ours = self.ours();
         let out = match self.format() {
-            Format::Json => jsonc::with_hooks(current, path, &self.entries(), &ours)?,
+            Format::Json => {
+                let entries: Vec<_> = self
+                    .events()
+                    .iter()
+                    .map(|&e| (e, self.entry(e, &ours.command)))
+                    .collect();
+                jsonc::with_hooks(current, path, &entries, &ours)?
+            }
             Format::Toml => notify::with_notify(current, path, &self.program)?,
             Format::Plugin => plugin::text(self.agent, &self.invocation()),
         };
@@ -229,11 +226,7 @@ impl Target {
     /// The file's content without filewatchd, and whether nothing else is left in it; `None`
     /// when it holds nothing of filewatchd's.
     fn stripped(&self, path: &Path, current: &[u8]) -> anyhow::Result<Option<(Vec<u8>, bool)>> {
-        let command = self.command();
-        let ours = jsonc::Ours {
-            agent: self.agent.name(),
-            command: &command,
-        };
+        let ours = self.ours();
         let stripped = match self.format() {
             Format::Json => jsonc::without_hooks(text(path, current)?, path, &ours)?,
             Format::Toml => notify::without_notify(text(path, current)?, path, &self.program)?,
@@ -261,9 +254,7 @@ pub fn install(target: &Target, dry_run: bool) -> anyhow::Result<Vec<Report>> {
     for legacy in target.legacy_paths() {
         let mut report = uninstall_file(target, &legacy, dry_run)?;
         if report.changed() {
-            report
-                .notes
-                .push(format!("filewatchd's hooks moved to {}", path.display()));
+            report.note(format!("filewatchd's hooks moved to {}", path.display()));
             reports.push(report);
         }
     }
@@ -283,11 +274,11 @@ pub fn uninstall(target: &Target, dry_run: bool) -> anyhow::Result<Vec<Report>> 
 }
 
 fn install_file(target: &Target, path: &Path, dry_run: bool) -> anyhow::Result<Report> {
-    let before = target.read(path)?;
+    let before = target.settings(path).read()?;
     let after = target.installed(path, before.as_deref())?;
     let mut report = Report::new(path, before, Some(after));
     if target.format() == Format::Toml {
-        report.notes.push(NOTIFY_ARGV.to_string());
+        report.note(NOTIFY_ARGV);
     }
     if !report.changed() || dry_run {
         return Ok(report);
@@ -297,14 +288,12 @@ fn install_file(target: &Target, path: &Path, dry_run: bool) -> anyhow::Result<R
         // The user's own file: its original is kept for uninstall.
         Some(original) if !target.has_ours(path, original)? => {
             let saved = backup::save(dir, path, original)?;
-            report
-                .notes
-                .push(format!("your original is saved at {}", saved.display()));
+            report.note(format!("your original is saved at {}", saved.display()));
         }
         // Already ours (an earlier install): the original saved then stays the original.
         Some(_) => {
             backup::adopt_legacy(dir, path)?;
-            report.notes.push(format!(
+            report.note(format!(
                 "sessions of {} already running keep the hooks they started with: restart them to report their tool calls",
                 target.agent.name()
             ));
@@ -316,7 +305,7 @@ fn install_file(target: &Target, path: &Path, dry_run: bool) -> anyhow::Result<R
 }
 
 fn uninstall_file(target: &Target, path: &Path, dry_run: bool) -> anyhow::Result<Report> {
-    let Some(current) = target.read(path)? else {
+    let Some(current) = target.settings(path).read()? else {
         return Ok(Report::new(path, None, None));
     };
     let Some((stripped, empty)) = target.stripped(path, &current)? else {
@@ -341,11 +330,9 @@ fn uninstall_file(target: &Target, path: &Path, dry_run: bool) -> anyhow::Result
         )
     };
     let mut report = Report::new(path, Some(current), after);
-    report.notes.push(note.to_string());
+    report.note(note);
     if target.format() == Format::Plugin && report.after.is_some() && !untouched {
-        report
-            .notes
-            .push("put back your own file that install had replaced".into());
+        report.note("put back your own file that install had replaced");
     }
     if dry_run {
         return Ok(report);
@@ -356,9 +343,7 @@ fn uninstall_file(target: &Target, path: &Path, dry_run: bool) -> anyhow::Result
     }
     backup::discard(dir, path)?;
     if report.after.is_none() && remove_empty_dirs(&target.root, path) {
-        report
-            .notes
-            .push("removed the directories it leaves empty".into());
+        report.note("removed the directories it leaves empty");
     }
     Ok(report)
 }
@@ -375,14 +360,4 @@ fn remove_empty_dirs(root: &Path, path: &Path) -> bool {
         dir = d.parent().filter(|_| d.starts_with(root));
     }
     removed
-}
-
-fn shell_quote(text: &str) -> String {
-    if text
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "/._-+:@".contains(c))
-    {
-        return text.to_string();
-    }
-    format!("'{}'", text.replace('\'', "'\\''"))
 }

@@ -12,11 +12,8 @@ fn parse(text: &str, path: &Path) -> anyhow::Result<DocumentMut> {
 }
 
 fn ours_value(program: &Path) -> Value {
-    let mut array = toml_edit::Array::new();
-    array.push(program.to_string_lossy().into_owned());
-    array.push("hook");
-    array.push("codex");
-    Value::Array(array)
+    let program = program.to_string_lossy();
+    Value::Array(toml_edit::Array::from_iter([program.as_ref(), "hook", "codex"]))
 }
 
 /// `[program, "hook", "codex"]` where the program is this binary or any filewatchd.
@@ -54,16 +51,14 @@ pub fn has_notify(text: &str, path: &Path, program: &Path) -> anyhow::Result<boo
 /// The config with `notify` running this binary; a foreign `notify` is never replaced.
 pub fn with_notify(text: &str, path: &Path, program: &Path) -> anyhow::Result<String> {
     let mut doc = parse(text, path)?;
-    let ours = ours_value(program);
+    let mut ours = ours_value(program);
     match notify(&doc) {
         Some(existing) if existing.to_string().trim() == ours.to_string().trim() => {
             return Ok(text.to_string());
         }
         Some(existing) if is_ours(existing, program) => {
             // An earlier install's binary: keep the line's decoration, change the program.
-            let decor = existing.decor().clone();
-            let mut ours = ours;
-            *ours.decor_mut() = decor;
+            *ours.decor_mut() = existing.decor().clone();
             doc.insert("notify", Item::Value(ours));
         }
         Some(existing) => bail!(

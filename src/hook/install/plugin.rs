@@ -5,25 +5,18 @@ use std::path::Path;
 use super::locate::Invocation;
 use crate::hook::Agent;
 
-const OPENCODE_PLUGIN: &str = include_str!("../../../integrations/opencode/filewatchd.js");
-const PI_EXTENSION: &str = include_str!("../../../integrations/pi/filewatchd.ts");
-
 fn shipped(agent: Agent) -> &'static str {
     match agent {
-        Agent::Pi => PI_EXTENSION,
-        _ => OPENCODE_PLUGIN,
+        Agent::Pi => include_str!("../../../integrations/pi/filewatchd.ts"),
+        _ => include_str!("../../../integrations/opencode/filewatchd.js"),
     }
 }
 
-/// The first line of the shipped file, the same in every version filewatchd has shipped: a
-/// file that starts with it is filewatchd's, whichever binary it names.
-fn header(agent: Agent) -> &'static str {
-    shipped(agent).lines().next().unwrap_or_default()
-}
-
+/// Whether the file starts with the shipped file's first line, the same in every version
+/// filewatchd has shipped: such a file is filewatchd's, whichever binary it names.
 pub fn is_ours(agent: Agent, bytes: &[u8]) -> bool {
     let first = bytes.split(|b| *b == b'\n').next().unwrap_or_default();
-    first == header(agent).as_bytes()
+    first == shipped(agent).lines().next().unwrap_or_default().as_bytes()
 }
 
 /// The shipped file, with this binary as its default program unless the file is portable.

@@ -7,9 +7,8 @@
 
 use std::collections::HashMap;
 
-use super::Cause;
 use super::install::map_in_passes;
-use super::{Finished, Run, TempWrite, note};
+use super::{Cause, Finished, Run, TempWrite, note};
 use crate::fs::feed::map_parallel;
 use crate::fs::ops::{Durable, FsError};
 use crate::fs::read::RootDir;
