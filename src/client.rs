@@ -9,7 +9,6 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::api::peer;
 use crate::wire::error::{Code, Details, ErrorAnswer, ErrorCode};
 
 /// Whether a log event may be written at all, whatever `RUST_LOG` asks for: not the HTTP
@@ -150,7 +149,7 @@ impl Client {
     /// leaves its `daemon.json`, and another user may listen on its port since; the token
     /// must never reach them.
     fn of_this_user(self) -> anyhow::Result<Self> {
-        match peer::listener_uid(&self.url) {
+        match crate::platform::listener_uid(&self.url) {
             Ok(Some(uid)) if !state::is_trusted_owner(uid) => Err(NoDaemon(anyhow!(
                 "the server at {} belongs to uid {uid}, not to you (uid {}): it is not your daemon, which has stopped; nothing was sent to it. Start yours with `filewatchd start`",
                 self.url,

@@ -15,7 +15,8 @@
 //! ```
 //!
 //! Layers, bottom up: no module names one above it, and no two files of one module name each
-//! other (tests/conventions_layers.rs reads the code for both). `test_knobs`, `escape`, `bounded`, `paths`, `config`,
+//! other (tests/conventions_layers.rs reads the code for both). `platform` → `test_knobs`,
+//! `escape`, `bounded`, `paths`, `config`,
 //! `model`, `queue`, `log_file`, `git` → `store` → `refusal`, `stats`, `state`, `instance`, `fs`, `sessions`,
 //! `watch` → `retention` → `history` → `pins` → `restore` → `timeline` → `wire` → `capture` →
 //! `engine` → `api` → `daemon`; `client` → `lifecycle` → `hook` → `mcp` → `cli`.
@@ -40,7 +41,7 @@
 //!   and the index read from `.git` (the engine records them at every marker, `store::git`),
 //!   and moved back by a rollback through git's own protocol (`restore::git`).
 //! - [`fs`]: the confined file system beneath capture and restore: the root held open, reads
-//!   that follow no symlink, a rollback's path operations (openat2), durability, temp names,
+//!   that follow no symlink, a rollback's path operations (confined by [`platform`]), durability, temp names,
 //!   the daemon's cookies in the root, what FUSE does differently (`.fuse_hidden` stand-ins).
 //! - [`sessions`], [`history`], [`timeline`], [`pins`], [`retention`]: turns and forks; a
 //!   turn's net changes, diffs, blame and a path's versions; the timeline of turns and
@@ -51,6 +52,10 @@
 //! - [`api`]: the HTTP API (docs/api.md), the review page (`api::ui`), and the same read
 //!   handlers run in the CLI on a stopped daemon's index (`api::offline`).
 //! - [`daemon`]: starts everything and shuts it down on one signal.
+//! - [`platform`]: what differs between operating systems, behind one interface with a Linux
+//!   implementation and a portable Unix one (macOS's; a Linux build's with the feature
+//!   `portable`): confined opens, the atomic exchange, `syncfs`, `/proc`, `sock_diag`, idle
+//!   priority. The rest of the code names no OS (docs/platforms.md).
 //! - [`bounded`]: a file from outside (the config, an ignore file) read only when it is a
 //!   regular file of bounded size: never a FIFO waited on or a device read without end.
 //! - [`escape`]: text from outside (names, prompts, paths, errors quoting them) as a terminal
@@ -96,6 +101,7 @@ pub(crate) mod mcp;
 pub mod model;
 pub mod paths;
 pub(crate) mod pins;
+pub(crate) mod platform;
 pub(crate) mod queue;
 pub(crate) mod refusal;
 pub mod restore;

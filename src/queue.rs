@@ -125,7 +125,7 @@ fn write_one(queue: &Path, queued: &Queued) -> io::Result<PathBuf> {
         file.sync_all()?;
         let path = queue.join(&name);
         let cwd = rustix::fs::CWD;
-        match rustix::fs::renameat_with(cwd, &tmp, cwd, &path, rustix::fs::RenameFlags::NOREPLACE) {
+        match crate::platform::rename_noreplace(cwd, tmp.as_os_str(), cwd, path.as_os_str()) {
             Ok(()) => return Ok(path),
             Err(rustix::io::Errno::EXIST) => {
                 let _ = std::fs::remove_file(&tmp);

@@ -171,8 +171,7 @@ impl StateDir {
     /// Writes a fresh 256-bit token, readable by the owner only.
     pub fn write_token(&self) -> anyhow::Result<String> {
         let mut raw = [0u8; 32];
-        rustix::rand::getrandom(&mut raw, rustix::rand::GetRandomFlags::empty())
-            .context("cannot read random bytes for the token")?;
+        crate::platform::random_bytes(&mut raw).context("cannot read random bytes for the token")?;
         let token: String = raw.iter().map(|b| format!("{b:02x}")).collect();
         write_atomic(&self.dir.join("token"), token.as_bytes())?;
         Ok(token)

@@ -214,6 +214,10 @@ fn assert_counts_match(turn: &Value) {
 }
 
 #[test]
+#[cfg_attr(
+    feature = "portable",
+    ignore = "O_NOATIME is the Linux platform layer's; the portable one has none (docs/platforms.md)"
+)]
 fn reading_files_leaves_their_access_times_alone() {
     let ws = Workspace::new();
     ws.write("old.txt", "not read for days\n");

@@ -12,7 +12,6 @@ pub mod error;
 mod handlers;
 mod ignored;
 pub mod offline;
-pub mod peer;
 mod pins;
 mod purge;
 mod render;

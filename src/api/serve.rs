@@ -16,8 +16,8 @@ use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::{TcpListener, TcpStream};
 
-use super::peer::PeerLookup;
 use super::slots::{OWNER_CONNECTIONS, Peer, Slots};
+use crate::platform::PeerLookup;
 
 /// A browser's whole cookie jar for this host fits: cookies are shared by every port of
 /// 127.0.0.1, and a page on another port that sets many large ones (Chromium keeps up to 180

@@ -82,7 +82,7 @@ impl Known {
                     stopped = true;
                     return false;
                 }
-                let kind = match FileType::from_raw_mode(cached.stat.mode) {
+                let kind = match FileType::from_raw_mode(crate::platform::raw_mode(cached.stat.mode)) {
                     FileType::RegularFile => Some(EntryKind::File),
                     FileType::Symlink => Some(EntryKind::Symlink),
                     FileType::Directory => Some(EntryKind::Dir),

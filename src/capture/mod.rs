@@ -81,25 +81,14 @@ impl Context {
 /// Work above this many paths is followed by `release_freed_memory`.
 pub const TRIM_AFTER: usize = 1000;
 
-/// Two malloc arenas instead of glibc's eight per core: readers, walkers and fsync threads
-/// each got an arena of their own, and what a batch freed in them lingered until trimmed, so
-/// every large batch raised the daemon's peak RSS (W6: ≤ 100 MB). Called once, at start-up.
+/// Fewer allocator arenas, where the allocator has them (`platform::limit_malloc_arenas`).
 pub fn limit_malloc_arenas() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets a glibc tunable; it is called before the threads start.
-    unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 2);
-    }
+    crate::platform::limit_malloc_arenas();
 }
 
-/// Gives the memory a large batch freed back to the system: glibc keeps it in its arenas (one
-/// per reader thread), so the daemon's RSS would stay at its peak for good.
+/// Gives the memory a large batch freed back to the system (`platform::release_freed_memory`).
 pub fn release_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim takes no pointer and only walks glibc's own heaps, under their locks.
-    unsafe {
-        libc::malloc_trim(0);
-    }
+    crate::platform::release_freed_memory();
 }
 
 /// Test-only (`crate::test_knobs`): `FILEWATCHD_TEST_PANIC_ON=NAME` makes a reader panic when

@@ -4,12 +4,11 @@
 //! a cold walk waits on the disk for each listing and each stat, a warm one on the CPU.
 
 use std::ffi::CStr;
-use std::mem::MaybeUninit;
 use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::sync::{Condvar, Mutex, MutexGuard, RwLock};
 
-use rustix::fs::{AtFlags, FileType, OFlags, RawDir};
+use rustix::fs::{AtFlags, FileType, OFlags};
 
 use crate::model::{StatKey, StatPrint};
 use crate::paths::RelPath;
@@ -346,7 +345,7 @@ impl<A: FnMut(&[RelPath])> Shared<'_, A> {
 #[derive(Default)]
 struct Scratch {
     /// What `getdents64` fills.
-    dirents: Vec<MaybeUninit<u8>>,
+    dirents: crate::platform::DirReader,
     /// The listing's names end to end, each with its NUL, and where each NUL is with the type
     /// the listing gave.
     names: Vec<u8>,
@@ -358,21 +357,16 @@ struct Scratch {
 impl Scratch {
     /// The names in the directory open as `fd`, `.` and `..` left out.
     fn read(&mut self, fd: &OwnedFd) -> rustix::io::Result<()> {
-        if self.dirents.is_empty() {
-            self.dirents.resize(64 * 1024, MaybeUninit::uninit());
-        }
         self.names.clear();
         self.ends.clear();
-        let mut dir = RawDir::new(fd, &mut self.dirents);
-        while let Some(entry) = dir.next() {
-            let entry = entry?;
-            let name = entry.file_name().to_bytes_with_nul();
+        let (names, ends) = (&mut self.names, &mut self.ends);
+        self.dirents.read(fd, |name, file_type| {
+            let name = name.to_bytes_with_nul();
             if name != b".\0" && name != b"..\0" {
-                self.names.extend_from_slice(name);
-                self.ends.push((self.names.len() - 1, entry.file_type()));
+                names.extend_from_slice(name);
+                ends.push((names.len() - 1, file_type));
             }
-        }
-        Ok(())
+        })
     }
 
     /// The names, without their NULs.

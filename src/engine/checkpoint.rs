@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags};
 
-use crate::fs::priority::nice_own_thread;
+use crate::platform::nice_own_thread;
 
 /// How long the worker writes nothing before the log is checkpointed: the agent's command
 /// has ended (its end marker comes within milliseconds of it, so its commit is the last).

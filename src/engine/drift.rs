@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, InterruptHandle};
 
-use crate::fs::priority::nice_own_thread;
+use crate::platform::nice_own_thread;
 use crate::store::size;
 
 /// While the drift is being measured, the worker looks for it this often.

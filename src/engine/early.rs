@@ -264,7 +264,7 @@ fn asked_to_fail(path: &RelPath) -> bool {
 /// be written to the store's directory, and a read dropped later would leave it there.
 fn serve(observer: &Observer, epoch: &AtomicU64, jobs: &Mutex<Receiver<Job>>, done: &Sender<Done>) {
     if crate::fs::fuse::reads_at_idle(observer.root.fd()) {
-        crate::fs::priority::lower_own_priority();
+        crate::platform::lower_own_priority();
     }
     let max_file_size = observer.max_file_size.min(INLINE_MAX as u64);
     loop {

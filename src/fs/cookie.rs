@@ -34,7 +34,7 @@ pub fn cookie_instance() -> &'static str {
     static INSTANCE: OnceLock<String> = OnceLock::new();
     INSTANCE.get_or_init(|| {
         let mut raw = [0u8; 16];
-        if rustix::rand::getrandom(&mut raw, rustix::rand::GetRandomFlags::empty()).is_err() {
+        if crate::platform::random_bytes(&mut raw).is_err() {
             // No kernel randomness: still unique to this process and moment.
             let seed = format!("{}-{:?}", std::process::id(), std::time::SystemTime::now());
             raw.copy_from_slice(&blake3::hash(seed.as_bytes()).as_bytes()[..16]);

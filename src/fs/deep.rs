@@ -8,27 +8,29 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use rustix::fs::{Mode, OFlags, ResolveFlags};
+use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
+
+use crate::platform;
 
 /// The longest piece opened in one call: well under `PATH_MAX`.
 const PIECE: usize = 3072;
 
-/// `openat2(dir, path, flags, resolve)` for a `path` of any length.
-pub fn openat2(
-    dir: impl AsFd,
-    path: &Path,
-    flags: OFlags,
-    resolve: ResolveFlags,
-) -> rustix::io::Result<OwnedFd> {
+/// The flags a directory on the way is held open with: `O_PATH` where there is one.
+fn through() -> OFlags {
+    platform::HANDLE.unwrap_or(OFlags::RDONLY) | OFlags::DIRECTORY | OFlags::CLOEXEC
+}
+
+/// `platform::open_beneath(dir, path, flags)` for a `path` of any length: beneath `dir`,
+/// following no symlink.
+pub fn open_beneath(dir: impl AsFd, path: &Path, flags: OFlags) -> rustix::io::Result<OwnedFd> {
     let bytes = path.as_os_str().as_bytes();
     if bytes.len() < PIECE {
-        return rustix::fs::openat2(dir, path, flags, Mode::empty(), resolve);
+        return platform::open_beneath(dir.as_fd(), path, flags);
     }
     let (head, rest) = split(bytes)?;
-    let through = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
-    let held = rustix::fs::openat2(dir, as_path(head), through, Mode::empty(), resolve)?;
-    openat2(&held, as_path(rest), flags, resolve)
+    let held = platform::open_beneath(dir.as_fd(), as_path(head), through())?;
+    open_beneath(&held, as_path(rest), flags)
 }
 
 /// `open(path, flags)` of an absolute path of any length: the first piece as `open` takes it
@@ -40,14 +42,8 @@ pub fn open(path: &Path, flags: OFlags) -> rustix::io::Result<OwnedFd> {
         return rustix::fs::open(path, flags, Mode::empty());
     }
     let (head, rest) = split(bytes)?;
-    let through = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let held = rustix::fs::open(as_path(head), through, Mode::empty())?;
-    openat2(
-        &held,
-        as_path(rest),
-        flags,
-        ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS,
-    )
+    let held = rustix::fs::open(as_path(head), through() | OFlags::NOFOLLOW, Mode::empty())?;
+    open_beneath(&held, as_path(rest), flags)
 }
 
 /// The path cut at its last `/` before `PIECE` bytes: a head to open and the rest.
@@ -78,17 +74,10 @@ mod tests {
         let rel: std::path::PathBuf = std::iter::repeat_n(name.as_str(), 300).collect();
         let dir =
             rustix::fs::open(root.path(), OFlags::DIRECTORY | OFlags::RDONLY, Mode::empty()).expect("open");
-        let mut at =
-            rustix::fs::open(root.path(), OFlags::PATH | OFlags::DIRECTORY, Mode::empty()).expect("root");
+        let mut at = rustix::fs::open(root.path(), through(), Mode::empty()).expect("root");
         for _ in 0..300 {
             rustix::fs::mkdirat(&at, name.as_str(), Mode::from_raw_mode(0o755)).expect("mkdirat");
-            at = rustix::fs::openat(
-                &at,
-                name.as_str(),
-                OFlags::PATH | OFlags::DIRECTORY,
-                Mode::empty(),
-            )
-            .expect("openat");
+            at = rustix::fs::openat(&at, name.as_str(), through(), Mode::empty()).expect("openat");
         }
         let made = rustix::fs::openat(
             &at,
@@ -97,15 +86,14 @@ mod tests {
             Mode::from_raw_mode(0o644),
         );
         made.expect("create the deep file");
-        let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS;
         let file = rel.join("f");
         assert!(rel.as_os_str().len() > 4096);
-        assert!(openat2(&dir, &file, OFlags::RDONLY, resolve).is_ok());
+        assert!(open_beneath(&dir, &file, OFlags::RDONLY).is_ok());
         assert!(open(&root.path().join(&file), OFlags::RDONLY).is_ok());
         rustix::fs::symlinkat("/etc", &at, "link").expect("symlink");
         let through = rel.join("link/passwd");
         assert_eq!(
-            openat2(&dir, &through, OFlags::RDONLY, resolve).err(),
+            open_beneath(&dir, &through, OFlags::RDONLY).err(),
             Some(Errno::LOOP)
         );
     }

@@ -128,7 +128,7 @@ pub fn map_parallel<T: Send>(len: usize, threads: usize, f: impl Fn(usize) -> T 
 }
 
 /// `map_parallel` for work nobody waits for: the helper threads lower their own priority
-/// (`priority::lower_own_priority`: they yield the CPU and the disk to the agent's commands),
+/// (`platform::lower_own_priority`: they yield the CPU and the disk to the agent's commands),
 /// and the caller reads beside them at its own, so the work never starves on a busy machine
 /// (a command arriving meanwhile waits for it).
 pub fn map_parallel_at_idle<T: Send>(len: usize, threads: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
@@ -136,7 +136,7 @@ pub fn map_parallel_at_idle<T: Send>(len: usize, threads: usize, f: impl Fn(usiz
     std::thread::scope(|scope| {
         for _ in 1..threads.min(len) {
             scope.spawn(|| {
-                super::priority::lower_own_priority();
+                crate::platform::lower_own_priority();
                 feed.serve(&f);
             });
         }

@@ -1,5 +1,5 @@
 //! What a FUSE file system does that others do not, in one place. Its `syncfs` is not durable
-//! (`sync`). And libfuse keeps a file removed or renamed over while something still has it
+//! (`platform::FsSync`). And libfuse keeps a file removed or renamed over while something still has it
 //! open under a stand-in name, `.fuse_hidden` and hex digits, until the last descriptor is
 //! closed: the stand-in shows in listings, is never a user's file (`watch::filter` never tracks
 //! one), and keeps its directory from being removed. So a thread of the daemon that may hold a
@@ -10,8 +10,7 @@
 use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
-/// `statfs`'s `f_type` of FUSE (and fuseblk).
-pub const FUSE_SUPER_MAGIC: i64 = 0x6573_5546;
+use crate::platform::FUSE_SUPER_MAGIC;
 
 /// How long a directory left holding only stand-ins is waited for, at most: a read of ours
 /// closes its file within milliseconds; a file someone else keeps open keeps its directory.
@@ -27,7 +26,7 @@ pub fn is_stand_in(name: &[u8]) -> bool {
 
 /// Whether `fd` is on a FUSE file system (false when it cannot be told).
 pub fn is_fuse(fd: impl AsFd) -> bool {
-    rustix::fs::fstatfs(fd).is_ok_and(|st| st.f_type == FUSE_SUPER_MAGIC)
+    rustix::fs::fstatfs(fd).is_ok_and(|st| crate::platform::fs_type(&st) == FUSE_SUPER_MAGIC)
 }
 
 /// Whether a thread reading files of the workspace on `root_fd`'s file system may lower itself

@@ -66,8 +66,11 @@ pub fn fall_back(dev: u64) {
 }
 
 /// The mode `dev` gets: the one found, else `exchange` (the strongest step), until the
-/// file system refuses it.
+/// file system refuses it; `rename` where the OS has no exchange (`platform::EXCHANGE`).
 pub fn of(dev: u64) -> InstallMode {
+    if !crate::platform::EXCHANGE {
+        return InstallMode::Rename;
+    }
     known(dev).unwrap_or(InstallMode::Exchange)
 }
 
@@ -108,6 +111,9 @@ pub fn type_name(f_type: i64) -> String {
 /// What a file system type gets before a rollback has probed it: `exchange` on those known
 /// to have it, else `rename`.
 fn expected(type_name: &str) -> InstallMode {
+    if !crate::platform::EXCHANGE {
+        return InstallMode::Rename;
+    }
     match type_name {
         "ext4" | "xfs" | "btrfs" | "tmpfs" | "ramfs" | "overlay" | "f2fs" | "bcachefs" => {
             InstallMode::Exchange
@@ -128,8 +134,12 @@ pub struct Described {
 
 /// The file system holding `path`; `None` when it cannot be examined (it is gone).
 pub fn describe(path: &std::path::Path) -> Option<Described> {
-    let kind = rustix::fs::statfs(path).map(|s| type_name(s.f_type)).ok()?;
-    let dev = rustix::fs::stat(path).map(|s| s.st_dev).ok()?;
+    let kind = rustix::fs::statfs(path)
+        .map(|s| type_name(crate::platform::fs_type(&s)))
+        .ok()?;
+    let dev = rustix::fs::stat(path)
+        .map(|s| crate::platform::device(s.st_dev))
+        .ok()?;
     let probed = known(dev);
     let mode = probed.unwrap_or_else(|| expected(&kind));
     Some(Described {
@@ -149,7 +159,12 @@ mod tests {
         assert_eq!(type_name(0x6573_5546), "fuse");
         assert_eq!(type_name(0x1234), "0x1234");
         assert_eq!(expected("nfs"), InstallMode::Rename);
-        assert_eq!(expected("xfs"), InstallMode::Exchange);
+        let exchange = if crate::platform::EXCHANGE {
+            InstallMode::Exchange
+        } else {
+            InstallMode::Rename
+        };
+        assert_eq!(expected("xfs"), exchange);
     }
 
     #[test]

@@ -1,15 +1,16 @@
 //! The restorer's file-system operations, confined beneath the root: every
-//! operation goes through the directory that holds the path, opened with `openat2`
-//! (`RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`), so no symlink anywhere on the way is followed
-//! and nothing outside the root can be reached. New content is written to a temp file in the
+//! operation goes through the directory that holds the path, opened confined
+//! (`platform::open_beneath`: `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)` on Linux, a
+//! walk with `O_NOFOLLOW` elsewhere), so no symlink anywhere on the way is followed and
+//! nothing outside the root can be reached. New content is written to a temp file in the
 //! same directory, made durable (its own fsync, or a batch's `syncfs`), then renamed into
-//! place; a create never clobbers a
-//! path that appeared meanwhile (`RENAME_NOREPLACE`).
+//! place; a create never clobbers a path that appeared meanwhile
+//! (`platform::rename_noreplace`).
 
 use std::io::{self, Write};
 use std::os::fd::{AsFd, OwnedFd};
 
-use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags, ResolveFlags};
+use rustix::fs::{AtFlags, Mode, OFlags};
 use rustix::io::Errno;
 
 use super::fuse;
@@ -70,13 +71,12 @@ impl RootDir {
     pub fn parent_of(&self, path: &RelPath) -> Result<Parent, FsError> {
         let name = path.file_name().to_vec();
         let dir = path.parent();
-        // No O_NOFOLLOW: with O_DIRECTORY it turns a symlink into ENOTDIR; RESOLVE_NO_SYMLINKS
+        // No O_NOFOLLOW: with O_DIRECTORY it turns a symlink into ENOTDIR; the confined open
         // refuses a symlink in every component, the last included, with ELOOP.
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-        let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
         let opened = match &dir {
-            Some(dir) => super::deep::openat2(self.fd(), dir.as_path(), flags, resolve),
-            None => rustix::fs::openat2(self.fd(), ".", flags, Mode::empty(), resolve),
+            Some(dir) => super::deep::open_beneath(self.fd(), dir.as_path(), flags),
+            None => crate::platform::open_beneath(self.fd().as_fd(), std::path::Path::new("."), flags),
         };
         let shown = dir.as_ref().map_or_else(|| ".".to_string(), RelPath::to_text);
         match opened {
@@ -185,13 +185,19 @@ impl Parent {
         durable: Durable,
     ) -> Result<StatKey, FsError> {
         let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let fd = rustix::fs::openat(&self.fd, temp, flags, Mode::from_raw_mode(mode & 0o777))
-            .map_err(|e| io_err(path, e))?;
+        let fd = rustix::fs::openat(
+            &self.fd,
+            temp,
+            flags,
+            Mode::from_raw_mode(crate::platform::raw_mode(mode & 0o777)),
+        )
+        .map_err(|e| io_err(path, e))?;
         let mut file = std::fs::File::from(fd);
         let written = file
             .write_all(bytes)
             .and_then(|()| {
-                rustix::fs::fchmod(file.as_fd(), Mode::from_raw_mode(mode)).map_err(io::Error::from)
+                rustix::fs::fchmod(file.as_fd(), Mode::from_raw_mode(crate::platform::raw_mode(mode)))
+                    .map_err(io::Error::from)
             })
             .and_then(|()| rustix::fs::fstat(file.as_fd()).map_err(io::Error::from))
             .map(|stat| StatKey::from_rustix(&stat))
@@ -211,12 +217,13 @@ impl Parent {
 
     /// Renames the temp file onto the path: replacing what is there, or only if nothing is.
     pub fn install(&self, path: &RelPath, temp: &str, replace: bool) -> Result<(), FsError> {
-        let flags = if replace {
-            RenameFlags::empty()
+        let temp_name = std::ffi::OsStr::new(temp);
+        let renamed = if replace {
+            crate::platform::rename(self.fd.as_fd(), temp_name, self.fd.as_fd(), self.name())
         } else {
-            RenameFlags::NOREPLACE
+            crate::platform::rename_noreplace(self.fd.as_fd(), temp_name, self.fd.as_fd(), self.name())
         };
-        match rustix::fs::renameat_with(&self.fd, temp, &self.fd, self.name(), flags) {
+        match renamed {
             Ok(()) => Ok(()),
             Err(Errno::EXIST) => {
                 let _ = rustix::fs::unlinkat(&self.fd, temp, AtFlags::empty());
@@ -269,7 +276,7 @@ impl Parent {
     /// under the temp name, so what it holds can be checked before it is unlinked. The path
     /// gone meanwhile is `Appeared` (someone else changed it).
     pub fn exchange(&self, path: &RelPath, temp: &str) -> Result<(), FsError> {
-        match rustix::fs::renameat_with(&self.fd, temp, &self.fd, self.name(), RenameFlags::EXCHANGE) {
+        match crate::platform::rename_exchange(self.fd.as_fd(), std::ffi::OsStr::new(temp), self.name()) {
             Ok(()) => Ok(()),
             Err(Errno::NOENT) => Err(FsError::Appeared(path.to_text())),
             Err(e) => Err(io_err(path, e)),
@@ -300,18 +307,19 @@ impl Parent {
             rustix::fs::openat(&self.fd, self.name(), flags, Mode::empty()).map_err(|e| io_err(path, e))?;
         let opened = rustix::fs::fstat(&fd).map_err(|e| io_err(path, e))?;
         let regular = rustix::fs::FileType::from_raw_mode(opened.st_mode).is_file();
-        let same = opened.st_dev == expected.dev && opened.st_ino == expected.ino;
+        let same = crate::platform::device(opened.st_dev) == expected.dev && opened.st_ino == expected.ino;
         if !regular || !same || opened.st_nlink != 1 {
             return Ok(false);
         }
-        rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode)).map_err(|e| io_err(path, e))?;
+        rustix::fs::fchmod(&fd, Mode::from_raw_mode(crate::platform::raw_mode(mode)))
+            .map_err(|e| io_err(path, e))?;
         Ok(true)
     }
 
     /// The device of this directory's file system.
     pub fn dev(&self, path: &RelPath) -> Result<u64, FsError> {
         rustix::fs::fstat(&self.fd)
-            .map(|stat| stat.st_dev)
+            .map(|stat| crate::platform::device(stat.st_dev))
             .map_err(|e| io_err(path, e))
     }
 

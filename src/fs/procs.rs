@@ -1,13 +1,8 @@
-//! Processes' parents, from `/proc/<pid>/stat`: a hook reports its agent's ancestry, and the
-//! daemon, given a writer's pid by fanotify (`crate::watch::writers`), finds whose it is.
+//! Processes' ancestry (their parents from `platform::parent_of`: `/proc` on Linux, unknown
+//! elsewhere): a hook reports its agent's ancestry, and the daemon, given a writer's pid by
+//! fanotify (`crate::watch::writers`), finds whose it is.
 
-/// The parent of `pid`, while it runs (or is a zombie not yet reaped).
-pub fn parent_of(pid: u32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // `pid (comm) state ppid ...`: the command name may hold spaces and parentheses.
-    let after = &stat[stat.rfind(')')? + 1..];
-    after.split_whitespace().nth(1)?.parse().ok()
-}
+use crate::platform::{name_of, parent_of};
 
 /// `pid`'s ancestors, nearest first, up to (not including) pid 1, at most `max`.
 pub fn ancestry(pid: u32, max: usize) -> Vec<u32> {
@@ -23,12 +18,6 @@ pub fn ancestry(pid: u32, max: usize) -> Vec<u32> {
         }
     }
     chain
-}
-
-/// The command name of `pid` (`comm`), while it runs.
-fn name_of(pid: u32) -> Option<String> {
-    let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
-    Some(name.trim_end().to_string())
 }
 
 /// Shells and wrappers an agent runs its hooks through: not the agent.

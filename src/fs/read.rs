@@ -7,7 +7,7 @@ use std::io::{self, Read, Seek};
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
-use rustix::fs::{FileType, Mode, OFlags, ResolveFlags};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
 use rustix::io::Errno;
 
 use crate::model::{Content, FileState, Hash, StatKey, State, permission_bits};
@@ -24,13 +24,23 @@ pub struct RootDir {
     fd: OwnedFd,
 }
 
+/// One entry beneath the root, looked at without being read (`RootDir::entry`).
+struct Entry {
+    stat: Stat,
+    /// The entry itself (`O_PATH`), or its parent directory.
+    at: OwnedFd,
+    /// Its name in `at`; empty when `at` is the entry.
+    name: Vec<u8>,
+}
+
+fn as_os_str(name: &[u8]) -> &std::ffi::OsStr {
+    std::os::unix::ffi::OsStrExt::from_bytes(name)
+}
+
 impl RootDir {
     pub fn open(path: &Path) -> io::Result<Self> {
-        let fd = rustix::fs::open(
-            path,
-            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            Mode::empty(),
-        )?;
+        let handle = crate::platform::HANDLE.unwrap_or(OFlags::RDONLY);
+        let fd = rustix::fs::open(path, handle | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?;
         Ok(Self {
             path: path.to_path_buf(),
             fd,
@@ -40,14 +50,39 @@ impl RootDir {
     /// Opens `rel` beneath the root, refusing any symlink on the way, the last one included
     /// (with `O_PATH | O_NOFOLLOW` the last one is opened itself).
     fn open_beneath(&self, rel: &RelPath, flags: OFlags) -> rustix::io::Result<OwnedFd> {
-        let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
         // A path past PATH_MAX (a tree thousands of directories deep) a piece at a time.
-        super::deep::openat2(
+        super::deep::open_beneath(
             &self.fd,
             rel.as_path(),
             flags | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            resolve,
         )
+    }
+
+    /// The entry at `rel` itself, a symlink included, without reading it: opened with
+    /// `O_PATH` where the OS has it (one confined open, then `fstat`), else named in its
+    /// parent, opened confined (`statat`, `readlinkat`).
+    fn entry(&self, rel: &RelPath) -> rustix::io::Result<Entry> {
+        if let Some(handle) = crate::platform::HANDLE {
+            let fd = self.open_beneath(rel, handle)?;
+            let stat = rustix::fs::fstat(&fd)?;
+            return Ok(Entry {
+                stat,
+                at: fd,
+                name: Vec::new(),
+            });
+        }
+        let dir = match rel.parent() {
+            Some(dir) => self.open_beneath(&dir, OFlags::RDONLY | OFlags::DIRECTORY)?,
+            None => rustix::fs::openat(
+                &self.fd,
+                ".",
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )?,
+        };
+        let name = rel.file_name().to_vec();
+        let stat = rustix::fs::statat(&dir, as_os_str(&name), AtFlags::SYMLINK_NOFOLLOW)?;
+        Ok(Entry { stat, at: dir, name })
     }
 
     pub fn fd(&self) -> &OwnedFd {
@@ -192,10 +227,8 @@ pub fn observe_file(root: &RootDir, rel: &RelPath, max_file_size: u64, blobs: &B
 
 /// Whether `rel` is a directory now (not through a symlink); false when it is absent.
 pub fn is_dir(root: &RootDir, rel: &RelPath) -> bool {
-    let Ok(fd) = root.open_beneath(rel, OFlags::PATH) else {
-        return false;
-    };
-    rustix::fs::fstat(&fd).is_ok_and(|stat| FileType::from_raw_mode(stat.st_mode) == FileType::Directory)
+    root.entry(rel)
+        .is_ok_and(|entry| FileType::from_raw_mode(entry.stat.st_mode) == FileType::Directory)
 }
 
 /// What `rel` is now, without storing anything: the restorer's check of the disk.
@@ -221,19 +254,16 @@ fn look(
     blobs: Option<&BlobDir>,
     expected: Option<&Expected>,
 ) -> Observation {
-    let fd = match root.open_beneath(rel, OFlags::PATH) {
-        Ok(fd) => fd,
+    let entry = match root.entry(rel) {
+        Ok(entry) => entry,
         Err(e) if is_gone(e) => return Observation::Absent,
         Err(e) => return Observation::Unreadable(e.into()),
     };
-    let stat = match rustix::fs::fstat(&fd) {
-        Ok(stat) => stat,
-        Err(e) => return Observation::Unreadable(e.into()),
-    };
+    let stat = entry.stat;
     let key = StatKey::from_rustix(&stat);
     match FileType::from_raw_mode(stat.st_mode) {
         FileType::Directory => present(State::Dir, key),
-        FileType::Symlink => match rustix::fs::readlinkat(&fd, "", Vec::new()) {
+        FileType::Symlink => match rustix::fs::readlinkat(&entry.at, as_os_str(&entry.name), Vec::new()) {
             Ok(target) => present(
                 State::Symlink {
                     target: target.into_bytes(),
@@ -264,9 +294,8 @@ fn look(
 /// sees it: recorded as `FileState::unreadable`, so its turn lists it and a rollback that
 /// would touch it says so. `None` when it is not a regular file (or cannot even be stat'd).
 pub fn unreadable_file(root: &RootDir, rel: &RelPath) -> Option<Present> {
-    let fd = root.open_beneath(rel, OFlags::PATH).ok()?;
-    let stat = StatKey::from_rustix(&rustix::fs::fstat(&fd).ok()?);
-    if FileType::from_raw_mode(stat.mode) != FileType::RegularFile {
+    let stat = StatKey::from_rustix(&root.entry(rel).ok()?.stat);
+    if FileType::from_raw_mode(crate::platform::raw_mode(stat.mode)) != FileType::RegularFile {
         return None;
     }
     let file = FileState::unreadable(stat.size, stat.mode);
@@ -330,7 +359,7 @@ fn read_file(
 /// opened without it.
 fn open_for_reading(root: &RootDir, rel: &RelPath) -> rustix::io::Result<OwnedFd> {
     let flags = OFlags::RDONLY | OFlags::NONBLOCK;
-    match root.open_beneath(rel, flags | OFlags::NOATIME) {
+    match root.open_beneath(rel, flags | crate::platform::NO_ATIME) {
         Err(Errno::PERM) => root.open_beneath(rel, flags),
         opened => opened,
     }
@@ -344,7 +373,7 @@ fn read_once(
     stored: Option<Hash>,
 ) -> Result<Option<Present>, ReadError> {
     let before = StatKey::from_rustix(&rustix::fs::fstat(&fd)?);
-    if FileType::from_raw_mode(before.mode) != FileType::RegularFile {
+    if FileType::from_raw_mode(crate::platform::raw_mode(before.mode)) != FileType::RegularFile {
         return Ok(None);
     }
     let mode = permission_bits(before.mode);

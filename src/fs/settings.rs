@@ -139,7 +139,7 @@ impl<'a> SettingsFile<'a> {
             {
                 return Err(self.symlink_refusal());
             }
-            Ok(stat) => Some(stat.st_mode & 0o7777),
+            Ok(stat) => Some(crate::platform::mode_bits(stat.st_mode) & 0o7777),
             Err(Errno::NOENT) => None,
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", self.path.display())),
         };
@@ -206,7 +206,7 @@ fn write_temp(dir: &OwnedFd, temp: &std::ffi::OsStr, bytes: &[u8], mode: Option<
     // 0666 less the umask for a new file, as any editor makes one.
     let fd = rustix::fs::openat(dir.as_fd(), temp, flags, Mode::from_raw_mode(0o666))?;
     if let Some(mode) = mode {
-        rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode))?;
+        rustix::fs::fchmod(&fd, Mode::from_raw_mode(crate::platform::raw_mode(mode)))?;
     }
     let mut file = std::fs::File::from(fd);
     file.write_all(bytes)?;

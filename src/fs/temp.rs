@@ -17,9 +17,9 @@ impl TempNames {
     /// A new random tag: no user's file and no other rollback has this name.
     pub fn random() -> Self {
         let mut bytes = [0u8; 8];
-        let filled = rustix::rand::getrandom(&mut bytes, rustix::rand::GetRandomFlags::empty());
+        let filled = crate::platform::random_bytes(&mut bytes);
         if filled.is_err() {
-            // getrandom(2) cannot fail on a supported kernel; the time is unique enough then.
+            // The kernel's random source cannot fail on a supported system; the time is unique enough then.
             bytes = crate::model::now_ns().to_le_bytes();
         }
         let tag = bytes.iter().map(|b| format!("{b:02x}")).collect();

@@ -233,7 +233,7 @@ fn is_held(path: &Path) -> bool {
     let Some(file) = open_lock(path) else {
         return false;
     };
-    let mut probe = whole_file(libc::F_WRLCK);
+    let mut probe = whole_file_write_lock();
     // SAFETY: `probe` is a valid `flock` that outlives the call; the descriptor is open.
     let got = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_OFD_GETLK, &mut probe) };
     got == 0 && probe.l_type != libc::F_UNLCK as libc::c_short
@@ -241,7 +241,7 @@ fn is_held(path: &Path) -> bool {
 
 /// Takes the write lock of the whole file without waiting; `false` when another has it.
 fn set_write_lock(file: &File) -> io::Result<bool> {
-    let lock = whole_file(libc::F_WRLCK);
+    let lock = whole_file_write_lock();
     // SAFETY: `lock` is a valid `flock` that outlives the call; the descriptor is open.
     if unsafe { libc::fcntl(file.as_raw_fd(), libc::F_OFD_SETLK, &lock) } == 0 {
         return Ok(true);
@@ -253,10 +253,11 @@ fn set_write_lock(file: &File) -> io::Result<bool> {
     }
 }
 
-fn whole_file(kind: libc::c_int) -> libc::flock {
+fn whole_file_write_lock() -> libc::flock {
     // SAFETY: `flock` is plain data; all-zero is a valid value (whole file, pid 0 as OFD needs).
     let mut lock: libc::flock = unsafe { std::mem::zeroed() };
-    lock.l_type = kind as libc::c_short;
+    // `F_WRLCK` is a c_int on Linux and a c_short on macOS, as `l_type` is.
+    lock.l_type = libc::F_WRLCK as libc::c_short;
     lock.l_whence = libc::SEEK_SET as libc::c_short;
     lock
 }

@@ -1,41 +1,25 @@
 //! Which process a pid names now: its owner, its program and its start time. A pid read from
 //! a file is signalled only once it is proved to be the very daemon that wrote it (this
-//! user's, a filewatchd, started when it said), through a pidfd taken before the checks, so
+//! user's, a filewatchd, started when it said), through a pidfd taken before the checks (where the OS has one), so
 //! a pid that exits and is reused meanwhile is never hit.
 
-use std::os::fd::OwnedFd;
+use rustix::process::{Pid, Signal};
 
-use rustix::process::{Pid, PidfdFlags, Signal};
-
+use crate::platform::{self, PinnedProcess};
 use crate::state;
 
-/// When `pid` started, in clock ticks after boot (`/proc/PID/stat` field 22): with the pid,
-/// it names one process for as long as the machine runs.
+/// When `pid` started (`platform::process_start_time`): with the pid, it names one process
+/// for as long as the machine runs. `None` where the OS does not say.
 pub fn start_time(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) is in parentheses and may hold spaces and parentheses.
-    let after_name = &stat[stat.rfind(')')? + 1..];
-    after_name.split_whitespace().nth(19)?.parse().ok()
+    platform::process_start_time(pid)
 }
 
 /// Whether the process `pid` that started at `started` (when known) is gone or going: no such
 /// process, another one under its pid, a zombie, or one the kernel is tearing down (`kill -9`
 /// returns before that is done, and until it is, the dying process still holds its locks).
+/// Where the OS cannot tell the last three, a pid that exists is not gone.
 pub fn is_gone_or_going(pid: u32, started: Option<u64>) -> bool {
-    /// `PF_EXITING` in `/proc/PID/stat` field 9: the process has begun to exit.
-    const PF_EXITING: u64 = 0x4;
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return true;
-    };
-    let Some(after_name) = stat.rfind(')').map(|at| &stat[at + 1..]) else {
-        return false;
-    };
-    let fields: Vec<&str> = after_name.split_whitespace().collect();
-    let state = fields.first().copied().unwrap_or_default();
-    let flags: u64 = fields.get(6).and_then(|f| f.parse().ok()).unwrap_or(0);
-    let start: Option<u64> = fields.get(19).and_then(|f| f.parse().ok());
-    let reused = started.is_some() && start.is_some() && start != started;
-    reused || matches!(state, "Z" | "X" | "x") || flags & PF_EXITING != 0
+    platform::process_gone_or_going(pid, started)
 }
 
 /// This process's start time.
@@ -57,15 +41,15 @@ pub fn terminate(pid: u32, started: Option<u64>) -> Result<Signalled, String> {
     let Some(target) = Pid::from_raw(pid as i32) else {
         return Err(format!("{pid} is not a process id"));
     };
-    let pidfd = match rustix::process::pidfd_open(target, PidfdFlags::empty()) {
-        Ok(fd) => Some(fd),
+    let pinned = match PinnedProcess::open(target) {
+        Ok(pinned) => pinned,
         Err(rustix::io::Errno::SRCH) => return Ok(Signalled::Gone),
-        // A kernel older than 5.3: checked, then signalled by pid.
+        // No pidfd (a kernel older than 5.3, or another OS): checked, then signalled by pid.
         Err(_) => None,
     };
     prove_ours(pid, started)?;
-    let sent = match &pidfd {
-        Some(fd) => send_through(fd, Signal::TERM),
+    let sent = match &pinned {
+        Some(pinned) => pinned.signal(Signal::TERM),
         None => rustix::process::kill_process(target, Signal::TERM),
     };
     match sent {
@@ -75,19 +59,15 @@ pub fn terminate(pid: u32, started: Option<u64>) -> Result<Signalled, String> {
     }
 }
 
-fn send_through(pidfd: &OwnedFd, signal: Signal) -> rustix::io::Result<()> {
-    rustix::process::pidfd_send_signal(pidfd, signal)
-}
-
 /// `pid` runs as this user, its program is a filewatchd, and it started at `started`.
 fn prove_ours(pid: u32, started: Option<u64>) -> Result<(), String> {
     let me = state::euid();
-    match uids(pid) {
+    match platform::process_uids(pid) {
         Some((real, effective)) if real == me && effective == me => {}
         Some((real, _)) => return Err(format!("pid {pid} runs as uid {real}, not as you (uid {me})")),
         None => return Err(format!("cannot read who runs pid {pid}")),
     }
-    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_default();
+    let exe = platform::process_program(pid).unwrap_or_default();
     let named = exe
         .file_name()
         .is_some_and(|n| n.to_string_lossy().starts_with("filewatchd"));
@@ -107,15 +87,8 @@ fn prove_ours(pid: u32, started: Option<u64>) -> Result<(), String> {
     Ok(())
 }
 
-/// The real and effective uid of `pid` (`/proc/PID/status`).
-fn uids(pid: u32) -> Option<(u32, u32)> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find_map(|l| l.strip_prefix("Uid:"))?;
-    let mut ids = line.split_whitespace().map(|id| id.parse::<u32>().ok());
-    Some((ids.next()??, ids.next()??))
-}
-
-#[cfg(test)]
+// Both tests read `/proc` (start times, owners, programs), which only the Linux layer has.
+#[cfg(all(test, target_os = "linux", not(feature = "portable")))]
 mod tests {
     use super::*;
     use std::process::{Command, Stdio};

@@ -128,12 +128,7 @@ pub fn spawn(loc: &Located, launch: &Launch) -> anyhow::Result<Spawned> {
 /// an agent may kill with its hook), and every inherited descriptor above stderr closed at exec.
 fn detach() -> std::io::Result<()> {
     rustix::process::setsid()?;
-    // close_range(3, ~0, CLOSE_RANGE_CLOEXEC); older kernels lack it, and then std's own
-    // descriptors are close-on-exec anyway.
-    // SAFETY: a plain system call on descriptor numbers; it touches no memory.
-    unsafe {
-        libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, libc::CLOSE_RANGE_CLOEXEC);
-    }
+    crate::platform::close_inherited_descriptors();
     Ok(())
 }
 

@@ -279,12 +279,12 @@ impl StatKey {
 
     pub fn from_rustix(stat: &rustix::fs::Stat) -> Self {
         Self {
-            dev: stat.st_dev,
+            dev: crate::platform::device(stat.st_dev),
             ino: stat.st_ino,
             size: u64::try_from(stat.st_size).unwrap_or(0),
             mtime_ns: stat.st_mtime * 1_000_000_000 + stat.st_mtime_nsec as i64,
             ctime_ns: stat.st_ctime * 1_000_000_000 + stat.st_ctime_nsec as i64,
-            mode: stat.st_mode,
+            mode: crate::platform::mode_bits(stat.st_mode),
         }
     }
 }

@@ -14,11 +14,11 @@ use super::Workspace;
 use super::pause::PauseHook;
 use super::plan::{Note, Ordered, Step};
 use crate::fs::ops::{FsError, Parent, file_mode};
-use crate::fs::sync::FsSync;
 use crate::fs::temp::TempNames;
 use crate::model::answer::NoteCode;
 use crate::model::{FileState, Hash, StatKey, State};
 use crate::paths::RelPath;
+use crate::platform::FsSync;
 use crate::store::read_blob;
 
 mod durable;
@@ -96,7 +96,7 @@ pub fn execute(
         results: vec![None; steps.len()],
         touched: HashMap::new(),
         // Opened before the first change: its `syncfs` reports any write-back error since.
-        sync: FsSync::open(&ws.root),
+        sync: FsSync::open(std::os::fd::AsFd::as_fd(ws.root.fd())),
     };
     run.disk.pause.before_first();
     let [files_out, dirs_out, dirs_in, files_in] = phases(steps);
@@ -437,7 +437,11 @@ impl Run<'_> {
         // keeps the bits the file has (an unreadable file's mode is what hid it: its
         // replacement gets the default).
         let keep = step.current.is_present() && !step.current.is_dir() && !step.current.is_unreadable();
-        let mode = file_mode(now.map(|s| s.st_mode).filter(|_| keep), file);
+        let mode = file_mode(
+            now.map(|s| crate::platform::mode_bits(s.st_mode))
+                .filter(|_| keep),
+            file,
+        );
         let unreadable = |why: String| {
             let source = std::io::Error::other(why);
             skipped(

@@ -176,17 +176,11 @@ impl IntegrityCheck {
 /// a hint, and the first is 128 KiB by default, so the index is hinted 128 KiB at a time.
 /// Only a hint: a failure changes nothing.
 fn read_ahead(path: &Path) {
-    const WINDOW: u64 = 128 << 10;
     let Ok(file) = std::fs::File::open(path) else {
         return;
     };
     let len = file.metadata().map_or(0, |m| m.len());
-    for offset in (0..len).step_by(WINDOW as usize) {
-        let advice = rustix::fs::Advice::WillNeed;
-        if rustix::fs::fadvise(&file, offset, std::num::NonZeroU64::new(WINDOW), advice).is_err() {
-            return;
-        }
-    }
+    crate::platform::read_ahead(&file, len);
 }
 
 /// A read-only connection for queries; many may exist beside the writer.

@@ -1,4 +1,5 @@
-//! The watcher: notify's inotify backend with one non-recursive watch per tracked directory,
+//! The watcher: notify's backend for the OS (inotify on Linux, FSEvents on macOS) with one
+//! non-recursive watch per tracked directory,
 //! so ignored directories (`.git/`, a gitignored `node_modules/`) cost no watch at all. The
 //! notify callback only forwards hints to the capture worker: it never waits for the worker
 //! or the disk, and sleeps only to let a burst of events pile up (`pace`, at most 2 ms a
@@ -7,10 +8,30 @@
 //! notify-debouncer-full is not used: its events leave only after its timeout and it has no
 //! flush, while the barrier (G1) must see every event up to its cookie at once. Coalescing
 //! happens in the capture worker instead, which re-reads the disk for every hint anyway.
+//!
+//! The barrier needs a backend that delivers one watch's events in the order they happened
+//! and never merges the cookie's event into another: then the cookie's event coming back
+//! proves every event before it has been read. inotify keeps one ordered queue per watcher.
+//! On macOS, FSEvents was chosen over kqueue: its events carry increasing ids and a stream
+//! delivers them in that order; it coalesces only events of one path, and every cookie has a
+//! name never used before, so the cookie's own event is never merged away (a path written
+//! both before and after the cookie may be reported once, after it, which only delays that
+//! hint; the verification at every marker re-reads such paths). kqueue would need a
+//! descriptor open for every watched file and directory (the process's descriptor limit),
+//! and its directory events do not name the entry that changed. That FSEvents keeps the
+//! barrier is reasoned from its documented order, not yet proven by a test run on macOS
+//! (docs/platforms.md).
 
 pub mod filter;
 mod kept;
 mod pace;
+// Ownership by process needs fanotify, which only Linux has; elsewhere the module says so
+// (`Writers::for_daemon` is `None`, with the reason in `status`) and the tool-call windows
+// decide whose a write is.
+#[cfg_attr(
+    not(all(target_os = "linux", not(feature = "portable"))),
+    path = "writers_absent.rs"
+)]
 pub mod writers;
 
 use std::collections::{BTreeSet, HashSet};
@@ -21,7 +42,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::Sender;
 
 use notify::event::{EventKindMask, ModifyKind, RenameMode};
-use notify::{Config, Event, EventKind, INotifyWatcher, PathOp, RecursiveMode, Watcher as _};
+use notify::{Config, Event, EventKind, PathOp, RecommendedWatcher, RecursiveMode, Watcher as _};
 
 use crate::fs::cookie::Drain;
 use crate::paths::RelPath;
@@ -196,7 +217,7 @@ fn is_too_deep(err: &notify::Error) -> bool {
 /// every marker (G2).
 pub struct Watches {
     root: PathBuf,
-    inner: INotifyWatcher,
+    inner: RecommendedWatcher,
     watched: HashSet<RelPath>,
     unwatched: BTreeSet<RelPath>,
     /// `TOO_DEEP` was said (once a daemon).
@@ -221,7 +242,7 @@ impl Watches {
                 pace.paused();
             }
         };
-        let inner = INotifyWatcher::new(forward, config)?;
+        let inner = RecommendedWatcher::new(forward, config)?;
         let mut watches = Self {
             root,
             inner,

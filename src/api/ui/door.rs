@@ -113,7 +113,7 @@ impl Inner {
 /// 256 random bits as 64 hex digits.
 fn random_hex() -> std::io::Result<String> {
     let mut raw = [0u8; 32];
-    rustix::rand::getrandom(&mut raw, rustix::rand::GetRandomFlags::empty())?;
+    crate::platform::random_bytes(&mut raw)?;
     Ok(raw.iter().map(|b| format!("{b:02x}")).collect())
 }
 

@@ -10,6 +10,7 @@
 //!   Codex has recorded its trust in them).
 
 mod hooks;
+#[cfg(target_os = "linux")]
 mod inotify;
 mod state;
 
@@ -98,6 +99,9 @@ pub fn doctor(args: &ServeArgs, cmd: DoctorCmd) -> anyhow::Result<ExitCode> {
     checks.push(state::state_dir(&ctx));
     checks.push(state::store(&ctx));
     checks.push(state::disk(&ctx));
+    checks.push(platform());
+    // The inotify limits are the Linux watcher's; FSEvents (macOS) has none to check.
+    #[cfg(target_os = "linux")]
     checks.extend(inotify::checks(&ctx));
     checks.extend(hooks::checks(&ctx));
     checks.extend(owners(&ctx));
@@ -120,12 +124,21 @@ pub fn doctor(args: &ServeArgs, cmd: DoctorCmd) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// Which platform layer this build has, and what it leaves out (docs/platforms.md).
+fn platform() -> Check {
+    Check::ok("platform", crate::platform::SUMMARY)
+}
+
 /// Whose a write is: by process (fanotify) where the daemon has `CAP_SYS_ADMIN`, else by
 /// the agents' tool-call windows alone (docs/tracking.md).
 fn owners(ctx: &Context) -> Option<Check> {
     let ownership = &ctx.status.as_ref()?.ownership;
     let check = match &ownership.why_not_process {
         None => Check::ok("owners", "by process (fanotify names each writer) and the agents' tool-call windows"),
+        // Where the platform has no fanotify, no capability would help: no fix to offer.
+        Some(why) if !crate::platform::FANOTIFY => {
+            Check::ok("owners", format!("by the agents' tool-call windows ({why})"))
+        }
         Some(why) => Check::ok("owners", format!("by the agents' tool-call windows ({why})")).fix(
             "to tell apart writes made inside two agents' tool calls at the same moment, give the daemon CAP_SYS_ADMIN (docs/tracking.md, \"By process\")",
         ),

@@ -11,9 +11,7 @@ const IOPRIO_WHO_PROCESS: libc::c_int = 1;
 /// unprivileged thread cannot raise its priority again, so this is only ever called on a
 /// thread that ends with its work.
 pub fn lower_own_priority() {
-    let param = libc::sched_param { sched_priority: 0 };
-    // SAFETY: pid 0 is the calling thread; `param` is a valid sched_param for SCHED_IDLE.
-    let idle = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) } == 0;
+    let idle = set_sched_idle();
     if !idle {
         // SAFETY: setpriority on the calling thread (0) only changes its nice value.
         unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 19) };
@@ -34,6 +32,21 @@ pub fn lower_own_priority() {
             "thread priority only partly lowered"
         );
     }
+}
+
+/// `SCHED_IDLE` for the calling thread. Its `sched_param` is read from the kernel first rather
+/// than written as a struct literal: musl's has fields glibc's lacks.
+fn set_sched_idle() -> bool {
+    let mut param = std::mem::MaybeUninit::<libc::sched_param>::uninit();
+    // SAFETY: pid 0 is the calling thread; sched_getparam fills the struct it is given.
+    if unsafe { libc::sched_getparam(0, param.as_mut_ptr()) } != 0 {
+        return false;
+    }
+    // SAFETY: sched_getparam returned 0, so it wrote the whole struct.
+    let mut param = unsafe { param.assume_init() };
+    param.sched_priority = 0;
+    // SAFETY: pid 0 is the calling thread; `param` is a valid sched_param for SCHED_IDLE.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) == 0 }
 }
 
 /// The lowest CPU priority of the normal class (nice 19) for the calling thread, and so for the

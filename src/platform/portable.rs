@@ -1,0 +1,289 @@
+//! The portable implementation: what any Unix has (macOS's, and a Linux build's with the
+//! feature `portable`). Each item keeps the guarantee of the Linux one or is weaker and says
+//! how (docs/platforms.md); none pretends.
+
+use std::ffi::{CStr, OsStr};
+use std::io::{self, Read};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::{Component, Path};
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::io::Errno;
+
+pub const SUMMARY: &str = "portable Unix layer: confinement by a walk with O_NOFOLLOW, rollbacks install by rename (no atomic exchange), an fsync per file and directory (no syncfs), no sock_diag peer check (the token file guards the API), no /proc (no process ancestry or pidfd), no idle priority, no ownership by process (fanotify)";
+
+/// No fanotify: ownership by process is absent (`watch::writers_absent`).
+pub const FANOTIFY: bool = false;
+
+/// No `O_PATH`: an entry is looked at through its parent (`statat`, `readlinkat`).
+pub const HANDLE: Option<OFlags> = None;
+
+/// No `O_NOATIME`: reads may update the access time (`relatime` makes that rare).
+pub const NO_ATIME: OFlags = OFlags::empty();
+
+/// No atomic exchange: a rollback installs with plain renames (install mode `rename`), and
+/// its journal recovers a sequence of renames cut short.
+pub const EXCHANGE: bool = false;
+
+/// `path` opened beneath `dir` one component at a time, each directory with
+/// `openat(O_NOFOLLOW | O_DIRECTORY)` and the last with `flags | O_NOFOLLOW`: no symlink is
+/// followed in any component (a symlink found is `ELOOP`, as `openat2`'s
+/// `RESOLVE_NO_SYMLINKS` says it), and `..` or an absolute path is `EXDEV`, as
+/// `RESOLVE_BENEATH` says it. One `openat` per component instead of one call; a directory
+/// on the way must be readable (Linux's `openat2` needs search permission only).
+pub fn open_beneath(dir: BorrowedFd<'_>, path: &Path, flags: OFlags) -> rustix::io::Result<OwnedFd> {
+    let mut names = Vec::new();
+    for component in path.components() {
+        match component {
+            Component::Normal(name) => names.push(name),
+            Component::CurDir => {}
+            Component::ParentDir | Component::RootDir | Component::Prefix(_) => return Err(Errno::XDEV),
+        }
+    }
+    let Some((last, through)) = names.split_last() else {
+        return rustix::fs::openat(dir, ".", flags, Mode::empty());
+    };
+    let walk = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let mut held: Option<OwnedFd> = None;
+    for name in through {
+        let at = held.as_ref().map_or(dir, AsFd::as_fd);
+        let next =
+            rustix::fs::openat(at, *name, walk, Mode::empty()).map_err(|e| symlink_is_loop(at, name, e))?;
+        held = Some(next);
+    }
+    let at = held.as_ref().map_or(dir, AsFd::as_fd);
+    rustix::fs::openat(at, *last, flags | OFlags::NOFOLLOW, Mode::empty())
+        .map_err(|e| symlink_is_loop(at, last, e))
+}
+
+/// `O_NOFOLLOW | O_DIRECTORY` on a symlink is `ENOTDIR` on Linux: said as `ELOOP`, what a
+/// symlink in the way is everywhere else in this code.
+fn symlink_is_loop(at: BorrowedFd<'_>, name: &OsStr, err: Errno) -> Errno {
+    if err != Errno::NOTDIR && err != Errno::LOOP {
+        return err;
+    }
+    match rustix::fs::statat(at, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(stat) if FileType::from_raw_mode(stat.st_mode) == FileType::Symlink => Errno::LOOP,
+        _ => err,
+    }
+}
+
+/// There is no atomic exchange here; `fs::mode` never asks for one (`EXCHANGE` is false), and
+/// a call says so as a refusal, which turns the file system's install mode to `rename`.
+pub fn rename_exchange(_dir: BorrowedFd<'_>, _a: &OsStr, _b: &OsStr) -> rustix::io::Result<()> {
+    Err(Errno::OPNOTSUPP)
+}
+
+/// `renameat`: a rename that replaces the target.
+pub fn rename(
+    from_dir: BorrowedFd<'_>,
+    from: &OsStr,
+    to_dir: BorrowedFd<'_>,
+    to: &OsStr,
+) -> rustix::io::Result<()> {
+    rustix::fs::renameat(from_dir, from, to_dir, to)
+}
+
+/// `link` then `unlink`: `link` never replaces a name, so `EEXIST` when `to` exists. A file
+/// system without hard links refuses it (the caller installs another way, as when a file
+/// system refuses `RENAME_NOREPLACE`).
+pub fn rename_noreplace(
+    from_dir: BorrowedFd<'_>,
+    from: &OsStr,
+    to_dir: BorrowedFd<'_>,
+    to: &OsStr,
+) -> rustix::io::Result<()> {
+    rustix::fs::linkat(from_dir, from, to_dir, to, AtFlags::empty())?;
+    rustix::fs::unlinkat(from_dir, from, AtFlags::empty())
+}
+
+/// No `syncfs` that reports write-back errors: never opened, so every file and directory a
+/// batch writes gets its own `fsync` (the path Linux takes on FUSE).
+pub struct FsSync {
+    pub dev: u64,
+    _none: std::convert::Infallible,
+}
+
+impl FsSync {
+    pub fn open(_root: BorrowedFd<'_>) -> Option<Self> {
+        None
+    }
+
+    pub fn sync(&self) -> io::Result<()> {
+        match self._none {}
+    }
+}
+
+/// No `/proc`: a process's parent is unknown (ownership by process is Linux-only anyway).
+pub fn parent_of(_pid: u32) -> Option<u32> {
+    None
+}
+
+/// No `/proc`: a process's name is unknown.
+pub fn name_of(_pid: u32) -> Option<String> {
+    None
+}
+
+/// No `/proc`: when a process started is unknown, so a pid alone names it.
+pub fn process_start_time(_pid: u32) -> Option<u64> {
+    None
+}
+
+/// Without `/proc` only "no such process" can be told (`kill(pid, 0)` says `ESRCH`): a pid
+/// that exists is taken as running, whether it is a zombie, exiting or another process that
+/// took the pid. The safe side: a lock is not taken from a process that may still hold it.
+pub fn process_gone_or_going(pid: u32, _started: Option<u64>) -> bool {
+    let Some(pid) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) else {
+        return true;
+    };
+    rustix::process::test_kill_process(pid) == Err(Errno::SRCH)
+}
+
+/// No `/proc`: who runs a process is unknown, so `stop` signals no pid it cannot prove ours.
+pub fn process_uids(_pid: u32) -> Option<(u32, u32)> {
+    None
+}
+
+/// No `/proc`: the program a process runs is unknown.
+pub fn process_program(_pid: u32) -> Option<std::path::PathBuf> {
+    None
+}
+
+/// No pidfd: a process is signalled by its pid (after the checks `instance::process` makes).
+pub enum PinnedProcess {}
+
+impl PinnedProcess {
+    pub fn open(_pid: rustix::process::Pid) -> rustix::io::Result<Option<Self>> {
+        Ok(None)
+    }
+
+    pub fn signal(&self, _signal: rustix::process::Signal) -> rustix::io::Result<()> {
+        match *self {}
+    }
+}
+
+/// `/dev/urandom`, which every Unix has.
+pub fn random_bytes(buf: &mut [u8]) -> io::Result<()> {
+    std::fs::File::open("/dev/urandom")?.read_exact(buf)
+}
+
+/// Nothing to tune: the arena limit is glibc's.
+pub fn limit_malloc_arenas() {}
+
+/// Nothing to trim: `malloc_trim` is glibc's; other allocators return memory on their own
+/// schedule.
+pub fn release_freed_memory() {}
+
+/// No read-ahead advice: the file is read as it comes.
+pub fn read_ahead(_file: &std::fs::File, _len: u64) {}
+
+/// No per-thread usage counters: the watcher's pacing then pauses at most once per pause
+/// in a burst (`watch::pace`).
+pub fn voluntary_switches() -> Option<u64> {
+    None
+}
+
+/// No `close_range`: std opens every descriptor of its own close-on-exec, which is what the
+/// Linux call makes sure of for the rest.
+pub fn close_inherited_descriptors() {}
+
+/// Idle priority is absent: `setpriority(PRIO_PROCESS, 0)` lowers the whole process outside
+/// Linux (the engine and the API with it), so the thread runs at normal priority.
+pub fn lower_own_priority() {
+    tracing::debug!("no idle thread priority on this platform");
+}
+
+/// See `lower_own_priority`.
+pub fn nice_own_thread() {
+    tracing::debug!("no thread nice value on this platform");
+}
+
+/// No `sock_diag`: which user is at the other end of a loopback connection cannot be told.
+/// "Only the user" rests on the bearer token, readable by its owner only (mode 0600 in a
+/// 0700 state directory): every request must carry it.
+pub enum PeerLookup {}
+
+impl PeerLookup {
+    pub fn open() -> io::Result<PeerLookup> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "no sock_diag on this platform: the token file's permissions guard the API",
+        ))
+    }
+
+    pub fn uid(
+        &mut self,
+        _peer: std::net::SocketAddr,
+        _local: std::net::SocketAddr,
+    ) -> io::Result<Option<u32>> {
+        match *self {}
+    }
+}
+
+/// Unknown without `sock_diag`: the client sends its token only to the address its own
+/// `daemon.json` names, kept beside the lock `running_info` checks.
+pub fn listener_uid(_url: &str) -> io::Result<Option<u32>> {
+    Ok(None)
+}
+
+/// A directory's entries through `readdir` (`rustix::fs::Dir`).
+#[derive(Default)]
+pub struct DirReader;
+
+impl DirReader {
+    /// Calls `each` with every entry's name and type, `.` and `..` included.
+    pub fn read(&mut self, fd: impl AsFd, mut each: impl FnMut(&CStr, FileType)) -> rustix::io::Result<()> {
+        let mut dir = rustix::fs::Dir::read_from(fd)?;
+        while let Some(entry) = dir.read() {
+            let entry = entry?;
+            each(entry.file_name(), entry.file_type());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The walk refuses a symlink in the middle and at the end, `..` and an absolute path.
+    #[test]
+    fn the_walk_follows_no_symlink_and_stays_beneath() {
+        let root = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(root.path().join("a/b")).expect("dirs");
+        std::fs::write(root.path().join("a/b/f"), b"x").expect("file");
+        std::os::unix::fs::symlink("b", root.path().join("a/link")).expect("symlink");
+        let dir =
+            rustix::fs::open(root.path(), OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()).expect("root");
+        let open = |p: &str, flags| open_beneath(dir.as_fd(), Path::new(p), flags).err();
+        assert_eq!(open("a/b/f", OFlags::RDONLY), None);
+        assert_eq!(open("./a/b", OFlags::RDONLY | OFlags::DIRECTORY), None);
+        assert_eq!(open("a/link/f", OFlags::RDONLY), Some(Errno::LOOP));
+        assert_eq!(open("a/link", OFlags::RDONLY), Some(Errno::LOOP));
+        assert_eq!(
+            open("a/link", OFlags::RDONLY | OFlags::DIRECTORY),
+            Some(Errno::LOOP)
+        );
+        assert_eq!(open("a/../a/b/f", OFlags::RDONLY), Some(Errno::XDEV));
+        assert_eq!(open("/etc/passwd", OFlags::RDONLY), Some(Errno::XDEV));
+        assert_eq!(open("a/nothing/f", OFlags::RDONLY), Some(Errno::NOENT));
+    }
+
+    /// A no-replace rename by link and unlink: never over an existing name, and the temp
+    /// name gone once it went through.
+    #[test]
+    fn a_no_replace_rename_never_replaces() {
+        let root = tempfile::tempdir().expect("tempdir");
+        std::fs::write(root.path().join("temp"), b"new").expect("temp");
+        std::fs::write(root.path().join("there"), b"old").expect("there");
+        let dir =
+            rustix::fs::open(root.path(), OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()).expect("root");
+        let rename =
+            |from: &str, to: &str| rename_noreplace(dir.as_fd(), from.as_ref(), dir.as_fd(), to.as_ref());
+        assert_eq!(rename("temp", "there"), Err(Errno::EXIST));
+        assert_eq!(std::fs::read(root.path().join("there")).expect("read"), b"old");
+        assert_eq!(rename("temp", "free"), Ok(()));
+        assert_eq!(std::fs::read(root.path().join("free")).expect("read"), b"new");
+        assert!(!root.path().join("temp").exists());
+    }
+}
