@@ -2,9 +2,9 @@
 //! Only a regular file is read (a symlink to one is followed; a FIFO is opened non-blocking and
 //! never waited on, a device never read), and only if it is at most `limit` bytes.
 
+use crate::platform::ext::OpenExt;
 use std::fs::Metadata;
 use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 /// Why a file was not read.
@@ -19,11 +19,7 @@ pub enum Unread {
 /// The bytes of the regular file `path` with its metadata (its owner, for the caller to judge);
 /// `None` when there is no such file.
 pub fn read(path: &Path, limit: u64) -> Result<Option<(Vec<u8>, Metadata)>, Unread> {
-    let file = match std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-    {
+    let file = match std::fs::OpenOptions::new().read(true).non_blocking().open(path) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Unread::Io(e)),

@@ -39,13 +39,12 @@ const CONFIG_LIMIT: u64 = 1 << 20;
 
 /// Whether `uid` is this process's user or root: the owners whose files are believed.
 fn is_own_or_root(uid: u32) -> bool {
-    uid == 0 || uid == rustix::process::geteuid().as_raw()
+    uid == 0 || uid == crate::platform::ext::euid()
 }
 
 /// The text of the config at `path` (`None`: there is none): a regular file (`bounded`) of
 /// this user or root, of at most `CONFIG_LIMIT` bytes.
 fn read_config(path: &Path) -> Result<Option<String>, ConfigError> {
-    use std::os::unix::fs::MetadataExt;
     let at = || path.to_path_buf();
     let (bytes, meta) = match crate::bounded::read(path, CONFIG_LIMIT) {
         Ok(Some(read)) => read,
@@ -54,9 +53,9 @@ fn read_config(path: &Path) -> Result<Option<String>, ConfigError> {
         Err(Unread::TooLarge(len)) => return Err(ConfigError::TooLarge { path: at(), len }),
         Err(Unread::Io(source)) => return Err(ConfigError::Read { path: at(), source }),
     };
-    if !is_own_or_root(meta.uid()) {
-        let you = rustix::process::geteuid().as_raw();
-        let owner = meta.uid();
+    if !is_own_or_root(crate::platform::ext::owner_of(&meta)) {
+        let you = crate::platform::ext::euid();
+        let owner = crate::platform::ext::owner_of(&meta);
         return Err(ConfigError::NotYours {
             path: at(),
             owner,

@@ -400,6 +400,7 @@ async fn listen(root: &Path, state_dir: &StateDir, port: u16, live: Live) -> any
 
 async fn shutdown_signal() {
     let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
     let terminate = async {
         match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
             Ok(mut signal) => {
@@ -408,6 +409,9 @@ async fn shutdown_signal() {
             Err(_) => std::future::pending::<()>().await,
         }
     };
+    // Windows has no SIGTERM: a daemon is stopped through its API (or Ctrl-C).
+    #[cfg(windows)]
+    let terminate = std::future::pending::<()>();
     tokio::select! {
         _ = interrupt => {}
         _ = terminate => {}

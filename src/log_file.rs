@@ -4,10 +4,9 @@
 //! (replacing the one before) and a new file takes its place: the log never takes more than
 //! about twice `CAP` on disk, and the latest lines are always in `<file>`.
 
+use crate::platform::ext::OpenExt;
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -68,29 +67,18 @@ fn open(path: &Path) -> io::Result<File> {
     OpenOptions::new()
         .create(true)
         .append(true)
-        .mode(0o600)
+        .permission_bits(0o600)
         .open(path)
 }
 
 /// Makes `file` the process's stdout and stderr.
 fn redirect(file: &File) -> io::Result<()> {
-    for target in [libc::STDOUT_FILENO, libc::STDERR_FILENO] {
-        // SAFETY: both descriptors are valid; dup2 replaces the target atomically, so a line
-        // written meanwhile goes to the old file or the new one.
-        if unsafe { libc::dup2(file.as_raw_fd(), target) } < 0 {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    Ok(())
+    crate::platform::ext::redirect_output(file)
 }
 
 /// The size of what stderr writes to, when that is a regular file.
 fn stderr_file_size() -> Option<u64> {
-    // SAFETY: stderr stays open for the life of the process; the borrow ends with this call.
-    let stderr = unsafe { std::os::fd::BorrowedFd::borrow_raw(libc::STDERR_FILENO) };
-    let stat = rustix::fs::fstat(stderr).ok()?;
-    let file = rustix::fs::FileType::from_raw_mode(stat.st_mode) == rustix::fs::FileType::RegularFile;
-    file.then_some(stat.st_size as u64)
+    crate::platform::ext::stderr_file_size()
 }
 
 #[cfg(test)]

@@ -41,6 +41,7 @@ fn log_file(command: Option<&Command>) -> Option<&std::path::Path> {
 /// ("failed printing to stdout").
 fn die_quietly_on_closed_stdout() {
     // SAFETY: sets the disposition of one signal at start-up, before any thread is spawned.
+    #[cfg(unix)]
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }

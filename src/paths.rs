@@ -1,8 +1,6 @@
 //! Workspace-relative paths as raw bytes, and their lossless text form for the API.
 
-use std::ffi::OsStr;
 use std::fmt;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// A path relative to the workspace root, `/`-separated, stored as the bytes the file system
@@ -36,8 +34,16 @@ impl RelPath {
     /// The relative path of `abs` under `root`, if it is beneath it (and not the root itself).
     pub fn from_abs(root: &Path, abs: &Path) -> Option<Self> {
         let rel = abs.strip_prefix(root).ok()?;
-        let bytes = rel.as_os_str().as_bytes();
-        (!bytes.is_empty()).then(|| Self(bytes.to_vec()))
+        #[cfg(unix)]
+        let bytes = rel.as_os_str().as_encoded_bytes().to_vec();
+        // Windows: `\\` between names, kept as `/` (which Windows takes too).
+        #[cfg(windows)]
+        let bytes = rel
+            .components()
+            .map(|c| c.as_os_str().as_encoded_bytes())
+            .collect::<Vec<_>>()
+            .join(&b'/');
+        (!bytes.is_empty()).then_some(Self(bytes))
     }
 
     /// Parses a path given by a client in the escaped text form, refusing anything that could
@@ -58,7 +64,7 @@ impl RelPath {
     }
 
     pub fn as_path(&self) -> &Path {
-        Path::new(OsStr::from_bytes(&self.0))
+        Path::new(crate::platform::os_str(&self.0))
     }
 
     pub fn to_abs(&self, root: &Path) -> PathBuf {

@@ -7,10 +7,10 @@
 //! replacing anything: the daemon sees a whole marker or none. Names sort in the order one
 //! process wrote them: `<ms since the epoch>-<pid>-<n>.json`, fixed widths.
 
+use crate::platform::ext::{DirExt, OpenExt};
 use std::ffi::OsStr;
 use std::fs::OpenOptions;
 use std::io::{self, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -76,9 +76,9 @@ pub fn prepare(state_dir: &Path) -> io::Result<PathBuf> {
     let queue = dir(state_dir);
     std::fs::DirBuilder::new()
         .recursive(true)
-        .mode(0o700)
+        .permission_bits(0o700)
         .create(&queue)?;
-    std::fs::set_permissions(state_dir, std::fs::Permissions::from_mode(0o700))?;
+    crate::platform::ext::set_permission_bits(state_dir, 0o700)?;
     Ok(queue)
 }
 
@@ -119,15 +119,15 @@ fn write_one(queue: &Path, queued: &Queued) -> io::Result<PathBuf> {
         let mut file = OpenOptions::new()
             .write(true)
             .create_new(true)
-            .mode(0o600)
+            .permission_bits(0o600)
             .open(&tmp)?;
         file.write_all(&bytes)?;
         file.sync_all()?;
         let path = queue.join(&name);
-        let cwd = rustix::fs::CWD;
+        let cwd = crate::platform::sys::fs::CWD;
         match crate::platform::rename_noreplace(cwd, tmp.as_os_str(), cwd, path.as_os_str()) {
             Ok(()) => return Ok(path),
-            Err(rustix::io::Errno::EXIST) => {
+            Err(crate::platform::sys::io::Errno::EXIST) => {
                 let _ = std::fs::remove_file(&tmp);
             }
             Err(err) => {
@@ -193,11 +193,11 @@ pub fn take(path: &Path) -> Result<Option<Queued>, QueueError> {
 const MARKER_MAX: u64 = 64 * 1024;
 
 fn read_marker(path: &Path) -> io::Result<Vec<u8>> {
+    use crate::platform::ext::OpenExt;
     use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .no_follow_non_blocking()
         .open(path)?;
     let meta = file.metadata()?;
     if !meta.is_file() || meta.len() > MARKER_MAX {

@@ -2,9 +2,9 @@
 //! bearer token and `daemon.json`. What is read back from it is believed only when this user
 //! (or root) owns it: a file another user planted is ignored, and the error says so.
 
+use crate::platform::ext::OpenExt;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
@@ -140,14 +140,14 @@ impl StateDir {
     pub fn acquire(dir: PathBuf, root: &Path) -> anyhow::Result<Self> {
         crate::store::create_dir_all_durably(&dir)
             .with_context(|| format!("cannot create state directory {}", dir.display()))?;
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
+        crate::platform::ext::set_permission_bits(&dir, 0o700)
             .with_context(|| format!("cannot set permissions on {}", dir.display()))?;
         let lock_path = dir.join("lock");
         let lock = OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
-            .mode(0o600)
+            .permission_bits(0o600)
             .open(&lock_path)
             .with_context(|| format!("cannot open {}", lock_path.display()))?;
         if !lock_exclusively(&lock) {
@@ -212,7 +212,7 @@ impl StateDir {
 /// instant, and a daemon starting at that instant must not take it for a running one.
 fn lock_exclusively(lock: &File) -> bool {
     for _ in 0..10 {
-        if rustix::fs::flock(lock, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_ok() {
+        if lock.try_lock().is_ok() {
             return true;
         }
         std::thread::sleep(std::time::Duration::from_millis(5)); // a retry, not a synchronisation
@@ -226,7 +226,7 @@ pub fn is_held(dir: &Path) -> bool {
     let Ok(lock) = File::open(dir.join("lock")) else {
         return false;
     };
-    rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockShared).is_err()
+    lock.try_lock_shared().is_err()
 }
 
 fn already_running_message(dir: &Path) -> String {
@@ -279,7 +279,7 @@ pub fn index_bytes(dir: &Path) -> u64 {
 
 /// This process's effective uid.
 pub fn euid() -> u32 {
-    rustix::process::geteuid().as_raw()
+    crate::platform::ext::euid()
 }
 
 /// Whether what `uid` owns may be believed: this user's or root's (root can write anything
@@ -296,11 +296,11 @@ const STATE_FILE_LIMIT: u64 = 1 << 20;
 pub fn read_trusted(path: &Path) -> anyhow::Result<Vec<u8>> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         let meta = std::fs::metadata(dir).with_context(|| format!("cannot read {}", dir.display()))?;
-        check_owner(dir, meta.uid())?;
+        check_owner(dir, crate::platform::ext::owner_of(&meta))?;
     }
     let file = OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NOFOLLOW)
+        .no_follow()
         .open(path)
         .with_context(|| format!("cannot read {}", path.display()))?;
     let meta = file
@@ -309,7 +309,7 @@ pub fn read_trusted(path: &Path) -> anyhow::Result<Vec<u8>> {
     if !meta.is_file() {
         bail!("{} is not a regular file: ignored", path.display());
     }
-    check_owner(path, meta.uid())?;
+    check_owner(path, crate::platform::ext::owner_of(&meta))?;
     let mut bytes = Vec::new();
     file.take(STATE_FILE_LIMIT)
         .read_to_end(&mut bytes)
@@ -336,8 +336,8 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     let mut file = OpenOptions::new()
         .write(true)
         .create_new(true)
-        .mode(0o600)
-        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .permission_bits(0o600)
+        .no_follow()
         .open(&tmp)
         .with_context(|| format!("cannot create {}", tmp.display()))?;
     file.write_all(bytes)?;

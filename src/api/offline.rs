@@ -4,7 +4,6 @@
 //! print while it runs. Nothing can change that index meanwhile, so no barrier is passed;
 //! what would record or write is refused by the client before it gets here.
 
-use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -36,7 +35,7 @@ impl Offline {
         for path in [&state_dir, &db_path] {
             let meta =
                 std::fs::symlink_metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
-            state::check_owner(path, meta.uid())?;
+            state::check_owner(path, crate::platform::ext::owner_of(&meta))?;
         }
         anyhow::ensure!(db_path.is_file(), "{} is not a file", db_path.display());
         // An index this build cannot read (another release's schema) is said once, here.

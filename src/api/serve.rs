@@ -91,7 +91,7 @@ impl Peers {
             .ok();
         Peers {
             lookup,
-            owner: rustix::process::geteuid().as_raw(),
+            owner: crate::platform::ext::euid(),
         }
     }
 

@@ -15,8 +15,8 @@
 use std::hash::{BuildHasher, Hasher, RandomState};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::platform::sys::fs::FileType;
 use rusqlite::Connection;
-use rustix::fs::FileType;
 
 use super::record::Walked;
 use super::walk::{Entry, EntryKind};

@@ -6,11 +6,10 @@
 //! none: the removals of its children lead to a batch first); once lost, capture stops for good, every command that would
 //! write answers `workspace_lost`, and reads of the history keep working.
 
-use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 
-use rustix::fs::{AtFlags, Stat};
-use rustix::io::Errno;
+use crate::platform::sys::fs::{AtFlags, Stat};
+use crate::platform::sys::io::Errno;
 
 use crate::fs::read::RootDir;
 use crate::paths::RelPath;
@@ -18,11 +17,11 @@ use crate::stats::WorkspaceLost;
 
 /// What became of the root, or `None` while its path still names the directory held open.
 pub fn check(root: &RootDir) -> Option<WorkspaceLost> {
-    let held = match rustix::fs::fstat(root.fd()) {
+    let held = match crate::platform::sys::fs::fstat(root.fd()) {
         Ok(held) => held,
         Err(err) => return Some(lost(root, format!("can no longer be examined ({err})"))),
     };
-    let now = rustix::fs::lstat(&root.path);
+    let now = crate::platform::sys::fs::lstat(&root.path);
     if now.as_ref().is_ok_and(|now| same_inode(now, &held)) {
         return None;
     }
@@ -46,7 +45,17 @@ fn same_inode(a: &Stat, b: &Stat) -> bool {
 
 /// Where the directory held open is now, as the kernel names it.
 fn held_at(root: &RootDir) -> Option<PathBuf> {
-    std::fs::read_link(format!("/proc/self/fd/{}", root.fd().as_raw_fd())).ok()
+    #[cfg(unix)]
+    return {
+        use std::os::fd::AsRawFd;
+        std::fs::read_link(format!("/proc/self/fd/{}", root.fd().as_raw_fd())).ok()
+    };
+    // Windows holds the root by its path: where it went is not known.
+    #[cfg(windows)]
+    return {
+        let _ = root;
+        None
+    };
 }
 
 fn lost(root: &RootDir, what: String) -> WorkspaceLost {
@@ -67,5 +76,5 @@ fn lost(root: &RootDir, what: String) -> WorkspaceLost {
 /// Removes a barrier cookie planted before the root was lost, from the directory it was
 /// planted in (through the descriptor), never from whatever now stands at the root's path.
 pub fn remove_cookie(root: &RootDir, cookie: &RelPath) {
-    let _ = rustix::fs::unlinkat(root.fd(), cookie.as_path(), AtFlags::empty());
+    let _ = crate::platform::sys::fs::unlinkat(root.fd(), cookie.as_path(), AtFlags::empty());
 }

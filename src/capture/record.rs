@@ -2,7 +2,6 @@
 //! write the new versions, blobs and stat-cache rows of one batch in one transaction.
 
 use std::collections::{HashMap, HashSet};
-use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::Ordering;
 
 use indicatif::ProgressBar;
@@ -475,13 +474,13 @@ fn list_children(ctx: &mut Context, dir: &RelPath, next: &mut Vec<RelPath>) {
     let children: Vec<_> = listing.flatten().collect();
     if children
         .iter()
-        .any(|c| IgnoreRules::is_ignore_file(&dir.join(c.file_name().as_bytes())))
+        .any(|c| IgnoreRules::is_ignore_file(&dir.join(c.file_name().as_encoded_bytes())))
     {
         ctx.rules.reload_dir(Some(dir));
         ctx.said_refusals();
     }
     for child in children {
-        let path = dir.join(child.file_name().as_bytes());
+        let path = dir.join(child.file_name().as_encoded_bytes());
         let is_dir = child.file_type().is_ok_and(|t| t.is_dir());
         if !ctx.rules.is_ignored(&path, is_dir) {
             next.push(path);

@@ -150,9 +150,12 @@ fn attribute(
 /// through a mapping, and unlike the mtime it cannot be set back (`touch -d`, `tar -x`,
 /// `cp -p`), and it moves with a mode change too. `None` for a path that is gone.
 fn changed_at_ms(abs: &Path) -> Option<i64> {
-    use std::os::unix::fs::MetadataExt;
-    let meta = std::fs::symlink_metadata(abs).ok()?;
-    Some(meta.ctime() * 1000 + meta.ctime_nsec() / 1_000_000)
+    let stat = crate::platform::sys::fs::lstat(abs).ok()?;
+    Some(
+        crate::model::StatKey::from_rustix(&stat)
+            .ctime_ns
+            .div_euclid(1_000_000),
+    )
 }
 
 const OUTSIDE: Attribution = Attribution::OUTSIDE;

@@ -3,12 +3,12 @@
 //! followed and ignored directories are never entered. Several directories are listed at once:
 //! a cold walk waits on the disk for each listing and each stat, a warm one on the CPU.
 
+use crate::platform::sys::OwnedFd;
 use std::ffi::CStr;
-use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::sync::{Condvar, Mutex, MutexGuard, RwLock};
 
-use rustix::fs::{AtFlags, FileType, OFlags};
+use crate::platform::sys::fs::{AtFlags, FileType, OFlags};
 
 use crate::model::{StatKey, StatPrint};
 use crate::paths::RelPath;
@@ -311,7 +311,7 @@ impl<A: FnMut(&[RelPath])> Shared<'_, A> {
         path: RelPath,
         rules: &IgnoreRules,
     ) -> Option<Entry> {
-        let lstat = || rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW).ok();
+        let lstat = || crate::platform::sys::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW).ok();
         let mut stat = None;
         let kind = match kind_of(listed_type) {
             Some(kind) => kind,
@@ -356,7 +356,7 @@ struct Scratch {
 
 impl Scratch {
     /// The names in the directory open as `fd`, `.` and `..` left out.
-    fn read(&mut self, fd: &OwnedFd) -> rustix::io::Result<()> {
+    fn read(&mut self, fd: &OwnedFd) -> crate::platform::sys::io::Result<()> {
         self.names.clear();
         self.ends.clear();
         let (names, ends) = (&mut self.names, &mut self.ends);

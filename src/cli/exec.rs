@@ -11,7 +11,8 @@
 //! sent to exec alone (an agent's timeout, a closed terminal) are passed on to the command.
 
 use std::ffi::OsString;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+#[cfg(unix)]
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -159,7 +160,12 @@ fn runnable(path: &Path) -> std::io::Result<()> {
     if !meta.is_file() {
         return Err(std::io::Error::from(std::io::ErrorKind::PermissionDenied));
     }
-    rustix::fs::access(path, rustix::fs::Access::EXEC_OK).map_err(std::io::Error::from)
+    #[cfg(unix)]
+    return crate::platform::sys::fs::access(path, crate::platform::sys::fs::Access::EXEC_OK)
+        .map_err(std::io::Error::from);
+    // Windows: a file runs by its extension; `spawn` says so if it cannot.
+    #[cfg(windows)]
+    return Ok(());
 }
 
 /// Finds the daemon and starts the turn; says so when that ended the session's open turn.
@@ -222,8 +228,10 @@ fn summary(turn: &Turn, session: &str) -> String {
 /// The pid of the running command, for the forwarding handler (0: none yet).
 static CHILD: AtomicI32 = AtomicI32::new(0);
 /// A forwarded signal that came before the command's pid was known.
+#[cfg(unix)]
 static PENDING: AtomicI32 = AtomicI32::new(0);
 
+#[cfg(unix)]
 extern "C" fn forward(signal: libc::c_int) {
     match CHILD.load(Ordering::SeqCst) {
         0 => PENDING.store(signal, Ordering::SeqCst),
@@ -236,6 +244,7 @@ extern "C" fn forward(signal: libc::c_int) {
 
 /// Forwards SIGTERM and SIGHUP to the command and ignores SIGINT and SIGQUIT while it runs;
 /// the command itself gets the dispositions exec had.
+#[cfg(unix)]
 fn handle_signals(command: &mut std::process::Command) {
     // SAFETY: dispositions are set on this single thread of the CLI before the spawn; the
     // handler only reads atomics and calls kill.
@@ -262,24 +271,37 @@ fn handle_signals(command: &mut std::process::Command) {
 fn run(words: &[OsString]) -> Ran {
     let mut command = std::process::Command::new(&words[0]);
     command.args(&words[1..]);
+    #[cfg(unix)]
     handle_signals(&mut command);
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(err) => return Ran::NotStarted(err),
     };
     CHILD.store(i32::try_from(child.id()).unwrap_or(0), Ordering::SeqCst);
+    #[cfg(unix)]
     if let signal @ 1.. = PENDING.swap(0, Ordering::SeqCst) {
         forward(signal);
     }
     let status = child.wait().context("cannot wait for the command");
     CHILD.store(0, Ordering::SeqCst);
     match status {
-        Ok(status) => match (status.code(), status.signal()) {
+        Ok(status) => match (status.code(), signal_of(&status)) {
             (Some(code), _) => Ran::Exited(code),
             (None, Some(signal)) => Ran::Signalled(signal),
             (None, None) => Ran::Exited(1),
         },
         Err(err) => Ran::NotStarted(std::io::Error::other(format!("{err:#}"))),
+    }
+}
+
+/// The signal that ended the command (none on Windows, where a process only exits).
+fn signal_of(status: &std::process::ExitStatus) -> Option<i32> {
+    #[cfg(unix)]
+    return std::os::unix::process::ExitStatusExt::signal(status);
+    #[cfg(windows)]
+    {
+        let _ = status;
+        None
     }
 }
 

@@ -7,6 +7,7 @@ use crate::model::{format_time, parse_time};
 
 /// The local UTC offset (minutes east) at `ms` since the epoch, `None` when the C library
 /// cannot tell.
+#[cfg(unix)]
 fn local_offset_minutes(ms: i64) -> Option<i64> {
     let secs = ms.div_euclid(1000) as libc::time_t;
     // SAFETY: an all-zero `tm` is a valid value of this plain C struct.
@@ -17,6 +18,36 @@ fn local_offset_minutes(ms: i64) -> Option<i64> {
         return None;
     }
     Some(tm.tm_gmtoff / 60)
+}
+
+/// Windows: the time at `ms` turned into local time by the zone's rules for that date
+/// (`SystemTimeToTzSpecificLocalTime`), less the time itself.
+#[cfg(windows)]
+fn local_offset_minutes(ms: i64) -> Option<i64> {
+    use windows_sys::Win32::Foundation::{FILETIME, SYSTEMTIME};
+    use windows_sys::Win32::System::Time::{
+        FileTimeToSystemTime, SystemTimeToFileTime, SystemTimeToTzSpecificLocalTime,
+    };
+    let ticks = u64::try_from((ms.div_euclid(1000) + 11_644_473_600) * 10_000_000).ok()?;
+    let utc = FILETIME {
+        dwLowDateTime: ticks as u32,
+        dwHighDateTime: (ticks >> 32) as u32,
+    };
+    // SAFETY: plain data written by the calls, all alive for their length; a null zone is
+    // the current one.
+    unsafe {
+        let mut system: SYSTEMTIME = std::mem::zeroed();
+        let mut local: SYSTEMTIME = std::mem::zeroed();
+        let mut local_file: FILETIME = std::mem::zeroed();
+        if FileTimeToSystemTime(&utc, &mut system) == 0
+            || SystemTimeToTzSpecificLocalTime(std::ptr::null(), &system, &mut local) == 0
+            || SystemTimeToFileTime(&local, &mut local_file) == 0
+        {
+            return None;
+        }
+        let local_ticks = (u64::from(local_file.dwHighDateTime) << 32) | u64::from(local_file.dwLowDateTime);
+        Some((local_ticks as i64 - ticks as i64) / 600_000_000)
+    }
 }
 
 /// Whether `text` names its zone (`Z` or `±HH:MM` at the end).

@@ -11,8 +11,14 @@ pub(super) fn terminal_rows() -> Option<usize> {
     if !stdout.is_terminal() {
         return None;
     }
-    let size = rustix::termios::tcgetwinsize(&stdout).ok()?;
-    (size.ws_row > 0).then_some(usize::from(size.ws_row))
+    #[cfg(unix)]
+    return {
+        let size = rustix::termios::tcgetwinsize(&stdout).ok()?;
+        (size.ws_row > 0).then_some(usize::from(size.ws_row))
+    };
+    // Windows: no pager (see `show`), so its height is not asked.
+    #[cfg(windows)]
+    return None;
 }
 
 /// Prints `text`, through the pager when `allowed`, stdout is a terminal and the text is

@@ -5,8 +5,8 @@
 //! directory `instance::dir`) that sends the browser on to the link, and the opener is given
 //! that page's path.
 
+use crate::platform::ext::OpenExt;
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, SystemTime};
@@ -85,8 +85,8 @@ fn login_page(url: &str) -> Result<PathBuf, String> {
         let mut file = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
+            .permission_bits(0o600)
+            .no_follow()
             .open(&path)?;
         file.write_all(page_html(url).as_bytes())
     };

@@ -4,12 +4,11 @@
 //! opened, with the same flags: beneath the root and without following a symlink, each piece
 //! confined as the whole path would be.
 
-use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
+use crate::platform::sys::{AsFd, OwnedFd};
 use std::path::Path;
 
-use rustix::fs::{Mode, OFlags};
-use rustix::io::Errno;
+use crate::platform::sys::fs::{Mode, OFlags};
+use crate::platform::sys::io::Errno;
 
 use crate::platform;
 
@@ -23,8 +22,8 @@ fn through() -> OFlags {
 
 /// `platform::open_beneath(dir, path, flags)` for a `path` of any length: beneath `dir`,
 /// following no symlink.
-pub fn open_beneath(dir: impl AsFd, path: &Path, flags: OFlags) -> rustix::io::Result<OwnedFd> {
-    let bytes = path.as_os_str().as_bytes();
+pub fn open_beneath(dir: impl AsFd, path: &Path, flags: OFlags) -> crate::platform::sys::io::Result<OwnedFd> {
+    let bytes = path.as_os_str().as_encoded_bytes();
     if bytes.len() < PIECE {
         return platform::open_beneath(dir.as_fd(), path, flags);
     }
@@ -36,18 +35,18 @@ pub fn open_beneath(dir: impl AsFd, path: &Path, flags: OFlags) -> rustix::io::R
 /// `open(path, flags)` of an absolute path of any length: the first piece as `open` takes it
 /// (what lies above the workspace is the user's), the rest each from the directory before it
 /// with `O_NOFOLLOW`, so nothing beneath follows a symlink the first piece would not.
-pub fn open(path: &Path, flags: OFlags) -> rustix::io::Result<OwnedFd> {
-    let bytes = path.as_os_str().as_bytes();
+pub fn open(path: &Path, flags: OFlags) -> crate::platform::sys::io::Result<OwnedFd> {
+    let bytes = path.as_os_str().as_encoded_bytes();
     if bytes.len() < PIECE {
-        return rustix::fs::open(path, flags, Mode::empty());
+        return crate::platform::sys::fs::open(path, flags, Mode::empty());
     }
     let (head, rest) = split(bytes)?;
-    let held = rustix::fs::open(as_path(head), through() | OFlags::NOFOLLOW, Mode::empty())?;
+    let held = crate::platform::sys::fs::open(as_path(head), through() | OFlags::NOFOLLOW, Mode::empty())?;
     open_beneath(&held, as_path(rest), flags)
 }
 
 /// The path cut at its last `/` before `PIECE` bytes: a head to open and the rest.
-fn split(bytes: &[u8]) -> rustix::io::Result<(&[u8], &[u8])> {
+fn split(bytes: &[u8]) -> crate::platform::sys::io::Result<(&[u8], &[u8])> {
     let cut = bytes[..PIECE]
         .iter()
         .rposition(|&b| b == b'/')
@@ -58,7 +57,7 @@ fn split(bytes: &[u8]) -> rustix::io::Result<(&[u8], &[u8])> {
 }
 
 fn as_path(bytes: &[u8]) -> &Path {
-    Path::new(std::ffi::OsStr::from_bytes(bytes))
+    Path::new(crate::platform::os_str(bytes))
 }
 
 #[cfg(test)]
@@ -73,13 +72,16 @@ mod tests {
         let name = "d".repeat(19);
         let rel: std::path::PathBuf = std::iter::repeat_n(name.as_str(), 300).collect();
         let dir =
-            rustix::fs::open(root.path(), OFlags::DIRECTORY | OFlags::RDONLY, Mode::empty()).expect("open");
-        let mut at = rustix::fs::open(root.path(), through(), Mode::empty()).expect("root");
+            crate::platform::sys::fs::open(root.path(), OFlags::DIRECTORY | OFlags::RDONLY, Mode::empty())
+                .expect("open");
+        let mut at = crate::platform::sys::fs::open(root.path(), through(), Mode::empty()).expect("root");
         for _ in 0..300 {
-            rustix::fs::mkdirat(&at, name.as_str(), Mode::from_raw_mode(0o755)).expect("mkdirat");
-            at = rustix::fs::openat(&at, name.as_str(), through(), Mode::empty()).expect("openat");
+            crate::platform::sys::fs::mkdirat(&at, name.as_str(), Mode::from_raw_mode(0o755))
+                .expect("mkdirat");
+            at = crate::platform::sys::fs::openat(&at, name.as_str(), through(), Mode::empty())
+                .expect("openat");
         }
-        let made = rustix::fs::openat(
+        let made = crate::platform::sys::fs::openat(
             &at,
             "f",
             OFlags::CREATE | OFlags::WRONLY,
@@ -90,7 +92,7 @@ mod tests {
         assert!(rel.as_os_str().len() > 4096);
         assert!(open_beneath(&dir, &file, OFlags::RDONLY).is_ok());
         assert!(open(&root.path().join(&file), OFlags::RDONLY).is_ok());
-        rustix::fs::symlinkat("/etc", &at, "link").expect("symlink");
+        crate::platform::sys::fs::symlinkat("/etc", &at, "link").expect("symlink");
         let through = rel.join("link/passwd");
         assert_eq!(
             open_beneath(&dir, &through, OFlags::RDONLY).err(),

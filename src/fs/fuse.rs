@@ -7,7 +7,7 @@
 //! machine, it held one for seconds and a `git checkout`'s or an undo's `rmdir` failed; and a
 //! rollback's `rmdir` waits a moment for stand-ins to go (`ops::Parent::rmdir`).
 
-use std::os::fd::AsFd;
+use crate::platform::sys::AsFd;
 use std::time::{Duration, Instant};
 
 use crate::platform::FUSE_SUPER_MAGIC;
@@ -26,7 +26,7 @@ pub fn is_stand_in(name: &[u8]) -> bool {
 
 /// Whether `fd` is on a FUSE file system (false when it cannot be told).
 pub fn is_fuse(fd: impl AsFd) -> bool {
-    rustix::fs::fstatfs(fd).is_ok_and(|st| crate::platform::fs_type(&st) == FUSE_SUPER_MAGIC)
+    crate::platform::fs_type_of(fd.as_fd()).is_ok_and(|kind| kind == FUSE_SUPER_MAGIC)
 }
 
 /// Whether a thread reading files of the workspace on `root_fd`'s file system may lower itself

@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use rustix::io::Errno;
+use crate::platform::sys::io::Errno;
 
 /// How a file system's files are installed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,10 +134,8 @@ pub struct Described {
 
 /// The file system holding `path`; `None` when it cannot be examined (it is gone).
 pub fn describe(path: &std::path::Path) -> Option<Described> {
-    let kind = rustix::fs::statfs(path)
-        .map(|s| type_name(crate::platform::fs_type(&s)))
-        .ok()?;
-    let dev = rustix::fs::stat(path)
+    let kind = crate::platform::fs_type_at(path).map(type_name).ok()?;
+    let dev = crate::platform::sys::fs::stat(path)
         .map(|s| crate::platform::device(s.st_dev))
         .ok()?;
     let probed = known(dev);

@@ -7,11 +7,11 @@
 //! place; a create never clobbers a path that appeared meanwhile
 //! (`platform::rename_noreplace`).
 
+use crate::platform::sys::{AsFd, OwnedFd};
 use std::io::{self, Write};
-use std::os::fd::{AsFd, OwnedFd};
 
-use rustix::fs::{AtFlags, Mode, OFlags};
-use rustix::io::Errno;
+use crate::platform::sys::fs::{AtFlags, Mode, OFlags};
+use crate::platform::sys::io::Errno;
 
 use super::fuse;
 use super::read::RootDir;
@@ -90,13 +90,12 @@ impl RootDir {
 
 impl Parent {
     fn name(&self) -> &std::ffi::OsStr {
-        use std::os::unix::ffi::OsStrExt;
-        std::ffi::OsStr::from_bytes(&self.name)
+        crate::platform::os_str(&self.name)
     }
 
     /// lstat of the path, `None` when it does not exist.
-    pub fn stat(&self, path: &RelPath) -> Result<Option<rustix::fs::Stat>, FsError> {
-        match rustix::fs::statat(&self.fd, self.name(), AtFlags::SYMLINK_NOFOLLOW) {
+    pub fn stat(&self, path: &RelPath) -> Result<Option<crate::platform::sys::fs::Stat>, FsError> {
+        match crate::platform::sys::fs::statat(&self.fd, self.name(), AtFlags::SYMLINK_NOFOLLOW) {
             Ok(stat) => Ok(Some(stat)),
             Err(Errno::NOENT) => Ok(None),
             Err(e) => Err(io_err(path, e)),
@@ -105,7 +104,7 @@ impl Parent {
 
     /// Removes a file or symlink; already gone is fine.
     pub fn unlink(&self, path: &RelPath) -> Result<(), FsError> {
-        match rustix::fs::unlinkat(&self.fd, self.name(), AtFlags::empty()) {
+        match crate::platform::sys::fs::unlinkat(&self.fd, self.name(), AtFlags::empty()) {
             Ok(()) | Err(Errno::NOENT) => Ok(()),
             Err(e) => Err(io_err(path, e)),
         }
@@ -122,7 +121,7 @@ impl Parent {
     }
 
     fn rmdir_once(&self, path: &RelPath) -> Result<(), FsError> {
-        match rustix::fs::unlinkat(&self.fd, self.name(), AtFlags::REMOVEDIR) {
+        match crate::platform::sys::fs::unlinkat(&self.fd, self.name(), AtFlags::REMOVEDIR) {
             Ok(()) | Err(Errno::NOENT) => Ok(()),
             Err(Errno::NOTEMPTY | Errno::EXIST) => Err(FsError::NotEmpty(path.to_text())),
             Err(e) => Err(io_err(path, e)),
@@ -132,10 +131,10 @@ impl Parent {
     /// Whether the directory of this name lists entries, all of them FUSE stand-ins.
     fn holds_only_stand_ins(&self) -> bool {
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let Ok(fd) = rustix::fs::openat(&self.fd, self.name(), flags, Mode::empty()) else {
+        let Ok(fd) = crate::platform::sys::fs::openat(&self.fd, self.name(), flags, Mode::empty()) else {
             return false;
         };
-        let Ok(dir) = rustix::fs::Dir::read_from(&fd) else {
+        let Ok(dir) = crate::platform::sys::fs::Dir::read_from(&fd) else {
             return false;
         };
         let mut any = false;
@@ -157,10 +156,10 @@ impl Parent {
 
     /// Creates a directory; an existing directory is fine, anything else there is not.
     pub fn mkdir(&self, path: &RelPath) -> Result<(), FsError> {
-        match rustix::fs::mkdirat(&self.fd, self.name(), Mode::from_raw_mode(0o755)) {
+        match crate::platform::sys::fs::mkdirat(&self.fd, self.name(), Mode::from_raw_mode(0o755)) {
             Ok(()) => Ok(()),
             Err(Errno::EXIST) => match self.stat(path)? {
-                Some(st) if rustix::fs::FileType::from_raw_mode(st.st_mode).is_dir() => Ok(()),
+                Some(st) if crate::platform::sys::fs::FileType::from_raw_mode(st.st_mode).is_dir() => Ok(()),
                 _ => Err(FsError::Appeared(path.to_text())),
             },
             Err(e) => Err(io_err(path, e)),
@@ -185,7 +184,7 @@ impl Parent {
         durable: Durable,
     ) -> Result<StatKey, FsError> {
         let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let fd = rustix::fs::openat(
+        let fd = crate::platform::sys::fs::openat(
             &self.fd,
             temp,
             flags,
@@ -196,22 +195,24 @@ impl Parent {
         let written = file
             .write_all(bytes)
             .and_then(|()| {
-                rustix::fs::fchmod(file.as_fd(), Mode::from_raw_mode(crate::platform::raw_mode(mode)))
-                    .map_err(io::Error::from)
+                crate::platform::sys::fs::fchmod(
+                    file.as_fd(),
+                    Mode::from_raw_mode(crate::platform::raw_mode(mode)),
+                )
+                .map_err(io::Error::from)
             })
-            .and_then(|()| rustix::fs::fstat(file.as_fd()).map_err(io::Error::from))
+            .and_then(|()| crate::platform::sys::fs::fstat(file.as_fd()).map_err(io::Error::from))
             .map(|stat| StatKey::from_rustix(&stat))
             .and_then(|stat| durable.make(&file, stat).map(|()| stat));
         written.map_err(|e| {
-            let _ = rustix::fs::unlinkat(&self.fd, temp, AtFlags::empty());
+            let _ = crate::platform::sys::fs::unlinkat(&self.fd, temp, AtFlags::empty());
             io_err(path, e)
         })
     }
 
     /// Creates a symlink under a (new) temp name beside the path.
     pub fn symlink_temp(&self, path: &RelPath, temp: &str, target: &[u8]) -> Result<(), FsError> {
-        use std::os::unix::ffi::OsStrExt;
-        rustix::fs::symlinkat(std::ffi::OsStr::from_bytes(target), &self.fd, temp)
+        crate::platform::sys::fs::symlinkat(crate::platform::os_str(target), &self.fd, temp)
             .map_err(|e| io_err(path, e))
     }
 
@@ -226,13 +227,13 @@ impl Parent {
         match renamed {
             Ok(()) => Ok(()),
             Err(Errno::EXIST) => {
-                let _ = rustix::fs::unlinkat(&self.fd, temp, AtFlags::empty());
+                let _ = crate::platform::sys::fs::unlinkat(&self.fd, temp, AtFlags::empty());
                 Err(FsError::Appeared(path.to_text()))
             }
             // The file system refuses the flag (FUSE, NFS): the caller installs it otherwise.
             Err(e) if !replace && super::mode::refused(&e.into()) => Err(io_err(path, e)),
             Err(e) => {
-                let _ = rustix::fs::unlinkat(&self.fd, temp, AtFlags::empty());
+                let _ = crate::platform::sys::fs::unlinkat(&self.fd, temp, AtFlags::empty());
                 Err(io_err(path, e))
             }
         }
@@ -242,7 +243,7 @@ impl Parent {
     /// the file at the path (its inode kept, to be compared once a plain rename has replaced
     /// it). The path gone is `Appeared`.
     pub fn link_aside(&self, path: &RelPath, temp: &str) -> Result<(), FsError> {
-        match rustix::fs::linkat(&self.fd, self.name(), &self.fd, temp, AtFlags::empty()) {
+        match crate::platform::sys::fs::linkat(&self.fd, self.name(), &self.fd, temp, AtFlags::empty()) {
             Ok(()) => Ok(()),
             Err(Errno::NOENT) => Err(FsError::Appeared(path.to_text())),
             Err(e) => Err(io_err(path, e)),
@@ -252,7 +253,7 @@ impl Parent {
     /// Mode `rename`'s create: the temp file linked at the path, never over anything there
     /// (`Appeared`); the temp name is the caller's to remove.
     pub fn link_in(&self, path: &RelPath, temp: &str) -> Result<(), FsError> {
-        match rustix::fs::linkat(&self.fd, temp, &self.fd, self.name(), AtFlags::empty()) {
+        match crate::platform::sys::fs::linkat(&self.fd, temp, &self.fd, self.name(), AtFlags::empty()) {
             Ok(()) => Ok(()),
             Err(Errno::EXIST) => Err(FsError::Appeared(path.to_text())),
             Err(e) => Err(io_err(path, e)),
@@ -262,14 +263,15 @@ impl Parent {
     /// A temp file of ours given another temp name (`link` + `unlink`: never over a file
     /// of that name).
     pub fn move_temp(&self, path: &RelPath, from: &str, to: &str) -> Result<(), FsError> {
-        rustix::fs::linkat(&self.fd, from, &self.fd, to, AtFlags::empty()).map_err(|e| io_err(path, e))?;
-        rustix::fs::unlinkat(&self.fd, from, AtFlags::empty()).map_err(|e| io_err(path, e))
+        crate::platform::sys::fs::linkat(&self.fd, from, &self.fd, to, AtFlags::empty())
+            .map_err(|e| io_err(path, e))?;
+        crate::platform::sys::fs::unlinkat(&self.fd, from, AtFlags::empty()).map_err(|e| io_err(path, e))
     }
 
     /// A plain `renameat` (not `renameat2`: the call a file system without its flags has) of
     /// a temp file onto the path, replacing what is there.
     pub fn rename_onto(&self, path: &RelPath, temp: &str) -> Result<(), FsError> {
-        rustix::fs::renameat(&self.fd, temp, &self.fd, self.name()).map_err(|e| io_err(path, e))
+        crate::platform::sys::fs::renameat(&self.fd, temp, &self.fd, self.name()).map_err(|e| io_err(path, e))
     }
 
     /// Swaps the temp file and the path (`RENAME_EXCHANGE`): the path's old inode survives
@@ -284,8 +286,12 @@ impl Parent {
     }
 
     /// lstat of a temp file beside the path.
-    pub fn stat_temp(&self, path: &RelPath, temp: &str) -> Result<Option<rustix::fs::Stat>, FsError> {
-        match rustix::fs::statat(&self.fd, temp, AtFlags::SYMLINK_NOFOLLOW) {
+    pub fn stat_temp(
+        &self,
+        path: &RelPath,
+        temp: &str,
+    ) -> Result<Option<crate::platform::sys::fs::Stat>, FsError> {
+        match crate::platform::sys::fs::statat(&self.fd, temp, AtFlags::SYMLINK_NOFOLLOW) {
             Ok(stat) => Ok(Some(stat)),
             Err(Errno::NOENT) => Ok(None),
             Err(e) => Err(io_err(path, e)),
@@ -303,37 +309,37 @@ impl Parent {
     /// False, changing nothing, when it is not.
     pub fn set_mode(&self, path: &RelPath, mode: u32, expected: StatKey) -> Result<bool, FsError> {
         let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-        let fd =
-            rustix::fs::openat(&self.fd, self.name(), flags, Mode::empty()).map_err(|e| io_err(path, e))?;
-        let opened = rustix::fs::fstat(&fd).map_err(|e| io_err(path, e))?;
-        let regular = rustix::fs::FileType::from_raw_mode(opened.st_mode).is_file();
+        let fd = crate::platform::sys::fs::openat(&self.fd, self.name(), flags, Mode::empty())
+            .map_err(|e| io_err(path, e))?;
+        let opened = crate::platform::sys::fs::fstat(&fd).map_err(|e| io_err(path, e))?;
+        let regular = crate::platform::sys::fs::FileType::from_raw_mode(opened.st_mode).is_file();
         let same = crate::platform::device(opened.st_dev) == expected.dev && opened.st_ino == expected.ino;
         if !regular || !same || opened.st_nlink != 1 {
             return Ok(false);
         }
-        rustix::fs::fchmod(&fd, Mode::from_raw_mode(crate::platform::raw_mode(mode)))
+        crate::platform::sys::fs::fchmod(&fd, Mode::from_raw_mode(crate::platform::raw_mode(mode)))
             .map_err(|e| io_err(path, e))?;
         Ok(true)
     }
 
     /// The device of this directory's file system.
     pub fn dev(&self, path: &RelPath) -> Result<u64, FsError> {
-        rustix::fs::fstat(&self.fd)
+        crate::platform::sys::fs::fstat(&self.fd)
             .map(|stat| crate::platform::device(stat.st_dev))
             .map_err(|e| io_err(path, e))
     }
 
     /// Makes this directory's entries durable.
     pub fn sync(&self, path: &RelPath) -> Result<(), FsError> {
-        rustix::fs::fsync(&self.fd).map_err(|e| io_err(path, e))
+        crate::platform::sys::fs::fsync(&self.fd).map_err(|e| io_err(path, e))
     }
 }
 
 /// Removes a temp file of ours from the directory `dir` (never a directory, never through a
 /// symlink: the name is one component); false when it is still there.
-pub fn unlink_temp_at(dir: std::os::fd::BorrowedFd<'_>, temp: &str) -> bool {
+pub fn unlink_temp_at(dir: crate::platform::sys::BorrowedFd<'_>, temp: &str) -> bool {
     matches!(
-        rustix::fs::unlinkat(dir, temp, AtFlags::empty()),
+        crate::platform::sys::fs::unlinkat(dir, temp, AtFlags::empty()),
         Ok(()) | Err(Errno::NOENT)
     )
 }

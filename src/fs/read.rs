@@ -2,13 +2,13 @@
 //! symlink, re-read until stable so a torn version is never stored, streamed in constant
 //! memory when large.
 
+use crate::platform::sys::{AsFd, OwnedFd};
 use std::fs::File;
 use std::io::{self, Read, Seek};
-use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
-use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
-use rustix::io::Errno;
+use crate::platform::sys::fs::{AtFlags, FileType, Mode, OFlags, Stat};
+use crate::platform::sys::io::Errno;
 
 use crate::model::{Content, FileState, Hash, StatKey, State, permission_bits};
 use crate::paths::RelPath;
@@ -34,13 +34,17 @@ struct Entry {
 }
 
 fn as_os_str(name: &[u8]) -> &std::ffi::OsStr {
-    std::os::unix::ffi::OsStrExt::from_bytes(name)
+    crate::platform::os_str(name)
 }
 
 impl RootDir {
     pub fn open(path: &Path) -> io::Result<Self> {
         let handle = crate::platform::HANDLE.unwrap_or(OFlags::RDONLY);
-        let fd = rustix::fs::open(path, handle | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?;
+        let fd = crate::platform::sys::fs::open(
+            path,
+            handle | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
         Ok(Self {
             path: path.to_path_buf(),
             fd,
@@ -49,7 +53,7 @@ impl RootDir {
 
     /// Opens `rel` beneath the root, refusing any symlink on the way, the last one included
     /// (with `O_PATH | O_NOFOLLOW` the last one is opened itself).
-    fn open_beneath(&self, rel: &RelPath, flags: OFlags) -> rustix::io::Result<OwnedFd> {
+    fn open_beneath(&self, rel: &RelPath, flags: OFlags) -> crate::platform::sys::io::Result<OwnedFd> {
         // A path past PATH_MAX (a tree thousands of directories deep) a piece at a time.
         super::deep::open_beneath(
             &self.fd,
@@ -61,10 +65,10 @@ impl RootDir {
     /// The entry at `rel` itself, a symlink included, without reading it: opened with
     /// `O_PATH` where the OS has it (one confined open, then `fstat`), else named in its
     /// parent, opened confined (`statat`, `readlinkat`).
-    fn entry(&self, rel: &RelPath) -> rustix::io::Result<Entry> {
+    fn entry(&self, rel: &RelPath) -> crate::platform::sys::io::Result<Entry> {
         if let Some(handle) = crate::platform::HANDLE {
             let fd = self.open_beneath(rel, handle)?;
-            let stat = rustix::fs::fstat(&fd)?;
+            let stat = crate::platform::sys::fs::fstat(&fd)?;
             return Ok(Entry {
                 stat,
                 at: fd,
@@ -73,7 +77,7 @@ impl RootDir {
         }
         let dir = match rel.parent() {
             Some(dir) => self.open_beneath(&dir, OFlags::RDONLY | OFlags::DIRECTORY)?,
-            None => rustix::fs::openat(
+            None => crate::platform::sys::fs::openat(
                 &self.fd,
                 ".",
                 OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
@@ -81,7 +85,7 @@ impl RootDir {
             )?,
         };
         let name = rel.file_name().to_vec();
-        let stat = rustix::fs::statat(&dir, as_os_str(&name), AtFlags::SYMLINK_NOFOLLOW)?;
+        let stat = crate::platform::sys::fs::statat(&dir, as_os_str(&name), AtFlags::SYMLINK_NOFOLLOW)?;
         Ok(Entry { stat, at: dir, name })
     }
 
@@ -93,7 +97,10 @@ impl RootDir {
     /// once it was moved away, removed or replaced, when writing through the descriptor would
     /// write somewhere the user no longer calls the workspace.
     pub fn still_at_path(&self) -> bool {
-        let (Ok(held), Ok(now)) = (rustix::fs::fstat(&self.fd), rustix::fs::lstat(&self.path)) else {
+        let (Ok(held), Ok(now)) = (
+            crate::platform::sys::fs::fstat(&self.fd),
+            crate::platform::sys::fs::lstat(&self.path),
+        ) else {
             return false;
         };
         (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino)
@@ -102,6 +109,7 @@ impl RootDir {
 
 /// What one path is right now.
 #[derive(Debug)]
+#[cfg_attr(windows, allow(clippy::large_enum_variant))] // Windows' PathBuf is larger
 pub enum Observation {
     Absent,
     Present(Present),
@@ -263,16 +271,18 @@ fn look(
     let key = StatKey::from_rustix(&stat);
     match FileType::from_raw_mode(stat.st_mode) {
         FileType::Directory => present(State::Dir, key),
-        FileType::Symlink => match rustix::fs::readlinkat(&entry.at, as_os_str(&entry.name), Vec::new()) {
-            Ok(target) => present(
-                State::Symlink {
-                    target: target.into_bytes(),
-                },
-                key,
-            ),
-            Err(e) if is_gone(e) => Observation::Absent,
-            Err(e) => Observation::Unreadable(e.into()),
-        },
+        FileType::Symlink => {
+            match crate::platform::sys::fs::readlinkat(&entry.at, as_os_str(&entry.name), Vec::new()) {
+                Ok(target) => present(
+                    State::Symlink {
+                        target: target.into_bytes(),
+                    },
+                    key,
+                ),
+                Err(e) if is_gone(e) => Observation::Absent,
+                Err(e) => Observation::Unreadable(e.into()),
+            }
+        }
         FileType::RegularFile => match expected {
             Some(e) if e.stat_proves && e.stat == key && e.state.is_file() => Observation::Present(Present {
                 saved: Saved::Read,
@@ -357,7 +367,7 @@ fn read_file(
 /// of a file not read for a day would write its inode, so a first index would dirty every
 /// inode of an old checkout. `O_NOATIME` is refused for files of other owners: those are
 /// opened without it.
-fn open_for_reading(root: &RootDir, rel: &RelPath) -> rustix::io::Result<OwnedFd> {
+fn open_for_reading(root: &RootDir, rel: &RelPath) -> crate::platform::sys::io::Result<OwnedFd> {
     let flags = OFlags::RDONLY | OFlags::NONBLOCK;
     match root.open_beneath(rel, flags | crate::platform::NO_ATIME) {
         Err(Errno::PERM) => root.open_beneath(rel, flags),
@@ -372,7 +382,7 @@ fn read_once(
     blobs: Option<&BlobDir>,
     stored: Option<Hash>,
 ) -> Result<Option<Present>, ReadError> {
-    let before = StatKey::from_rustix(&rustix::fs::fstat(&fd)?);
+    let before = StatKey::from_rustix(&crate::platform::sys::fs::fstat(&fd)?);
     if FileType::from_raw_mode(crate::platform::raw_mode(before.mode)) != FileType::RegularFile {
         return Ok(None);
     }
@@ -505,7 +515,7 @@ fn file_state(hash: Hash, size: u64, mode: u16, too_large: bool) -> State {
 
 /// The file is the same object with the same size and times after the read as before it.
 fn stable(file: &File, before: StatKey, bytes_read: u64) -> bool {
-    let Ok(after) = rustix::fs::fstat(file.as_fd()) else {
+    let Ok(after) = crate::platform::sys::fs::fstat(file.as_fd()) else {
         return false;
     };
     StatKey::from_rustix(&after) == before && bytes_read == before.size

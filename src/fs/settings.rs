@@ -6,13 +6,13 @@
 //! written to a temp file created exclusively (`O_EXCL | O_NOFOLLOW`) under a random name,
 //! made durable, then renamed over the file's own name in the same directory.
 
+use crate::platform::sys::{AsFd, OwnedFd};
 use std::io::{Read, Write};
-use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Component, Path};
 
+use crate::platform::sys::fs::{AtFlags, Mode, OFlags};
+use crate::platform::sys::io::Errno;
 use anyhow::{Context, bail};
-use rustix::fs::{AtFlags, Mode, OFlags};
-use rustix::io::Errno;
 
 /// The most of a settings file read: real ones are kilobytes.
 pub const READ_LIMIT: u64 = 16 << 20;
@@ -58,7 +58,7 @@ impl<'a> SettingsFile<'a> {
             std::fs::create_dir_all(start).with_context(|| format!("cannot create {}", start.display()))?;
         }
         let flags = OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC;
-        let mut fd = match rustix::fs::open(start, flags, Mode::empty()) {
+        let mut fd = match crate::platform::sys::fs::open(start, flags, Mode::empty()) {
             Ok(fd) => fd,
             Err(Errno::NOENT) => return Ok(None),
             Err(e) => return Err(e).with_context(|| format!("cannot open {}", start.display())),
@@ -88,7 +88,7 @@ impl<'a> SettingsFile<'a> {
             return Ok(None);
         };
         let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-        let fd = match rustix::fs::openat(&dir, self.name()?, flags, Mode::empty()) {
+        let fd = match crate::platform::sys::fs::openat(&dir, self.name()?, flags, Mode::empty()) {
             Ok(fd) => fd,
             Err(Errno::NOENT) => return Ok(None),
             Err(Errno::LOOP) => return Err(self.symlink_refusal()),
@@ -133,9 +133,10 @@ impl<'a> SettingsFile<'a> {
     pub fn replace(&self, bytes: &[u8]) -> anyhow::Result<()> {
         let dir = self.open_dir(true)?.context("its directory was just made")?;
         let name = self.name()?;
-        let mode = match rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        let mode = match crate::platform::sys::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW) {
             Ok(stat)
-                if rustix::fs::FileType::from_raw_mode(stat.st_mode) == rustix::fs::FileType::Symlink =>
+                if crate::platform::sys::fs::FileType::from_raw_mode(stat.st_mode)
+                    == crate::platform::sys::fs::FileType::Symlink =>
             {
                 return Err(self.symlink_refusal());
             }
@@ -145,10 +146,10 @@ impl<'a> SettingsFile<'a> {
         };
         let temp = temp_name(name);
         let written = write_temp(&dir, &temp, bytes, mode)
-            .and_then(|()| rustix::fs::renameat(&dir, &temp, &dir, name).map_err(Into::into))
-            .and_then(|()| rustix::fs::fsync(&dir).map_err(Into::into));
+            .and_then(|()| crate::platform::sys::fs::renameat(&dir, &temp, &dir, name).map_err(Into::into))
+            .and_then(|()| crate::platform::sys::fs::fsync(&dir).map_err(Into::into));
         if written.is_err() {
-            let _ = rustix::fs::unlinkat(&dir, &temp, AtFlags::empty());
+            let _ = crate::platform::sys::fs::unlinkat(&dir, &temp, AtFlags::empty());
         }
         written.with_context(|| format!("cannot write {}", self.path.display()))
     }
@@ -158,7 +159,7 @@ impl<'a> SettingsFile<'a> {
         let Some(dir) = self.open_dir(false)? else {
             return Ok(());
         };
-        match rustix::fs::unlinkat(&dir, self.name()?, AtFlags::empty()) {
+        match crate::platform::sys::fs::unlinkat(&dir, self.name()?, AtFlags::empty()) {
             Ok(()) | Err(Errno::NOENT) => Ok(()),
             Err(e) => Err(e).with_context(|| format!("cannot remove {}", self.path.display())),
         }
@@ -174,12 +175,14 @@ fn open_child_dir(
 ) -> anyhow::Result<Option<OwnedFd>> {
     let flags = OFlags::DIRECTORY | OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     for _ in 0..2 {
-        match rustix::fs::openat(dir, name, flags, Mode::empty()) {
+        match crate::platform::sys::fs::openat(dir, name, flags, Mode::empty()) {
             Ok(fd) => return Ok(Some(fd)),
-            Err(Errno::NOENT) if create => match rustix::fs::mkdirat(dir, name, Mode::from_raw_mode(0o755)) {
-                Ok(()) | Err(Errno::EXIST) => continue,
-                Err(e) => return Err(e).with_context(|| format!("cannot create {}", walked.display())),
-            },
+            Err(Errno::NOENT) if create => {
+                match crate::platform::sys::fs::mkdirat(dir, name, Mode::from_raw_mode(0o755)) {
+                    Ok(()) | Err(Errno::EXIST) => continue,
+                    Err(e) => return Err(e).with_context(|| format!("cannot create {}", walked.display())),
+                }
+            }
             Err(Errno::NOENT) => return Ok(None),
             Err(Errno::LOOP | Errno::NOTDIR) => bail!(
                 "{} is a symlink or not a directory: filewatchd never writes through a symlink in the workspace; make it a directory, or edit the settings by hand",
@@ -204,9 +207,9 @@ fn temp_name(name: &std::ffi::OsStr) -> std::ffi::OsString {
 fn write_temp(dir: &OwnedFd, temp: &std::ffi::OsStr, bytes: &[u8], mode: Option<u32>) -> std::io::Result<()> {
     let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     // 0666 less the umask for a new file, as any editor makes one.
-    let fd = rustix::fs::openat(dir.as_fd(), temp, flags, Mode::from_raw_mode(0o666))?;
+    let fd = crate::platform::sys::fs::openat(dir.as_fd(), temp, flags, Mode::from_raw_mode(0o666))?;
     if let Some(mode) = mode {
-        rustix::fs::fchmod(&fd, Mode::from_raw_mode(crate::platform::raw_mode(mode)))?;
+        crate::platform::sys::fs::fchmod(&fd, Mode::from_raw_mode(crate::platform::raw_mode(mode)))?;
     }
     let mut file = std::fs::File::from(fd);
     file.write_all(bytes)?;

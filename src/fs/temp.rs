@@ -85,20 +85,20 @@ impl TempNames {
     }
 }
 
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use crate::platform::sys::{AsFd, BorrowedFd, OwnedFd};
 
-use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use crate::platform::sys::fs::{AtFlags, FileType, Mode, OFlags};
 
-fn open_dir(dir: BorrowedFd<'_>, name: &std::ffi::CStr) -> rustix::io::Result<OwnedFd> {
+fn open_dir(dir: BorrowedFd<'_>, name: &std::ffi::CStr) -> crate::platform::sys::io::Result<OwnedFd> {
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    rustix::fs::openat(dir, name, flags, Mode::empty())
+    crate::platform::sys::fs::openat(dir, name, flags, Mode::empty())
 }
 
 /// One directory of the sweep: our files in it removed, its subdirectories queued (opened
 /// now, never through a symlink). False when one of ours could not be removed.
 fn sweep_dir(dir: &OwnedFd, prefix: &[u8], next: &mut Vec<OwnedFd>) -> bool {
     // Gone or unreadable meanwhile: nothing of ours can be removed from it anyway.
-    let Ok(listing) = rustix::fs::Dir::read_from(dir) else {
+    let Ok(listing) = crate::platform::sys::fs::Dir::read_from(dir) else {
         return true;
     };
     let mut all = true;
@@ -115,8 +115,8 @@ fn sweep_dir(dir: &OwnedFd, prefix: &[u8], next: &mut Vec<OwnedFd>) -> bool {
             continue;
         }
         if kind != FileType::Directory && name.to_bytes().starts_with(prefix) {
-            let removed = rustix::fs::unlinkat(dir, name, AtFlags::empty());
-            all &= matches!(removed, Ok(()) | Err(rustix::io::Errno::NOENT));
+            let removed = crate::platform::sys::fs::unlinkat(dir, name, AtFlags::empty());
+            all &= matches!(removed, Ok(()) | Err(crate::platform::sys::io::Errno::NOENT));
         }
     }
     all

@@ -13,7 +13,7 @@ mod refs;
 pub mod write;
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::MetadataExt;
+
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -95,16 +95,11 @@ impl Repo {
     pub fn fingerprint(&self) -> Fingerprint {
         let mut hasher = blake3::Hasher::new();
         let mut add = |path: &Path| {
-            if let Ok(meta) = std::fs::symlink_metadata(path) {
-                for n in [
-                    meta.ino() as i64,
-                    meta.size() as i64,
-                    meta.mtime(),
-                    meta.mtime_nsec(),
-                ] {
+            if let Ok(stat) = crate::platform::sys::fs::lstat(path) {
+                let stat = crate::model::StatKey::from_rustix(&stat);
+                for n in [stat.ino, stat.size, stat.mtime_ns as u64, stat.ctime_ns as u64] {
                     hasher.update(&n.to_le_bytes());
                 }
-                hasher.update(&meta.ctime_nsec().to_le_bytes());
             }
             hasher.update(path.as_os_str().as_encoded_bytes());
         };

@@ -11,8 +11,8 @@
 //! the branch's new commit does not contain, is kept by a ref of filewatchd's own,
 //! `refs/filewatchd/<rollback>/<name>` (`git log --all` shows it; `git update-ref -d` drops it).
 
+use crate::platform::ext::OpenExt;
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::process::{Command, Stdio};
 
 use super::change::Move;
@@ -266,7 +266,7 @@ fn write_index(repo: &Repo, bytes: Option<&[u8]>) -> Result<(), WriteError> {
     let file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
-        .mode(0o644)
+        .permission_bits(0o644)
         .open(&lock);
     let mut file = match file {
         Ok(file) => file,

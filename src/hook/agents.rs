@@ -84,7 +84,7 @@ fn parse_stat(pid: u32, stat: &str) -> Option<Process> {
 /// The ancestors of this process, its parent first, up to (not including) pid 1.
 pub fn ancestors() -> Vec<Process> {
     let mut chain = Vec::new();
-    let mut pid = std::os::unix::process::parent_id();
+    let mut pid = crate::platform::ext::parent_id();
     while pid > 1 && chain.len() < DEPTH_MAX {
         let Some(process) = Process::of(pid) else {
             break;
@@ -183,9 +183,9 @@ fn locked(dir: &Path) -> std::io::Result<std::fs::File> {
         .open(dir.join(".lock"))?;
     let deadline = Instant::now() + LOCK_WAIT;
     loop {
-        match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        match file.try_lock() {
             Ok(()) => return Ok(file),
-            Err(e) if e == rustix::io::Errno::WOULDBLOCK && Instant::now() < deadline => {
+            Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
                 std::thread::sleep(Duration::from_millis(2));
             }
             Err(e) => return Err(e.into()),

@@ -11,8 +11,8 @@
 //! without one the locks cannot be used (the state directory's own lock still keeps out a
 //! second daemon of the same state).
 
+use crate::platform::ext::DirExt;
 use std::io::ErrorKind;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -78,9 +78,9 @@ fn find_private_dir() -> Result<PathBuf, String> {
 
 /// Makes `dir` (mode 0700) unless it is there, then checks it (`check_private`).
 pub fn make_private(dir: &Path) -> Result<(), String> {
-    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+    match std::fs::DirBuilder::new().permission_bits(0o700).create(dir) {
         // The umask may have taken bits away; none is added to a directory made just now.
-        Ok(()) => std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+        Ok(()) => crate::platform::ext::set_permission_bits(dir, 0o700)
             .map_err(|e| format!("cannot set the permissions of {}: {e}", dir.display()))?,
         Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
         Err(e) => return Err(format!("cannot create {}: {e}", dir.display())),
@@ -98,13 +98,13 @@ pub fn check_private(dir: &Path) -> Result<(), String> {
             "{shown} is not a directory (a symlink or file another user may have planted): not used"
         ));
     }
-    if meta.uid() != me {
+    if crate::platform::ext::owner_of(&meta) != me {
         return Err(format!(
             "{shown} belongs to uid {}, not to you (uid {me}): not used, as is anything another user can write",
-            meta.uid()
+            crate::platform::ext::owner_of(&meta)
         ));
     }
-    let mode = meta.mode() & 0o7777;
+    let mode = crate::platform::ext::mode_of(&meta) & 0o7777;
     if mode != 0o700 {
         return Err(format!(
             "{shown} has mode {mode:04o}, not 0700: not used (`chmod 700 {shown}` if you made it)"
@@ -122,9 +122,9 @@ mod tests {
         let tmp = tempfile::tempdir().expect("tempdir");
         let dir = tmp.path().join("private");
         make_private(&dir).expect("made");
-        let mode = std::fs::symlink_metadata(&dir).expect("lstat").mode() & 0o7777;
+        let mode = crate::platform::ext::mode_of(&std::fs::symlink_metadata(&dir).expect("lstat")) & 0o7777;
         assert_eq!(mode, 0o700);
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        crate::platform::ext::set_permission_bits(&dir, 0o755).expect("chmod");
         assert!(make_private(&dir).is_err_and(|why| why.contains("mode 0755")));
         let link = tmp.path().join("link");
         std::os::unix::fs::symlink(&dir, &link).expect("symlink");

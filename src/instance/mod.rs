@@ -12,10 +12,9 @@
 pub mod dir;
 pub mod process;
 
+use crate::platform::ext::OpenExt;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read};
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -91,8 +90,8 @@ fn lock_file(path: &Path) -> Result<File, Refusal> {
             .write(true)
             .create(true)
             .truncate(false)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
+            .permission_bits(0o600)
+            .no_follow()
             .open(path)
             .map_err(|e| match e.raw_os_error() {
                 Some(libc::ELOOP) => Refusal::Unusable(format!("{} is a symlink: refused", path.display())),
@@ -114,8 +113,9 @@ fn lock_file(path: &Path) -> Result<File, Refusal> {
 
 /// Whether `path` still names the open `file`.
 fn is_at_path(file: &File, path: &Path) -> bool {
-    match (file.metadata(), std::fs::symlink_metadata(path)) {
-        (Ok(open), Ok(named)) => open.dev() == named.dev() && open.ino() == named.ino(),
+    use crate::platform::ext::{identity_of_entry, identity_of_file};
+    match (identity_of_file(file), identity_of_entry(path)) {
+        (Ok(open), Ok(named)) => open == named,
         _ => false,
     }
 }
@@ -133,7 +133,9 @@ pub fn locks_usable(root: &Path) -> bool {
         return false;
     };
     match std::fs::symlink_metadata(&path) {
-        Ok(meta) => meta.file_type().is_file() && state::is_trusted_owner(meta.uid()),
+        Ok(meta) => {
+            meta.file_type().is_file() && state::is_trusted_owner(crate::platform::ext::owner_of(&meta))
+        }
         Err(e) => e.kind() == io::ErrorKind::NotFound,
     }
 }
@@ -190,10 +192,7 @@ fn inside(dir: &Path, root: &Path) -> Option<Holder> {
 /// Opens the lock file at `path` to read it: not through a symlink, and only a regular file
 /// of this user's (or root's); else `None`, and a warning says why.
 fn open_lock(path: &Path) -> Option<File> {
-    let opened = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path);
+    let opened = OpenOptions::new().read(true).no_follow().open(path);
     let file = match opened {
         Ok(file) => file,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return None,
@@ -219,47 +218,23 @@ fn check_lock_file(file: &File, path: &Path) -> Result<(), String> {
     if !meta.is_file() {
         return Err(format!("{} is not a regular file: ignored", path.display()));
     }
-    state::check_owner(path, meta.uid()).map_err(|e| e.to_string())
+    state::check_owner(path, crate::platform::ext::owner_of(&meta)).map_err(|e| e.to_string())
 }
 
 /// `<dir>/<device>-<inode>.lock` of the tree at `root`.
 fn lock_path(dir: &Path, root: &Path) -> io::Result<PathBuf> {
-    let meta = std::fs::metadata(root)?;
-    Ok(dir.join(format!("{}-{}.lock", meta.dev(), meta.ino())))
+    let (dev, ino) = crate::platform::ext::identity(root)?;
+    Ok(dir.join(format!("{dev}-{ino}.lock")))
 }
 
 /// Whether a live process holds the lock at `path`.
 fn is_held(path: &Path) -> bool {
-    let Some(file) = open_lock(path) else {
-        return false;
-    };
-    let mut probe = whole_file_write_lock();
-    // SAFETY: `probe` is a valid `flock` that outlives the call; the descriptor is open.
-    let got = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_OFD_GETLK, &mut probe) };
-    got == 0 && probe.l_type != libc::F_UNLCK as libc::c_short
+    open_lock(path).is_some_and(|file| crate::platform::ext::is_write_locked(&file))
 }
 
 /// Takes the write lock of the whole file without waiting; `false` when another has it.
 fn set_write_lock(file: &File) -> io::Result<bool> {
-    let lock = whole_file_write_lock();
-    // SAFETY: `lock` is a valid `flock` that outlives the call; the descriptor is open.
-    if unsafe { libc::fcntl(file.as_raw_fd(), libc::F_OFD_SETLK, &lock) } == 0 {
-        return Ok(true);
-    }
-    let err = io::Error::last_os_error();
-    match err.raw_os_error() {
-        Some(libc::EAGAIN | libc::EACCES) => Ok(false),
-        _ => Err(err),
-    }
-}
-
-fn whole_file_write_lock() -> libc::flock {
-    // SAFETY: `flock` is plain data; all-zero is a valid value (whole file, pid 0 as OFD needs).
-    let mut lock: libc::flock = unsafe { std::mem::zeroed() };
-    // `F_WRLCK` is a c_int on Linux and a c_short on macOS, as `l_type` is.
-    lock.l_type = libc::F_WRLCK as libc::c_short;
-    lock.l_whence = libc::SEEK_SET as libc::c_short;
-    lock
+    crate::platform::ext::try_write_lock(file)
 }
 
 /// Overwrites the note in place, then cuts what a longer earlier note left: a reader takes
@@ -267,7 +242,7 @@ fn whole_file_write_lock() -> libc::flock {
 fn write_note(file: &File, holder: &Holder) -> io::Result<()> {
     let mut line = serde_json::to_vec(holder).map_err(io::Error::other)?;
     line.push(b'\n');
-    file.write_all_at(&line, 0)?;
+    crate::platform::ext::write_all_at(file, &line, 0)?;
     file.set_len(line.len() as u64)
 }
 

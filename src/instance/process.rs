@@ -3,10 +3,7 @@
 //! user's, a filewatchd, started when it said), through a pidfd taken before the checks (where the OS has one), so
 //! a pid that exits and is reused meanwhile is never hit.
 
-use rustix::process::{Pid, Signal};
-
-use crate::platform::{self, PinnedProcess};
-use crate::state;
+use crate::platform;
 
 /// When `pid` started (`platform::process_start_time`): with the pid, it names one process
 /// for as long as the machine runs. `None` where the OS does not say.
@@ -28,6 +25,7 @@ pub fn own_start_time() -> Option<u64> {
 }
 
 /// What `terminate` did.
+#[cfg_attr(windows, allow(dead_code))]
 #[derive(Debug, PartialEq, Eq)]
 pub enum Signalled {
     Sent,
@@ -37,13 +35,16 @@ pub enum Signalled {
 
 /// Sends `SIGTERM` to `pid` once it is proved to be this user's filewatchd that started at
 /// `started`; else says why not and sends nothing.
+#[cfg(unix)]
 pub fn terminate(pid: u32, started: Option<u64>) -> Result<Signalled, String> {
+    use platform::PinnedProcess;
+    use rustix::process::{Pid, Signal};
     let Some(target) = Pid::from_raw(pid as i32) else {
         return Err(format!("{pid} is not a process id"));
     };
     let pinned = match PinnedProcess::open(target) {
         Ok(pinned) => pinned,
-        Err(rustix::io::Errno::SRCH) => return Ok(Signalled::Gone),
+        Err(crate::platform::sys::io::Errno::SRCH) => return Ok(Signalled::Gone),
         // No pidfd (a kernel older than 5.3, or another OS): checked, then signalled by pid.
         Err(_) => None,
     };
@@ -54,14 +55,23 @@ pub fn terminate(pid: u32, started: Option<u64>) -> Result<Signalled, String> {
     };
     match sent {
         Ok(()) => Ok(Signalled::Sent),
-        Err(rustix::io::Errno::SRCH) => Ok(Signalled::Gone),
+        Err(crate::platform::sys::io::Errno::SRCH) => Ok(Signalled::Gone),
         Err(err) => Err(format!("cannot signal pid {pid}: {err}")),
     }
 }
 
+/// Windows has no signals: a daemon is stopped through its API.
+#[cfg(windows)]
+pub fn terminate(pid: u32, _started: Option<u64>) -> Result<Signalled, String> {
+    Err(format!(
+        "Windows has no signals to send pid {pid}: stop it through its API"
+    ))
+}
+
 /// `pid` runs as this user, its program is a filewatchd, and it started at `started`.
+#[cfg(unix)]
 fn prove_ours(pid: u32, started: Option<u64>) -> Result<(), String> {
-    let me = state::euid();
+    let me = crate::state::euid();
     match platform::process_uids(pid) {
         Some((real, effective)) if real == me && effective == me => {}
         Some((real, _)) => return Err(format!("pid {pid} runs as uid {real}, not as you (uid {me})")),

@@ -200,9 +200,8 @@ fn marker_of(dir: &Path) -> Option<PathBuf> {
 
 /// The marker or directory of the two that another user (not root) owns.
 fn foreign_owner(dir: &Path, marker: &Path) -> Option<Foreign> {
-    use std::os::unix::fs::MetadataExt;
     [marker, dir].into_iter().find_map(|path| {
-        let owner = path.symlink_metadata().ok()?.uid();
+        let owner = crate::platform::ext::owner_of(&path.symlink_metadata().ok()?);
         (!state::is_trusted_owner(owner)).then(|| Foreign {
             path: path.to_path_buf(),
             owner,

@@ -144,7 +144,7 @@ pub fn forget(project: &Project) -> anyhow::Result<()> {
         .write(true)
         .open(&lock_path)
         .with_context(|| format!("cannot open {}", lock_path.display()))?;
-    if rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err() {
+    if lock.try_lock().is_err() {
         return Err(running(project));
     }
     std::fs::remove_dir_all(dir).with_context(|| format!("cannot remove {}", dir.display()))

@@ -4,10 +4,9 @@
 //! `daemon.log` in the state directory (`crate::log_file`: rotated at 4 MiB). Starters take
 //! `start.lock` in the state directory first, so two hooks firing at once start one daemon.
 
+use crate::platform::ext::OpenExt;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom};
-use std::os::unix::fs::OpenOptionsExt;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
@@ -45,11 +44,11 @@ impl StartLock {
             .create(true)
             .truncate(false)
             .write(true)
-            .mode(0o600)
+            .permission_bits(0o600)
             .open(&path)
             .with_context(|| format!("cannot open {}", path.display()))?;
         loop {
-            match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+            match file.try_lock() {
                 Ok(()) => return Ok(Self { _file: file }),
                 Err(_) if Instant::now() < until => std::thread::sleep(POLL), // waiting for the other starter
                 Err(err) => anyhow::bail!("another filewatchd start for this workspace is under way ({err})"),
@@ -95,7 +94,7 @@ pub fn spawn(loc: &Located, launch: &Launch) -> anyhow::Result<Spawned> {
     let file = OpenOptions::new()
         .create(true)
         .append(true)
-        .mode(0o600)
+        .permission_bits(0o600)
         .open(&log)
         .with_context(|| format!("cannot open {}", log.display()))?;
     let log_from = file.metadata().map(|m| m.len()).unwrap_or(0);
@@ -116,20 +115,34 @@ pub fn spawn(loc: &Located, launch: &Launch) -> anyhow::Result<Spawned> {
         .stdin(Stdio::null())
         .stdout(file.try_clone()?)
         .stderr(file);
-    // SAFETY: between fork and exec only async-signal-safe system calls run here.
-    unsafe {
-        cmd.pre_exec(detach);
-    }
+    detached(&mut cmd);
     let child = cmd.spawn().context("cannot start the daemon")?;
     Ok(Spawned { child, log, log_from })
 }
 
-/// In the child: a session of its own (no terminal, out of the starter's process group, which
-/// an agent may kill with its hook), and every inherited descriptor above stderr closed at exec.
-fn detach() -> std::io::Result<()> {
-    rustix::process::setsid()?;
-    crate::platform::close_inherited_descriptors();
-    Ok(())
+/// The daemon in a session of its own (no terminal, out of the starter's process group, which
+/// an agent may kill with its hook), and every inherited descriptor above stderr closed at
+/// exec. On Windows: a process group of its own with no console.
+fn detached(cmd: &mut Command) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: between fork and exec only async-signal-safe system calls run here.
+        unsafe {
+            cmd.pre_exec(|| {
+                rustix::process::setsid()?;
+                crate::platform::close_inherited_descriptors();
+                Ok(())
+            });
+        }
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::process::CommandExt;
+        /// `DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP`.
+        const DETACHED: u32 = 0x0000_0008 | 0x0000_0200;
+        cmd.creation_flags(DETACHED);
+    }
 }
 
 impl Spawned {

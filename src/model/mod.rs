@@ -265,6 +265,7 @@ pub struct StatKey {
 }
 
 impl StatKey {
+    #[cfg(unix)]
     pub fn from_metadata(meta: &std::fs::Metadata) -> Self {
         use std::os::unix::fs::MetadataExt;
         Self {
@@ -277,7 +278,8 @@ impl StatKey {
         }
     }
 
-    pub fn from_rustix(stat: &rustix::fs::Stat) -> Self {
+    #[allow(clippy::unnecessary_cast)] // the OS's field types differ (an alias on Unix, i64 on Windows)
+    pub fn from_rustix(stat: &crate::platform::sys::fs::Stat) -> Self {
         Self {
             dev: crate::platform::device(stat.st_dev),
             ino: stat.st_ino,

@@ -47,19 +47,66 @@ use linux as imp;
 
 // Also compiled into the Linux build's unit tests, so its own tests (the confined walk) run
 // in every `cargo test`, not only in the builds that use it.
-#[cfg(any(test, not(all(target_os = "linux", not(feature = "portable")))))]
+#[cfg(all(unix, any(test, not(all(target_os = "linux", not(feature = "portable"))))))]
 #[cfg_attr(all(target_os = "linux", not(feature = "portable")), allow(dead_code))]
 mod portable;
-#[cfg(not(all(target_os = "linux", not(feature = "portable"))))]
+#[cfg(all(unix, not(all(target_os = "linux", not(feature = "portable")))))]
 use portable as imp;
 
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+use windows as imp;
+
+pub mod ext;
+
+/// The file calls in rustix's words: rustix itself on Unix, the standard library on paths
+/// on Windows (`windows/sys.rs`).
+#[cfg(unix)]
+pub mod sys {
+    pub use rustix::{fs, io};
+    pub use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+}
+#[cfg(windows)]
+#[path = "windows/sys.rs"]
+pub mod sys;
+
 pub use imp::{
-    DirReader, EXCHANGE, FANOTIFY, FsSync, HANDLE, NO_ATIME, PeerLookup, PinnedProcess, SUMMARY,
-    close_inherited_descriptors, limit_malloc_arenas, listener_uid, lower_own_priority, name_of,
-    nice_own_thread, open_beneath, parent_of, process_gone_or_going, process_program, process_start_time,
-    process_uids, random_bytes, read_ahead, release_freed_memory, rename, rename_exchange, rename_noreplace,
-    voluntary_switches,
+    DirReader, EXCHANGE, FANOTIFY, FsSync, HANDLE, NO_ATIME, PeerLookup, SUMMARY, limit_malloc_arenas,
+    listener_uid, lower_own_priority, name_of, nice_own_thread, open_beneath, parent_of,
+    process_gone_or_going, process_start_time, random_bytes, read_ahead, release_freed_memory, rename,
+    rename_exchange, rename_noreplace, voluntary_switches,
 };
+// What signalling a process needs (Windows stops a daemon through its API instead).
+#[cfg(unix)]
+pub use imp::{PinnedProcess, close_inherited_descriptors, process_program, process_uids};
+
+/// The bytes the code keeps for a name (`OsStr::as_encoded_bytes`) as the name again: on
+/// Unix any bytes; on Windows the UTF-8 the names the code keeps are (a name Windows gave
+/// that is not, an unpaired surrogate, is one no path can match: `\u{FFFD}`).
+pub fn os_str(bytes: &[u8]) -> &std::ffi::OsStr {
+    #[cfg(unix)]
+    return std::os::unix::ffi::OsStrExt::from_bytes(bytes);
+    #[cfg(windows)]
+    return std::ffi::OsStr::new(std::str::from_utf8(bytes).unwrap_or("\u{FFFD}"));
+}
+
+/// The type of the file system holding the open directory or file `fd` (Linux's `statfs`
+/// magic numbers; 0 on Windows, where no type the code knows is told apart).
+pub fn fs_type_of(fd: sys::BorrowedFd<'_>) -> sys::io::Result<i64> {
+    #[cfg(unix)]
+    return rustix::fs::fstatfs(fd).map(|statfs| fs_type(&statfs));
+    #[cfg(windows)]
+    return sys::fs::fstat(fd).map(|_| 0);
+}
+
+/// `fs_type_of` of the file system holding `path`.
+pub fn fs_type_at(path: &std::path::Path) -> sys::io::Result<i64> {
+    #[cfg(unix)]
+    return rustix::fs::statfs(path).map(|statfs| fs_type(&statfs));
+    #[cfg(windows)]
+    return sys::fs::stat(path).map(|_| 0);
+}
 
 // The OS's integer types for a file's mode, device and file system type differ (Linux: u32,
 // u64, i64; macOS: u16, i32, u32). The code keeps one type for each and converts here, so
@@ -67,23 +114,24 @@ pub use imp::{
 
 /// `st_mode` as the u32 the code keeps.
 #[allow(clippy::useless_conversion)]
-pub fn mode_bits(raw: rustix::fs::RawMode) -> u32 {
+pub fn mode_bits(raw: sys::fs::RawMode) -> u32 {
     u32::from(raw)
 }
 
 /// A mode the code keeps as the OS's own type: the type and permission bits all fit in 16.
 #[allow(clippy::unnecessary_cast)]
-pub fn raw_mode(mode: u32) -> rustix::fs::RawMode {
-    (mode & 0o177_777) as rustix::fs::RawMode
+pub fn raw_mode(mode: u32) -> sys::fs::RawMode {
+    (mode & 0o177_777) as sys::fs::RawMode
 }
 
 /// `st_dev` as the u64 the code keeps (macOS's is signed: its bits are kept).
 #[allow(clippy::unnecessary_cast)]
-pub fn device(raw: rustix::fs::Dev) -> u64 {
+pub fn device(raw: sys::fs::Dev) -> u64 {
     raw as u64
 }
 
 /// `statfs`'s `f_type` as the i64 the code keeps (Linux's magic numbers).
+#[cfg(unix)]
 #[allow(clippy::unnecessary_cast, clippy::cast_lossless)]
 pub fn fs_type(statfs: &rustix::fs::StatFs) -> i64 {
     statfs.f_type as i64

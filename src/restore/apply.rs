@@ -96,7 +96,7 @@ pub fn execute(
         results: vec![None; steps.len()],
         touched: HashMap::new(),
         // Opened before the first change: its `syncfs` reports any write-back error since.
-        sync: FsSync::open(std::os::fd::AsFd::as_fd(ws.root.fd())),
+        sync: FsSync::open(crate::platform::sys::AsFd::as_fd(ws.root.fd())),
     };
     run.disk.pause.before_first();
     let [files_out, dirs_out, dirs_in, files_in] = phases(steps);

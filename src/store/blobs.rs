@@ -3,9 +3,9 @@
 //! batch, no 4 KiB-per-file overhead); larger ones are files written temp + fsync + rename,
 //! in directories whose creation is made durable (`create_dir_all_durably`).
 
+use crate::platform::ext::OpenExt;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -240,7 +240,7 @@ fn create_temp(path: &Path) -> io::Result<File> {
     OpenOptions::new()
         .write(true)
         .create_new(true)
-        .mode(0o600)
+        .permission_bits(0o600)
         .open(path)
 }
 

@@ -6,7 +6,7 @@
 
 use std::io;
 
-use rustix::io::Errno;
+use crate::platform::sys::io::Errno;
 
 /// What a storage failure (or a rollback's I/O error) was, named on the wire in the words a
 /// user can search for: the errno's name (`ENOSPC`, `EIO`, ...), SQLite's (`SQLITE_FULL`,
@@ -246,6 +246,7 @@ pub fn io_cause(err: &io::Error) -> FaultCause {
 /// with EFBIG, a storage fault the daemon reports and survives, instead of killing it.
 pub fn survive_file_size_limit() {
     // SAFETY: sets the disposition of one signal at start-up, before any thread is spawned.
+    #[cfg(unix)]
     unsafe {
         libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }

@@ -3,7 +3,6 @@
 //! deep enough for a burst (`max_queued_events`). Each limit is the lowest of the system's
 //! (`fs.inotify.*`) and the user namespace's (`user.max_inotify_*`), as the kernel applies them.
 
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use super::{Check, Context};
@@ -164,7 +163,9 @@ fn instances_in_use() -> Option<u64> {
     let me = unsafe { libc::getuid() };
     let mut count = 0;
     for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        let mine = entry.metadata().is_ok_and(|m| m.uid() == me);
+        let mine = entry
+            .metadata()
+            .is_ok_and(|m| crate::platform::ext::owner_of(&m) == me);
         let Ok(fds) = std::fs::read_dir(entry.path().join("fd")) else {
             continue;
         };

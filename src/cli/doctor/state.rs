@@ -1,7 +1,6 @@
 //! The doctor's checks of the workspace's own state: its daemon, the state directory's
 //! permissions, the store's integrity and the free disk space under it.
 
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -156,20 +155,19 @@ pub fn state_dir(ctx: &Context) -> Check {
         return Check::warning("state_dir", format!("{} does not exist yet", dir.display()))
             .fix("filewatchd start (the first start creates it)");
     };
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let me = unsafe { libc::geteuid() };
-    if meta.uid() != me {
+    let me = crate::platform::ext::euid();
+    if crate::platform::ext::owner_of(&meta) != me {
         return Check::problem(
             "state_dir",
             format!(
                 "{} belongs to uid {}, not to you (uid {me})",
                 dir.display(),
-                meta.uid()
+                crate::platform::ext::owner_of(&meta)
             ),
         )
         .fix(format!("sudo chown -R {me} {}", dir.display()));
     }
-    let mode = meta.permissions().mode() & 0o777;
+    let mode = crate::platform::ext::mode_of(&meta) & 0o777;
     if mode & 0o077 != 0 {
         return Check::problem(
             "state_dir",
@@ -181,7 +179,7 @@ pub fn state_dir(ctx: &Context) -> Check {
         .fix(format!("chmod 700 {}", dir.display()));
     }
     let token = dir.join("token");
-    match std::fs::metadata(&token).map(|m| m.permissions().mode() & 0o777) {
+    match std::fs::metadata(&token).map(|m| crate::platform::ext::mode_of(&m) & 0o777) {
         Ok(mode) if mode & 0o077 != 0 => Check::problem(
             "state_dir",
             format!(
@@ -237,12 +235,8 @@ pub fn disk(ctx: &Context) -> Check {
         .ancestors()
         .find(|dir| dir.exists())
         .unwrap_or(Path::new("/"));
-    match rustix::fs::statvfs(existing) {
-        Ok(fs) => {
-            let free = fs.f_bavail.saturating_mul(fs.f_frsize);
-            let total = fs.f_blocks.saturating_mul(fs.f_frsize);
-            disk_verdict(existing, free, total)
-        }
+    match crate::platform::ext::disk_space(existing) {
+        Ok((free, total)) => disk_verdict(existing, free, total),
         Err(err) => Check::warning(
             "disk",
             format!("cannot read the free space of {}: {err}", existing.display()),

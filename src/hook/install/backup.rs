@@ -2,8 +2,8 @@
 //! workspace's for a project file, the state home's for a user file), never beside the file:
 //! a backup in the repository would be committed or left behind.
 
+use crate::platform::ext::{DirExt, OpenExt};
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -45,7 +45,7 @@ pub fn save(dir: &Path, path: &Path, original: &[u8]) -> anyhow::Result<PathBuf>
 fn save_bytes(dir: &Path, backup: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     std::fs::DirBuilder::new()
         .recursive(true)
-        .mode(0o700)
+        .permission_bits(0o700)
         .create(dir)
         .with_context(|| format!("cannot create {}", dir.display()))?;
     let mut tmp_name = backup.as_os_str().to_owned();
@@ -55,7 +55,7 @@ fn save_bytes(dir: &Path, backup: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         .write(true)
         .create(true)
         .truncate(true)
-        .mode(0o600)
+        .permission_bits(0o600)
         .open(&tmp)
         .with_context(|| format!("cannot write {}", tmp.display()))?;
     file.write_all(bytes)

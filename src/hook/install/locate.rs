@@ -154,11 +154,8 @@ pub fn on_path() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
         .filter(|dir| dir.is_absolute())
-        .map(|dir| dir.join("filewatchd"))
-        .find(|candidate| {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::metadata(candidate).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
+        .map(|dir| dir.join(format!("filewatchd{}", std::env::consts::EXE_SUFFIX)))
+        .find(|candidate| std::fs::metadata(candidate).is_ok_and(|m| crate::platform::ext::is_executable(&m)))
 }
 
 #[cfg(test)]

@@ -3,8 +3,8 @@
 //! or swapped for a symlink takes its temp files along; a path would miss them, or follow
 //! the symlink into another directory).
 
+use crate::platform::sys::{AsFd, OwnedFd};
 use std::collections::HashMap;
-use std::os::fd::{AsFd, OwnedFd};
 use std::sync::{Arc, Mutex};
 
 use crate::fs::ops::{Parent, unlink_temp_at};
@@ -27,7 +27,7 @@ type Held = (u64, Arc<OwnedFd>);
 impl HeldDirs {
     /// Holds `parent` (the directory of `path`, where a temp file was just made).
     pub(super) fn hold(&self, path: &RelPath, parent: &Parent) {
-        let Ok(ino) = rustix::fs::fstat(&parent.fd).map(|st| st.st_ino) else {
+        let Ok(ino) = crate::platform::sys::fs::fstat(&parent.fd).map(|st| st.st_ino) else {
             return;
         };
         let Ok(mut dirs) = self.dirs.lock() else {

@@ -1,0 +1,220 @@
+//! The Windows implementation. File calls go through `sys` (rustix's words, done with the
+//! standard library on paths); the rest is the portable layer's answers where Windows has no
+//! more to say, and Windows' own calls where it has (a process's liveness, random bytes).
+//! Each item keeps the guarantee of the Linux one or is weaker and says how
+//! (docs/platforms.md); none pretends.
+
+use std::ffi::{CStr, OsStr};
+use std::io;
+use std::path::{Component, Path};
+
+use super::sys::fs::{AtFlags, FileType, Mode, OFlags};
+use super::sys::io::Errno;
+use super::sys::{AsFd, BorrowedFd, OwnedFd};
+
+pub const SUMMARY: &str = "Windows layer: confinement by a walk that refuses every symlink and junction (checked per component, by path), rollbacks install by rename (no atomic exchange), a flush per file (no syncfs), no sock_diag peer check (the token file guards the API), no process ancestry, no idle priority, no ownership by process (fanotify)";
+
+/// No fanotify: ownership by process is absent (`watch::writers_absent`).
+pub const FANOTIFY: bool = false;
+
+/// No `O_PATH`: an entry is looked at through its parent.
+pub const HANDLE: Option<OFlags> = None;
+
+/// No `O_NOATIME`: NTFS updates access times lazily, if at all.
+pub const NO_ATIME: OFlags = OFlags::empty();
+
+/// No atomic exchange: a rollback installs with plain renames (install mode `rename`).
+pub const EXCHANGE: bool = false;
+
+/// `path` beneath `dir`, one component at a time: a symlink or junction in any component is
+/// `ELOOP`, `..`, a drive or an absolute path is `EXDEV`. Checked by path, so a component
+/// swapped for a junction between the check and the open is followed (docs/platforms.md, G7).
+pub fn open_beneath(dir: BorrowedFd<'_>, path: &Path, flags: OFlags) -> super::sys::io::Result<OwnedFd> {
+    let mut at = dir.path().to_path_buf();
+    let mut names = Vec::new();
+    for component in path.components() {
+        match component {
+            Component::Normal(name) => names.push(name),
+            Component::CurDir => {}
+            Component::ParentDir | Component::RootDir | Component::Prefix(_) => return Err(Errno::XDEV),
+        }
+    }
+    let Some((last, through)) = names.split_last() else {
+        return super::sys::fs::openat(dir, ".", flags, Mode::empty());
+    };
+    for name in through {
+        at.push(name);
+        match std::fs::symlink_metadata(&at) {
+            Ok(meta) if meta.file_type().is_symlink() => return Err(Errno::LOOP),
+            Ok(meta) if !meta.is_dir() => return Err(Errno::NOTDIR),
+            Ok(_) => {}
+            Err(e) => return Err(Errno::from_io_error(&e).unwrap_or(Errno::IO)),
+        }
+    }
+    super::sys::fs::open(at.join(last).as_path(), flags | OFlags::NOFOLLOW, Mode::empty())
+}
+
+/// No atomic exchange; `fs::mode` never asks for one (`EXCHANGE` is false).
+pub fn rename_exchange(_dir: BorrowedFd<'_>, _a: &OsStr, _b: &OsStr) -> super::sys::io::Result<()> {
+    Err(Errno::OPNOTSUPP)
+}
+
+/// `MoveFileEx` with `MOVEFILE_REPLACE_EXISTING`.
+pub fn rename(
+    from_dir: BorrowedFd<'_>,
+    from: &OsStr,
+    to_dir: BorrowedFd<'_>,
+    to: &OsStr,
+) -> super::sys::io::Result<()> {
+    super::sys::fs::renameat(from_dir, from, to_dir, to)
+}
+
+/// A hard link, then the old name removed: a link never replaces a name.
+pub fn rename_noreplace(
+    from_dir: BorrowedFd<'_>,
+    from: &OsStr,
+    to_dir: BorrowedFd<'_>,
+    to: &OsStr,
+) -> super::sys::io::Result<()> {
+    super::sys::fs::linkat(from_dir, from, to_dir, to, AtFlags::empty())?;
+    super::sys::fs::unlinkat(from_dir, from, AtFlags::empty())
+}
+
+/// No `syncfs`: every file a batch writes is flushed on its own.
+pub struct FsSync {
+    pub dev: u64,
+    _none: std::convert::Infallible,
+}
+
+impl FsSync {
+    pub fn open(_root: BorrowedFd<'_>) -> Option<Self> {
+        None
+    }
+
+    pub fn sync(&self) -> io::Result<()> {
+        match self._none {}
+    }
+}
+
+/// A process's parent is not asked (ownership by process is Linux-only).
+pub fn parent_of(_pid: u32) -> Option<u32> {
+    None
+}
+
+/// A process's name is not asked.
+pub fn name_of(_pid: u32) -> Option<String> {
+    None
+}
+
+/// When a process started is not asked, so a pid alone names it.
+pub fn process_start_time(_pid: u32) -> Option<u64> {
+    None
+}
+
+/// Whether the process `pid` has ended: it cannot be opened, or its exit code is set.
+pub fn process_gone_or_going(pid: u32, _started: Option<u64>) -> bool {
+    use windows_sys::Win32::Foundation::{CloseHandle, STILL_ACTIVE};
+    use windows_sys::Win32::System::Threading::{
+        GetExitCodeProcess, OpenProcess, PROCESS_QUERY_LIMITED_INFORMATION,
+    };
+    // SAFETY: a handle opened here is closed here; `code` is the u32 the call writes.
+    unsafe {
+        let handle = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid);
+        if handle.is_null() {
+            return true;
+        }
+        let mut code = 0u32;
+        let ended = GetExitCodeProcess(handle, &mut code) != 0 && code != STILL_ACTIVE as u32;
+        CloseHandle(handle);
+        ended
+    }
+}
+
+/// Bytes from the system's preferred random source (`BCryptGenRandom`).
+pub fn random_bytes(buf: &mut [u8]) -> io::Result<()> {
+    use windows_sys::Win32::Security::Cryptography::{BCRYPT_USE_SYSTEM_PREFERRED_RNG, BCryptGenRandom};
+    let len = u32::try_from(buf.len()).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: `buf` is valid for `len` bytes for the call's length.
+    let status = unsafe {
+        BCryptGenRandom(
+            std::ptr::null_mut(),
+            buf.as_mut_ptr(),
+            len,
+            BCRYPT_USE_SYSTEM_PREFERRED_RNG,
+        )
+    };
+    if status != 0 {
+        return Err(io::Error::other(format!(
+            "BCryptGenRandom failed: status {status:#x}"
+        )));
+    }
+    Ok(())
+}
+
+/// Nothing to tune: the arena limit is glibc's.
+pub fn limit_malloc_arenas() {}
+
+/// Nothing to trim: `malloc_trim` is glibc's.
+pub fn release_freed_memory() {}
+
+/// No read-ahead advice.
+pub fn read_ahead(_file: &std::fs::File, _len: u64) {}
+
+/// No per-thread usage counters (`watch::pace` pauses at most once per pause).
+pub fn voluntary_switches() -> Option<u64> {
+    None
+}
+
+/// No idle thread priority here: the thread runs at normal priority.
+pub fn lower_own_priority() {
+    tracing::debug!("no idle thread priority on this platform");
+}
+
+/// See `lower_own_priority`.
+pub fn nice_own_thread() {
+    tracing::debug!("no thread nice value on this platform");
+}
+
+/// No `sock_diag`: the bearer token guards the API (its file readable by its owner only).
+pub enum PeerLookup {}
+
+impl PeerLookup {
+    pub fn open() -> io::Result<PeerLookup> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "no sock_diag on this platform: the token file guards the API",
+        ))
+    }
+
+    pub fn uid(
+        &mut self,
+        _peer: std::net::SocketAddr,
+        _local: std::net::SocketAddr,
+    ) -> io::Result<Option<u32>> {
+        match *self {}
+    }
+}
+
+/// Unknown without `sock_diag`.
+pub fn listener_uid(_url: &str) -> io::Result<Option<u32>> {
+    Ok(None)
+}
+
+/// A directory's entries (`std::fs::read_dir`).
+#[derive(Default)]
+pub struct DirReader;
+
+impl DirReader {
+    /// Calls `each` with every entry's name and type, `.` and `..` included.
+    pub fn read(
+        &mut self,
+        fd: impl AsFd,
+        mut each: impl FnMut(&CStr, FileType),
+    ) -> super::sys::io::Result<()> {
+        for entry in super::sys::fs::Dir::read_from(fd)? {
+            let entry = entry?;
+            each(entry.file_name(), entry.file_type());
+        }
+        Ok(())
+    }
+}
