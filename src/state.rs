@@ -49,6 +49,11 @@ pub fn state_home() -> anyhow::Result<PathBuf> {
     if let Some(xdg) = env_path("XDG_STATE_HOME") {
         return Ok(xdg.join("filewatchd"));
     }
+    // Windows: `%LOCALAPPDATA%\filewatchd`, the user's own (its ACL keeps others out).
+    #[cfg(windows)]
+    if let Some(local) = env_path("LOCALAPPDATA") {
+        return Ok(local.join("filewatchd"));
+    }
     let home = env_path("HOME").context("neither FILEWATCHD_HOME, XDG_STATE_HOME nor HOME is set")?;
     Ok(home.join(".local/state/filewatchd"))
 }

@@ -19,6 +19,7 @@ use std::sync::OnceLock;
 use crate::state;
 
 /// The private directory's name in `/tmp`, before the uid.
+#[cfg_attr(windows, allow(dead_code))]
 pub const TMP_PREFIX: &str = "/tmp/filewatchd-";
 
 static PRIVATE: OnceLock<Result<PathBuf, String>> = OnceLock::new();
@@ -54,7 +55,15 @@ fn as_result(found: &'static Result<PathBuf, String>) -> Result<&'static Path, &
 }
 
 fn find_private_dir() -> Result<PathBuf, String> {
+    #[cfg(unix)]
     let tmp = PathBuf::from(format!("{TMP_PREFIX}{}", state::euid()));
+    // Windows: beside the state, in the user's own profile.
+    #[cfg(windows)]
+    let tmp = {
+        let home = state::state_home().map_err(|e| format!("{e:#}"))?;
+        std::fs::create_dir_all(&home).map_err(|e| format!("cannot create {}: {e}", home.display()))?;
+        home.join("private")
+    };
     let refused = match make_private(&tmp) {
         Ok(()) => return Ok(tmp),
         Err(why) => why,
@@ -105,7 +114,7 @@ pub fn check_private(dir: &Path) -> Result<(), String> {
         ));
     }
     let mode = crate::platform::ext::mode_of(&meta) & 0o7777;
-    if mode != 0o700 {
+    if crate::platform::ext::PERMISSION_BITS && mode != 0o700 {
         return Err(format!(
             "{shown} has mode {mode:04o}, not 0700: not used (`chmod 700 {shown}` if you made it)"
         ));

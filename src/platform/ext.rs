@@ -18,6 +18,10 @@ use std::os::windows::fs::{FileExt, OpenOptionsExt};
 #[cfg(windows)]
 const OPEN_REPARSE_POINT: u32 = 0x0020_0000;
 
+/// Whether a file's permission bits say who may read it (Unix); on Windows its ACL does, and
+/// the bits are made up (`mode_of`), so checks of them are skipped.
+pub const PERMISSION_BITS: bool = cfg!(unix);
+
 /// Ways to open a file beyond what `OpenOptions` says everywhere.
 pub trait OpenExt {
     /// A new file's permission bits (Unix; the folder's ACL on Windows).

@@ -168,7 +168,7 @@ pub fn state_dir(ctx: &Context) -> Check {
         .fix(format!("sudo chown -R {me} {}", dir.display()));
     }
     let mode = crate::platform::ext::mode_of(&meta) & 0o777;
-    if mode & 0o077 != 0 {
+    if crate::platform::ext::PERMISSION_BITS && mode & 0o077 != 0 {
         return Check::problem(
             "state_dir",
             format!(
@@ -180,7 +180,7 @@ pub fn state_dir(ctx: &Context) -> Check {
     }
     let token = dir.join("token");
     match std::fs::metadata(&token).map(|m| crate::platform::ext::mode_of(&m) & 0o777) {
-        Ok(mode) if mode & 0o077 != 0 => Check::problem(
+        Ok(mode) if crate::platform::ext::PERMISSION_BITS && mode & 0o077 != 0 => Check::problem(
             "state_dir",
             format!(
                 "{} is readable by others (mode {mode:o}): anyone could drive a rollback",
