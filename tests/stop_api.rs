@@ -1,8 +1,9 @@
 //! `POST /v1/stop` and `filewatchd stop` through it, on the real binary over loopback HTTP:
 //! the daemon shuts down as on `SIGTERM` (what it recorded intact, its lock let go of), only
 //! for a client with the token, in the portable build too (a core scenario of `.ci/run`);
-//! a stop during a rollback lets the rollback finish, and a stop during the first index
-//! (no API yet) signals on Linux and, in the portable build, says what to do instead.
+//! a stop during a rollback lets the rollback finish, an API that refuses is never answered
+//! with a signal, and a stop during the first index (no API yet) signals on Linux and, in the
+//! portable build, says what to do instead.
 
 use std::time::Duration;
 
@@ -182,4 +183,28 @@ fn a_stop_during_the_first_index() {
     }
     let gone = poll_until(DEADLINE, || exited(pid).then_some(()));
     assert!(gone.is_some(), "pid {pid} still runs");
+}
+
+/// A daemon that answers its API with an error is not signalled behind the user's back: the
+/// error is said, and the daemon runs on.
+#[test]
+fn a_refusal_of_the_api_is_said_and_nothing_is_signalled() {
+    let ws = Workspace::new();
+    let mut daemon = Daemon::start(&ws);
+    let token = ws.state_dir().join("token");
+    std::fs::write(&token, format!("{}\n", "0".repeat(64))).expect("a wrong token");
+    let out = cli_state(&ws, &["stop"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("wrong bearer token"), "{stderr}");
+    daemon.assert_alive();
+
+    std::fs::write(&token, format!("{}\n", daemon.token)).expect("the right token");
+    let stopped = stdout_of(&cli_state(&ws, &["stop"]));
+    assert!(
+        stopped.starts_with(&format!("stopped: pid {}", daemon.pid)),
+        "{stopped}"
+    );
+    let status = daemon.wait_exit(DEADLINE).expect("the daemon has exited");
+    assert!(status.success(), "{status}: {}", daemon.stderr());
 }
