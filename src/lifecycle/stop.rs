@@ -120,12 +120,13 @@ fn ask(client: &Client) -> Result<(), Unasked> {
 fn signal(loc: &Located, pid: u32, running: &Running, why: &str) -> anyhow::Result<()> {
     let root = loc.root.display();
     if !process::CAN_PROVE {
+        // Suggested, not sent: the user sees with `ps` that the pid is the daemon.
         let then = match running {
             Running::Indexing { .. } => format!(
-                "run `filewatchd stop` again once `filewatchd status` shows it watching, or end it now with `kill {pid}` (its next start indexes again)"
+                "run `filewatchd stop` again once `filewatchd status` shows it watching, or check with `ps -p {pid}` that it is filewatchd and end it now with `kill {pid}` (its next start indexes again)"
             ),
             _ => format!(
-                "end it with `kill {pid}` (`kill -9 {pid}` if it is wedged); nothing recorded is lost"
+                "check with `ps -p {pid}` that it is filewatchd, then end it with `kill {pid}` (`kill -9 {pid}` if it is wedged); nothing recorded is lost"
             ),
         };
         bail!(
