@@ -2,8 +2,8 @@
 //! the daemon shuts down as on `SIGTERM` (what it recorded intact, its lock let go of), only
 //! for a client with the token, in the portable build too (a core scenario of `.ci/run`);
 //! a stop during a rollback lets the rollback finish, an API that refuses is never answered
-//! with a signal, and a stop during the first index (no API yet) signals on Linux and, in the
-//! portable build, says what to do instead.
+//! with a signal, and a daemon with no API to ask (in its first index, or wedged) is
+//! signalled by its proven pid on Linux while the portable build says what to do instead.
 
 use std::time::Duration;
 
@@ -205,6 +205,59 @@ fn a_refusal_of_the_api_is_said_and_nothing_is_signalled() {
         stopped.starts_with(&format!("stopped: pid {}", daemon.pid)),
         "{stopped}"
     );
+    let status = daemon.wait_exit(DEADLINE).expect("the daemon has exited");
+    assert!(status.success(), "{status}: {}", daemon.stderr());
+}
+
+/// Whether a `SIGTERM` waits for the stopped process `pid` (`ShdPnd`: signals sent to the
+/// process, pending; `SIGTERM` is bit 14).
+fn sigterm_pending(pid: u32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let pending = status.lines().find_map(|l| l.strip_prefix("ShdPnd:"));
+    pending
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .is_some_and(|mask| mask & (1 << (libc::SIGTERM - 1)) != 0)
+}
+
+/// A daemon that holds the workspace but does not answer (wedged: here stopped by `SIGSTOP`)
+/// is stopped by the Linux build through its proven pid, as before the API; the portable build
+/// sends nothing and says what to do instead.
+#[test]
+fn a_daemon_that_does_not_answer_its_api() {
+    let ws = Workspace::new();
+    let mut daemon = Daemon::start(&ws);
+    let pid = daemon.pid;
+    let signal = |name: &str| {
+        let sent = std::process::Command::new("kill")
+            .args([name, &pid.to_string()])
+            .status();
+        assert!(sent.is_ok_and(|s| s.success()), "kill {name} {pid}");
+    };
+    signal("-STOP");
+    let out = std::thread::scope(|scope| {
+        let stop = scope.spawn(|| cli_state(&ws, &["stop"]));
+        if !cfg!(feature = "portable") {
+            let sent = poll_until(DEADLINE, || sigterm_pending(pid).then_some(()));
+            signal("-CONT");
+            assert!(sent.is_some(), "stop sent the wedged daemon no SIGTERM");
+        }
+        stop.join().expect("the stop thread")
+    });
+    if cfg!(feature = "portable") {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{stderr}");
+        assert!(
+            stderr.contains("nothing answered at http://127.0.0.1:"),
+            "{stderr}"
+        );
+        assert!(stderr.contains(&format!("`kill {pid}`")), "{stderr}");
+        // Still stopped, it would hold a signal sent to it.
+        assert!(!sigterm_pending(pid), "the portable build signalled the daemon");
+        signal("-CONT");
+        return;
+    }
+    let stopped = stdout_of(&out);
+    assert!(stopped.starts_with(&format!("stopped: pid {pid}")), "{stopped}");
     let status = daemon.wait_exit(DEADLINE).expect("the daemon has exited");
     assert!(status.success(), "{status}: {}", daemon.stderr());
 }

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::bail;
 
 use super::{Located, Running, probe};
-use crate::client::{ApiFailure, Client};
+use crate::client::{ApiFailure, Client, NoDaemon};
 use crate::instance::{self, process};
 use crate::state;
 use crate::wire::error::ErrorCode;
@@ -111,6 +111,11 @@ fn ask(client: &Client) -> Result<(), Unasked> {
             Err(Unasked::NoAnswer(format!("it has no stop endpoint: {failure}")))
         }
         Ok(failure) => Err(Unasked::Refused(failure.into())),
+        Err(err) if err.is::<NoDaemon>() => Err(Unasked::NoAnswer(format!(
+            "nothing answered at {} within {} s",
+            client.url(),
+            ASK_TIMEOUT.as_secs()
+        ))),
         Err(err) => Err(Unasked::NoAnswer(format!("{err:#}"))),
     }
 }
