@@ -176,6 +176,11 @@ impl Client {
         }
     }
 
+    /// The daemon's address, as a message names it.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
     /// A client whose reads `local` answers (no daemon runs); every other request is refused.
     pub fn local(local: Box<dyn Local>) -> Self {
         let mut client = Self::new(String::new(), String::new(), Duration::from_secs(1));

@@ -1,5 +1,6 @@
 //! Starting and stopping the daemon: state directory and lock, store, watcher, first index
-//! or reconcile, the capture worker thread, the HTTP server, and one shutdown for all.
+//! or reconcile, the capture worker thread, the HTTP server, and one shutdown for all (on
+//! `SIGINT`, `SIGTERM` or `POST /v1/stop`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -56,7 +57,7 @@ pub fn locate(root: Option<&Path>, state_dir: Option<&Path>) -> anyhow::Result<(
     Ok((root, dir))
 }
 
-/// Runs the daemon in the foreground until SIGINT or SIGTERM.
+/// Runs the daemon in the foreground until SIGINT, SIGTERM or `POST /v1/stop`.
 pub fn serve(options: ServeOptions) -> anyhow::Result<()> {
     crate::test_knobs::init(options.test_knobs);
     crate::capture::limit_malloc_arenas();
@@ -374,7 +375,8 @@ async fn listen(root: &Path, state_dir: &StateDir, port: u16, live: Live) -> any
         worker,
         stats,
     );
-    let app = api::router(Arc::new(app_state));
+    let app_state = Arc::new(app_state);
+    let app = api::router(app_state.clone());
     state_dir.write_info(&DaemonInfo {
         url: url.clone(),
         pid: std::process::id(),
@@ -387,9 +389,11 @@ async fn listen(root: &Path, state_dir: &StateDir, port: u16, live: Live) -> any
         root.display(),
         state_dir.dir.display()
     );
+    // A signal and `POST /v1/stop` (`api::StopRequest`) end the daemon alike.
     let stop = async {
         tokio::select! {
             () = shutdown_signal() => {}
+            () = app_state.stop.asked() => {}
             _ = capture_ended => {}
         }
     };

@@ -51,7 +51,8 @@
 //!   cannot run now, the same for every operation.
 //! - [`api`]: the HTTP API (docs/api.md), the review page (`api::ui`), and the same read
 //!   handlers run in the CLI on a stopped daemon's index (`api::offline`).
-//! - [`daemon`]: starts everything and shuts it down on one signal.
+//! - [`daemon`]: starts everything and shuts it down on one signal, or when `POST /v1/stop`
+//!   asks (how `filewatchd stop` stops it on every platform: [`lifecycle`]).
 //! - [`platform`]: what differs between operating systems, behind one interface with a Linux
 //!   implementation and a portable Unix one (macOS's; a Linux build's with the feature
 //!   `portable`): confined opens, the atomic exchange, `syncfs`, `/proc`, `sock_diag`, idle

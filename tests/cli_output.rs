@@ -106,6 +106,8 @@ fn every_command_ends_quietly_on_a_closed_stdout() {
         (&["start"], ""),
         (&["stop", "--root", other], ""),
         (&["restart", "--root", other], ""),
+        // The daemon the restart started, stopped through its API: "stopped: pid ...".
+        (&["stop", "--root", other], ""),
         (&["projects"], ""),
         (&["projects", "--json"], ""),
         (&["forget", other, "--yes"], ""),

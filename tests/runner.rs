@@ -86,6 +86,7 @@ mod root_gone;
 mod session_default;
 mod sessions;
 mod show_pages;
+mod stop_api;
 mod storage_faults;
 mod store_size;
 mod terminal_escapes;

@@ -170,6 +170,24 @@ fn the_page_needs_a_session_and_never_shows_the_token() {
     );
 }
 
+/// The page's session, with everything a change of it needs, cannot stop the daemon
+/// (`POST /v1/stop` is a token holder's): 403 as JSON, and the daemon runs on.
+#[test]
+fn the_page_cannot_stop_the_daemon() {
+    let ws = Workspace::new();
+    let mut daemon = Daemon::start(&ws);
+    let (cookie, csrf) = log_in(&daemon);
+    let from_page = [
+        ("Cookie", cookie),
+        ("Origin", format!("http://{}", daemon.host())),
+        ("X-CSRF-Token", csrf),
+    ];
+    let reply = raw(&daemon, "POST", "/v1/stop", &from_page, None);
+    assert_error(403, "forbidden", reply.pair());
+    daemon.assert_alive();
+    expect(200, daemon.get("/v1/status"));
+}
+
 #[test]
 fn the_cookie_reads_with_its_token_and_a_change_needs_origin_and_csrf() {
     let ws = Workspace::new();

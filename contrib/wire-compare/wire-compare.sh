@@ -10,7 +10,7 @@
 # Used to show that a redesign changes no byte on the wire (issue 30).
 set -u
 for bin in "$@"; do
-    # `stop` signals only a process whose executable is named filewatchd.
+    # `stop` asks the API first; its fallback signals only a process named filewatchd.
     if [ "$(basename "$bin")" != filewatchd ]; then
         echo "wire-compare: $bin: give each build as a path ending in /filewatchd" >&2
         exit 2

@@ -19,6 +19,7 @@ mod review;
 mod rollback;
 pub mod serve;
 mod slots;
+mod stop;
 mod timeline;
 mod ui;
 mod versions;
@@ -36,6 +37,7 @@ use crate::stats::Stats;
 use crate::store::blobs::BlobDir;
 use crate::store::db;
 use error::ApiError;
+pub use stop::StopRequest;
 
 /// Request bodies larger than this are refused with 413.
 pub const BODY_LIMIT: usize = 1024 * 1024;
@@ -51,6 +53,8 @@ pub struct AppState {
     pub stats: Arc<Stats>,
     /// The review page's login codes and cookie sessions (in memory only).
     ui: ui::door::Door,
+    /// `POST /v1/stop`'s word to the daemon's shutdown (`daemon`).
+    pub stop: StopRequest,
     readers: Mutex<Vec<Connection>>,
     /// No daemon runs: the index is read as its daemon left it (`offline`).
     offline: bool,
@@ -78,6 +82,7 @@ impl AppState {
             worker,
             stats,
             ui: ui::door::Door::default(),
+            stop: StopRequest::default(),
             readers: Mutex::new(Vec::new()),
             offline: false,
         }
@@ -174,6 +179,7 @@ fn router_within(state: Arc<AppState>) -> Router {
         .route("/pins/{name}", delete(pins::remove))
         .route("/gc", post(handlers::gc))
         .route("/verify", post(handlers::verify))
+        .route("/stop", post(stop::stop))
         .route("/purge", post(purge::purge))
         .route("/history", get(handlers::history))
         .route("/blame", get(blame::blame))

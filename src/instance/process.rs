@@ -19,6 +19,16 @@ pub fn is_gone_or_going(pid: u32, started: Option<u64>) -> bool {
     platform::process_gone_or_going(pid, started)
 }
 
+/// Whether `pid` has exited and its threads let go of its files (`platform::process_exited`);
+/// `None` where the OS cannot tell a zombie from a running process.
+pub fn has_exited(pid: u32) -> Option<bool> {
+    platform::process_exited(pid)
+}
+
+/// Whether a pid can be proved to be this user's daemon here, so that `terminate` may signal
+/// it: not without `/proc` (docs/platforms.md).
+pub const CAN_PROVE: bool = platform::PROVES_PROCESSES;
+
 /// This process's start time.
 pub fn own_start_time() -> Option<u64> {
     start_time(std::process::id())

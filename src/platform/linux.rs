@@ -29,6 +29,10 @@ pub const NO_ATIME: OFlags = OFlags::NOATIME;
 /// `RENAME_EXCHANGE` exists (a file system may still refuse it: `fs::mode`).
 pub const EXCHANGE: bool = true;
 
+/// `/proc` says who runs a pid, its program and when it started: a pid read from a file can
+/// be proved to be this user's daemon before it is signalled (`instance::process`).
+pub const PROVES_PROCESSES: bool = true;
+
 /// `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)`: one call that
 /// refuses a symlink in any component (`ELOOP`) and any way out of `dir` (`EXDEV`). The path
 /// must be under `PATH_MAX`; `fs::deep` cuts longer ones.
@@ -170,6 +174,21 @@ pub fn process_gone_or_going(pid: u32, started: Option<u64>) -> bool {
     let start: Option<u64> = fields.get(19).and_then(|f| f.parse().ok());
     let reused = started.is_some() && start.is_some() && start != started;
     reused || matches!(state, "Z" | "X" | "x") || flags & PF_EXITING != 0
+}
+
+/// Whether `pid` has exited: no such process, or a zombie nobody has reaped yet whose
+/// threads have all ended (the main thread of a multi-threaded process is a zombie before the
+/// others have let go of its files, and with them its locks). Always known here (`/proc`).
+pub fn process_exited(pid: u32) -> Option<bool> {
+    let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return Some(true);
+    };
+    let field = |name: &str| text.lines().find_map(|l| l.strip_prefix(name)).map(str::trim);
+    let zombie = field("State:").is_some_and(|s| s.starts_with('Z') || s.starts_with('X'));
+    let threads_ended = field("Threads:")
+        .and_then(|n| n.parse::<u32>().ok())
+        .is_some_and(|n| n <= 1);
+    Some(zombie && threads_ended)
 }
 
 /// The real and effective uid of `pid` (`/proc/PID/status`).

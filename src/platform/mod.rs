@@ -24,8 +24,10 @@
 //! - [`lower_own_priority`], [`nice_own_thread`]: idle CPU and I/O priority for a thread whose
 //!   work nobody waits for.
 //! - [`parent_of`], [`name_of`], [`process_start_time`], [`process_uids`],
-//!   [`process_program`], [`process_gone_or_going`]: what `/proc` says of a process; `None`
-//!   (or "not gone" while the pid exists) where the OS does not say.
+//!   [`process_program`], [`process_gone_or_going`], [`process_exited`]: what `/proc` says
+//!   of a process; `None` (or "not gone" while the pid exists) where the OS does not say.
+//! - [`PROVES_PROCESSES`]: whether those say enough to prove a pid is this user's daemon
+//!   before a signal (else `stop` goes through the API alone).
 //! - [`PinnedProcess`]: a process held so a signal cannot reach another that took its pid.
 //! - [`PeerLookup`], [`listener_uid`]: the uid at the other end of a loopback TCP connection.
 //! - [`random_bytes`]: bytes from the kernel's random source.
@@ -72,10 +74,10 @@ pub mod sys {
 pub mod sys;
 
 pub use imp::{
-    DirReader, EXCHANGE, FANOTIFY, FsSync, HANDLE, NO_ATIME, PeerLookup, SUMMARY, limit_malloc_arenas,
-    listener_uid, lower_own_priority, name_of, nice_own_thread, open_beneath, parent_of,
-    process_gone_or_going, process_start_time, random_bytes, read_ahead, release_freed_memory, rename,
-    rename_exchange, rename_noreplace, voluntary_switches,
+    DirReader, EXCHANGE, FANOTIFY, FsSync, HANDLE, NO_ATIME, PROVES_PROCESSES, PeerLookup, SUMMARY,
+    limit_malloc_arenas, listener_uid, lower_own_priority, name_of, nice_own_thread, open_beneath, parent_of,
+    process_exited, process_gone_or_going, process_start_time, random_bytes, read_ahead,
+    release_freed_memory, rename, rename_exchange, rename_noreplace, voluntary_switches,
 };
 // What signalling a process needs (Windows stops a daemon through its API instead).
 #[cfg(unix)]

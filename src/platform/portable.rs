@@ -25,6 +25,10 @@ pub const NO_ATIME: OFlags = OFlags::empty();
 /// its journal recovers a sequence of renames cut short.
 pub const EXCHANGE: bool = false;
 
+/// No `/proc`: who runs a pid, its program and its start time are unknown, so no pid read
+/// from a file is ever proved to be this user's daemon, and `stop` signals none.
+pub const PROVES_PROCESSES: bool = false;
+
 /// `path` opened beneath `dir` one component at a time, each directory with
 /// `openat(O_NOFOLLOW | O_DIRECTORY)` and the last with `flags | O_NOFOLLOW`: no symlink is
 /// followed in any component (a symlink found is `ELOOP`, as `openat2`'s
@@ -137,6 +141,16 @@ pub fn process_gone_or_going(pid: u32, _started: Option<u64>) -> bool {
         return true;
     };
     rustix::process::test_kill_process(pid) == Err(Errno::SRCH)
+}
+
+/// Without `/proc` only "no such process" is known (`kill(pid, 0)` says `ESRCH`): a zombie
+/// nobody reaped yet cannot be told from a running process, so anything else is unknown
+/// (`None`) and a caller waiting for an exit looks for other signs (the locks let go of).
+pub fn process_exited(pid: u32) -> Option<bool> {
+    let Some(pid) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) else {
+        return Some(true);
+    };
+    (rustix::process::test_kill_process(pid) == Err(Errno::SRCH)).then_some(true)
 }
 
 /// No `/proc`: who runs a process is unknown, so `stop` signals no pid it cannot prove ours.

@@ -6,7 +6,7 @@
 //!
 //! So far: the error codes ([`error`]), a turn ([`turn`]), a session's turns listing ([`listing`]), a line's blame ([`blame`]), a rollback's answer
 //! ([`rollback`]), the sessions ([`session`]), the pins ([`pin`]), a path's versions
-//! ([`history`]), the status ([`status`]), the timeline ([`timeline`]) and the upkeep's
+//! ([`history`]), the status ([`status`], with `POST /v1/stop`'s [`status::Stopping`]), the timeline ([`timeline`]) and the upkeep's
 //! answers, gc and verify ([`upkeep`]), with a fork ([`session::Forked`]), the review marks
 //! ([`turn::Review`]) and the page's login link ([`session::LoginCode`]). The CLI and the MCP
 //! server read every answer through these types (the hooks read none: only whether a marker

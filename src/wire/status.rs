@@ -105,3 +105,10 @@ pub struct Filesystem {
     /// type is known to get.
     pub probed: bool,
 }
+
+/// `POST /v1/stop`'s answer (202): the daemon with this pid is shutting down as on `SIGTERM`,
+/// and answers nothing once it has finished what it was doing.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Stopping {
+    pub pid: u32,
+}

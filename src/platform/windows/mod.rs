@@ -26,6 +26,10 @@ pub const NO_ATIME: OFlags = OFlags::empty();
 /// No atomic exchange: a rollback installs with plain renames (install mode `rename`).
 pub const EXCHANGE: bool = false;
 
+/// A pid read from a file is never proved to be this user's daemon (no uids, no start
+/// times asked), and Windows has no signals anyway: a daemon is stopped through its API.
+pub const PROVES_PROCESSES: bool = false;
+
 /// `path` beneath `dir`, one component at a time: a symlink or junction in any component is
 /// `ELOOP`, `..`, a drive or an absolute path is `EXDEV`. Checked by path, so a component
 /// swapped for a junction between the check and the open is followed (docs/platforms.md, G7).
@@ -128,6 +132,11 @@ pub fn process_gone_or_going(pid: u32, _started: Option<u64>) -> bool {
         CloseHandle(handle);
         ended
     }
+}
+
+/// Whether `pid` has exited: `process_gone_or_going` tells it exactly here (an exit code).
+pub fn process_exited(pid: u32) -> Option<bool> {
+    Some(process_gone_or_going(pid, None))
 }
 
 /// Bytes from the system's preferred random source (`BCryptGenRandom`).
