@@ -286,6 +286,6 @@ fn write_index(repo: &Repo, bytes: Option<&[u8]>) -> Result<(), WriteError> {
         let _ = std::fs::remove_file(&lock);
         return Err(e.into());
     }
-    std::fs::File::open(&repo.git_dir)?.sync_all()?;
+    crate::platform::ext::sync_dir(&repo.git_dir)?;
     Ok(())
 }

@@ -230,7 +230,7 @@ impl BlobDir {
         dirs.sort();
         dirs.dedup();
         for dir in dirs {
-            File::open(&dir)?.sync_all()?;
+            crate::platform::ext::sync_dir(&dir)?;
         }
         Ok(())
     }

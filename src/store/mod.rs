@@ -68,7 +68,7 @@ fn sync_parent(path: &Path) -> io::Result<()> {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    std::fs::File::open(parent)?.sync_all()
+    crate::platform::ext::sync_dir(parent)
 }
 
 /// Stores `bytes` as a blob (its file, if not inline, durable before its row names it);

@@ -59,7 +59,7 @@ pub fn build<T>(
         "the index stayed in journal mode {mode} after the first index"
     );
     conn.pragma_update(None, "synchronous", "FULL")?;
-    File::open(&db)?.sync_all()?;
+    crate::platform::ext::sync_file(&db)?;
     std::fs::remove_file(&marker)?;
     sync_parent(&db)?;
     Ok(built)
@@ -98,7 +98,7 @@ fn with_suffix(db: &Path, suffix: &str) -> PathBuf {
 
 fn sync_parent(db: &Path) -> io::Result<()> {
     match db.parent() {
-        Some(dir) => File::open(dir)?.sync_all(),
+        Some(dir) => crate::platform::ext::sync_dir(dir),
         None => Ok(()),
     }
 }

@@ -500,15 +500,17 @@ fn open_path(path: PathBuf, flags: OFlags, mode: Mode) -> io::Result<OwnedFd> {
             Err(e) => return Err(errno(e)),
         }
     }
-    if flags.contains(OFlags::DIRECTORY) {
+    let access = flags.bits() & 3;
+    if flags.contains(OFlags::DIRECTORY) || (access == OFlags::RDONLY.bits() && !flags.contains(OFlags::CREATE)) {
         let meta = std::fs::metadata(&path).map_err(errno)?;
-        if !meta.is_dir() {
+        if meta.is_dir() {
+            return Ok(OwnedFd { path, file: None });
+        }
+        if flags.contains(OFlags::DIRECTORY) {
             return Err(Errno::NOTDIR);
         }
-        return Ok(OwnedFd { path, file: None });
     }
     let mut options = std::fs::OpenOptions::new();
-    let access = flags.bits() & 3;
     options
         .read(access != OFlags::WRONLY.bits())
         .write(access != OFlags::RDONLY.bits() || flags.contains(OFlags::APPEND))
@@ -550,7 +552,11 @@ pub fn lstat(path: impl Arg) -> io::Result<Stat> {
 pub fn stat(path: impl Arg) -> io::Result<Stat> {
     let path = path.path();
     let meta = std::fs::metadata(&path).map_err(errno)?;
-    let held = File::open(&path).ok();
+    let held = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(BACKUP_SEMANTICS)
+        .open(&path)
+        .ok();
     Ok(Stat::of(&meta, held.as_ref()))
 }
 
