@@ -391,7 +391,7 @@ fn find_state_dir(start: Option<&Path>) -> anyhow::Result<PathBuf> {
         None => state::working_dir()?,
     };
     let home = state::state_home()?;
-    let Ok(canonical) = start.canonicalize() else {
+    let Ok(canonical) = crate::platform::ext::canonical(&start) else {
         return recorded_state_dir(&home, &start);
     };
     for dir in canonical.ancestors() {

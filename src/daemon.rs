@@ -42,8 +42,7 @@ pub fn locate(root: Option<&Path>, state_dir: Option<&Path>) -> anyhow::Result<(
         Some(root) => root.to_path_buf(),
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
-    let root = root
-        .canonicalize()
+    let root = crate::platform::ext::canonical(&root)
         .with_context(|| format!("workspace root {} does not exist", root.display()))?;
     anyhow::ensure!(
         root.is_dir(),

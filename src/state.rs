@@ -98,7 +98,7 @@ pub fn recorded_root(home: &Path, path: &Path) -> Option<(PathBuf, PathBuf)> {
 fn canonical_above(path: &Path) -> Option<PathBuf> {
     let existing = path.ancestors().find(|dir| dir.exists())?;
     let rest = path.strip_prefix(existing).ok()?;
-    Some(existing.canonicalize().ok()?.join(rest))
+    Some(crate::platform::ext::canonical(existing).ok()?.join(rest))
 }
 
 /// Every state directory under `home` with the root its `root` file names (only files of

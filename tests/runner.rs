@@ -103,4 +103,5 @@ mod user_errors;
 mod verify;
 mod watch_limit;
 mod watcher;
+mod wine;
 mod workspace_lost;

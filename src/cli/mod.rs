@@ -267,7 +267,9 @@ pub(crate) fn workspace_relative(client: &Client, args: &ServeArgs, typed: &str)
         .to_str()
         .map(str::to_string)
         .ok_or_else(|| anyhow!("the daemon's workspace root is not UTF-8"))?;
-    let cwd = std::env::current_dir().and_then(|d| d.canonicalize()).ok();
+    let cwd = std::env::current_dir()
+        .and_then(|d| crate::platform::ext::canonical(&d))
+        .ok();
     let base = match cwd.as_deref().and_then(Path::to_str) {
         _ if absolute => "",
         Some(cwd) if args.root.is_none() && Path::new(cwd).starts_with(&root) => cwd,

@@ -131,8 +131,7 @@ fn canonical_or_recorded(
 }
 
 fn canonical(dir: &Path) -> anyhow::Result<PathBuf> {
-    let canonical = dir
-        .canonicalize()
+    let canonical = crate::platform::ext::canonical(dir)
         .with_context(|| format!("workspace root {} does not exist", dir.display()))?;
     anyhow::ensure!(
         canonical.is_dir(),

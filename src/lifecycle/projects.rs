@@ -105,7 +105,7 @@ fn last_activity(state_dir: &Path) -> Option<i64> {
 /// The state directory of the workspace `dir` (which may no longer exist).
 pub fn find(dir: &Path) -> anyhow::Result<Project> {
     let absolute = std::path::absolute(dir).with_context(|| format!("cannot resolve {}", dir.display()))?;
-    let canonical = dir.canonicalize().ok();
+    let canonical = crate::platform::ext::canonical(dir).ok();
     let wanted = |root: &Path| Some(root) == canonical.as_deref() || root == absolute;
     let found = list()?
         .into_iter()

@@ -80,6 +80,21 @@ impl DirExt for DirBuilder {
     }
 }
 
+/// `path` made absolute with every symlink resolved. On Windows the `\\?\` prefix the
+/// system's answer carries is taken off a plain drive path (`C:\work\app`), which is how
+/// the user writes it and what every tool takes; a path that needs the prefix keeps it.
+pub fn canonical(path: &Path) -> io::Result<std::path::PathBuf> {
+    let full = path.canonicalize()?;
+    #[cfg(windows)]
+    if let Some(plain) = full.to_str().and_then(|s| s.strip_prefix(r"\\?\"))
+        && plain.as_bytes().get(1) == Some(&b':')
+        && plain.len() < 260
+    {
+        return Ok(std::path::PathBuf::from(plain));
+    }
+    Ok(full)
+}
+
 /// Makes the entries of the directory `dir` durable: its `fsync` on Unix. On Windows NTFS
 /// journals a directory's entries itself and a directory cannot be flushed through a
 /// read handle, so there is nothing to do (docs/platforms.md, G13).

@@ -72,7 +72,7 @@ fn locate(args: &ServeArgs) -> (PathBuf, PathBuf) {
         .clone()
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_else(|| PathBuf::from("."));
-    let start = start.canonicalize().unwrap_or(start);
+    let start = crate::platform::ext::canonical(&start).unwrap_or(start);
     if let Some(dir) = &args.state_dir {
         let recorded = std::fs::read(dir.join("root")).ok();
         let root = recorded.map_or(start, |bytes| {

@@ -501,7 +501,9 @@ fn open_path(path: PathBuf, flags: OFlags, mode: Mode) -> io::Result<OwnedFd> {
         }
     }
     let access = flags.bits() & 3;
-    if flags.contains(OFlags::DIRECTORY) || (access == OFlags::RDONLY.bits() && !flags.contains(OFlags::CREATE)) {
+    if flags.contains(OFlags::DIRECTORY)
+        || (access == OFlags::RDONLY.bits() && !flags.contains(OFlags::CREATE))
+    {
         let meta = std::fs::metadata(&path).map_err(errno)?;
         if meta.is_dir() {
             return Ok(OwnedFd { path, file: None });
@@ -584,6 +586,16 @@ pub fn unlinkat(dir: impl AsFd, name: impl Arg, flags: AtFlags) -> io::Result<()
     if meta.is_dir() {
         return Err(Errno::ISDIR);
     }
+    if remove_at_once(&path) {
+        return Ok(());
+    }
+    // The name freed first by a rename (which another process's open handle does not stop),
+    // then the file removed under a name nobody reuses.
+    let doomed = unlinked_name(&path);
+    let path = match std::fs::rename(&path, &doomed) {
+        Ok(()) => doomed,
+        Err(_) => path,
+    };
     match std::fs::remove_file(&path) {
         Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied && meta.permissions().readonly() => {
             let mut writable = meta.permissions();
@@ -593,6 +605,55 @@ pub fn unlinkat(dir: impl AsFd, name: impl Arg, flags: AtFlags) -> io::Result<()
             std::fs::remove_file(&path).map_err(errno)
         }
         removed => removed.map_err(errno),
+    }
+}
+
+/// A name beside `path` for a file about to be removed: one of the rollback temp names'
+/// form (`.filewatchd-tmp-`), unique to this process and moment.
+fn unlinked_name(path: &Path) -> PathBuf {
+    static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let name = format!(".filewatchd-tmp-unlinked{:x}{nanos:x}{n:x}-0", std::process::id());
+    path.with_file_name(name)
+}
+
+/// Removes the name `path` at once, as a Unix `unlink` does, even while another process (the
+/// daemon's own capture, an editor, an indexer) holds the file open: with `DeleteFile` the
+/// name would stay, "delete pending", until the last handle closes, and a rollback that puts a
+/// file back at that name a moment later would find it taken. POSIX delete semantics
+/// (`FILE_DISPOSITION_FLAG_POSIX_SEMANTICS`, NTFS since Windows 10 1709); false where the file
+/// system does not have them, and the caller deletes the usual way.
+fn remove_at_once(path: &Path) -> bool {
+    use windows_sys::Win32::Storage::FileSystem::{
+        FILE_DISPOSITION_FLAG_DELETE, FILE_DISPOSITION_FLAG_IGNORE_READONLY_ATTRIBUTE,
+        FILE_DISPOSITION_FLAG_POSIX_SEMANTICS, FILE_DISPOSITION_INFO_EX, FileDispositionInfoEx,
+        SetFileInformationByHandle,
+    };
+    /// The `DELETE` access right.
+    const DELETE: u32 = 0x0001_0000;
+    let Ok(file) = std::fs::OpenOptions::new()
+        .access_mode(DELETE)
+        .custom_flags(BACKUP_SEMANTICS | OPEN_REPARSE_POINT)
+        .open(path)
+    else {
+        return false;
+    };
+    let info = FILE_DISPOSITION_INFO_EX {
+        Flags: FILE_DISPOSITION_FLAG_DELETE
+            | FILE_DISPOSITION_FLAG_POSIX_SEMANTICS
+            | FILE_DISPOSITION_FLAG_IGNORE_READONLY_ATTRIBUTE,
+    };
+    // SAFETY: the handle is open with DELETE access and `info` is the struct the class takes.
+    unsafe {
+        SetFileInformationByHandle(
+            file.as_raw_handle(),
+            FileDispositionInfoEx,
+            (&info as *const FILE_DISPOSITION_INFO_EX).cast(),
+            std::mem::size_of::<FILE_DISPOSITION_INFO_EX>() as u32,
+        ) != 0
     }
 }
 

@@ -1,0 +1,186 @@
+//! The Windows binary (`x86_64-pc-windows-gnu`) under Wine, as a Windows user would run it
+//! (issue 51): `start` in a project, a turn whose writes come from a Windows process
+//! (`cmd.exe`) and from the host, `show`, `undo`, `redo` (CRLF kept byte for byte), a refused
+//! conflict, and `stop` through the API. Every command is the real `filewatchd.exe` run by
+//! Wine in a Wine prefix of the test's own; the state goes where Windows keeps it
+//! (`%LOCALAPPDATA%\filewatchd`).
+//!
+//! Needs `FILEWATCHD_WINDOWS_EXE` (the Windows build, with the test stand-in
+//! `bcryptprimitives.dll` beside it: `.ci/run` builds both, see tests/wine/) and Wine's
+//! `wine64`; skipped without them (a failure under `CI=true`).
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::Duration;
+
+use crate::common::*;
+
+/// A command's deadline under Wine: a new prefix boots first (some seconds).
+const DEADLINE: Duration = Duration::from_secs(120);
+
+/// Wine's 64-bit loader: Debian's path, else on PATH.
+fn wine64() -> Option<PathBuf> {
+    let debian = PathBuf::from("/usr/lib/wine/wine64");
+    if debian.exists() {
+        return Some(debian);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("wine64"))
+        .find(|p| p.exists())
+}
+
+/// One Wine prefix with the Windows binary, and the project it runs in.
+struct Wine {
+    wine: PathBuf,
+    exe: PathBuf,
+    prefix: tempfile::TempDir,
+    project: tempfile::TempDir,
+    _machine: machine::Shared,
+}
+
+/// What one command printed and how it ended.
+struct Ran {
+    status: ExitStatus,
+    out: String,
+}
+
+impl Wine {
+    fn new() -> Option<Self> {
+        let Some(exe) = std::env::var_os("FILEWATCHD_WINDOWS_EXE").map(PathBuf::from) else {
+            skip("FILEWATCHD_WINDOWS_EXE is not set (.ci/run builds the Windows binary)");
+            return None;
+        };
+        let Some(wine) = wine64() else {
+            skip("wine64 is not installed (Debian's wine64)");
+            return None;
+        };
+        Some(Self {
+            wine,
+            exe,
+            prefix: tempfile::tempdir().expect("prefix"),
+            project: tempfile::tempdir().expect("project"),
+            _machine: machine::shared(),
+        })
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.project.path().join(name)
+    }
+
+    /// Runs `program` (a Windows program) with `args` in the project, to its end. Output goes
+    /// to a file, not a pipe: a daemon `start` leaves running must hold no pipe of ours.
+    fn run_program(&self, program: &Path, args: &[&str]) -> Ran {
+        let log = self.prefix.path().join("out.txt");
+        let file = File::create(&log).expect("output file");
+        let mut child = Command::new(&self.wine)
+            .arg(program)
+            .args(args)
+            .current_dir(self.project.path())
+            .env("WINEPREFIX", self.prefix.path())
+            .env("WINEDEBUG", "-all")
+            .env_remove("FILEWATCHD_HOME")
+            .env_remove("XDG_STATE_HOME")
+            .stdin(Stdio::null())
+            .stdout(file.try_clone().expect("clone"))
+            .stderr(file)
+            .spawn()
+            .expect("wine64 runs");
+        let status = poll_until(DEADLINE, || child.try_wait().expect("wait"));
+        let Some(status) = status else {
+            let _ = child.kill();
+            panic!("{program:?} {args:?} did not end within {DEADLINE:?}");
+        };
+        let out = std::fs::read_to_string(&log).unwrap_or_default();
+        Ran { status, out }
+    }
+
+    /// `filewatchd.exe ARGS`.
+    fn filewatchd(&self, args: &[&str]) -> Ran {
+        self.run_program(&self.exe, args)
+    }
+
+    /// `filewatchd.exe ARGS`, which must succeed; what it printed.
+    #[track_caller]
+    fn ok(&self, args: &[&str]) -> String {
+        let ran = self.filewatchd(args);
+        assert!(ran.status.success(), "{args:?}: {}\n{}", ran.status, ran.out);
+        ran.out
+    }
+}
+
+impl Drop for Wine {
+    /// Ends every process of the prefix (a daemon a failed test left running among them).
+    fn drop(&mut self) {
+        let server = ["/usr/lib/wine/wineserver64", "/usr/lib/wine/wineserver"]
+            .into_iter()
+            .find(|p| Path::new(p).exists())
+            .unwrap_or("wineserver");
+        let _ = Command::new(server)
+            .arg("-k")
+            .env("WINEPREFIX", self.prefix.path())
+            .status();
+    }
+}
+
+#[test]
+fn a_windows_session_records_a_turn_undoes_and_redoes_it_and_refuses_a_conflict() {
+    let Some(wine) = Wine::new() else {
+        return;
+    };
+    std::fs::write(wine.path("a.txt"), b"hello\r\n").expect("a.txt");
+    let started = wine.ok(&["start"]);
+    assert!(started.contains("started"), "{started}");
+
+    wine.ok(&[
+        "turn",
+        "start",
+        "--session",
+        "demo",
+        "--label",
+        "from cmd and the host",
+    ]);
+    let cmd = wine.run_program(Path::new("cmd"), &["/c", "echo changed by cmd> a.txt"]);
+    assert!(cmd.status.success(), "cmd.exe: {}", cmd.out);
+    std::fs::write(wine.path("b.txt"), b"from the host\r\nsecond line\r\n").expect("b.txt");
+    let ended = wine.ok(&["turn", "end", "--session", "demo"]);
+    assert!(ended.contains("+1 ~1 -0"), "{ended}");
+
+    let shown = wine.ok(&["show", "1"]);
+    assert!(shown.contains("M a.txt") && shown.contains("A b.txt"), "{shown}");
+
+    let undone = wine.ok(&["undo"]);
+    assert!(undone.contains("back to before turn 1"), "{undone}");
+    assert_eq!(std::fs::read(wine.path("a.txt")).expect("a.txt"), b"hello\r\n");
+    assert!(
+        !wine.path("b.txt").exists(),
+        "b.txt is the turn's: undo removes it"
+    );
+
+    wine.ok(&["redo"]);
+    assert_eq!(
+        std::fs::read(wine.path("a.txt")).expect("a.txt"),
+        b"changed by cmd\r\n"
+    );
+    assert_eq!(
+        std::fs::read(wine.path("b.txt")).expect("b.txt"),
+        b"from the host\r\nsecond line\r\n",
+        "CRLF kept byte for byte"
+    );
+
+    // Someone else's change after the turn: undo refuses and changes nothing.
+    wine.ok(&["turn", "start", "--session", "demo"]);
+    std::fs::write(wine.path("a.txt"), b"turn 2\r\n").expect("a.txt");
+    wine.ok(&["turn", "end", "--session", "demo"]);
+    std::fs::write(wine.path("a.txt"), b"mine\r\n").expect("a.txt");
+    let refused = wine.filewatchd(&["undo"]);
+    assert_eq!(refused.status.code(), Some(3), "{}", refused.out);
+    assert!(refused.out.contains("conflicts"), "{}", refused.out);
+    assert_eq!(std::fs::read(wine.path("a.txt")).expect("a.txt"), b"mine\r\n");
+
+    let stopped = wine.ok(&["stop"]);
+    assert!(stopped.contains("stopped"), "{stopped}");
+    let status = wine.filewatchd(&["status"]);
+    assert!(!status.out.contains("daemon:        pid"), "{}", status.out);
+}
