@@ -184,3 +184,39 @@ fn a_windows_session_records_a_turn_undoes_and_redoes_it_and_refuses_a_conflict(
     let status = wine.filewatchd(&["status"]);
     assert!(!status.out.contains("daemon:        pid"), "{}", status.out);
 }
+
+/// The read-only attribute, as a Windows user sets it (`attrib +r`): a rollback replaces a
+/// read-only file (a Unix rename needs only the directory's permission; Windows refuses to
+/// replace a read-only file unless the attribute is taken off) and leaves it read-only.
+#[test]
+fn a_read_only_file_is_rolled_back_and_stays_read_only() {
+    let Some(wine) = Wine::new() else {
+        return;
+    };
+    std::fs::write(wine.path("r.txt"), b"v1\r\n").expect("r.txt");
+    let attrib = wine.run_program(Path::new("cmd"), &["/c", "attrib +r r.txt"]);
+    assert!(attrib.status.success(), "attrib: {}", attrib.out);
+    let read_only = |w: &Wine| {
+        std::fs::metadata(w.path("r.txt"))
+            .expect("r.txt")
+            .permissions()
+            .readonly()
+    };
+    assert!(read_only(&wine), "attrib +r made it read-only");
+    wine.ok(&["start"]);
+
+    wine.ok(&["turn", "start", "--session", "demo"]);
+    let edit = wine.run_program(
+        Path::new("cmd"),
+        &["/c", "attrib -r r.txt & echo v2>r.txt& attrib +r r.txt"],
+    );
+    assert!(edit.status.success(), "cmd.exe: {}", edit.out);
+    wine.ok(&["turn", "end", "--session", "demo"]);
+    assert_eq!(std::fs::read(wine.path("r.txt")).expect("r.txt"), b"v2\r\n");
+
+    let undone = wine.ok(&["undo"]);
+    assert!(undone.contains("r.txt"), "{undone}");
+    assert_eq!(std::fs::read(wine.path("r.txt")).expect("r.txt"), b"v1\r\n");
+    assert!(read_only(&wine), "still read-only after the rollback");
+    wine.ok(&["stop"]);
+}

@@ -12,6 +12,10 @@ use super::sys::fs::{AtFlags, FileType, Mode, OFlags};
 use super::sys::io::Errno;
 use super::sys::{AsFd, BorrowedFd, OwnedFd};
 
+pub(super) mod dir;
+pub(super) mod errno;
+pub(super) mod types;
+
 pub const SUMMARY: &str = "Windows layer: confinement by a walk that refuses every symlink and junction (checked per component, by path), rollbacks install by rename (no atomic exchange), a flush per file (no syncfs), no sock_diag peer check (the token file guards the API), no process ancestry, no idle priority, no ownership by process (fanotify)";
 
 /// No fanotify: ownership by process is absent (`watch::writers_absent`).

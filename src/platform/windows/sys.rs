@@ -9,7 +9,7 @@
 
 use std::ffi::{CStr, CString, OsStr, OsString};
 use std::fs::File;
-use std::os::windows::fs::{MetadataExt, OpenOptionsExt};
+use std::os::windows::fs::OpenOptionsExt;
 use std::os::windows::io::AsRawHandle;
 use std::path::{Path, PathBuf};
 
@@ -17,10 +17,12 @@ use std::path::{Path, PathBuf};
 /// symlink or junction itself, never what it names.
 const BACKUP_SEMANTICS: u32 = 0x0200_0000;
 const OPEN_REPARSE_POINT: u32 = 0x0020_0000;
-/// `FILE_ATTRIBUTE_READONLY`.
-const ATTRIBUTE_READONLY: u32 = 0x1;
-/// Seconds from 1601 (Windows' epoch) to 1970 (Unix's).
-const EPOCH_DIFFERENCE: i64 = 11_644_473_600;
+
+pub use super::windows::dir::Dir;
+pub use super::windows::errno::Errno;
+use super::windows::errno::{errno, retrying};
+use super::windows::types::ATTRIBUTE_READONLY;
+pub use super::windows::types::{AtFlags, Dev, FileType, Mode, OFlags, RawMode, Stat, identity};
 
 pub mod io {
     pub use super::Errno;
@@ -32,128 +34,6 @@ pub mod fs {
         AtFlags, CWD, Dev, Dir, FileType, Mode, OFlags, RawMode, Stat, fchmod, fstat, fsync, linkat, lstat,
         mkdirat, open, openat, readlinkat, renameat, stat, statat, symlinkat, unlinkat,
     };
-}
-
-/// An error number with the names the code matches on (`Errno::NOENT`, …), made from the
-/// kind the standard library gives a Windows error.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Errno(i32);
-
-impl Errno {
-    pub const PERM: Errno = Errno(1);
-    pub const NOENT: Errno = Errno(2);
-    pub const SRCH: Errno = Errno(3);
-    pub const INTR: Errno = Errno(4);
-    pub const IO: Errno = Errno(5);
-    pub const BADF: Errno = Errno(9);
-    pub const AGAIN: Errno = Errno(11);
-    pub const NOMEM: Errno = Errno(12);
-    pub const ACCESS: Errno = Errno(13);
-    pub const BUSY: Errno = Errno(16);
-    pub const EXIST: Errno = Errno(17);
-    pub const XDEV: Errno = Errno(18);
-    pub const NOTDIR: Errno = Errno(20);
-    pub const ISDIR: Errno = Errno(21);
-    pub const INVAL: Errno = Errno(22);
-    pub const NFILE: Errno = Errno(23);
-    pub const MFILE: Errno = Errno(24);
-    pub const FBIG: Errno = Errno(27);
-    pub const NOSPC: Errno = Errno(28);
-    pub const ROFS: Errno = Errno(30);
-    pub const MLINK: Errno = Errno(31);
-    pub const NAMETOOLONG: Errno = Errno(36);
-    pub const NOSYS: Errno = Errno(38);
-    pub const NOTEMPTY: Errno = Errno(39);
-    pub const LOOP: Errno = Errno(40);
-    pub const DQUOT: Errno = Errno(122);
-    pub const OPNOTSUPP: Errno = Errno(95);
-    pub const WOULDBLOCK: Errno = Errno::AGAIN;
-
-    /// The number the code keeps, from `raw_os_error`: a Windows error code, told by its kind.
-    pub fn from_raw_os_error(raw: i32) -> Errno {
-        errno(std::io::Error::from_raw_os_error(raw))
-    }
-
-    /// The number the code keeps for `err`, from its kind.
-    pub fn from_io_error(err: &std::io::Error) -> Option<Errno> {
-        use std::io::ErrorKind as K;
-        Some(match err.kind() {
-            K::NotFound => Errno::NOENT,
-            K::PermissionDenied => Errno::ACCESS,
-            K::AlreadyExists => Errno::EXIST,
-            K::DirectoryNotEmpty => Errno::NOTEMPTY,
-            K::NotADirectory => Errno::NOTDIR,
-            K::IsADirectory => Errno::ISDIR,
-            K::StorageFull => Errno::NOSPC,
-            K::QuotaExceeded => Errno::DQUOT,
-            K::FileTooLarge => Errno::FBIG,
-            K::ReadOnlyFilesystem => Errno::ROFS,
-            K::InvalidFilename => Errno::NAMETOOLONG,
-            K::CrossesDevices => Errno::XDEV,
-            K::Unsupported => Errno::OPNOTSUPP,
-            K::Interrupted => Errno::INTR,
-            K::WouldBlock => Errno::AGAIN,
-            K::ResourceBusy => Errno::BUSY,
-            K::TooManyLinks => Errno::MLINK,
-            K::OutOfMemory => Errno::NOMEM,
-            K::InvalidInput => Errno::INVAL,
-            _ => return None,
-        })
-    }
-
-    pub fn raw_os_error(self) -> i32 {
-        self.0
-    }
-
-    fn kind(self) -> std::io::ErrorKind {
-        use std::io::ErrorKind as K;
-        match self {
-            Errno::NOENT => K::NotFound,
-            Errno::ACCESS | Errno::PERM => K::PermissionDenied,
-            Errno::EXIST => K::AlreadyExists,
-            Errno::NOTEMPTY => K::DirectoryNotEmpty,
-            Errno::NOTDIR => K::NotADirectory,
-            Errno::ISDIR => K::IsADirectory,
-            Errno::NOSPC => K::StorageFull,
-            Errno::DQUOT => K::QuotaExceeded,
-            Errno::FBIG => K::FileTooLarge,
-            Errno::ROFS => K::ReadOnlyFilesystem,
-            Errno::NAMETOOLONG => K::InvalidFilename,
-            Errno::XDEV => K::CrossesDevices,
-            Errno::OPNOTSUPP | Errno::NOSYS => K::Unsupported,
-            Errno::INTR => K::Interrupted,
-            Errno::AGAIN => K::WouldBlock,
-            Errno::BUSY => K::ResourceBusy,
-            Errno::NOMEM => K::OutOfMemory,
-            Errno::INVAL => K::InvalidInput,
-            _ => K::Other,
-        }
-    }
-}
-
-impl std::fmt::Debug for Errno {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Errno({:?})", self.kind())
-    }
-}
-
-impl std::fmt::Display for Errno {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", std::io::Error::from(self.kind()))
-    }
-}
-
-impl std::error::Error for Errno {}
-
-impl From<Errno> for std::io::Error {
-    fn from(errno: Errno) -> Self {
-        std::io::Error::from(errno.kind())
-    }
-}
-
-/// An `std::io::Error` as the number the code matches on; `EIO` for any other.
-fn errno(err: std::io::Error) -> Errno {
-    Errno::from_io_error(&err).unwrap_or(Errno::IO)
 }
 
 /// A name the calls take: any string or path.
@@ -311,159 +191,6 @@ fn invalid_file() -> File {
     unsafe { File::from_raw_handle(-1isize as std::os::windows::io::RawHandle) }
 }
 
-bitflags::bitflags! {
-    /// `open`'s flags, as far as Windows can honour them.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub struct OFlags: u32 {
-        const RDONLY = 0;
-        const WRONLY = 1;
-        const RDWR = 2;
-        const CREATE = 0o100;
-        const EXCL = 0o200;
-        const TRUNC = 0o1000;
-        const APPEND = 0o2000;
-        const NONBLOCK = 0o4000;
-        const DIRECTORY = 0o200000;
-        const NOFOLLOW = 0o400000;
-        const CLOEXEC = 0o2000000;
-    }
-
-    /// `statat`'s and `unlinkat`'s flags.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub struct AtFlags: u32 {
-        const SYMLINK_NOFOLLOW = 0x100;
-        const REMOVEDIR = 0x200;
-    }
-}
-
-pub type RawMode = u32;
-pub type Dev = u64;
-
-/// Permission bits: on Windows only "no write bit" means something (the read-only attribute).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Mode(RawMode);
-
-impl Mode {
-    pub fn empty() -> Self {
-        Mode(0)
-    }
-
-    pub fn from_raw_mode(mode: RawMode) -> Self {
-        Mode(mode)
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FileType {
-    RegularFile,
-    Directory,
-    Symlink,
-    Unknown,
-}
-
-const S_IFMT: u32 = 0o170_000;
-const S_IFDIR: u32 = 0o040_000;
-const S_IFREG: u32 = 0o100_000;
-const S_IFLNK: u32 = 0o120_000;
-
-impl FileType {
-    pub fn from_raw_mode(mode: RawMode) -> Self {
-        match mode & S_IFMT {
-            S_IFDIR => FileType::Directory,
-            S_IFREG => FileType::RegularFile,
-            S_IFLNK => FileType::Symlink,
-            _ => FileType::Unknown,
-        }
-    }
-
-    pub fn is_dir(self) -> bool {
-        self == FileType::Directory
-    }
-
-    pub fn is_file(self) -> bool {
-        self == FileType::RegularFile
-    }
-
-    fn of(meta: &std::fs::Metadata) -> Self {
-        let kind = meta.file_type();
-        if kind.is_symlink() {
-            FileType::Symlink
-        } else if kind.is_dir() {
-            FileType::Directory
-        } else if kind.is_file() {
-            FileType::RegularFile
-        } else {
-            FileType::Unknown
-        }
-    }
-}
-
-/// `stat`'s fields the code reads. The mode is made up from the type and the read-only
-/// attribute (0644 or 0444; 0755 or 0555 for a directory); the device and inode are the
-/// volume's serial number and the file's index; the change time is the last write's.
-#[derive(Debug, Clone, Copy)]
-pub struct Stat {
-    pub st_dev: u64,
-    pub st_ino: u64,
-    pub st_mode: RawMode,
-    pub st_nlink: u64,
-    pub st_size: i64,
-    pub st_mtime: i64,
-    pub st_mtime_nsec: i64,
-    pub st_ctime: i64,
-    pub st_ctime_nsec: i64,
-}
-
-impl Stat {
-    fn of(meta: &std::fs::Metadata, file: Option<&File>) -> Self {
-        let kind = FileType::of(meta);
-        let read_only = meta.file_attributes() & ATTRIBUTE_READONLY != 0;
-        let bits = match (kind, read_only) {
-            (FileType::Directory, false) => S_IFDIR | 0o755,
-            (FileType::Directory, true) => S_IFDIR | 0o555,
-            (FileType::Symlink, _) => S_IFLNK | 0o777,
-            (_, false) => S_IFREG | 0o644,
-            (_, true) => S_IFREG | 0o444,
-        };
-        let (seconds, nanos) = unix_time(meta.last_write_time());
-        let (dev, ino, nlink) = file.and_then(identity).unwrap_or((0, 0, 1));
-        Stat {
-            st_dev: dev,
-            st_ino: ino,
-            st_mode: bits,
-            st_nlink: nlink,
-            st_size: i64::try_from(meta.file_size()).unwrap_or(i64::MAX),
-            st_mtime: seconds,
-            st_mtime_nsec: nanos,
-            st_ctime: seconds,
-            st_ctime_nsec: nanos,
-        }
-    }
-}
-
-/// A Windows time (100 ns ticks since 1601) as Unix seconds and nanoseconds.
-fn unix_time(ticks: u64) -> (i64, i64) {
-    let ticks = i64::try_from(ticks).unwrap_or(i64::MAX);
-    (ticks / 10_000_000 - EPOCH_DIFFERENCE, (ticks % 10_000_000) * 100)
-}
-
-/// The volume's serial number, the file's index on it, and its number of links.
-pub fn identity(file: &File) -> Option<(u64, u64, u64)> {
-    use windows_sys::Win32::Storage::FileSystem::{BY_HANDLE_FILE_INFORMATION, GetFileInformationByHandle};
-    // SAFETY: plain data, all-zero a valid value, written by the call below.
-    let mut info: BY_HANDLE_FILE_INFORMATION = unsafe { std::mem::zeroed() };
-    // SAFETY: the handle is open for the call's length and `info` is the size it writes.
-    let ok = unsafe { GetFileInformationByHandle(file.as_raw_handle(), &mut info) };
-    (ok != 0).then(|| {
-        let index = (u64::from(info.nFileIndexHigh) << 32) | u64::from(info.nFileIndexLow);
-        (
-            u64::from(info.dwVolumeSerialNumber),
-            index,
-            u64::from(info.nNumberOfLinks),
-        )
-    })
-}
-
 /// Opens `path` itself (a symlink or junction included, never followed) to read its
 /// attributes, a directory too.
 fn open_handle(path: &Path, write: bool) -> std::io::Result<File> {
@@ -526,7 +253,7 @@ fn open_path(path: PathBuf, flags: OFlags, mode: Mode) -> io::Result<OwnedFd> {
     if mode.0 != 0 && mode.0 & 0o222 == 0 {
         options.attributes(ATTRIBUTE_READONLY);
     }
-    let file = options.open(&path).map_err(errno)?;
+    let file = retrying(|| options.open(&path)).map_err(errno)?;
     Ok(OwnedFd {
         path,
         file: Some(file),
@@ -592,20 +319,37 @@ pub fn unlinkat(dir: impl AsFd, name: impl Arg, flags: AtFlags) -> io::Result<()
     // The name freed first by a rename (which another process's open handle does not stop),
     // then the file removed under a name nobody reuses.
     let doomed = unlinked_name(&path);
-    let path = match std::fs::rename(&path, &doomed) {
+    let path = match retrying(|| std::fs::rename(&path, &doomed)) {
         Ok(()) => doomed,
         Err(_) => path,
     };
-    match std::fs::remove_file(&path) {
+    match retrying(|| std::fs::remove_file(&path)) {
         Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied && meta.permissions().readonly() => {
-            let mut writable = meta.permissions();
-            #[allow(clippy::permissions_set_readonly_false)]
-            writable.set_readonly(false);
-            std::fs::set_permissions(&path, writable).map_err(errno)?;
-            std::fs::remove_file(&path).map_err(errno)
+            remove_read_only(&path)
         }
         removed => removed.map_err(errno),
     }
+}
+
+/// Removes the name of a read-only file: the attribute is taken off through a handle held
+/// meanwhile and put back through it once the name is gone, so the file's other names (a
+/// hard link: a rollback's temp file installed at its path) stay read-only.
+fn remove_read_only(path: &Path) -> io::Result<()> {
+    /// `FILE_READ_ATTRIBUTES | FILE_WRITE_ATTRIBUTES`.
+    const ATTRIBUTES: u32 = 0x80 | 0x100;
+    let held = std::fs::OpenOptions::new()
+        .access_mode(ATTRIBUTES)
+        .custom_flags(BACKUP_SEMANTICS | OPEN_REPARSE_POINT)
+        .open(path)
+        .map_err(errno)?;
+    let mut permissions = held.metadata().map_err(errno)?.permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    permissions.set_readonly(false);
+    held.set_permissions(permissions.clone()).map_err(errno)?;
+    let removed = std::fs::remove_file(path).map_err(errno);
+    permissions.set_readonly(true);
+    let _ = held.set_permissions(permissions);
+    removed
 }
 
 /// A name beside `path` for a file about to be removed: one of the rollback temp names'
@@ -658,8 +402,30 @@ fn remove_at_once(path: &Path) -> bool {
 }
 
 /// `renameat`: replaces the target (`MoveFileEx` with `MOVEFILE_REPLACE_EXISTING`).
+/// A target with the read-only attribute is replaced too, as on Unix (where only the
+/// directory's permission counts): the attribute is taken off for the rename.
 pub fn renameat(from_dir: impl AsFd, from: impl Arg, to_dir: impl AsFd, to: impl Arg) -> io::Result<()> {
-    std::fs::rename(join(from_dir.as_fd(), &from), join(to_dir.as_fd(), &to)).map_err(errno)
+    let (from, to) = (join(from_dir.as_fd(), &from), join(to_dir.as_fd(), &to));
+    match retrying(|| std::fs::rename(&from, &to)) {
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied && is_read_only(&to) => {
+            set_read_only(&to, false)?;
+            retrying(|| std::fs::rename(&from, &to)).map_err(|e| {
+                let _ = set_read_only(&to, true);
+                errno(e)
+            })
+        }
+        renamed => renamed.map_err(errno),
+    }
+}
+
+fn is_read_only(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.permissions().readonly())
+}
+
+fn set_read_only(path: &Path, read_only: bool) -> io::Result<()> {
+    let mut permissions = std::fs::symlink_metadata(path).map_err(errno)?.permissions();
+    permissions.set_readonly(read_only);
+    std::fs::set_permissions(path, permissions).map_err(errno)
 }
 
 /// `linkat`: a hard link (NTFS has them); never over an existing name.
@@ -670,7 +436,8 @@ pub fn linkat(
     to: impl Arg,
     _flags: AtFlags,
 ) -> io::Result<()> {
-    std::fs::hard_link(join(from_dir.as_fd(), &from), join(to_dir.as_fd(), &to)).map_err(errno)
+    let (from, to) = (join(from_dir.as_fd(), &from), join(to_dir.as_fd(), &to));
+    retrying(|| std::fs::hard_link(&from, &to)).map_err(errno)
 }
 
 /// `mkdirat`.
@@ -710,63 +477,5 @@ pub fn fsync(fd: impl AsFd) -> io::Result<()> {
     match fd.as_fd().file() {
         Some(file) => file.sync_all().map_err(errno),
         None => Ok(()),
-    }
-}
-
-/// A directory's listing (`readdir`), `.` and `..` first as on Unix.
-pub struct Dir {
-    entries: std::vec::IntoIter<io::Result<DirEntry>>,
-}
-
-pub struct DirEntry {
-    name: CString,
-    kind: FileType,
-}
-
-impl DirEntry {
-    pub fn file_name(&self) -> &CStr {
-        &self.name
-    }
-
-    pub fn file_type(&self) -> FileType {
-        self.kind
-    }
-}
-
-impl Dir {
-    pub fn read_from(fd: impl AsFd) -> io::Result<Dir> {
-        let listing = std::fs::read_dir(fd.as_fd().path()).map_err(errno)?;
-        let dots = [c".", c".."].map(|name| {
-            Ok(DirEntry {
-                name: name.to_owned(),
-                kind: FileType::Directory,
-            })
-        });
-        let entries = dots.into_iter().chain(listing.map(|entry| {
-            let entry = entry.map_err(errno)?;
-            let kind = entry.file_type().map_err(errno)?;
-            let kind = if kind.is_symlink() {
-                FileType::Symlink
-            } else if kind.is_dir() {
-                FileType::Directory
-            } else if kind.is_file() {
-                FileType::RegularFile
-            } else {
-                FileType::Unknown
-            };
-            let name = CString::new(entry.file_name().into_encoded_bytes()).map_err(|_| Errno::INVAL)?;
-            Ok(DirEntry { name, kind })
-        }));
-        Ok(Dir {
-            entries: entries.collect::<Vec<_>>().into_iter(),
-        })
-    }
-}
-
-impl Iterator for Dir {
-    type Item = io::Result<DirEntry>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        self.entries.next()
     }
 }
