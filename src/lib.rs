@@ -53,10 +53,13 @@
 //!   handlers run in the CLI on a stopped daemon's index (`api::offline`).
 //! - [`daemon`]: starts everything and shuts it down on one signal, or when `POST /v1/stop`
 //!   asks (how `filewatchd stop` stops it on every platform: [`lifecycle`]).
-//! - [`platform`]: what differs between operating systems, behind one interface with a Linux
-//!   implementation and a portable Unix one (macOS's; a Linux build's with the feature
-//!   `portable`): confined opens, the atomic exchange, `syncfs`, `/proc`, `sock_diag`, idle
-//!   priority. The rest of the code names no OS (docs/platforms.md).
+//! - [`platform`]: what differs between operating systems, behind one interface with three
+//!   implementations: Linux, a portable Unix one (macOS's; a Linux build's with the feature
+//!   `portable`) and Windows: confined opens, the atomic exchange, `syncfs`, `/proc`,
+//!   `sock_diag`, idle priority. The code's file calls go through `platform::sys` (rustix's
+//!   words: rustix on Unix, the standard library on paths on Windows) and the standard
+//!   library's Unix extensions through `platform::ext`. The rest of the code names no OS
+//!   (docs/platforms.md).
 //! - [`bounded`]: a file from outside (the config, an ignore file) read only when it is a
 //!   regular file of bounded size: never a FIFO waited on or a device read without end.
 //! - [`escape`]: text from outside (names, prompts, paths, errors quoting them) as a terminal
