@@ -331,7 +331,7 @@ impl Parent {
 
     /// Makes this directory's entries durable.
     pub fn sync(&self, path: &RelPath) -> Result<(), FsError> {
-        crate::platform::sys::fs::fsync(&self.fd).map_err(|e| io_err(path, e))
+        crate::platform::sync_fd(self.fd.as_fd()).map_err(|e| io_err(path, e))
     }
 }
 

@@ -147,7 +147,7 @@ impl<'a> SettingsFile<'a> {
         let temp = temp_name(name);
         let written = write_temp(&dir, &temp, bytes, mode)
             .and_then(|()| crate::platform::sys::fs::renameat(&dir, &temp, &dir, name).map_err(Into::into))
-            .and_then(|()| crate::platform::sys::fs::fsync(&dir).map_err(Into::into));
+            .and_then(|()| crate::platform::sync_fd(dir.as_fd()).map_err(Into::into));
         if written.is_err() {
             let _ = crate::platform::sys::fs::unlinkat(&dir, &temp, AtFlags::empty());
         }

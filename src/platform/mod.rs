@@ -93,6 +93,16 @@ pub fn os_str(bytes: &[u8]) -> &std::ffi::OsStr {
     return std::ffi::OsStr::new(std::str::from_utf8(bytes).unwrap_or("\u{FFFD}"));
 }
 
+/// Makes what the open file or directory `fd` holds durable: `fsync`; on macOS
+/// `F_FULLFSYNC`, since its `fsync` leaves the data in the disk's own cache (as the standard
+/// library's `sync_all` does there).
+pub fn sync_fd(fd: sys::BorrowedFd<'_>) -> sys::io::Result<()> {
+    #[cfg(target_vendor = "apple")]
+    return rustix::fs::fcntl_fullfsync(fd);
+    #[cfg(not(target_vendor = "apple"))]
+    return sys::fs::fsync(fd);
+}
+
 /// The type of the file system holding the open directory or file `fd` (Linux's `statfs`
 /// magic numbers; 0 on Windows, where no type the code knows is told apart).
 pub fn fs_type_of(fd: sys::BorrowedFd<'_>) -> sys::io::Result<i64> {
