@@ -66,6 +66,25 @@ pub fn shell_word(text: &str, plain: &str) -> String {
     format!("'{}'", text.replace('\'', "'\\''"))
 }
 
+/// A program's path as the first word of a command an agent's hook runs. On Unix a shell
+/// word. On Windows, where an agent may run it with cmd.exe, PowerShell or Git Bash, its
+/// `\\` become `/` (which Windows takes in a path too), so a path without spaces is one bare
+/// word all three run; one with spaces is double-quoted (cmd.exe and bash; PowerShell needs
+/// `& ` before it, which docs/agents.md says).
+pub fn program_word(program: &str) -> String {
+    #[cfg(unix)]
+    return shell_word(program, "/._-+:@");
+    #[cfg(windows)]
+    {
+        let program = program.replace('\\', "/");
+        let is_plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:@".contains(c);
+        if !program.is_empty() && program.chars().all(is_plain) {
+            return program;
+        }
+        format!("\"{program}\"")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -220,3 +220,48 @@ fn a_read_only_file_is_rolled_back_and_stays_read_only() {
     assert!(read_only(&wine), "still read-only after the rollback");
     wine.ok(&["stop"]);
 }
+
+/// The project's path as a Windows program sees it under Wine (`/` is drive `Z:`).
+fn windows_path(path: &Path) -> String {
+    format!("Z:{}", path.display()).replace('/', "\\")
+}
+
+/// Claude Code's hooks as `hook install` writes them on Windows, run the way an agent runs a
+/// hook there (by cmd.exe, the event's JSON on stdin), mark a turn around a write.
+#[test]
+fn claude_code_hooks_run_by_cmd_mark_a_turn() {
+    let Some(wine) = Wine::new() else {
+        return;
+    };
+    std::fs::write(wine.path("x.txt"), b"one\r\n").expect("x.txt");
+    wine.ok(&["start"]);
+    wine.ok(&["hook", "install", "claude-code"]);
+    let settings = std::fs::read_to_string(wine.path(".claude/settings.local.json")).expect("settings");
+    let settings: serde_json::Value = serde_json::from_str(&settings).expect("json");
+    let command = settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+        .as_str()
+        .expect("the hook's command")
+        .to_string();
+    assert!(!command.contains('\''), "a command cmd.exe runs: {command}");
+    let cwd = windows_path(wine.project.path());
+    let hook = |name: &str, event: serde_json::Value| {
+        std::fs::write(wine.path(name), event.to_string()).expect("event");
+        let ran = wine.run_program(Path::new("cmd"), &["/c", &format!("{command} < {name}")]);
+        assert!(ran.status.success(), "{name}: {}", ran.out);
+    };
+    let prompt = serde_json::json!({"session_id": "s1", "hook_event_name": "UserPromptSubmit",
+        "prompt": "edit x", "cwd": cwd, "transcript_path": ""});
+    hook("prompt.json", prompt);
+    let edit = wine.run_program(Path::new("cmd"), &["/c", "echo two>x.txt"]);
+    assert!(edit.status.success(), "cmd.exe: {}", edit.out);
+    hook(
+        "stop.json",
+        serde_json::json!({"session_id": "s1", "hook_event_name": "Stop", "cwd": cwd}),
+    );
+
+    let log = wine.ok(&["log"]);
+    assert!(log.contains("turn 1") && log.contains("edit x"), "{log}");
+    let shown = wine.ok(&["show", "1"]);
+    assert!(shown.contains("M x.txt"), "{shown}");
+    wine.ok(&["stop"]);
+}

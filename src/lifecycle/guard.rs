@@ -37,10 +37,9 @@ pub fn risk(root: &Path) -> Option<Risk> {
     home.starts_with(root).then_some(Risk::HoldsHome(home))
 }
 
-/// `$HOME`, canonical.
+/// The home directory (`platform::ext::home_dir`), canonical.
 fn home() -> Option<PathBuf> {
-    let home = std::env::var_os("HOME").filter(|h| !h.is_empty())?;
-    PathBuf::from(home).canonicalize().ok()
+    crate::platform::ext::canonical(&crate::platform::ext::home_dir()?).ok()
 }
 
 #[cfg(test)]

@@ -396,6 +396,20 @@ pub fn stderr_file_size() -> Option<u64> {
     }
 }
 
+/// The user's home directory: `$HOME`; on Windows, where it is seldom set, `%USERPROFILE%`
+/// after it (where the agents keep their settings, `.claude`, `.codex`, …).
+pub fn home_dir() -> Option<std::path::PathBuf> {
+    let set = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(std::path::PathBuf::from)
+    };
+    #[cfg(windows)]
+    return set("HOME").or_else(|| set("USERPROFILE"));
+    #[cfg(unix)]
+    return set("HOME");
+}
+
 /// This process's parent (0 where the OS does not say).
 pub fn parent_id() -> u32 {
     #[cfg(unix)]

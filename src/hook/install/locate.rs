@@ -27,7 +27,7 @@ pub struct AgentDirs {
 
 impl AgentDirs {
     pub fn from_env() -> anyhow::Result<Self> {
-        let home = env_path("HOME").context("HOME is not set")?;
+        let home = crate::platform::ext::home_dir().context("HOME is not set")?;
         let pi_agent_dir = std::env::var("PI_CODING_AGENT_DIR")
             .ok()
             .filter(|v| !v.is_empty())

@@ -117,7 +117,7 @@ impl Target {
 
     fn command(&self) -> String {
         let program = match self.invocation() {
-            Invocation::Absolute(program) => crate::escape::shell_word(&program.to_string_lossy(), "/._-+:@"),
+            Invocation::Absolute(program) => crate::escape::program_word(&program.to_string_lossy()),
             Invocation::Portable => "filewatchd".to_string(),
         };
         format!("{program} hook {}", self.agent.name())
