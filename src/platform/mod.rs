@@ -55,6 +55,14 @@ mod portable;
 #[cfg(all(unix, not(all(target_os = "linux", not(feature = "portable")))))]
 use portable as imp;
 
+// What the portable layer and the Windows one both lack, said once.
+#[cfg(any(
+    windows,
+    all(unix, any(test, not(all(target_os = "linux", not(feature = "portable")))))
+))]
+#[cfg_attr(all(target_os = "linux", not(feature = "portable")), allow(dead_code))]
+mod absent;
+
 #[cfg(windows)]
 mod windows;
 #[cfg(windows)]

@@ -2,13 +2,19 @@
 //! feature `portable`). Each item keeps the guarantee of the Linux one or is weaker and says
 //! how (docs/platforms.md); none pretends.
 
-use std::ffi::{CStr, OsStr};
+use std::ffi::OsStr;
 use std::io::{self, Read};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Component, Path};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
+
+#[cfg_attr(all(target_os = "linux", not(feature = "portable")), allow(unused_imports))]
+pub use super::absent::{
+    DirReader, PeerLookup, limit_malloc_arenas, listener_uid, lower_own_priority, name_of, nice_own_thread,
+    parent_of, process_start_time, read_ahead, release_freed_memory, voluntary_switches,
+};
 
 pub const SUMMARY: &str = "portable Unix layer: confinement by a walk with O_NOFOLLOW, rollbacks install by rename (no atomic exchange), an fsync per file and directory (no syncfs), no sock_diag peer check (the token file guards the API), no /proc (no process ancestry or pidfd), no idle priority, no ownership by process (fanotify)";
 
@@ -118,21 +124,6 @@ impl FsSync {
     }
 }
 
-/// No `/proc`: a process's parent is unknown (ownership by process is Linux-only anyway).
-pub fn parent_of(_pid: u32) -> Option<u32> {
-    None
-}
-
-/// No `/proc`: a process's name is unknown.
-pub fn name_of(_pid: u32) -> Option<String> {
-    None
-}
-
-/// No `/proc`: when a process started is unknown, so a pid alone names it.
-pub fn process_start_time(_pid: u32) -> Option<u64> {
-    None
-}
-
 /// Without `/proc` only "no such process" can be told (`kill(pid, 0)` says `ESRCH`): a pid
 /// that exists is taken as running, whether it is a zombie, exiting or another process that
 /// took the pid. The safe side: a lock is not taken from a process that may still hold it.
@@ -181,80 +172,9 @@ pub fn random_bytes(buf: &mut [u8]) -> io::Result<()> {
     std::fs::File::open("/dev/urandom")?.read_exact(buf)
 }
 
-/// Nothing to tune: the arena limit is glibc's.
-pub fn limit_malloc_arenas() {}
-
-/// Nothing to trim: `malloc_trim` is glibc's; other allocators return memory on their own
-/// schedule.
-pub fn release_freed_memory() {}
-
-/// No read-ahead advice: the file is read as it comes.
-pub fn read_ahead(_file: &std::fs::File, _len: u64) {}
-
-/// No per-thread usage counters: the watcher's pacing then pauses at most once per pause
-/// in a burst (`watch::pace`).
-pub fn voluntary_switches() -> Option<u64> {
-    None
-}
-
 /// No `close_range`: std opens every descriptor of its own close-on-exec, which is what the
 /// Linux call makes sure of for the rest.
 pub fn close_inherited_descriptors() {}
-
-/// Idle priority is absent: `setpriority(PRIO_PROCESS, 0)` lowers the whole process outside
-/// Linux (the engine and the API with it), so the thread runs at normal priority.
-pub fn lower_own_priority() {
-    tracing::debug!("no idle thread priority on this platform");
-}
-
-/// See `lower_own_priority`.
-pub fn nice_own_thread() {
-    tracing::debug!("no thread nice value on this platform");
-}
-
-/// No `sock_diag`: which user is at the other end of a loopback connection cannot be told.
-/// "Only the user" rests on the bearer token, readable by its owner only (mode 0600 in a
-/// 0700 state directory): every request must carry it.
-pub enum PeerLookup {}
-
-impl PeerLookup {
-    pub fn open() -> io::Result<PeerLookup> {
-        Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            "no sock_diag on this platform: the token file's permissions guard the API",
-        ))
-    }
-
-    pub fn uid(
-        &mut self,
-        _peer: std::net::SocketAddr,
-        _local: std::net::SocketAddr,
-    ) -> io::Result<Option<u32>> {
-        match *self {}
-    }
-}
-
-/// Unknown without `sock_diag`: the client sends its token only to the address its own
-/// `daemon.json` names, kept beside the lock `running_info` checks.
-pub fn listener_uid(_url: &str) -> io::Result<Option<u32>> {
-    Ok(None)
-}
-
-/// A directory's entries through `readdir` (`rustix::fs::Dir`).
-#[derive(Default)]
-pub struct DirReader;
-
-impl DirReader {
-    /// Calls `each` with every entry's name and type, `.` and `..` included.
-    pub fn read(&mut self, fd: impl AsFd, mut each: impl FnMut(&CStr, FileType)) -> rustix::io::Result<()> {
-        let mut dir = rustix::fs::Dir::read_from(fd)?;
-        while let Some(entry) = dir.read() {
-            let entry = entry?;
-            each(entry.file_name(), entry.file_type());
-        }
-        Ok(())
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -37,16 +37,7 @@ impl Dir {
         });
         let entries = dots.into_iter().chain(listing.map(|entry| {
             let entry = entry.map_err(errno)?;
-            let kind = entry.file_type().map_err(errno)?;
-            let kind = if kind.is_symlink() {
-                FileType::Symlink
-            } else if kind.is_dir() {
-                FileType::Directory
-            } else if kind.is_file() {
-                FileType::RegularFile
-            } else {
-                FileType::Unknown
-            };
+            let kind = FileType::of_kind(entry.file_type().map_err(errno)?);
             let name = CString::new(entry.file_name().into_encoded_bytes()).map_err(|_| Errno::INVAL)?;
             Ok(DirEntry { name, kind })
         }));

@@ -4,17 +4,22 @@
 //! Each item keeps the guarantee of the Linux one or is weaker and says how
 //! (docs/platforms.md); none pretends.
 
-use std::ffi::{CStr, OsStr};
+use std::ffi::OsStr;
 use std::io;
 use std::path::{Component, Path};
 
-use super::sys::fs::{AtFlags, FileType, Mode, OFlags};
+use super::sys::fs::{AtFlags, Mode, OFlags};
 use super::sys::io::Errno;
-use super::sys::{AsFd, BorrowedFd, OwnedFd};
+use super::sys::{BorrowedFd, OwnedFd};
 
 pub(super) mod dir;
 pub(super) mod errno;
 pub(super) mod types;
+
+pub use super::absent::{
+    DirReader, PeerLookup, limit_malloc_arenas, listener_uid, lower_own_priority, name_of, nice_own_thread,
+    parent_of, process_start_time, read_ahead, release_freed_memory, voluntary_switches,
+};
 
 pub const SUMMARY: &str = "Windows layer: confinement by a walk that refuses every symlink and junction (checked per component, by path), rollbacks install by rename (no atomic exchange), a flush per file (no syncfs), no sock_diag peer check (the token file guards the API), no process ancestry, no idle priority, no ownership by process (fanotify)";
 
@@ -104,21 +109,6 @@ impl FsSync {
     }
 }
 
-/// A process's parent is not asked (ownership by process is Linux-only).
-pub fn parent_of(_pid: u32) -> Option<u32> {
-    None
-}
-
-/// A process's name is not asked.
-pub fn name_of(_pid: u32) -> Option<String> {
-    None
-}
-
-/// When a process started is not asked, so a pid alone names it.
-pub fn process_start_time(_pid: u32) -> Option<u64> {
-    None
-}
-
 /// Whether the process `pid` has ended: it cannot be opened, or its exit code is set.
 pub fn process_gone_or_going(pid: u32, _started: Option<u64>) -> bool {
     use windows_sys::Win32::Foundation::{CloseHandle, STILL_ACTIVE};
@@ -162,72 +152,4 @@ pub fn random_bytes(buf: &mut [u8]) -> io::Result<()> {
         )));
     }
     Ok(())
-}
-
-/// Nothing to tune: the arena limit is glibc's.
-pub fn limit_malloc_arenas() {}
-
-/// Nothing to trim: `malloc_trim` is glibc's.
-pub fn release_freed_memory() {}
-
-/// No read-ahead advice.
-pub fn read_ahead(_file: &std::fs::File, _len: u64) {}
-
-/// No per-thread usage counters (`watch::pace` pauses at most once per pause).
-pub fn voluntary_switches() -> Option<u64> {
-    None
-}
-
-/// No idle thread priority here: the thread runs at normal priority.
-pub fn lower_own_priority() {
-    tracing::debug!("no idle thread priority on this platform");
-}
-
-/// See `lower_own_priority`.
-pub fn nice_own_thread() {
-    tracing::debug!("no thread nice value on this platform");
-}
-
-/// No `sock_diag`: the bearer token guards the API (its file readable by its owner only).
-pub enum PeerLookup {}
-
-impl PeerLookup {
-    pub fn open() -> io::Result<PeerLookup> {
-        Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            "no sock_diag on this platform: the token file guards the API",
-        ))
-    }
-
-    pub fn uid(
-        &mut self,
-        _peer: std::net::SocketAddr,
-        _local: std::net::SocketAddr,
-    ) -> io::Result<Option<u32>> {
-        match *self {}
-    }
-}
-
-/// Unknown without `sock_diag`.
-pub fn listener_uid(_url: &str) -> io::Result<Option<u32>> {
-    Ok(None)
-}
-
-/// A directory's entries (`std::fs::read_dir`).
-#[derive(Default)]
-pub struct DirReader;
-
-impl DirReader {
-    /// Calls `each` with every entry's name and type, `.` and `..` included.
-    pub fn read(
-        &mut self,
-        fd: impl AsFd,
-        mut each: impl FnMut(&CStr, FileType),
-    ) -> super::sys::io::Result<()> {
-        for entry in super::sys::fs::Dir::read_from(fd)? {
-            let entry = entry?;
-            each(entry.file_name(), entry.file_type());
-        }
-        Ok(())
-    }
 }

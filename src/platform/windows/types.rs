@@ -84,7 +84,11 @@ impl FileType {
     }
 
     fn of(meta: &std::fs::Metadata) -> Self {
-        let kind = meta.file_type();
+        Self::of_kind(meta.file_type())
+    }
+
+    /// The standard library's file type in `stat`'s words.
+    pub(crate) fn of_kind(kind: std::fs::FileType) -> Self {
         if kind.is_symlink() {
             FileType::Symlink
         } else if kind.is_dir() {
