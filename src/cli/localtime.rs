@@ -8,8 +8,10 @@ use crate::model::{format_time, parse_time};
 /// The local UTC offset (minutes east) at `ms` since the epoch, `None` when the C library
 /// cannot tell.
 fn local_offset_minutes(ms: i64) -> Option<i64> {
-    // time_t by inference (localtime_r's argument): the alias itself is deprecated on musl.
-    let secs = ms.div_euclid(1000).try_into().ok()?;
+    // The libc crate deprecates its musl time_t alias (musl's is 64-bit since 1.2.0; the crate
+    // will follow): the static release build's only warning.
+    #[allow(deprecated)]
+    let secs = ms.div_euclid(1000) as libc::time_t;
     // SAFETY: an all-zero `tm` is a valid value of this plain C struct.
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };
     // SAFETY: localtime_r reads `secs` and writes `tm`, both alive for the call; it is the
