@@ -247,7 +247,8 @@ test_binstall() {
     { [ -n "$url" ] && [ -n "$dir" ]; } || die "Cargo.toml has no binstall pkg-url and bin-dir in [package.metadata.binstall$section]"
     file=$(render "${url##*/}" "$target")
     [ -f "$out/$file" ] || die "binstall's pkg-url for $target names $file, not in dist/out"
-    tar -tzf "$out/$file" | grep -qx "$(render "$dir" "$target")" || die "$file holds no $(render "$dir" "$target")"
+    tar -tzf "$out/$file" >"$work/listing"
+    grep -qx "$(render "$dir" "$target")" "$work/listing" || die "$file holds no $(render "$dir" "$target")"
   done
   echo "binstall: the metadata names the archives and their binary" >&2
 }
