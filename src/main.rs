@@ -11,6 +11,12 @@ use tracing_subscriber::filter::{FilterExt, filter_fn};
 use tracing_subscriber::fmt::writer::BoxMakeWriter;
 use tracing_subscriber::prelude::*;
 
+/// The static musl build's allocator (Cargo.toml, docs/benchmarks.md "Issue 52"): musl's
+/// malloc serialises the reader threads; glibc builds keep glibc's.
+#[cfg(target_env = "musl")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// `filewatchd hook <something>` other than `hook install|uninstall`.
 fn is_agent_hook() -> bool {
     let args: Vec<String> = std::env::args().skip(1).take(2).collect();

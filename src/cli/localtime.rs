@@ -9,6 +9,9 @@ use crate::model::{format_time, parse_time};
 /// cannot tell.
 #[cfg(unix)]
 fn local_offset_minutes(ms: i64) -> Option<i64> {
+    // The libc crate deprecates its musl time_t alias (musl's is 64-bit since 1.2.0; the crate
+    // will follow): the static release build's only warning.
+    #[allow(deprecated)]
     let secs = ms.div_euclid(1000) as libc::time_t;
     // SAFETY: an all-zero `tm` is a valid value of this plain C struct.
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };
