@@ -7,8 +7,76 @@
 use std::ffi::CStr;
 use std::io;
 
-use super::sys::AsFd;
-use super::sys::fs::FileType;
+use std::ffi::OsStr;
+
+use super::sys::fs::{AtFlags, FileType, OFlags};
+use super::sys::io::Errno;
+use super::sys::{AsFd, BorrowedFd};
+
+/// No fanotify: ownership by process is absent (`watch::writers_absent`).
+pub const FANOTIFY: bool = false;
+
+/// No `O_PATH`: an entry is looked at through its parent (`statat`, `readlinkat`).
+pub const HANDLE: Option<OFlags> = None;
+
+/// No `O_NOATIME`: reads may update the access time (`relatime` makes that rare; NTFS
+/// updates it lazily, if at all).
+pub const NO_ATIME: OFlags = OFlags::empty();
+
+/// No atomic exchange: a rollback installs with plain renames (install mode `rename`), and
+/// its journal recovers a sequence of renames cut short.
+pub const EXCHANGE: bool = false;
+
+/// No `/proc` (or no signals): who runs a pid, its program and its start time are unknown,
+/// so no pid read from a file is ever proved to be this user's daemon, and `stop` signals
+/// none.
+pub const PROVES_PROCESSES: bool = false;
+
+/// There is no atomic exchange here; `fs::mode` never asks for one (`EXCHANGE` is false), and
+/// a call says so as a refusal, which turns the file system's install mode to `rename`.
+pub fn rename_exchange(_dir: BorrowedFd<'_>, _a: &OsStr, _b: &OsStr) -> super::sys::io::Result<()> {
+    Err(Errno::OPNOTSUPP)
+}
+
+/// `renameat`: a rename that replaces the target (`MoveFileEx` on Windows).
+pub fn rename(
+    from_dir: BorrowedFd<'_>,
+    from: &OsStr,
+    to_dir: BorrowedFd<'_>,
+    to: &OsStr,
+) -> super::sys::io::Result<()> {
+    super::sys::fs::renameat(from_dir, from, to_dir, to)
+}
+
+/// `link` then `unlink`: `link` never replaces a name, so `EEXIST` when `to` exists. A file
+/// system without hard links refuses it (the caller installs another way, as when a file
+/// system refuses `RENAME_NOREPLACE`).
+pub fn rename_noreplace(
+    from_dir: BorrowedFd<'_>,
+    from: &OsStr,
+    to_dir: BorrowedFd<'_>,
+    to: &OsStr,
+) -> super::sys::io::Result<()> {
+    super::sys::fs::linkat(from_dir, from, to_dir, to, AtFlags::empty())?;
+    super::sys::fs::unlinkat(from_dir, from, AtFlags::empty())
+}
+
+/// No `syncfs` that reports write-back errors: never opened, so every file and directory a
+/// batch writes gets its own flush (the path Linux takes on FUSE).
+pub struct FsSync {
+    pub dev: u64,
+    _none: std::convert::Infallible,
+}
+
+impl FsSync {
+    pub fn open(_root: BorrowedFd<'_>) -> Option<Self> {
+        None
+    }
+
+    pub fn sync(&self) -> io::Result<()> {
+        match self._none {}
+    }
+}
 
 /// A process's parent is not known (ownership by process is Linux-only anyway).
 pub fn parent_of(_pid: u32) -> Option<u32> {

@@ -12,28 +12,13 @@ use rustix::io::Errno;
 
 #[cfg_attr(all(target_os = "linux", not(feature = "portable")), allow(unused_imports))]
 pub use super::absent::{
-    DirReader, PeerLookup, limit_malloc_arenas, listener_uid, lower_own_priority, name_of, nice_own_thread,
-    parent_of, process_start_time, read_ahead, release_freed_memory, voluntary_switches,
+    DirReader, EXCHANGE, FANOTIFY, FsSync, HANDLE, NO_ATIME, PROVES_PROCESSES, PeerLookup,
+    limit_malloc_arenas, listener_uid, lower_own_priority, name_of, nice_own_thread, parent_of,
+    process_start_time, read_ahead, release_freed_memory, rename, rename_exchange, rename_noreplace,
+    voluntary_switches,
 };
 
 pub const SUMMARY: &str = "portable Unix layer: confinement by a walk with O_NOFOLLOW, rollbacks install by rename (no atomic exchange), an fsync per file and directory (no syncfs), no sock_diag peer check (the token file guards the API), no /proc (no process ancestry or pidfd), no idle priority, no ownership by process (fanotify)";
-
-/// No fanotify: ownership by process is absent (`watch::writers_absent`).
-pub const FANOTIFY: bool = false;
-
-/// No `O_PATH`: an entry is looked at through its parent (`statat`, `readlinkat`).
-pub const HANDLE: Option<OFlags> = None;
-
-/// No `O_NOATIME`: reads may update the access time (`relatime` makes that rare).
-pub const NO_ATIME: OFlags = OFlags::empty();
-
-/// No atomic exchange: a rollback installs with plain renames (install mode `rename`), and
-/// its journal recovers a sequence of renames cut short.
-pub const EXCHANGE: bool = false;
-
-/// No `/proc`: who runs a pid, its program and its start time are unknown, so no pid read
-/// from a file is ever proved to be this user's daemon, and `stop` signals none.
-pub const PROVES_PROCESSES: bool = false;
 
 /// `path` opened beneath `dir` one component at a time, each directory with
 /// `openat(O_NOFOLLOW | O_DIRECTORY)` and the last with `flags | O_NOFOLLOW`: no symlink is
@@ -75,52 +60,6 @@ fn symlink_is_loop(at: BorrowedFd<'_>, name: &OsStr, err: Errno) -> Errno {
     match rustix::fs::statat(at, name, AtFlags::SYMLINK_NOFOLLOW) {
         Ok(stat) if FileType::from_raw_mode(stat.st_mode) == FileType::Symlink => Errno::LOOP,
         _ => err,
-    }
-}
-
-/// There is no atomic exchange here; `fs::mode` never asks for one (`EXCHANGE` is false), and
-/// a call says so as a refusal, which turns the file system's install mode to `rename`.
-pub fn rename_exchange(_dir: BorrowedFd<'_>, _a: &OsStr, _b: &OsStr) -> rustix::io::Result<()> {
-    Err(Errno::OPNOTSUPP)
-}
-
-/// `renameat`: a rename that replaces the target.
-pub fn rename(
-    from_dir: BorrowedFd<'_>,
-    from: &OsStr,
-    to_dir: BorrowedFd<'_>,
-    to: &OsStr,
-) -> rustix::io::Result<()> {
-    rustix::fs::renameat(from_dir, from, to_dir, to)
-}
-
-/// `link` then `unlink`: `link` never replaces a name, so `EEXIST` when `to` exists. A file
-/// system without hard links refuses it (the caller installs another way, as when a file
-/// system refuses `RENAME_NOREPLACE`).
-pub fn rename_noreplace(
-    from_dir: BorrowedFd<'_>,
-    from: &OsStr,
-    to_dir: BorrowedFd<'_>,
-    to: &OsStr,
-) -> rustix::io::Result<()> {
-    rustix::fs::linkat(from_dir, from, to_dir, to, AtFlags::empty())?;
-    rustix::fs::unlinkat(from_dir, from, AtFlags::empty())
-}
-
-/// No `syncfs` that reports write-back errors: never opened, so every file and directory a
-/// batch writes gets its own `fsync` (the path Linux takes on FUSE).
-pub struct FsSync {
-    pub dev: u64,
-    _none: std::convert::Infallible,
-}
-
-impl FsSync {
-    pub fn open(_root: BorrowedFd<'_>) -> Option<Self> {
-        None
-    }
-
-    pub fn sync(&self) -> io::Result<()> {
-        match self._none {}
     }
 }
 

@@ -4,11 +4,10 @@
 //! Each item keeps the guarantee of the Linux one or is weaker and says how
 //! (docs/platforms.md); none pretends.
 
-use std::ffi::OsStr;
 use std::io;
 use std::path::{Component, Path};
 
-use super::sys::fs::{AtFlags, Mode, OFlags};
+use super::sys::fs::{Mode, OFlags};
 use super::sys::io::Errno;
 use super::sys::{BorrowedFd, OwnedFd};
 
@@ -17,27 +16,13 @@ pub(super) mod errno;
 pub(super) mod types;
 
 pub use super::absent::{
-    DirReader, PeerLookup, limit_malloc_arenas, listener_uid, lower_own_priority, name_of, nice_own_thread,
-    parent_of, process_start_time, read_ahead, release_freed_memory, voluntary_switches,
+    DirReader, EXCHANGE, FANOTIFY, FsSync, HANDLE, NO_ATIME, PROVES_PROCESSES, PeerLookup,
+    limit_malloc_arenas, listener_uid, lower_own_priority, name_of, nice_own_thread, parent_of,
+    process_start_time, read_ahead, release_freed_memory, rename, rename_exchange, rename_noreplace,
+    voluntary_switches,
 };
 
 pub const SUMMARY: &str = "Windows layer: confinement by a walk that refuses every symlink and junction (checked per component, by path), rollbacks install by rename (no atomic exchange), a flush per file (no syncfs), no sock_diag peer check (the token file guards the API), no process ancestry, no idle priority, no ownership by process (fanotify)";
-
-/// No fanotify: ownership by process is absent (`watch::writers_absent`).
-pub const FANOTIFY: bool = false;
-
-/// No `O_PATH`: an entry is looked at through its parent.
-pub const HANDLE: Option<OFlags> = None;
-
-/// No `O_NOATIME`: NTFS updates access times lazily, if at all.
-pub const NO_ATIME: OFlags = OFlags::empty();
-
-/// No atomic exchange: a rollback installs with plain renames (install mode `rename`).
-pub const EXCHANGE: bool = false;
-
-/// A pid read from a file is never proved to be this user's daemon (no uids, no start
-/// times asked), and Windows has no signals anyway: a daemon is stopped through its API.
-pub const PROVES_PROCESSES: bool = false;
 
 /// `path` beneath `dir`, one component at a time: a symlink or junction in any component is
 /// `ELOOP`, `..`, a drive or an absolute path is `EXDEV`. Checked by path, so a component
@@ -65,48 +50,6 @@ pub fn open_beneath(dir: BorrowedFd<'_>, path: &Path, flags: OFlags) -> super::s
         }
     }
     super::sys::fs::open(at.join(last).as_path(), flags | OFlags::NOFOLLOW, Mode::empty())
-}
-
-/// No atomic exchange; `fs::mode` never asks for one (`EXCHANGE` is false).
-pub fn rename_exchange(_dir: BorrowedFd<'_>, _a: &OsStr, _b: &OsStr) -> super::sys::io::Result<()> {
-    Err(Errno::OPNOTSUPP)
-}
-
-/// `MoveFileEx` with `MOVEFILE_REPLACE_EXISTING`.
-pub fn rename(
-    from_dir: BorrowedFd<'_>,
-    from: &OsStr,
-    to_dir: BorrowedFd<'_>,
-    to: &OsStr,
-) -> super::sys::io::Result<()> {
-    super::sys::fs::renameat(from_dir, from, to_dir, to)
-}
-
-/// A hard link, then the old name removed: a link never replaces a name.
-pub fn rename_noreplace(
-    from_dir: BorrowedFd<'_>,
-    from: &OsStr,
-    to_dir: BorrowedFd<'_>,
-    to: &OsStr,
-) -> super::sys::io::Result<()> {
-    super::sys::fs::linkat(from_dir, from, to_dir, to, AtFlags::empty())?;
-    super::sys::fs::unlinkat(from_dir, from, AtFlags::empty())
-}
-
-/// No `syncfs`: every file a batch writes is flushed on its own.
-pub struct FsSync {
-    pub dev: u64,
-    _none: std::convert::Infallible,
-}
-
-impl FsSync {
-    pub fn open(_root: BorrowedFd<'_>) -> Option<Self> {
-        None
-    }
-
-    pub fn sync(&self) -> io::Result<()> {
-        match self._none {}
-    }
 }
 
 /// Whether the process `pid` has ended: it cannot be opened, or its exit code is set.
