@@ -22,6 +22,7 @@ mod blob_durability;
 mod capture;
 mod capture_death;
 mod capture_skips;
+mod case_insensitive;
 mod cli;
 mod cli_hints;
 mod cli_output;

@@ -69,12 +69,11 @@ impl Wine {
         self.project.path().join(name)
     }
 
-    /// Runs `program` (a Windows program) with `args` in the project, to its end. Output goes
-    /// to a file, not a pipe: a daemon `start` leaves running must hold no pipe of ours.
-    fn run_program(&self, program: &Path, args: &[&str]) -> Ran {
-        let log = self.prefix.path().join("out.txt");
-        let file = File::create(&log).expect("output file");
-        let mut child = Command::new(&self.wine)
+    /// Starts `program` (a Windows program) with `args` in the project, its output into
+    /// `log`: a file, not a pipe (a daemon `start` leaves running must hold no pipe of ours).
+    fn spawn(&self, program: &Path, args: &[&str], log: &Path) -> std::process::Child {
+        let file = File::create(log).expect("output file");
+        Command::new(&self.wine)
             .arg(program)
             .args(args)
             .current_dir(self.project.path())
@@ -86,7 +85,13 @@ impl Wine {
             .stdout(file.try_clone().expect("clone"))
             .stderr(file)
             .spawn()
-            .expect("wine64 runs");
+            .expect("wine64 runs")
+    }
+
+    /// Runs `program` with `args` in the project, to its end.
+    fn run_program(&self, program: &Path, args: &[&str]) -> Ran {
+        let log = self.prefix.path().join("out.txt");
+        let mut child = self.spawn(program, args, &log);
         let status = poll_until(DEADLINE, || child.try_wait().expect("wait"));
         let Some(status) = status else {
             let _ = child.kill();
@@ -263,5 +268,157 @@ fn claude_code_hooks_run_by_cmd_mark_a_turn() {
     assert!(log.contains("turn 1") && log.contains("edit x"), "{log}");
     let shown = wine.ok(&["show", "1"]);
     assert!(shown.contains("M x.txt"), "{shown}");
+    wine.ok(&["stop"]);
+}
+
+/// NTFS does not tell names apart by case. A case-only rename (`Readme.md` → `README.md`) is
+/// recorded as what it is, so its undo gives the file its old
+/// name back and its redo the new one (never deleting the one file); and a rollback that
+/// would make a name whose other spelling someone else has made since is refused, with
+/// nothing written.
+#[test]
+fn names_that_differ_only_in_case_are_one_file() {
+    let Some(wine) = Wine::new() else {
+        return;
+    };
+    std::fs::write(wine.path("Readme.md"), b"read me\r\n").expect("Readme.md");
+    std::fs::write(wine.path("Notes.txt"), b"notes\r\n").expect("Notes.txt");
+    wine.ok(&["start"]);
+    let names = |w: &Wine| {
+        let mut names: Vec<String> = std::fs::read_dir(w.project.path())
+            .expect("listing")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".md") || n.to_lowercase().ends_with(".txt"))
+            .collect();
+        names.sort();
+        names
+    };
+
+    wine.ok(&["turn", "start", "--session", "demo"]);
+    // Made on the host: Wine 8's own rename leaves a name's case as it was (`ren` does
+    // nothing), and to the Windows side the directory answers to both spellings either way.
+    std::fs::rename(wine.path("Readme.md"), wine.path("README.md")).expect("rename");
+    wine.ok(&["turn", "end", "--session", "demo"]);
+    assert_eq!(names(&wine), ["Notes.txt", "README.md"]);
+
+    let undone = wine.ok(&["undo"]);
+    assert!(undone.contains("back to before turn 1"), "{undone}");
+    assert_eq!(names(&wine), ["Notes.txt", "Readme.md"], "{undone}");
+    assert_eq!(
+        std::fs::read(wine.path("Readme.md")).expect("Readme.md"),
+        b"read me\r\n"
+    );
+    let redone = wine.ok(&["redo"]);
+    assert_eq!(names(&wine), ["Notes.txt", "README.md"], "{redone}");
+    assert_eq!(
+        std::fs::read(wine.path("README.md")).expect("README.md"),
+        b"read me\r\n"
+    );
+
+    // The turn deletes Notes.txt; then someone else makes NOTES.TXT, the same name to NTFS.
+    wine.ok(&["turn", "start", "--session", "demo"]);
+    let del = wine.run_program(Path::new("cmd"), &["/c", "del Notes.txt"]);
+    assert!(del.status.success(), "cmd.exe: {}", del.out);
+    wine.ok(&["turn", "end", "--session", "demo"]);
+    let theirs = wine.run_program(Path::new("cmd"), &["/c", "echo theirs> NOTES.TXT"]);
+    assert!(theirs.status.success(), "cmd.exe: {}", theirs.out);
+    let refused = wine.filewatchd(&["undo"]);
+    assert_eq!(refused.status.code(), Some(3), "{}", refused.out);
+    assert!(
+        refused.out.contains("case_collision") || refused.out.contains("does not tell names apart by case"),
+        "{}",
+        refused.out
+    );
+    assert_eq!(names(&wine), ["NOTES.TXT", "README.md"]);
+    assert_eq!(
+        std::fs::read(wine.path("NOTES.TXT")).expect("NOTES.TXT"),
+        b"theirs\r\n"
+    );
+    wine.ok(&["stop"]);
+}
+
+/// Names Windows keeps for devices (`CON`, `aux.c`), made on the host as WSL, git or a Linux
+/// share can: filewatchd reaches them by verbatim paths, so they are files like any other,
+/// recorded, removed by undo and put back by redo byte for byte.
+#[test]
+fn reserved_names_are_files_like_any_other() {
+    let Some(wine) = Wine::new() else {
+        return;
+    };
+    std::fs::write(wine.path("keep.txt"), b"keep\r\n").expect("keep.txt");
+    wine.ok(&["start"]);
+    wine.ok(&["turn", "start", "--session", "demo"]);
+    std::fs::write(wine.path("aux.c"), b"int aux;\n").expect("aux.c");
+    std::fs::write(wine.path("CON"), b"console?\n").expect("CON");
+    let ended = wine.ok(&["turn", "end", "--session", "demo"]);
+    assert!(ended.contains("+2 ~0 -0"), "{ended}");
+    let shown = wine.ok(&["show", "1"]);
+    assert!(shown.contains("A aux.c") && shown.contains("A CON"), "{shown}");
+
+    wine.ok(&["undo"]);
+    assert!(
+        !wine.path("aux.c").exists() && !wine.path("CON").exists(),
+        "undo removes them"
+    );
+    wine.ok(&["redo"]);
+    assert_eq!(std::fs::read(wine.path("aux.c")).expect("aux.c"), b"int aux;\n");
+    assert_eq!(std::fs::read(wine.path("CON")).expect("CON"), b"console?\n");
+    wine.ok(&["stop"]);
+}
+
+/// A file another Windows program holds open sharing nothing (an editor, a virus scanner):
+/// the rollback retries, then says what is wrong and changes nothing, not even the files it
+/// could have written; once the program lets go, the same undo goes through.
+#[test]
+fn a_file_held_open_by_another_program_fails_the_rollback_whole_and_clearly() {
+    let Some(wine) = Wine::new() else {
+        return;
+    };
+    let holder = wine.exe.with_file_name("holdopen.exe");
+    if !holder.exists() {
+        skip("holdopen.exe is not beside the Windows binary (.ci/run builds it from tests/wine/holdopen.c)");
+        return;
+    }
+    std::fs::write(wine.path("a.txt"), b"a1\r\n").expect("a.txt");
+    std::fs::write(wine.path("b.txt"), b"b1\r\n").expect("b.txt");
+    wine.ok(&["start"]);
+    wine.ok(&["turn", "start", "--session", "demo"]);
+    std::fs::write(wine.path("a.txt"), b"a2\r\n").expect("a.txt");
+    std::fs::write(wine.path("b.txt"), b"b2\r\n").expect("b.txt");
+    wine.ok(&["turn", "end", "--session", "demo"]);
+
+    let (ready, release) = (
+        wine.prefix.path().join("ready"),
+        wine.prefix.path().join("release"),
+    );
+    let log = wine.prefix.path().join("holder.txt");
+    let mut held = wine.spawn(
+        &holder,
+        &["b.txt", &windows_path(&ready), &windows_path(&release)],
+        &log,
+    );
+    let holding = poll_until(DEADLINE, || ready.exists().then_some(()));
+    assert!(
+        holding.is_some(),
+        "holdopen never held b.txt: {}",
+        std::fs::read_to_string(&log).unwrap_or_default()
+    );
+
+    let failed = wine.filewatchd(&["undo"]);
+    assert!(!failed.status.success(), "{}", failed.out);
+    assert!(failed.out.contains("sharing violation"), "{}", failed.out);
+    assert_eq!(
+        std::fs::read(wine.path("a.txt")).expect("a.txt"),
+        b"a2\r\n",
+        "nothing half-applied"
+    );
+
+    std::fs::write(&release, b"").expect("release");
+    let ended = poll_until(DEADLINE, || held.try_wait().expect("wait"));
+    assert!(ended.is_some_and(|s| s.success()), "holdopen: {ended:?}");
+    let undone = wine.ok(&["undo"]);
+    assert!(undone.contains("back to before turn 1"), "{undone}");
+    assert_eq!(std::fs::read(wine.path("a.txt")).expect("a.txt"), b"a1\r\n");
+    assert_eq!(std::fs::read(wine.path("b.txt")).expect("b.txt"), b"b1\r\n");
     wine.ok(&["stop"]);
 }

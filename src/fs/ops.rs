@@ -93,6 +93,26 @@ impl Parent {
         crate::platform::os_str(&self.name)
     }
 
+    /// Whether a name of this directory's other than the path's answers too: `name` exists
+    /// (lstat) under this directory.
+    pub fn answers_to(&self, name: &[u8]) -> bool {
+        let name = crate::platform::os_str(name);
+        crate::platform::sys::fs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW).is_ok()
+    }
+
+    /// The name this directory has for `name` when it spells it otherwise (Windows: other
+    /// letter case, an 8.3 short name); `None` elsewhere, where no call says it.
+    pub fn other_spelling(&self, name: &[u8]) -> Option<Vec<u8>> {
+        crate::platform::other_spelling(self.fd.as_fd(), crate::platform::os_str(name))
+    }
+
+    /// The names this directory lists, spelled as it spells them; `None` when it cannot be read.
+    pub fn listing(&self) -> Option<std::collections::HashSet<Vec<u8>>> {
+        let dir = crate::platform::sys::fs::Dir::read_from(&self.fd).ok()?;
+        dir.map(|entry| entry.ok().map(|e| e.file_name().to_bytes().to_vec()))
+            .collect()
+    }
+
     /// lstat of the path, `None` when it does not exist.
     pub fn stat(&self, path: &RelPath) -> Result<Option<crate::platform::sys::fs::Stat>, FsError> {
         match crate::platform::sys::fs::statat(&self.fd, self.name(), AtFlags::SYMLINK_NOFOLLOW) {

@@ -92,6 +92,9 @@ pub enum NoteCode {
     IoError,
     NotAtTarget,
     WorkspaceLost,
+    /// Names that differ only in case, one file on this file system (NTFS, macOS's APFS,
+    /// exFAT): the rollback would change the other name's file too (`restore::case`).
+    CaseCollision,
     /// Changed by others after the session's change, which a merge of lines takes out while
     /// keeping theirs (`own`): not a conflict, said beside the plan.
     Merged,

@@ -40,6 +40,7 @@
 //! - [`mode_bits`], [`raw_mode`], [`device`], [`fs_type`]: `stat`'s and `statfs`'s fields in
 //!   the integer types the code keeps (u32, u64, i64), whatever the OS's own are.
 //! - [`FANOTIFY`]: whether the kernel can name a file's writers (ownership by process).
+//! - [`other_spelling`]: a directory's own spelling of a name it answers to otherwise.
 //! - [`SUMMARY`]: which implementation this build has and what it leaves out (`doctor`).
 
 #[cfg(all(target_os = "linux", not(feature = "portable")))]
@@ -90,6 +91,16 @@ pub use imp::{
 // What signalling a process needs (Windows stops a daemon through its API instead).
 #[cfg(unix)]
 pub use imp::{PinnedProcess, close_inherited_descriptors, process_program, process_uids};
+
+/// The name the directory `dir` has for `name` when it spells it otherwise (NTFS: other
+/// letter case, an 8.3 short name). Windows says so; no Unix call does (a case-insensitive
+/// APFS or exFAT directory is caught from its listing instead, `restore::case`).
+#[cfg(unix)]
+pub fn other_spelling(_dir: sys::BorrowedFd<'_>, _name: &std::ffi::OsStr) -> Option<Vec<u8>> {
+    None
+}
+#[cfg(windows)]
+pub use windows::other_spelling;
 
 /// The bytes the code keeps for a name (`OsStr::as_encoded_bytes`) as the name again: on
 /// Unix any bytes; on Windows the UTF-8 the names the code keeps are (a name Windows gave

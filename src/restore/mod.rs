@@ -22,6 +22,7 @@
 //!   by path, as stored with the rollback and answered (`wire::rollback`).
 
 pub(crate) mod apply;
+mod case;
 pub(crate) mod chain;
 pub(crate) mod finish;
 mod foreign;

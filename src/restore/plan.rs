@@ -184,6 +184,8 @@ pub(super) fn check_with(
     let expected = expectations(conn, &steps);
     let expected_at = std::time::Instant::now();
     let on_disk = check_disks(ws, &steps, &expected);
+    let mut collisions =
+        super::case::collisions(conn, ws, &steps.iter().map(|(step, _)| step).collect::<Vec<_>>());
     tracing::debug!(
         stat_cache_ms = (expected_at - started).as_millis() as u64,
         disk_ms = expected_at.elapsed().as_millis() as u64,
@@ -198,7 +200,12 @@ pub(super) fn check_with(
         {
             plan.changed_on_disk.push(step.path.clone());
         }
-        if let Some(note) = foreign.or(on_disk).or_else(|| content_not_stored(&step)) {
+        let collision = collisions.remove(&step.path);
+        if let Some(note) = foreign
+            .or(collision)
+            .or(on_disk)
+            .or_else(|| content_not_stored(&step))
+        {
             plan.conflicts.push(note);
         }
         if let Some(note) = load_target(conn, ws, &step, &mut plan.contents) {

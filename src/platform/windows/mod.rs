@@ -13,6 +13,7 @@ use super::sys::{BorrowedFd, OwnedFd};
 
 pub(super) mod dir;
 pub(super) mod errno;
+pub(super) mod names;
 pub(super) mod types;
 
 pub use super::absent::{
@@ -25,23 +26,25 @@ pub use super::absent::{
 pub const SUMMARY: &str = "Windows layer: confinement by a walk that refuses every symlink and junction (checked per component, by path), rollbacks install by rename (no atomic exchange), a flush per file (no syncfs), no sock_diag peer check (the token file guards the API), no process ancestry, no idle priority, no ownership by process (fanotify)";
 
 /// `path` beneath `dir`, one component at a time: a symlink or junction in any component is
-/// `ELOOP`, `..`, a drive or an absolute path is `EXDEV`. Checked by path, so a component
-/// swapped for a junction between the check and the open is followed (docs/platforms.md, G7).
+/// `ELOOP`, `..`, a drive or an absolute path is `EXDEV`, a component spelled otherwise than
+/// the directory spells it is `ENOENT` (`names`). Checked by path, so a component swapped for
+/// a junction between the check and the open is followed (docs/platforms.md, G7).
 pub fn open_beneath(dir: BorrowedFd<'_>, path: &Path, flags: OFlags) -> super::sys::io::Result<OwnedFd> {
-    let mut at = dir.path().to_path_buf();
-    let mut names = Vec::new();
+    let mut parts = Vec::new();
     for component in path.components() {
         match component {
-            Component::Normal(name) => names.push(name),
+            Component::Normal(name) => parts.push(name),
             Component::CurDir => {}
             Component::ParentDir | Component::RootDir | Component::Prefix(_) => return Err(Errno::XDEV),
         }
     }
-    let Some((last, through)) = names.split_last() else {
+    let Some((last, through)) = parts.split_last() else {
         return super::sys::fs::openat(dir, ".", flags, Mode::empty());
     };
+    let mut at = names::join(dir.path(), Path::new(""));
     for name in through {
         at.push(name);
+        super::sys::spelled_exactly(&at)?;
         match std::fs::symlink_metadata(&at) {
             Ok(meta) if meta.file_type().is_symlink() => return Err(Errno::LOOP),
             Ok(meta) if !meta.is_dir() => return Err(Errno::NOTDIR),
@@ -49,7 +52,13 @@ pub fn open_beneath(dir: BorrowedFd<'_>, path: &Path, flags: OFlags) -> super::s
             Err(e) => return Err(Errno::from_io_error(&e).unwrap_or(Errno::IO)),
         }
     }
-    super::sys::fs::open(at.join(last).as_path(), flags | OFlags::NOFOLLOW, Mode::empty())
+    let held = super::sys::fs::open(at.as_path(), OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty())?;
+    super::sys::fs::openat(&held, *last, flags | OFlags::NOFOLLOW, Mode::empty())
+}
+
+/// The name `dir` has for `name` when it spells it otherwise (`names`).
+pub fn other_spelling(dir: BorrowedFd<'_>, name: &std::ffi::OsStr) -> Option<Vec<u8>> {
+    names::other_spelling(&names::join(dir.path(), Path::new(name))).map(|n| n.into_encoded_bytes())
 }
 
 /// Whether the process `pid` has ended: it cannot be opened, or its exit code is set.

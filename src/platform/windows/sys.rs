@@ -21,6 +21,7 @@ const OPEN_REPARSE_POINT: u32 = 0x0020_0000;
 pub use super::windows::dir::Dir;
 pub use super::windows::errno::Errno;
 use super::windows::errno::{errno, retrying};
+use super::windows::names;
 use super::windows::types::ATTRIBUTE_READONLY;
 pub use super::windows::types::{AtFlags, Dev, FileType, Mode, OFlags, RawMode, Stat, identity};
 
@@ -201,12 +202,26 @@ fn open_handle(path: &Path, write: bool) -> std::io::Result<File> {
         .open(path)
 }
 
+/// `name` in the directory `dir`, verbatim (`names`).
 fn join(dir: BorrowedFd<'_>, name: &impl Arg) -> PathBuf {
-    let name = name.path();
-    if name.as_os_str() == "." {
-        return dir.path().to_path_buf();
+    names::join(dir.path(), &name.path())
+}
+
+/// An entry found at `path` only under another spelling of its name (`names`) is none.
+pub(crate) fn spelled_exactly(path: &Path) -> io::Result<()> {
+    match names::other_spelling(path) {
+        Some(_) => Err(Errno::NOENT),
+        None => Ok(()),
     }
-    dir.path().join(name)
+}
+
+/// A name that would make or replace `path` where an entry of another spelling is (the same
+/// name to NTFS) exists.
+fn no_other_spelling(path: &Path) -> io::Result<()> {
+    match names::other_spelling(path) {
+        Some(_) => Err(Errno::EXIST),
+        None => Ok(()),
+    }
 }
 
 /// `open`: a directory is held by its path (after checking it is one), a file opened.
@@ -216,7 +231,13 @@ pub fn open(path: impl Arg, flags: OFlags, mode: Mode) -> io::Result<OwnedFd> {
 
 /// `openat`: `name` in the directory `dir`.
 pub fn openat(dir: impl AsFd, name: impl Arg, flags: OFlags, mode: Mode) -> io::Result<OwnedFd> {
-    open_path(join(dir.as_fd(), &name), flags, mode)
+    let path = join(dir.as_fd(), &name);
+    if flags.contains(OFlags::CREATE) {
+        no_other_spelling(&path)?;
+    } else {
+        spelled_exactly(&path)?;
+    }
+    open_path(path, flags, mode)
 }
 
 fn open_path(path: PathBuf, flags: OFlags, mode: Mode) -> io::Result<OwnedFd> {
@@ -292,6 +313,7 @@ pub fn stat(path: impl Arg) -> io::Result<Stat> {
 /// `fstatat`: with `SYMLINK_NOFOLLOW`, `lstat`; else `stat`.
 pub fn statat(dir: impl AsFd, name: impl Arg, flags: AtFlags) -> io::Result<Stat> {
     let path = join(dir.as_fd(), &name);
+    spelled_exactly(&path)?;
     if flags.contains(AtFlags::SYMLINK_NOFOLLOW) {
         lstat(path.as_path())
     } else {
@@ -303,6 +325,7 @@ pub fn statat(dir: impl AsFd, name: impl Arg, flags: AtFlags) -> io::Result<Stat
 /// writable first, as a Unix unlink needs only the directory's permission.
 pub fn unlinkat(dir: impl AsFd, name: impl Arg, flags: AtFlags) -> io::Result<()> {
     let path = join(dir.as_fd(), &name);
+    spelled_exactly(&path)?;
     if flags.contains(AtFlags::REMOVEDIR) {
         return std::fs::remove_dir(&path).map_err(errno);
     }
@@ -406,6 +429,14 @@ fn remove_at_once(path: &Path) -> bool {
 /// directory's permission counts): the attribute is taken off for the rename.
 pub fn renameat(from_dir: impl AsFd, from: impl Arg, to_dir: impl AsFd, to: impl Arg) -> io::Result<()> {
     let (from, to) = (join(from_dir.as_fd(), &from), join(to_dir.as_fd(), &to));
+    spelled_exactly(&from)?;
+    // Another file under another spelling would be replaced; the file itself (a case-only
+    // rename) is only renamed.
+    if let Some(other) = names::other_spelling(&to)
+        && (from.parent() != to.parent() || from.file_name() != Some(other.as_os_str()))
+    {
+        return Err(Errno::EXIST);
+    }
     match retrying(|| std::fs::rename(&from, &to)) {
         Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied && is_read_only(&to) => {
             set_read_only(&to, false)?;
@@ -437,6 +468,7 @@ pub fn linkat(
     _flags: AtFlags,
 ) -> io::Result<()> {
     let (from, to) = (join(from_dir.as_fd(), &from), join(to_dir.as_fd(), &to));
+    spelled_exactly(&from)?;
     retrying(|| std::fs::hard_link(&from, &to)).map_err(errno)
 }
 
@@ -453,7 +485,9 @@ pub fn symlinkat(target: impl Arg, dir: impl AsFd, name: impl Arg) -> io::Result
 
 /// `readlinkat`: a symlink's target, as bytes.
 pub fn readlinkat(dir: impl AsFd, name: impl Arg, _reuse: Vec<u8>) -> io::Result<CString> {
-    let target = std::fs::read_link(join(dir.as_fd(), &name)).map_err(errno)?;
+    let path = join(dir.as_fd(), &name);
+    spelled_exactly(&path)?;
+    let target = std::fs::read_link(path).map_err(errno)?;
     CString::new(target.into_os_string().into_encoded_bytes()).map_err(|_| Errno::INVAL)
 }
 
