@@ -27,6 +27,8 @@ printf 'obsolete\n' >old.txt
 if [ "${FW_SERVE:-0}" = 1 ]; then
   "${fw[@]}" serve >"$dir/serve.log" 2>&1 &
   serve_pid=$!
+  # A session that fails leaves no daemon behind.
+  trap 'kill "$serve_pid" 2>/dev/null || true' EXIT
   deadline=$((SECONDS + 120))
   until "${fw[@]}" status >/dev/null 2>&1; do
     kill -0 "$serve_pid" 2>/dev/null || fail "serve exited: $(cat "$dir/serve.log")"

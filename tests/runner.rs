@@ -54,6 +54,7 @@ mod mcp_rollback;
 mod mcp_sessions;
 mod mcp_sizes;
 mod mcp_tools;
+mod no_openat2;
 mod offline_history;
 mod other_users;
 mod overflow;

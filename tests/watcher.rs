@@ -43,6 +43,15 @@ fn a_read_storm_registers_no_events() {
     assert_eq!(daemon.status()["watcher"]["rescans"], 0);
 }
 
+/// A workspace without a subdirectory has one watch, its root's: `status` says 1, not 0.
+#[test]
+fn the_root_watch_is_counted_without_any_subdirectory() {
+    let ws = Workspace::new();
+    ws.write("only.txt", "one file\n");
+    let daemon = Daemon::start(&ws);
+    assert_eq!(watched_dirs(&daemon), 1);
+}
+
 #[test]
 fn ignored_directories_get_no_watch() {
     let ws = Workspace::new();

@@ -338,31 +338,42 @@ fn names_that_differ_only_in_case_are_one_file() {
 }
 
 /// Names Windows keeps for devices (`CON`, `aux.c`), made on the host as WSL, git or a Linux
-/// share can: filewatchd reaches them by verbatim paths, so they are files like any other,
-/// recorded, removed by undo and put back by redo byte for byte.
+/// share can, and a path longer than Windows' 260 characters: filewatchd reaches them by
+/// verbatim paths, so they are files like any other, recorded, removed by undo and put back
+/// by redo byte for byte.
 #[test]
-fn reserved_names_are_files_like_any_other() {
+fn reserved_names_and_long_paths_are_files_like_any_other() {
     let Some(wine) = Wine::new() else {
         return;
     };
     std::fs::write(wine.path("keep.txt"), b"keep\r\n").expect("keep.txt");
+    let deep = format!("{}/{}/long.txt", "d".repeat(120), "e".repeat(120));
     wine.ok(&["start"]);
     wine.ok(&["turn", "start", "--session", "demo"]);
     std::fs::write(wine.path("aux.c"), b"int aux;\n").expect("aux.c");
     std::fs::write(wine.path("CON"), b"console?\n").expect("CON");
+    std::fs::create_dir_all(wine.path(&deep).parent().expect("parent")).expect("deep dirs");
+    std::fs::write(wine.path(&deep), b"deep\r\n").expect("deep file");
+    assert!(windows_path(&wine.path(&deep)).len() > 260, "a long path");
     let ended = wine.ok(&["turn", "end", "--session", "demo"]);
-    assert!(ended.contains("+2 ~0 -0"), "{ended}");
+    assert!(
+        ended.contains("+5 ~0 -0"),
+        "two names, two directories, a file: {ended}"
+    );
     let shown = wine.ok(&["show", "1"]);
     assert!(shown.contains("A aux.c") && shown.contains("A CON"), "{shown}");
+    assert!(shown.contains("long.txt"), "{shown}");
 
     wine.ok(&["undo"]);
     assert!(
         !wine.path("aux.c").exists() && !wine.path("CON").exists(),
         "undo removes them"
     );
+    assert!(!wine.path(&deep).exists(), "undo removes the deep file");
     wine.ok(&["redo"]);
     assert_eq!(std::fs::read(wine.path("aux.c")).expect("aux.c"), b"int aux;\n");
     assert_eq!(std::fs::read(wine.path("CON")).expect("CON"), b"console?\n");
+    assert_eq!(std::fs::read(wine.path(&deep)).expect("deep file"), b"deep\r\n");
     wine.ok(&["stop"]);
 }
 

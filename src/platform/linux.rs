@@ -20,6 +20,9 @@ pub const SUMMARY: &str = "linux: confinement by openat2, the atomic exchange, s
 /// fanotify names each file's writers, with `CAP_SYS_ADMIN` (`watch::writers`).
 pub const FANOTIFY: bool = true;
 
+/// One inotify watch per directory: a watch holds no directory open.
+pub const WATCH_SUBTREE: bool = false;
+
 /// `O_PATH`: the entry itself, a symlink included, opened without reading it.
 pub const HANDLE: Option<OFlags> = Some(OFlags::PATH);
 
@@ -36,9 +39,27 @@ pub const PROVES_PROCESSES: bool = true;
 /// `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)`: one call that
 /// refuses a symlink in any component (`ELOOP`) and any way out of `dir` (`EXDEV`). The path
 /// must be under `PATH_MAX`; `fs::deep` cuts longer ones.
+///
+/// Where the kernel has no `openat2` (before 5.6, or qemu-user running another
+/// architecture's binary: `ENOSYS`), the portable layer's walk confines instead: one `openat`
+/// with `O_NOFOLLOW` per component, as on macOS (docs/platforms.md, G7), said once in the log.
 pub fn open_beneath(dir: BorrowedFd<'_>, path: &Path, flags: OFlags) -> rustix::io::Result<OwnedFd> {
-    let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
-    rustix::fs::openat2(dir, path, flags, Mode::empty(), resolve)
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
+    if !NO_OPENAT2.load(Ordering::Relaxed) {
+        let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+        match rustix::fs::openat2(dir, path, flags, Mode::empty(), resolve) {
+            Err(rustix::io::Errno::NOSYS) => {
+                if !NO_OPENAT2.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(
+                        "this kernel has no openat2: paths are confined by a walk that opens each component with O_NOFOLLOW instead"
+                    );
+                }
+            }
+            opened => return opened,
+        }
+    }
+    super::portable::open_beneath(dir, path, flags)
 }
 
 /// `renameat2(RENAME_EXCHANGE)` of two names in one directory.

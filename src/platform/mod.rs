@@ -39,6 +39,7 @@
 //! - [`DirReader`]: the names and types in an open directory, in big batches.
 //! - [`mode_bits`], [`raw_mode`], [`device`], [`fs_type`]: `stat`'s and `statfs`'s fields in
 //!   the integer types the code keeps (u32, u64, i64), whatever the OS's own are.
+//! - [`WATCH_SUBTREE`]: one watch of the root's subtree instead of one per directory.
 //! - [`FANOTIFY`]: whether the kernel can name a file's writers (ownership by process).
 //! - [`other_spelling`]: a directory's own spelling of a name it answers to otherwise.
 //! - [`SUMMARY`]: which implementation this build has and what it leaves out (`doctor`).
@@ -48,19 +49,15 @@ mod linux;
 #[cfg(all(target_os = "linux", not(feature = "portable")))]
 use linux as imp;
 
-// Also compiled into the Linux build's unit tests, so its own tests (the confined walk) run
-// in every `cargo test`, not only in the builds that use it.
-#[cfg(all(unix, any(test, not(all(target_os = "linux", not(feature = "portable"))))))]
+// Also compiled into the Linux build: its confined walk stands in for a missing `openat2`,
+// and its own tests (the walk) run in every `cargo test`.
+#[cfg(unix)]
 #[cfg_attr(all(target_os = "linux", not(feature = "portable")), allow(dead_code))]
 mod portable;
 #[cfg(all(unix, not(all(target_os = "linux", not(feature = "portable")))))]
 use portable as imp;
 
 // What the portable layer and the Windows one both lack, said once.
-#[cfg(any(
-    windows,
-    all(unix, any(test, not(all(target_os = "linux", not(feature = "portable")))))
-))]
 #[cfg_attr(all(target_os = "linux", not(feature = "portable")), allow(dead_code))]
 mod absent;
 
@@ -84,9 +81,9 @@ pub mod sys;
 
 pub use imp::{
     DirReader, EXCHANGE, FANOTIFY, FsSync, HANDLE, NO_ATIME, PROVES_PROCESSES, PeerLookup, SUMMARY,
-    limit_malloc_arenas, listener_uid, lower_own_priority, name_of, nice_own_thread, open_beneath, parent_of,
-    process_exited, process_gone_or_going, process_start_time, random_bytes, read_ahead,
-    release_freed_memory, rename, rename_exchange, rename_noreplace, voluntary_switches,
+    WATCH_SUBTREE, limit_malloc_arenas, listener_uid, lower_own_priority, name_of, nice_own_thread,
+    open_beneath, parent_of, process_exited, process_gone_or_going, process_start_time, random_bytes,
+    read_ahead, release_freed_memory, rename, rename_exchange, rename_noreplace, voluntary_switches,
 };
 // What signalling a process needs (Windows stops a daemon through its API instead).
 #[cfg(unix)]

@@ -10,6 +10,9 @@ use std::path::{Component, Path};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
+/// One watch per directory, as on Linux (notify's FSEvents backend takes each path).
+pub const WATCH_SUBTREE: bool = false;
+
 #[cfg_attr(all(target_os = "linux", not(feature = "portable")), allow(unused_imports))]
 pub use super::absent::{
     DirReader, EXCHANGE, FANOTIFY, FsSync, HANDLE, NO_ATIME, PROVES_PROCESSES, PeerLookup,

@@ -10,8 +10,10 @@
 //! - a path the plan makes (on Windows, which says so: `platform::other_spelling`) where the
 //!   directory has the name under another spelling that the plan does not remove first.
 //!
-//! Only directories that answer to a name in another case are looked at more closely (a
-//! case-sensitive file system, Linux's usual, costs one failed lstat per directory).
+//! Only directories that answer to a name in another case are looked at more closely: their
+//! listing, and the index's present paths beneath them. A case-sensitive file system (Linux's
+//! usual) costs one failed `lstat` per directory; so does Windows, whose lookups already
+//! refuse another spelling (`platform::sys`).
 
 use std::collections::{HashMap, HashSet};
 
@@ -55,22 +57,28 @@ pub(super) fn collisions(conn: &Connection, ws: &Workspace, steps: &[&Step]) -> 
     notes
 }
 
-/// Whether the directory answers to one of the steps' names in another case.
+/// Whether the directory answers to a name in another case: the first name with a letter of
+/// the steps that find an entry there now, its letters' case swapped (one `lstat`).
 fn folds_case(parent: &Parent, steps: &[&Step]) -> bool {
-    steps.iter().any(|step| {
-        let name = step.path.file_name();
-        let swapped: Vec<u8> = name
-            .iter()
-            .map(|&b| {
-                if b.is_ascii_uppercase() {
-                    b.to_ascii_lowercase()
-                } else {
-                    b.to_ascii_uppercase()
-                }
-            })
-            .collect();
-        swapped != name && parent.answers_to(&swapped)
-    })
+    let Some(name) = steps
+        .iter()
+        .filter(|step| step.current.is_present())
+        .map(|step| step.path.file_name())
+        .find(|name| name.iter().any(u8::is_ascii_alphabetic))
+    else {
+        return false;
+    };
+    let swapped: Vec<u8> = name
+        .iter()
+        .map(|&b| {
+            if b.is_ascii_uppercase() {
+                b.to_ascii_lowercase()
+            } else {
+                b.to_ascii_uppercase()
+            }
+        })
+        .collect();
+    parent.answers_to(&swapped)
 }
 
 /// The steps of a path present now whose directory has another recorded-present name, the

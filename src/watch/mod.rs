@@ -252,15 +252,20 @@ impl Watches {
             drain,
             stats,
         };
-        watches
-            .inner
-            .watch(&watches.root.clone(), RecursiveMode::NonRecursive)?;
+        let mode = if crate::platform::WATCH_SUBTREE {
+            RecursiveMode::Recursive
+        } else {
+            RecursiveMode::NonRecursive
+        };
+        watches.inner.watch(&watches.root.clone(), mode)?;
         if let Some(queue) = queue {
             // Without it, markers queued from now on wait for the next rescan.
             if let Err(err) = watches.inner.watch(&queue, RecursiveMode::NonRecursive) {
                 tracing::warn!(queue = %queue.display(), %err, "cannot watch the marker queue");
             }
         }
+        // The root's own watch, counted even where no directory beneath it is ever armed.
+        watches.count();
         Ok(watches)
     }
 
@@ -279,6 +284,10 @@ impl Watches {
     /// thousands).
     pub fn watch_all(&mut self, dirs: &[RelPath]) {
         let mut todo: Vec<&RelPath> = dirs.iter().filter(|d| !self.watched.contains(*d)).collect();
+        if crate::platform::WATCH_SUBTREE {
+            // The root's watch already covers them.
+            self.armed(todo.drain(..));
+        }
         while let Some(&first) = todo.first() {
             let ops = todo
                 .iter()
@@ -347,7 +356,9 @@ impl Watches {
             .collect();
         for path in gone {
             self.watched.remove(&path);
-            let _ = self.inner.unwatch(&path.to_abs(&self.root));
+            if !crate::platform::WATCH_SUBTREE {
+                let _ = self.inner.unwatch(&path.to_abs(&self.root));
+            }
         }
         self.unwatched.retain(|u| !u.starts_with(dir));
         self.count();

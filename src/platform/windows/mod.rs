@@ -23,6 +23,12 @@ pub use super::absent::{
     voluntary_switches,
 };
 
+/// One watch of the root's whole subtree (`ReadDirectoryChangesW`'s `bWatchSubtree`): a watch
+/// holds its directory open, and Windows keeps a removed directory that anything holds open
+/// "delete pending", in the way of its parent's removal, until that handle closes; a rollback
+/// that removes nested directories could not. One handle also keeps every event in one order.
+pub const WATCH_SUBTREE: bool = true;
+
 pub const SUMMARY: &str = "Windows layer: confinement by a walk that refuses every symlink and junction (checked per component, by path), rollbacks install by rename (no atomic exchange), a flush per file (no syncfs), no sock_diag peer check (the token file guards the API), no process ancestry, no idle priority, no ownership by process (fanotify)";
 
 /// `path` beneath `dir`, one component at a time: a symlink or junction in any component is

@@ -327,6 +327,12 @@ pub fn unlinkat(dir: impl AsFd, name: impl Arg, flags: AtFlags) -> io::Result<()
     let path = join(dir.as_fd(), &name);
     spelled_exactly(&path)?;
     if flags.contains(AtFlags::REMOVEDIR) {
+        // At once as a file is (below): the daemon's own watch holds every directory open,
+        // and `RemoveDirectory` would leave the name "delete pending" until that watch ends,
+        // so the directory above could not be removed either. Not empty: the usual error.
+        if remove_at_once(&path) {
+            return Ok(());
+        }
         return std::fs::remove_dir(&path).map_err(errno);
     }
     let meta = std::fs::symlink_metadata(&path).map_err(errno)?;
