@@ -141,15 +141,28 @@ const LOCK_VIOLATION: i32 = 33;
 /// How long a call refused by a sharing violation is retried: such holds are mostly brief.
 const SHARING_RETRY: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// `ERROR_ACCESS_DENIED`: also what a rename onto a file another process has open without
+/// `FILE_SHARE_DELETE` gets (an indexer, a virus scanner, the daemon's own capture reading
+/// what a rollback has just written), rather than a sharing violation.
+pub(crate) const ACCESS_DENIED: i32 = 5;
+
 /// `op`, again while another program's hold refuses it, until `SHARING_RETRY` has passed;
 /// then the refusal, which `errno` says as "busy".
-pub(crate) fn retrying<T>(mut op: impl FnMut() -> std::io::Result<T>) -> std::io::Result<T> {
+pub(crate) fn retrying<T>(op: impl FnMut() -> std::io::Result<T>) -> std::io::Result<T> {
+    retrying_also(op, |_| false)
+}
+
+/// `retrying`, also while `held` takes an error for another program's hold.
+pub(crate) fn retrying_also<T>(
+    mut op: impl FnMut() -> std::io::Result<T>,
+    held: impl Fn(&std::io::Error) -> bool,
+) -> std::io::Result<T> {
     let until = std::time::Instant::now() + SHARING_RETRY;
     let mut pause = std::time::Duration::from_millis(10);
     loop {
         match op() {
             Err(e)
-                if matches!(e.raw_os_error(), Some(SHARING_VIOLATION | LOCK_VIOLATION))
+                if (matches!(e.raw_os_error(), Some(SHARING_VIOLATION | LOCK_VIOLATION)) || held(&e))
                     && std::time::Instant::now() < until =>
             {
                 std::thread::sleep(pause); // a retry of a refused call, not a synchronisation

@@ -20,7 +20,7 @@ const OPEN_REPARSE_POINT: u32 = 0x0020_0000;
 
 pub use super::windows::dir::Dir;
 pub use super::windows::errno::Errno;
-use super::windows::errno::{errno, retrying};
+use super::windows::errno::{ACCESS_DENIED, errno, retrying, retrying_also};
 use super::windows::names;
 use super::windows::types::ATTRIBUTE_READONLY;
 pub use super::windows::types::{AtFlags, Dev, FileType, Mode, OFlags, RawMode, Stat, identity};
@@ -443,7 +443,10 @@ pub fn renameat(from_dir: impl AsFd, from: impl Arg, to_dir: impl AsFd, to: impl
     {
         return Err(Errno::EXIST);
     }
-    match retrying(|| std::fs::rename(&from, &to)) {
+    // Denied while the target is there and writable: another process has it open (a real
+    // denial outlasts the retry and is said as it is).
+    let held = |e: &std::io::Error| e.raw_os_error() == Some(ACCESS_DENIED) && is_writable(&to);
+    match retrying_also(|| std::fs::rename(&from, &to), held) {
         Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied && is_read_only(&to) => {
             set_read_only(&to, false)?;
             retrying(|| std::fs::rename(&from, &to)).map_err(|e| {
@@ -453,6 +456,10 @@ pub fn renameat(from_dir: impl AsFd, from: impl Arg, to_dir: impl AsFd, to: impl
         }
         renamed => renamed.map_err(errno),
     }
+}
+
+fn is_writable(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| !m.permissions().readonly())
 }
 
 fn is_read_only(path: &Path) -> bool {
