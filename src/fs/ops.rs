@@ -93,8 +93,8 @@ impl Parent {
         crate::platform::os_str(&self.name)
     }
 
-    /// Whether a name of this directory's other than the path's answers too: `name` exists
-    /// (lstat) under this directory.
+    /// Whether `name` answers in this directory: an `lstat` finds an entry, spelled so or, on a
+    /// file system that does not tell names apart by case, otherwise.
     pub fn answers_to(&self, name: &[u8]) -> bool {
         let name = crate::platform::os_str(name);
         crate::platform::sys::fs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW).is_ok()

@@ -93,13 +93,24 @@ fn one_file_two_names(
         return Vec::new();
     };
     let mut recorded: HashMap<String, Vec<RelPath>> = HashMap::new();
-    let _ = sql::each_present(conn, dir, |path, _| {
+    let read = sql::each_present(conn, dir, |path, _| {
         if path.parent().as_ref() == dir {
             recorded.entry(folded(path.file_name())).or_default().push(path);
         }
     });
+    let present = steps.iter().filter(|step| step.current.is_present());
+    if let Err(e) = read {
+        // Unchecked is not safe: each path is a conflict, said as what it is.
+        let reason = |step: &Step| {
+            format!(
+                "this file system does not tell names apart by case, and whether {} is recorded under another spelling too cannot be checked: the index cannot be read ({e})",
+                step.path
+            )
+        };
+        return present.map(|step| note(step, reason(step))).collect();
+    }
     let mut notes = Vec::new();
-    for step in steps.iter().filter(|step| step.current.is_present()) {
+    for step in present {
         let twins = recorded.get(&folded(step.path.file_name())).into_iter().flatten();
         let stale = twins
             .filter(|twin| **twin != step.path)
