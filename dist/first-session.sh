@@ -30,7 +30,8 @@ if [ "${FW_SERVE:-0}" = 1 ]; then
   # A session that fails leaves no daemon behind.
   trap 'kill "$serve_pid" 2>/dev/null || true' EXIT
   deadline=$((SECONDS + 120))
-  until "${fw[@]}" status >/dev/null 2>&1; do
+  # Until the daemon itself answers (`status` also answers while it is still indexing).
+  until "${fw[@]}" status --json 2>/dev/null | grep -q '"tracked_files"'; do
     kill -0 "$serve_pid" 2>/dev/null || fail "serve exited: $(cat "$dir/serve.log")"
     [ $SECONDS -lt $deadline ] || fail "the daemon did not answer within 120 s"
   done
