@@ -22,6 +22,18 @@ fn stdout_of(out: &std::process::Output) -> String {
 }
 
 /// The pid in a line such as "started: pid 42, http://127.0.0.1:1, watching /x".
+/// `filewatchd stop`, which must say it stopped `daemon`, and the daemon's clean exit.
+#[track_caller]
+fn stop_and_wait(ws: &Workspace, daemon: &mut Daemon) {
+    let stopped = stdout_of(&cli_state(ws, &["stop"]));
+    assert!(
+        stopped.starts_with(&format!("stopped: pid {}", daemon.pid)),
+        "{stopped}"
+    );
+    let status = daemon.wait_exit(DEADLINE).expect("the daemon has exited");
+    assert!(status.success(), "{status}: {}", daemon.stderr());
+}
+
 fn pid_in(line: &str) -> u32 {
     let after = line.split("pid ").nth(1).unwrap_or_default();
     let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
@@ -132,13 +144,7 @@ fn a_stop_during_a_rollback_lets_it_finish() {
         "no rollback"
     );
 
-    let stopped = stdout_of(&cli_state(&ws, &["stop"]));
-    assert!(
-        stopped.starts_with(&format!("stopped: pid {}", daemon.pid)),
-        "{stopped}"
-    );
-    let status = daemon.wait_exit(DEADLINE).expect("the daemon has exited");
-    assert!(status.success(), "{status}: {}", daemon.stderr());
+    stop_and_wait(&ws, &mut daemon);
     if let Ok(Some((code, body))) = answer.try_recv() {
         assert_eq!(code, 200, "{body:#}");
     }
@@ -200,13 +206,7 @@ fn a_refusal_of_the_api_is_said_and_nothing_is_signalled() {
     daemon.assert_alive();
 
     std::fs::write(&token, format!("{}\n", daemon.token)).expect("the right token");
-    let stopped = stdout_of(&cli_state(&ws, &["stop"]));
-    assert!(
-        stopped.starts_with(&format!("stopped: pid {}", daemon.pid)),
-        "{stopped}"
-    );
-    let status = daemon.wait_exit(DEADLINE).expect("the daemon has exited");
-    assert!(status.success(), "{status}: {}", daemon.stderr());
+    stop_and_wait(&ws, &mut daemon);
 }
 
 /// Whether a `SIGTERM` waits for the stopped process `pid` (`ShdPnd`: signals sent to the

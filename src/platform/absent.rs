@@ -32,6 +32,22 @@ pub const EXCHANGE: bool = false;
 /// none.
 pub const PROVES_PROCESSES: bool = false;
 
+/// The names of `path`, relative and beneath its directory, for a walk one component at a
+/// time (`open_beneath`): `..`, a root or a drive is `EXDEV`, as `openat2`'s
+/// `RESOLVE_BENEATH` says it; `.` is skipped.
+pub(super) fn names_beneath(path: &std::path::Path) -> super::sys::io::Result<Vec<&OsStr>> {
+    use std::path::Component;
+    let mut names = Vec::new();
+    for component in path.components() {
+        match component {
+            Component::Normal(name) => names.push(name),
+            Component::CurDir => {}
+            Component::ParentDir | Component::RootDir | Component::Prefix(_) => return Err(Errno::XDEV),
+        }
+    }
+    Ok(names)
+}
+
 /// There is no atomic exchange here; `fs::mode` never asks for one (`EXCHANGE` is false), and
 /// a call says so as a refusal, which turns the file system's install mode to `rename`.
 pub fn rename_exchange(_dir: BorrowedFd<'_>, _a: &OsStr, _b: &OsStr) -> super::sys::io::Result<()> {

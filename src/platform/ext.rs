@@ -172,22 +172,22 @@ pub fn euid() -> u32 {
 
 /// The device and inode of the file or directory `path` names (following a symlink).
 pub fn identity(path: &Path) -> io::Result<(u64, u64)> {
-    #[cfg(unix)]
-    return std::fs::metadata(path).map(|m| (m.dev(), m.ino()));
-    #[cfg(windows)]
-    return super::sys::fs::stat(path)
-        .map(|s| (s.st_dev, s.st_ino))
-        .map_err(Into::into);
+    dev_ino(path, true)
 }
 
 /// The device and inode of the entry `path` itself (a symlink not followed).
 pub fn identity_of_entry(path: &Path) -> io::Result<(u64, u64)> {
-    #[cfg(unix)]
-    return std::fs::symlink_metadata(path).map(|m| (m.dev(), m.ino()));
-    #[cfg(windows)]
-    return super::sys::fs::lstat(path)
-        .map(|s| (s.st_dev, s.st_ino))
-        .map_err(Into::into);
+    dev_ino(path, false)
+}
+
+fn dev_ino(path: &Path, follow: bool) -> io::Result<(u64, u64)> {
+    let stat = if follow {
+        super::sys::fs::stat(path)
+    } else {
+        super::sys::fs::lstat(path)
+    };
+    stat.map(|s| (super::device(s.st_dev), s.st_ino))
+        .map_err(Into::into)
 }
 
 /// The device and inode of the open `file`.

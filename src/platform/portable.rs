@@ -5,7 +5,7 @@
 use std::ffi::OsStr;
 use std::io::{self, Read};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::path::{Component, Path};
+use std::path::Path;
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
@@ -30,14 +30,7 @@ pub const SUMMARY: &str = "portable Unix layer: confinement by a walk with O_NOF
 /// `RESOLVE_BENEATH` says it. One `openat` per component instead of one call; a directory
 /// on the way must be readable (Linux's `openat2` needs search permission only).
 pub fn open_beneath(dir: BorrowedFd<'_>, path: &Path, flags: OFlags) -> rustix::io::Result<OwnedFd> {
-    let mut names = Vec::new();
-    for component in path.components() {
-        match component {
-            Component::Normal(name) => names.push(name),
-            Component::CurDir => {}
-            Component::ParentDir | Component::RootDir | Component::Prefix(_) => return Err(Errno::XDEV),
-        }
-    }
+    let names = super::absent::names_beneath(path)?;
     let Some((last, through)) = names.split_last() else {
         return rustix::fs::openat(dir, ".", flags, Mode::empty());
     };

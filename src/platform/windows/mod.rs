@@ -5,7 +5,7 @@
 //! (docs/platforms.md); none pretends.
 
 use std::io;
-use std::path::{Component, Path};
+use std::path::Path;
 
 use super::sys::fs::{Mode, OFlags};
 use super::sys::io::Errno;
@@ -36,14 +36,7 @@ pub const SUMMARY: &str = "Windows layer: confinement by a walk that refuses eve
 /// the directory spells it is `ENOENT` (`names`). Checked by path, so a component swapped for
 /// a junction between the check and the open is followed (docs/platforms.md, G7).
 pub fn open_beneath(dir: BorrowedFd<'_>, path: &Path, flags: OFlags) -> super::sys::io::Result<OwnedFd> {
-    let mut parts = Vec::new();
-    for component in path.components() {
-        match component {
-            Component::Normal(name) => parts.push(name),
-            Component::CurDir => {}
-            Component::ParentDir | Component::RootDir | Component::Prefix(_) => return Err(Errno::XDEV),
-        }
-    }
+    let parts = super::absent::names_beneath(path)?;
     let Some((last, through)) = parts.split_last() else {
         return super::sys::fs::openat(dir, ".", flags, Mode::empty());
     };
