@@ -17,6 +17,29 @@ use tracing_subscriber::prelude::*;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// mimalloc commits the memory of its arenas as it uses it, not all of each at once: with its
+/// default on Linux (commit eagerly) the static build's first index at t100k peaked at
+/// 161-198 MB of RSS (W6's goal is 100 MB), without it at 60-64 MB, glibc's 54-62 MB, in the
+/// same time (docs/benchmarks.md, "Issue 52: where the static build loses its time"). Set from
+/// `.init_array`, before anything allocates and mimalloc reserves its first arena.
+#[cfg(target_env = "musl")]
+#[used]
+#[unsafe(link_section = ".init_array")]
+static TUNE_ALLOCATOR: extern "C" fn() = tune_allocator;
+
+#[cfg(target_env = "musl")]
+extern "C" fn tune_allocator() {
+    /// `mi_option_arena_eager_commit` in mimalloc's `mi_option_e` (v3's `mimalloc.h`;
+    /// libmimalloc-sys 0.1.49, pinned by Cargo.lock).
+    const ARENA_EAGER_COMMIT: std::ffi::c_int = 4;
+    unsafe extern "C" {
+        fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
+    }
+    // SAFETY: mimalloc's own setter, given one of its options and a value it documents (0:
+    // commit on demand); it takes no lock and allocates nothing.
+    unsafe { mi_option_set(ARENA_EAGER_COMMIT, 0) };
+}
+
 /// `filewatchd hook <something>` other than `hook install|uninstall`.
 fn is_agent_hook() -> bool {
     let args: Vec<String> = std::env::args().skip(1).take(2).collect();
