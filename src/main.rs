@@ -20,8 +20,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// mimalloc commits the memory of its arenas as it uses it, not all of each at once: with its
 /// default on Linux (commit eagerly) the static build's first index of 100,000 files peaked
 /// at 161-180 MB of RSS (W6's goal is 100 MB), without it at 60-64 MB (glibc's malloc: 54 MB),
-/// in the same time (docs/benchmarks.md, "Issue 52: where the static build loses its time"). Set from
-/// `.init_array`, before anything allocates and mimalloc reserves its first arena.
+/// in the same time (docs/benchmarks.md, "Issue 52: where the static build loses its time").
+/// Set from `.init_array`, before anything allocates and mimalloc reserves its first arena.
 #[cfg(target_env = "musl")]
 #[used]
 #[unsafe(link_section = ".init_array")]

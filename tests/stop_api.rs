@@ -21,7 +21,6 @@ fn stdout_of(out: &std::process::Output) -> String {
     stdout
 }
 
-/// The pid in a line such as "started: pid 42, http://127.0.0.1:1, watching /x".
 /// `filewatchd stop`, which must say it stopped `daemon`, and the daemon's clean exit.
 #[track_caller]
 fn stop_and_wait(ws: &Workspace, daemon: &mut Daemon) {
@@ -34,6 +33,7 @@ fn stop_and_wait(ws: &Workspace, daemon: &mut Daemon) {
     assert!(status.success(), "{status}: {}", daemon.stderr());
 }
 
+/// The pid in a line such as "started: pid 42, http://127.0.0.1:1, watching /x".
 fn pid_in(line: &str) -> u32 {
     let after = line.split("pid ").nth(1).unwrap_or_default();
     let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
