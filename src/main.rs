@@ -12,15 +12,20 @@ use tracing_subscriber::fmt::writer::BoxMakeWriter;
 use tracing_subscriber::prelude::*;
 
 /// The static musl build's allocator (Cargo.toml, docs/benchmarks.md "Issue 52"): musl's
-/// malloc serialises the reader threads; glibc builds keep glibc's.
+/// malloc serialises the reader threads; glibc builds keep glibc's. mimalloc also takes the
+/// place of musl's `malloc` itself (its feature `override`), so SQLite's and zstd's
+/// allocations, which never reach a `#[global_allocator]`, are mimalloc's too.
 #[cfg(target_env = "musl")]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// mimalloc commits the memory of its arenas as it uses it, not all of each at once: with its
-/// default on Linux (commit eagerly) the static build's first index of 100,000 files peaked
-/// at 161-180 MB of RSS (W6's goal is 100 MB), without it at 60-64 MB (glibc's malloc: 54 MB),
-/// in the same time (docs/benchmarks.md, "Issue 52: where the static build loses its time").
+/// mimalloc commits the memory of its arenas as it uses it, and gives freed pages back after
+/// 3 ms instead of 10. With its Linux defaults (commit each arena whole) the static build's
+/// first index of 100,000 files peaked at 177-179 MB of RSS; committed on demand, at 83-97 MB
+/// once SQLite's allocations were mimalloc's too; with both options at glibc's 60 MB or so.
+/// Giving pages back at once (0 ms) saves a little more memory but costs an end marker after
+/// a `git commit` 10 % (its 2 MB index buffers are faulted in again each time): 3 ms costs 3 %
+/// (docs/benchmarks.md, "Issue 52: C's malloc as well").
 /// Set from `.init_array`, before anything allocates and mimalloc reserves its first arena.
 #[cfg(target_env = "musl")]
 #[used]
@@ -29,15 +34,19 @@ static TUNE_ALLOCATOR: extern "C" fn() = tune_allocator;
 
 #[cfg(target_env = "musl")]
 extern "C" fn tune_allocator() {
-    /// `mi_option_arena_eager_commit` in mimalloc's `mi_option_e` (v3's `mimalloc.h`;
-    /// libmimalloc-sys 0.1.49, pinned by Cargo.lock).
+    // Two of mimalloc's `mi_option_e` (v3's `mimalloc.h`; libmimalloc-sys 0.1.49, pinned by
+    // Cargo.lock).
     const ARENA_EAGER_COMMIT: std::ffi::c_int = 4;
+    const PURGE_DELAY: std::ffi::c_int = 15;
     unsafe extern "C" {
         fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
     }
-    // SAFETY: mimalloc's own setter, given one of its options and a value it documents (0:
-    // commit on demand); it takes no lock and allocates nothing.
-    unsafe { mi_option_set(ARENA_EAGER_COMMIT, 0) };
+    // SAFETY: mimalloc's own setter, given its options and values it documents (0: commit on
+    // demand; a delay in ms); it takes no lock and allocates nothing.
+    unsafe {
+        mi_option_set(ARENA_EAGER_COMMIT, 0);
+        mi_option_set(PURGE_DELAY, 3);
+    }
 }
 
 /// `filewatchd hook <something>` other than `hook install|uninstall`.
