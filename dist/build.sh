@@ -2,16 +2,18 @@
 # Builds every release artifact into dist/out/ (issue 52), from the lockfile and offline:
 #
 #   filewatchd-VERSION-TARGET.tar.gz   the static binary, its man pages and completions
+#   filewatchd-VERSION-TARGET.zip      the same for Windows (x86_64-pc-windows-gnu)
 #   filewatchd_VERSION_ARCH.deb        the same, with the systemd user unit, for dpkg
 #   filewatchd-VERSION.tgz             the npm launcher, and filewatchd-PLATFORM-VERSION.tgz
 #                                      its per-platform packages holding the binaries
 #   install.sh                         the installer (dist/install.sh)
 #   SHA256SUMS                         the checksums of all of the above
 #
-# Needs: rustup's x86_64-unknown-linux-musl and aarch64-unknown-linux-musl, zig's C compiler
-# (PyPI ziglang in a virtualenv: ZIG_PYTHON, else target/zig-venv/bin/python; .ci/run makes
-# it), dpkg-deb, npm, and the crates already fetched (`cargo fetch --locked`): nothing is
-# downloaded here. dist/test.sh installs each artifact the way a user would.
+# Needs: rustup's x86_64-unknown-linux-musl, aarch64-unknown-linux-musl and
+# x86_64-pc-windows-gnu, zig's C compiler (PyPI ziglang in a virtualenv: ZIG_PYTHON, else
+# target/zig-venv/bin/python; .ci/run makes it), mingw-w64 (Debian's gcc-mingw-w64-x86-64:
+# the Windows link), dpkg-deb, npm, python3, and the crates already fetched (`cargo fetch
+# --locked`): nothing is downloaded here. dist/test.sh installs each artifact the way a user would.
 #
 # Environment: FILEWATCHD_DIST_PROFILE (default dist, Cargo.toml's [profile.dist]),
 # FILEWATCHD_DIST_TARGETS (default both targets below, space-separated).
@@ -22,11 +24,9 @@ root=$PWD
 . dist/lib.sh
 
 profile=${FILEWATCHD_DIST_PROFILE:-dist}
-# The static Linux targets. Windows and macOS archives join here (another issue): a target
-# of theirs needs its C compiler (.ci/zig-cc-<arch>-macos exists for the type-check), its
-# archive format (zip for Windows) in `archive` below, and its platform package for npm in
-# npm_platform (dist/lib.sh); install.sh names the machines it knows in its own `case`.
-read -r -a targets <<<"${FILEWATCHD_DIST_TARGETS:-x86_64-unknown-linux-musl aarch64-unknown-linux-musl}"
+# The static Linux targets and Windows. macOS is not among them: its link needs Apple's SDK
+# (the frameworks FSEvents lives in), which cannot be downloaded here; docs/platforms.md.
+read -r -a targets <<<"${FILEWATCHD_DIST_TARGETS:-x86_64-unknown-linux-musl aarch64-unknown-linux-musl x86_64-pc-windows-gnu}"
 version=$(crate_version)
 out=$root/dist/out
 stage=$out/stage
@@ -34,7 +34,7 @@ export ZIG_PYTHON=${ZIG_PYTHON:-$root/target/zig-venv/bin/python}
 target_dir=${CARGO_TARGET_DIR:-$root/target}
 
 [ -x "$ZIG_PYTHON" ] || die "no zig: $ZIG_PYTHON is missing (python3 -m venv target/zig-venv && target/zig-venv/bin/pip install ziglang==0.17.1; .ci/run does it)"
-for tool in dpkg-deb npm sha256sum tar gzip; do
+for tool in dpkg-deb npm python3 sha256sum tar gzip; do
   command -v "$tool" >/dev/null || die "$tool is needed to build the artifacts"
 done
 grep -qx "version=\${FILEWATCHD_VERSION:-$version}" dist/install.sh \
@@ -43,22 +43,24 @@ grep -qx "version=\${FILEWATCHD_VERSION:-$version}" dist/install.sh \
 rm -rf "$out"
 mkdir -p "$stage"
 
-# 1. The binaries. The C dependencies (SQLite, zstd) are compiled by zig for musl. The link
-# uses rustc's own self-contained musl (its crt objects and libc.a): for this machine's
-# architecture with the host's cc as usual, for another with rust-lld (rustup ships it), so no
-# C toolchain for the other architecture is needed.
+# 1. The binaries. For Linux the C dependencies (SQLite, zstd) are compiled by zig for musl.
+# The link uses rustc's own self-contained musl (its crt objects and libc.a): for this
+# machine's architecture with the host's cc as usual, for another with rust-lld (rustup ships
+# it), so no C toolchain for the other architecture is needed. Windows is compiled and linked
+# by mingw-w64, the target's default.
 # SQLite without the full-text search, R*Tree and dbstat modules libsqlite3-sys's bundled
 # build turns on: filewatchd's schema (migrations/) uses none of them, and they were 0.37 MB of
 # code (nm of the glibc release build). JSON stays (the migrations use json_extract).
 export LIBSQLITE3_FLAGS="-USQLITE_ENABLE_FTS3 -USQLITE_ENABLE_FTS3_PARENTHESIS -USQLITE_ENABLE_FTS5 -USQLITE_ENABLE_RTREE -USQLITE_ENABLE_DBSTAT_VTAB"
 build_args=()
 for t in "${targets[@]}"; do
+  build_args+=(--target "$t")
+  case "$t" in *-linux-musl) ;; *) continue ;; esac
   arch=${t%%-*}
   env_triple=${t//-/_}
   upper=$(printf '%s' "$env_triple" | tr '[:lower:]' '[:upper:]')
   export "CC_$env_triple=$root/.ci/zig-cc-$arch-linux-musl" "AR_$env_triple=$root/.ci/zig-ar"
   [ "$arch" = "$(uname -m)" ] || export "CARGO_TARGET_${upper}_LINKER=rust-lld"
-  build_args+=(--target "$t")
 done
 # zig's and npm's caches stay under target/ (nothing is cached outside the repository).
 export ZIG_GLOBAL_CACHE_DIR=${ZIG_GLOBAL_CACHE_DIR:-$target_dir/zig-cache}
@@ -67,16 +69,17 @@ export npm_config_cache=${npm_config_cache:-$target_dir/npm-cache}
 started=$(date +%s)
 # The binary's own link packs its relative relocations (RELR, which musl's static-pie start-up
 # applies): 0.3 MB of .rela.dyn in the x86_64 binary. Given to the binary only (`cargo rustc`),
-# so the dependencies' builds are the same as without it.
+# so the dependencies' builds are the same as without it. (Windows' PE has no RELR.)
 # (Extra rustc arguments take one target at a time: the dependencies of both first, together.)
 cargo build --locked --offline --profile "$profile" "${build_args[@]}" --lib
 for t in "${targets[@]}"; do
-  cargo rustc --locked --offline --profile "$profile" --target "$t" --bin filewatchd \
-    -- -C link-args="-z pack-relative-relocs"
+  link_args=()
+  case "$t" in *-linux-*) link_args=(-C link-args="-z pack-relative-relocs") ;; esac
+  cargo rustc --locked --offline --profile "$profile" --target "$t" --bin filewatchd -- "${link_args[@]}"
 done
 echo "built ${targets[*]} ($profile) in $(($(date +%s) - started)) s" >&2
 
-bin_of() { printf '%s/%s/%s/filewatchd' "$target_dir" "$1" "$profile"; }
+bin_of() { printf '%s/%s/%s/%s' "$target_dir" "$1" "$profile" "$(exe_name "$1")"; }
 
 # 2. The man pages and completions, generated by a binary this machine runs (they are the
 # same for every target: clap's definitions).
@@ -91,23 +94,35 @@ mkdir -p "$docs/completions"
 "$host_bin" completions bash >"$docs/completions/filewatchd.bash"
 "$host_bin" completions zsh >"$docs/completions/_filewatchd"
 "$host_bin" completions fish >"$docs/completions/filewatchd.fish"
+"$host_bin" completions powershell >"$docs/completions/_filewatchd.ps1"
 
 # Every file in the artifacts gets one fixed time, so the same commit gives the same bytes.
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}
 
-# 3. The archives: one top directory named like the archive.
+# 3. The archives: one top directory named like the archive. Windows gets a zip with the
+# PowerShell completion; Linux a .tar.gz with the man pages and the other shells'.
 for t in "${targets[@]}"; do
   name=filewatchd-$version-$t
   dir=$stage/$name
-  mkdir -p "$dir"
-  install -m 755 "$(bin_of "$t")" "$dir/filewatchd"
-  cp -r "$docs/man" "$docs/completions" "$dir/"
+  mkdir -p "$dir/completions"
+  install -m 755 "$(bin_of "$t")" "$dir/$(exe_name "$t")"
   cp README.md "$dir/"
-  reproducible_tgz "$stage" "$name" "$out/$name.tar.gz"
+  case "$t" in
+    *-windows-*)
+      cp "$docs/completions/_filewatchd.ps1" "$dir/completions/"
+      reproducible_zip "$stage" "$name" "$out/$name.zip"
+      ;;
+    *)
+      cp -r "$docs/man" "$dir/"
+      cp "$docs/completions/filewatchd.bash" "$docs/completions/_filewatchd" "$docs/completions/filewatchd.fish" "$dir/completions/"
+      reproducible_tgz "$stage" "$name" "$out/$name.tar.gz"
+      ;;
+  esac
 done
 
 # 4. The .deb packages, built with plain dpkg-deb from a staged tree.
 for t in "${targets[@]}"; do
+  case "$t" in *-linux-*) ;; *) continue ;; esac
   arch=$(deb_arch "$t")
   deb=$stage/deb-$arch
   install -D -m 755 "$(bin_of "$t")" "$deb/usr/bin/filewatchd"
@@ -142,8 +157,9 @@ optional=
 for t in "${targets[@]}"; do
   plat=$(npm_platform "$t")
   pkg=$npm_dir/$plat
-  install -D -m 755 "$(bin_of "$t")" "$pkg/bin/filewatchd"
-  write_platform_package_json "$plat" "$version" >"$pkg/package.json"
+  exe=$(exe_name "$t")
+  install -D -m 755 "$(bin_of "$t")" "$pkg/bin/$exe"
+  write_platform_package_json "$plat" "$version" "$exe" >"$pkg/package.json"
   echo "The filewatchd binary for $plat: installed by the filewatchd npm package." >"$pkg/README.md"
   (cd "$out" && npm pack --silent "$pkg" >/dev/null)
   optional+="${optional:+,}\"@filewatchd/$plat\": \"$version\""

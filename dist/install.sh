@@ -27,11 +27,13 @@ die() {
 install_dir=${FILEWATCHD_INSTALL_DIR:-$HOME/.local/bin}
 data_dir=${XDG_DATA_HOME:-$HOME/.local/share}
 
-# The machine: only Linux on x86_64 and aarch64 for now (Windows and macOS join later).
+# The machine: Linux on x86_64 and aarch64. Windows has its zip and npm; macOS builds from
+# source.
 os=$(uname -s)
 machine=$(uname -m)
 case "$os" in
   Linux) ;;
+  MINGW* | MSYS* | CYGWIN*) die "this installer is for Linux: on Windows, run npm install -g filewatchd, or unpack filewatchd-$version-x86_64-pc-windows-gnu.zip from $release_url" ;;
   *) die "unsupported system: $os (filewatchd's binaries are for Linux; elsewhere build it: cargo install --locked filewatchd)" ;;
 esac
 case "$machine" in

@@ -33,11 +33,41 @@ npm_platform() {
   case "$1" in
     x86_64-unknown-linux-*) echo linux-x64 ;;
     aarch64-unknown-linux-*) echo linux-arm64 ;;
+    x86_64-pc-windows-*) echo win32-x64 ;;
     *) die "no npm platform for $1" ;;
   esac
 }
 
-# write_platform_package_json PLATFORM VERSION: the package.json of @filewatchd/PLATFORM.
+# The binary's file name for a Rust target (with its .exe on Windows).
+exe_name() {
+  case "$1" in
+    *-windows-*) echo filewatchd.exe ;;
+    *) echo filewatchd ;;
+  esac
+}
+
+# reproducible_zip DIR NAME OUT: DIR/NAME as a .zip with the same promise as reproducible_tgz
+# (Python's zipfile: a Windows user opens a zip without installing anything).
+reproducible_zip() {
+  python3 - "$1" "$2" "$3" <<'PY'
+import os, sys, time, zipfile
+root, name, out = sys.argv[1:]
+stamp = time.gmtime(max(int(os.environ.get("SOURCE_DATE_EPOCH", "0")), 315532800))[:6]
+with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
+    for dirpath, dirs, files in os.walk(os.path.join(root, name)):
+        dirs.sort()
+        for f in sorted(files):
+            path = os.path.join(dirpath, f)
+            info = zipfile.ZipInfo(os.path.relpath(path, root), stamp)
+            info.external_attr = (0o755 if os.access(path, os.X_OK) else 0o644) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            with open(path, "rb") as src:
+                z.writestr(info, src.read())
+PY
+}
+
+# write_platform_package_json PLATFORM VERSION EXE: the package.json of @filewatchd/PLATFORM,
+# holding bin/EXE.
 write_platform_package_json() {
   local os=${1%-*} cpu=${1#*-}
   cat <<JSON
@@ -48,7 +78,7 @@ write_platform_package_json() {
   "license": "MIT OR Apache-2.0",
   "os": ["$os"],
   "cpu": ["$cpu"],
-  "files": ["bin/filewatchd"],
+  "files": ["bin/$3"],
   "preferUnplugged": true
 }
 JSON

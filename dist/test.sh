@@ -10,12 +10,14 @@
 #   npm       the npm tarballs with `npm install -g --prefix`, offline, and `npm exec`
 #   qemu      the aarch64 binary under qemu-user: --version, completions, README's first
 #             session (Debian's qemu-user lacks openat2: the daemon's portable walk confines)
+#   windows   the Windows zip's filewatchd.exe under Wine: --version, the PowerShell
+#             completion, and the Wine tier's session test (tests/wine.rs) run against it
 #
 #   binstall  Cargo.toml's cargo-binstall metadata names the archives and the binary in them
 #
-#   dist/test.sh [install deb npm qemu binstall]      (default: all five)
+#   dist/test.sh [install deb npm qemu windows binstall]      (default: all six)
 #
-# A test whose tool is missing (debootstrap, qemu-aarch64-static, npm, python3) is skipped
+# A test whose tool is missing (debootstrap, qemu-aarch64-static, npm, python3, wine64) is skipped
 # with a line saying so, except under CI=true, where it fails. The debootstrap base system is
 # made once under target/dist-test/debian-SUITE and copied for each run; the mirror is
 # FILEWATCHD_DEBIAN_MIRROR (default http://deb.debian.org/debian).
@@ -29,7 +31,7 @@ out=$root/dist/out
 version=$(crate_version)
 [ -f "$out/SHA256SUMS" ] || die "no dist/out/SHA256SUMS: run dist/build.sh first"
 tests=("$@")
-[ ${#tests[@]} -gt 0 ] || tests=(install deb npm qemu binstall)
+[ ${#tests[@]} -gt 0 ] || tests=(install deb npm qemu windows binstall)
 work=$(mktemp -d /tmp/filewatchd-dist-test.XXXXXX)
 cleanups=()
 cleanup() {
@@ -222,11 +224,44 @@ test_qemu() {
   echo "aarch64 under qemu: $got, completions, README's first session" >&2
 }
 
+test_windows() {
+  step "the Windows zip under Wine"
+  needs python3 x86_64-w64-mingw32-gcc cargo || return 0
+  local wine=/usr/lib/wine/wine64
+  [ -x "$wine" ] || wine=$(command -v wine64 || true)
+  [ -n "$wine" ] || { needs wine64; return 0; }
+  local name=filewatchd-$version-x86_64-pc-windows-gnu dir=$work/windows
+  python3 -m zipfile -e "$out/$name.zip" "$dir"
+  local exe=$dir/$name/filewatchd.exe f
+  for f in filewatchd.exe README.md completions/_filewatchd.ps1; do
+    [ -f "$dir/$name/$f" ] || die "$name.zip holds no $name/$f"
+  done
+  [ "$(head -c 2 "$exe")" = MZ ] || die "$name.zip's filewatchd.exe is not a Windows program"
+  # Wine 8 lacks the ProcessPrng that Rust's standard library imports: the test stand-in
+  # (tests/wine/README.md) goes beside the unpacked binary, never into the zip.
+  x86_64-w64-mingw32-gcc -shared -O2 -o "$dir/$name/bcryptprimitives.dll" \
+    tests/wine/bcryptprimitives.c tests/wine/bcryptprimitives.def -ladvapi32
+  local got
+  got=$(WINEPREFIX=$work/wine-prefix WINEDEBUG=-all "$wine" "$exe" --version | tr -d '\r')
+  [ "$got" = "filewatchd $version" ] || die "the Windows binary says \"$got\""
+  grep -q "Register-ArgumentCompleter" "$dir/$name/completions/_filewatchd.ps1" \
+    || die "the zip's PowerShell completion registers no completer"
+  tar -tzf "$out/filewatchd-win32-x64-$version.tgz" >"$work/win32-listing"
+  grep -qx package/bin/filewatchd.exe "$work/win32-listing" \
+    || die "npm's @filewatchd/win32-x64 holds no bin/filewatchd.exe"
+  # The Wine tier's first test, a whole session (start, a turn, undo, redo, a refused
+  # conflict, stop), with the shipped binary instead of the debug build.
+  FILEWATCHD_WINDOWS_EXE=$exe cargo test --locked --quiet --test runner -- --exact \
+    wine::a_windows_session_records_a_turn_undoes_and_redoes_it_and_refuses_a_conflict
+  echo "windows: $got under Wine, its PowerShell completion, the Wine session test" >&2
+}
+
 # The binstall metadata (Cargo.toml) names archives and a binary inside them that exist.
 test_binstall() {
   step "cargo binstall metadata names the archives"
   local section target url dir file
-  for section in "" .overrides.x86_64-unknown-linux-gnu .overrides.aarch64-unknown-linux-gnu; do
+  for section in "" .overrides.x86_64-unknown-linux-gnu .overrides.aarch64-unknown-linux-gnu \
+    .overrides.x86_64-pc-windows-gnu .overrides.x86_64-pc-windows-msvc; do
     target=${section#.overrides.}
     [ -n "$target" ] || target=x86_64-unknown-linux-musl
     url=$(binstall_field "$section" pkg-url)
@@ -234,7 +269,10 @@ test_binstall() {
     { [ -n "$url" ] && [ -n "$dir" ]; } || die "Cargo.toml has no binstall pkg-url and bin-dir in [package.metadata.binstall$section]"
     file=$(render "${url##*/}" "$target")
     [ -f "$out/$file" ] || die "binstall's pkg-url for $target names $file, not in dist/out"
-    tar -tzf "$out/$file" >"$work/listing"
+    case "$file" in
+      *.zip) python3 -m zipfile -l "$out/$file" | awk 'NR > 1 { print $1 }' >"$work/listing" ;;
+      *) tar -tzf "$out/$file" >"$work/listing" ;;
+    esac
     grep -qx "$(render "$dir" "$target")" "$work/listing" || die "$file holds no $(render "$dir" "$target")"
   done
   echo "binstall: the metadata names the archives and their binary" >&2
@@ -250,14 +288,16 @@ render() {
   s=${s//\{ version \}/$version}
   s=${s//\{ target \}/$2}
   s=${s//\{ bin \}/filewatchd}
-  s=${s//\{ binary-ext \}/}
+  local ext=
+  case "$2" in *-windows-*) ext=.exe ;; esac
+  s=${s//\{ binary-ext \}/$ext}
   echo "$s"
 }
 
 for t in "${tests[@]}"; do
   case "$t" in
-    install | deb | npm | qemu | binstall) "test_$t" ;;
-    *) die "unknown test $t (install, deb, npm, qemu, binstall)" ;;
+    install | deb | npm | qemu | windows | binstall) "test_$t" ;;
+    *) die "unknown test $t (install, deb, npm, qemu, windows, binstall)" ;;
   esac
 done
 [ ! -f "$work/times" ] || cat "$work/times" >&2

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-// The `filewatchd` command of the npm package: runs the static binary that the platform's
-// package (@filewatchd/linux-x64, @filewatchd/linux-arm64: optional dependencies, of which
-// npm installs only the one matching this machine's os and cpu) holds, with the same
-// arguments, standard streams and exit status.
+// The `filewatchd` command of the npm package: runs the binary that the platform's package
+// (@filewatchd/linux-x64, @filewatchd/linux-arm64, @filewatchd/win32-x64: optional
+// dependencies, of which npm installs only the one matching this machine's os and cpu) holds,
+// with the same arguments, standard streams and exit status.
 "use strict";
 
 const { spawnSync } = require("node:child_process");
@@ -13,9 +13,10 @@ const pkg = `@filewatchd/${platform}`;
 
 function binary() {
   try {
-    return path.join(path.dirname(require.resolve(`${pkg}/package.json`)), "bin", "filewatchd");
+    const exe = process.platform === "win32" ? "filewatchd.exe" : "filewatchd";
+    return path.join(path.dirname(require.resolve(`${pkg}/package.json`)), "bin", exe);
   } catch {
-    const supported = ["linux-x64", "linux-arm64"];
+    const supported = ["linux-x64", "linux-arm64", "win32-x64"];
     const why = supported.includes(platform)
       ? `its package ${pkg} is not installed (npm skips optional dependencies with --no-optional or --omit=optional: reinstall without)`
       : `filewatchd has no binary for ${platform} yet (there are: ${supported.join(", ")})`;
