@@ -13,10 +13,11 @@
 # x86_64-pc-windows-gnu, zig's C compiler (PyPI ziglang in a virtualenv: ZIG_PYTHON, else
 # target/zig-venv/bin/python; .ci/run makes it), mingw-w64 (Debian's gcc-mingw-w64-x86-64:
 # the Windows link), dpkg-deb, npm, python3, and the crates already fetched (`cargo fetch
-# --locked`): nothing is downloaded here. dist/test.sh installs each artifact the way a user would.
+# --locked`): nothing is downloaded here. dist/test.sh installs each artifact the way a user
+# would.
 #
 # Environment: FILEWATCHD_DIST_PROFILE (default dist, Cargo.toml's [profile.dist]),
-# FILEWATCHD_DIST_TARGETS (default both targets below, space-separated).
+# FILEWATCHD_DIST_TARGETS (default the three targets below, space-separated).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -70,7 +71,7 @@ started=$(date +%s)
 # The binary's own link packs its relative relocations (RELR, which musl's static-pie start-up
 # applies): 0.3 MB of .rela.dyn in the x86_64 binary. Given to the binary only (`cargo rustc`),
 # so the dependencies' builds are the same as without it. (Windows' PE has no RELR.)
-# (Extra rustc arguments take one target at a time: the dependencies of both first, together.)
+# (Extra rustc arguments take one target at a time: the dependencies of all first, together.)
 cargo build --locked --offline --profile "$profile" "${build_args[@]}" --lib
 for t in "${targets[@]}"; do
   link_args=()

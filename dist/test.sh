@@ -17,8 +17,8 @@
 #
 #   dist/test.sh [install deb npm qemu windows binstall]      (default: all six)
 #
-# A test whose tool is missing (debootstrap, qemu-aarch64-static, npm, python3, wine64) is skipped
-# with a line saying so, except under CI=true, where it fails. The debootstrap base system is
+# A test whose tool is missing (debootstrap, qemu-aarch64-static, npm, python3, wine64,
+# mingw-w64) is skipped with a line saying so, except under CI=true, where it fails. The debootstrap base system is
 # made once under target/dist-test/debian-SUITE and copied for each run; the mirror is
 # FILEWATCHD_DEBIAN_MIRROR (default http://deb.debian.org/debian).
 set -euo pipefail

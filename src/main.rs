@@ -22,9 +22,9 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// mimalloc commits the memory of its arenas as it uses it, and gives freed pages back after
 /// 3 ms instead of 10. With its Linux defaults (commit each arena whole) the static build's
 /// first index of 100,000 files peaked at 177-179 MB of RSS; committed on demand, at 83-97 MB
-/// once SQLite's allocations were mimalloc's too; with both options at glibc's 60 MB or so.
+/// once SQLite's allocations were mimalloc's too; with both options at 65 MB (glibc: 59).
 /// Giving pages back at once (0 ms) saves a little more memory but costs an end marker after
-/// a `git commit` 10 % (its 2 MB index buffers are faulted in again each time): 3 ms costs 3 %
+/// a `git commit` 10 % (its 2 MB index buffers are faulted in again each time): 3 ms costs 4 %
 /// (docs/benchmarks.md, "Issue 52: C's malloc as well").
 /// Set from `.init_array`, before anything allocates and mimalloc reserves its first arena.
 #[cfg(target_env = "musl")]
