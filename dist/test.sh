@@ -239,8 +239,7 @@ test_windows() {
   [ "$(head -c 2 "$exe")" = MZ ] || die "$name.zip's filewatchd.exe is not a Windows program"
   # Wine 8 lacks the ProcessPrng that Rust's standard library imports: the test stand-in
   # (tests/wine/README.md) goes beside the unpacked binary, never into the zip.
-  x86_64-w64-mingw32-gcc -shared -O2 -o "$dir/$name/bcryptprimitives.dll" \
-    tests/wine/bcryptprimitives.c tests/wine/bcryptprimitives.def -ladvapi32
+  tests/wine/build.sh "$dir/$name"
   local got
   got=$(WINEPREFIX=$work/wine-prefix WINEDEBUG=-all "$wine" "$exe" --version | tr -d '\r')
   [ "$got" = "filewatchd $version" ] || die "the Windows binary says \"$got\""
