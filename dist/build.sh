@@ -53,31 +53,31 @@ mkdir -p "$stage"
 # build turns on: filewatchd's schema (migrations/) uses none of them, and they were 0.37 MB of
 # code (nm of the glibc release build). JSON stays (the migrations use json_extract).
 export LIBSQLITE3_FLAGS="-USQLITE_ENABLE_FTS3 -USQLITE_ENABLE_FTS3_PARENTHESIS -USQLITE_ENABLE_FTS5 -USQLITE_ENABLE_RTREE -USQLITE_ENABLE_DBSTAT_VTAB"
+# zstd with only the block compressor of level 1, the one level src/store/blobs.rs writes
+# (ZSTD_fast): the others, for levels 3 and up, were 0.2 MB. Decompression reads every level.
+zstd_only_fast="-DZSTD_EXCLUDE_DFAST_BLOCK_COMPRESSOR -DZSTD_EXCLUDE_GREEDY_BLOCK_COMPRESSOR -DZSTD_EXCLUDE_LAZY_BLOCK_COMPRESSOR -DZSTD_EXCLUDE_LAZY2_BLOCK_COMPRESSOR -DZSTD_EXCLUDE_BTLAZY2_BLOCK_COMPRESSOR -DZSTD_EXCLUDE_BTOPT_BLOCK_COMPRESSOR -DZSTD_EXCLUDE_BTULTRA_BLOCK_COMPRESSOR"
 build_args=()
 for t in "${targets[@]}"; do
   build_args+=(--target "$t")
+  export "CFLAGS_${t//-/_}=$zstd_only_fast"
   case "$t" in *-linux-musl) ;; *) continue ;; esac
   arch=${t%%-*}
   env_triple=${t//-/_}
   upper=$(printf '%s' "$env_triple" | tr '[:lower:]' '[:upper:]')
   export "CC_$env_triple=$root/.ci/zig-cc-$arch-linux-musl" "AR_$env_triple=$root/.ci/zig-ar"
   [ "$arch" = "$(uname -m)" ] || export "CARGO_TARGET_${upper}_LINKER=rust-lld"
+  # The link packs the binary's relative relocations (RELR, which musl's static-pie start-up
+  # applies): 0.3 MB of .rela.dyn in the x86_64 binary. (Windows' PE has no RELR.)
+  export "CARGO_TARGET_${upper}_RUSTFLAGS=-Clink-arg=-zpack-relative-relocs"
 done
 # zig's and npm's caches stay under target/ (nothing is cached outside the repository).
 export ZIG_GLOBAL_CACHE_DIR=${ZIG_GLOBAL_CACHE_DIR:-$target_dir/zig-cache}
 export ZIG_LOCAL_CACHE_DIR=${ZIG_LOCAL_CACHE_DIR:-$target_dir/zig-cache}
 export npm_config_cache=${npm_config_cache:-$target_dir/npm-cache}
 started=$(date +%s)
-# The binary's own link packs its relative relocations (RELR, which musl's static-pie start-up
-# applies): 0.3 MB of .rela.dyn in the x86_64 binary. Given to the binary only (`cargo rustc`),
-# so the dependencies' builds are the same as without it. (Windows' PE has no RELR.)
-# (Extra rustc arguments take one target at a time: the dependencies of all first, together.)
-cargo build --locked --offline --profile "$profile" "${build_args[@]}" --lib
-for t in "${targets[@]}"; do
-  link_args=()
-  case "$t" in *-linux-*) link_args=(-C link-args="-z pack-relative-relocs") ;; esac
-  cargo rustc --locked --offline --profile "$profile" --target "$t" --bin filewatchd -- "${link_args[@]}"
-done
+# All targets in one build, so that one target's whole-program (LTO) link, which takes one
+# core for minutes, runs beside another's.
+cargo build --locked --offline --profile "$profile" "${build_args[@]}" --bin filewatchd
 echo "built ${targets[*]} ($profile) in $(($(date +%s) - started)) s" >&2
 
 bin_of() { printf '%s/%s/%s/%s' "$target_dir" "$1" "$profile" "$(exe_name "$1")"; }

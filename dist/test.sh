@@ -249,7 +249,7 @@ test_windows() {
   grep -qx package/bin/filewatchd.exe "$work/win32-listing" \
     || die "npm's @filewatchd/win32-x64 holds no bin/filewatchd.exe"
   # The Wine tier's first test, a whole session (start, a turn, undo, redo, a refused
-  # conflict, stop), with the shipped binary instead of the debug build.
+  # conflict, stop), with the binary unpacked from the zip.
   FILEWATCHD_WINDOWS_EXE=$exe cargo test --locked --quiet --test runner -- --exact \
     wine::a_windows_session_records_a_turn_undoes_and_redoes_it_and_refuses_a_conflict
   echo "windows: $got under Wine, its PowerShell completion, the Wine session test" >&2

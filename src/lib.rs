@@ -59,7 +59,8 @@
 //!   `sock_diag`, idle priority. The code's file calls go through `platform::sys` (rustix's
 //!   words: rustix on Unix, the standard library on paths on Windows) and the standard
 //!   library's Unix extensions through `platform::ext`. The rest of the code names no OS
-//!   (docs/platforms.md).
+//!   (docs/platforms.md). `platform::mem`: the `memcmp` and `memcpy` the static musl build
+//!   exports in place of musl's slower ones.
 //! - [`bounded`]: a file from outside (the config, an ignore file) read only when it is a
 //!   regular file of bounded size: never a FIFO waited on or a device read without end.
 //! - [`escape`]: text from outside (names, prompts, paths, errors quoting them) as a terminal
@@ -106,6 +107,8 @@ pub mod model;
 pub mod paths;
 pub(crate) mod pins;
 pub(crate) mod platform;
+/// The string functions the static musl build puts in place of musl's (src/main.rs).
+pub use platform::mem;
 pub(crate) mod queue;
 pub(crate) mod refusal;
 pub mod restore;

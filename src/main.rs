@@ -49,6 +49,51 @@ extern "C" fn tune_allocator() {
     }
 }
 
+/// The static musl build's `memcmp` and `bcmp` (both architectures) and `memcpy` and
+/// `memmove` (x86_64), in place of musl's: src/platform/mem.rs says why. The static link
+/// takes a symbol from libc.a only when nothing before it defines it.
+#[cfg(target_env = "musl")]
+mod libc_string {
+    use filewatchd::mem;
+    use std::ffi::{c_int, c_void};
+
+    /// # Safety
+    /// As C's `memcmp`.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "C" fn memcmp(a: *const c_void, b: *const c_void, n: usize) -> c_int {
+        // SAFETY: the caller's contract is the function's.
+        unsafe { mem::compare(a.cast(), b.cast(), n) }
+    }
+
+    /// # Safety
+    /// As C's `bcmp`.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "C" fn bcmp(a: *const c_void, b: *const c_void, n: usize) -> c_int {
+        // SAFETY: the caller's contract is the function's.
+        c_int::from(unsafe { mem::differ(a.cast(), b.cast(), n) })
+    }
+
+    /// # Safety
+    /// As C's `memcpy`.
+    #[cfg(target_arch = "x86_64")]
+    #[unsafe(no_mangle)]
+    pub unsafe extern "C" fn memcpy(dst: *mut c_void, src: *const c_void, n: usize) -> *mut c_void {
+        // SAFETY: the caller's contract is the function's (memmove's is weaker).
+        unsafe { mem::copy(dst.cast(), src.cast(), n) };
+        dst
+    }
+
+    /// # Safety
+    /// As C's `memmove`.
+    #[cfg(target_arch = "x86_64")]
+    #[unsafe(no_mangle)]
+    pub unsafe extern "C" fn memmove(dst: *mut c_void, src: *const c_void, n: usize) -> *mut c_void {
+        // SAFETY: the caller's contract is the function's.
+        unsafe { mem::copy(dst.cast(), src.cast(), n) };
+        dst
+    }
+}
+
 /// `filewatchd hook <something>` other than `hook install|uninstall`.
 fn is_agent_hook() -> bool {
     let args: Vec<String> = std::env::args().skip(1).take(2).collect();

@@ -80,19 +80,21 @@ fn parse(bytes: &[u8], version: u32, count: usize, oid_len: usize) -> Option<Vec
         if version >= 3 && flags & 0x4000 != 0 {
             at += 2;
         }
+        // The flags' low 12 bits are the path's length, unless it is 0xfff or more.
+        let length = usize::from(flags & 0xfff);
         let path = if version == 4 {
             // The previous path with its last `strip` bytes replaced by this one's suffix.
             let (strip, used) = varint(bytes.get(at..)?)?;
             at += used;
             let previous = entries.last().map_or(&[][..], |e| &e.path[..]);
             let keep = previous.len().checked_sub(strip)?;
-            let end = at + bytes.get(at..)?.iter().position(|&b| b == 0)?;
+            let end = path_end(bytes, at, length.checked_sub(keep))?;
             let mut path = previous[..keep].to_vec();
             path.extend_from_slice(&bytes[at..end]);
             at = end + 1;
             std::borrow::Cow::Owned(path)
         } else {
-            let end = at + bytes.get(at..)?.iter().position(|&b| b == 0)?;
+            let end = path_end(bytes, at, Some(length))?;
             let path = &bytes[at..end];
             // Padded with 1 to 8 NULs to a multiple of 8 bytes from the entry's start.
             at = start + (end - start + 8) / 8 * 8;
@@ -108,6 +110,15 @@ fn parse(bytes: &[u8], version: u32, count: usize, oid_len: usize) -> Option<Vec
     }
     // What follows is extensions and a checksum of the length of an object id.
     (bytes.len() >= at + oid_len).then_some(entries)
+}
+
+/// Where the NUL-terminated path starting at `at` ends: `length` bytes on when the NUL is
+/// there (the flags gave the length), else at the first NUL (a path of 0xfff bytes or more).
+fn path_end(bytes: &[u8], at: usize, length: Option<usize>) -> Option<usize> {
+    match length {
+        Some(n) if n < 0xfff && bytes.get(at + n) == Some(&0) => Some(at + n),
+        _ => Some(at + bytes.get(at..)?.iter().position(|&b| b == 0)?),
+    }
 }
 
 fn be32(bytes: &[u8], at: usize) -> Option<u32> {
@@ -195,6 +206,18 @@ mod tests {
             std::fs::write(dir.path().join(name), name).expect("write");
         }
         git(&["add", "-A"]);
+        // A path of 0xfff bytes or more, whose length the flags cannot hold (staged without a
+        // file: Linux opens no path that long), between two short ones.
+        let long = format!("{}end.txt", "long-directory-name/".repeat(210));
+        std::fs::write(dir.path().join("empty"), "").expect("write");
+        git(&["add", "empty"]);
+        let empty_blob = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";
+        git(&[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("100644,{empty_blob},{long}"),
+        ]);
         let mut seen = Vec::new();
         for version in ["2", "3", "4"] {
             git(&["update-index", "--index-version", version]);
@@ -205,6 +228,8 @@ mod tests {
                 paths,
                 vec![
                     &b"a.txt"[..],
+                    b"empty",
+                    long.as_bytes(),
                     b"src/b.rs",
                     b"src/deep/c.rs",
                     b"src/deep/d-with-a-longer-name.rs"

@@ -68,6 +68,9 @@ use windows as imp;
 
 pub mod ext;
 
+/// `memcmp`, `bcmp`, `memcpy` and `memmove` for the static musl build to export (src/main.rs).
+pub mod mem;
+
 /// The file calls in rustix's words: rustix itself on Unix, the standard library on paths
 /// on Windows (`windows/sys.rs`).
 #[cfg(unix)]
